@@ -1,0 +1,288 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/narrows/narrows/internal/wire"
+)
+
+// Server is a running agent.
+type Server struct {
+	cfg   Config
+	tests chan struct{} // semaphore: running tests
+	conns chan struct{} // semaphore: open connections
+
+	mu      sync.Mutex
+	pending map[string]*pendingSlot // data-connection token → slot waiting for it
+	open    map[net.Conn]struct{}   // every connection, closed on shutdown
+	wg      sync.WaitGroup
+}
+
+type pendingSlot struct {
+	slot    wire.Slot
+	deliver chan net.Conn // buffered, 1
+}
+
+// New returns a server with defaults filled in.
+func New(cfg Config) *Server {
+	cfg.setDefaults()
+	return &Server{
+		cfg:     cfg,
+		tests:   make(chan struct{}, cfg.MaxTests),
+		conns:   make(chan struct{}, cfg.MaxConns),
+		pending: make(map[string]*pendingSlot),
+		open:    make(map[net.Conn]struct{}),
+	}
+}
+
+// Serve accepts connections on ln until ctx is done, then closes ln and
+// every connection and waits for every goroutine it started.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	stop := context.AfterFunc(ctx, func() { ln.Close() })
+	defer stop()
+	s.cfg.Logger.Info("agent listening", "addr", ln.Addr().String(), "auth", len(s.cfg.Secret) > 0,
+		"max_tests", s.cfg.MaxTests, "max_duration", s.cfg.MaxDuration.String())
+	var err error
+	for {
+		var c net.Conn
+		c, err = ln.Accept()
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			break
+		}
+		select {
+		case s.conns <- struct{}{}:
+		default:
+			// Over the connection limit: close without reading a byte.
+			s.cfg.Logger.Warn("connection refused: too many open connections", "remote", c.RemoteAddr().String(), "max_conns", s.cfg.MaxConns)
+			c.Close()
+			continue
+		}
+		if !s.track(c) {
+			c.Close()
+			<-s.conns
+			continue
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.handle(ctx, c)
+		}()
+	}
+	// Shut down: close everything and wait.
+	s.mu.Lock()
+	for c := range s.open {
+		c.Close()
+	}
+	s.open = nil
+	s.mu.Unlock()
+	s.wg.Wait()
+	s.cfg.Logger.Info("agent stopped")
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// track registers c for shutdown; false once shutdown has begun.
+func (s *Server) track(c net.Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.open == nil {
+		return false
+	}
+	s.open[c] = struct{}{}
+	return true
+}
+
+// release closes c and frees its connection slot. Safe to call once per conn.
+func (s *Server) release(c net.Conn) {
+	c.Close()
+	s.mu.Lock()
+	if s.open != nil {
+		delete(s.open, c)
+	}
+	s.mu.Unlock()
+	<-s.conns
+}
+
+func (s *Server) handle(ctx context.Context, c net.Conn) {
+	log := s.cfg.Logger.With("remote", c.RemoteAddr().String())
+	owned := true // false once a data connection is handed to its test
+	defer func() {
+		if owned {
+			s.release(c)
+		}
+	}()
+	c.SetDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
+	if err := wire.ReadMagic(c); err != nil {
+		log.Debug("dropped connection: no narrows preface", "err", err)
+		return
+	}
+	var h wire.Hello
+	if err := wire.Expect(c, wire.THello, &h); err != nil {
+		log.Warn("dropped connection: bad hello", "err", err)
+		return
+	}
+	ver := wire.Overlap(h.MinVersion, h.MaxVersion, wire.MinVersion, wire.Version)
+	if ver == 0 {
+		log.Warn("refused client: protocol version mismatch", "client_min", h.MinVersion, "client_max", h.MaxVersion)
+		sendError(c, &wire.RemoteError{Code: wire.CodeVersion,
+			Message:    fmt.Sprintf("protocol version mismatch: the agent speaks %s, the client %s; run the same narrows release on both ends", versions(wire.MinVersion, wire.Version), versions(h.MinVersion, h.MaxVersion)),
+			MinVersion: wire.MinVersion, MaxVersion: wire.Version})
+		return
+	}
+	switch h.Role {
+	case wire.RoleData:
+		if s.attach(c, h.Token) {
+			owned = false
+		} else {
+			log.Warn("dropped data connection: unknown or used token")
+			sendError(c, &wire.RemoteError{Code: wire.CodeBadRequest, Message: "data connection for no pending test"})
+		}
+	case wire.RoleControl:
+		s.control(ctx, c, h, log)
+	default:
+		sendError(c, &wire.RemoteError{Code: wire.CodeBadRequest, Message: fmt.Sprintf("unknown role %q", h.Role)})
+	}
+}
+
+func versions(lo, hi int) string {
+	if lo == hi {
+		return fmt.Sprintf("version %d", lo)
+	}
+	return fmt.Sprintf("versions %d-%d", lo, hi)
+}
+
+func sendError(c net.Conn, e *wire.RemoteError) {
+	c.SetWriteDeadline(time.Now().Add(2 * time.Second))
+	wire.WriteFrame(c, wire.TError, e)
+}
+
+// attach hands a data connection to the test waiting for its token.
+func (s *Server) attach(c net.Conn, token []byte) bool {
+	s.mu.Lock()
+	p, ok := s.pending[string(token)]
+	if ok {
+		delete(s.pending, string(token)) // single use
+	}
+	s.mu.Unlock()
+	if !ok || len(token) == 0 {
+		return false
+	}
+	if err := wire.WriteFrame(c, wire.TReady, wire.Ready{Slot: p.slot.ID}); err != nil {
+		return false
+	}
+	c.SetDeadline(time.Time{})
+	p.deliver <- c
+	return true
+}
+
+func (s *Server) control(ctx context.Context, c net.Conn, h wire.Hello, log interface {
+	Info(string, ...any)
+	Warn(string, ...any)
+}) {
+	session := newID()
+	nonce := wire.NewNonce()
+	authed := len(s.cfg.Secret) > 0
+	if err := wire.WriteFrame(c, wire.TChalleng, wire.Challenge{Version: wire.Version, Session: session,
+		Nonce: nonce, AuthRequired: authed, Software: s.cfg.Software}); err != nil {
+		return
+	}
+	var a wire.Auth
+	if err := wire.Expect(c, wire.TAuth, &a); err != nil {
+		log.Warn("dropped connection during handshake", "err", err)
+		return
+	}
+	var proof []byte
+	if authed {
+		if len(h.Nonce) != wire.NonceSize || !wire.Verify(s.cfg.Secret, "client", session, h.Nonce, nonce, a.MAC) {
+			log.Warn("authentication failed")
+			sendError(c, &wire.RemoteError{Code: wire.CodeAuth, Message: "authentication failed: the client's secret does not match the agent's"})
+			return
+		}
+		proof = wire.Proof(s.cfg.Secret, "agent", session, h.Nonce, nonce)
+	}
+	if err := wire.WriteFrame(c, wire.TWelcome, wire.Welcome{MAC: proof, Limits: wire.Limits{
+		MaxTests: s.cfg.MaxTests, MaxDuration: s.cfg.MaxDuration, MaxStreams: s.cfg.MaxStreams, MaxBlock: s.cfg.MaxBlock}}); err != nil {
+		return
+	}
+	log.Info("client connected", "session", session, "software", h.Software)
+	for {
+		c.SetDeadline(time.Now().Add(s.cfg.IdleTimeout))
+		var spec wire.TestSpec
+		if err := wire.Expect(c, wire.TTest, &spec); err != nil {
+			log.Info("client gone", "session", session, "reason", err.Error())
+			return
+		}
+		if err := s.validate(spec); err != nil {
+			sendError(c, &wire.RemoteError{Code: wire.CodeLimit, Message: err.Error()})
+			return
+		}
+		select {
+		case s.tests <- struct{}{}:
+		default:
+			log.Warn("test refused: agent busy", "max_tests", s.cfg.MaxTests)
+			sendError(c, &wire.RemoteError{Code: wire.CodeBusy, RetryAfter: 5 * time.Second,
+				Message: fmt.Sprintf("agent busy: %d tests already running (its --max-tests); try again shortly", s.cfg.MaxTests)})
+			return
+		}
+		log.Info("test started", "session", session, "kind", spec.Kind, "direction", spec.Direction, "streams", spec.Streams, "duration", spec.Duration.String())
+		reason, err := s.runTest(ctx, c, spec)
+		<-s.tests
+		if err != nil {
+			log.Warn("test ended with an error", "session", session, "err", err)
+			return
+		}
+		log.Info("test finished", "session", session, "kind", spec.Kind, "end", reason)
+	}
+}
+
+func (s *Server) validate(t wire.TestSpec) error {
+	switch t.Kind {
+	case wire.KindStream:
+		switch t.Direction {
+		case wire.Forward, wire.Reverse, wire.Bidir:
+		default:
+			return fmt.Errorf("unknown direction %q", t.Direction)
+		}
+		if t.Streams < 1 || t.Streams > s.cfg.MaxStreams {
+			return fmt.Errorf("streams %d: the agent allows 1 to %d", t.Streams, s.cfg.MaxStreams)
+		}
+		if t.Block < 1 || t.Block > s.cfg.MaxBlock {
+			return fmt.Errorf("block %d bytes: the agent allows 1 to %d", t.Block, s.cfg.MaxBlock)
+		}
+		if t.Window < 0 || t.Window > 1<<30 {
+			return fmt.Errorf("window %d bytes: the agent allows up to 1 GiB", t.Window)
+		}
+	case wire.KindRR:
+		if t.Request < 1 || t.Request > s.cfg.MaxBlock || t.Response < 1 || t.Response > s.cfg.MaxBlock {
+			return fmt.Errorf("request/response sizes must be 1 to %d bytes", s.cfg.MaxBlock)
+		}
+	default:
+		return fmt.Errorf("unknown test kind %q", t.Kind)
+	}
+	if t.Duration <= 0 || t.Duration > s.cfg.MaxDuration {
+		return fmt.Errorf("duration %s: the agent allows up to %s (its --max-duration)", t.Duration, s.cfg.MaxDuration)
+	}
+	if t.Interval < 10*time.Millisecond {
+		return fmt.Errorf("interval %s: must be at least 10ms", t.Interval)
+	}
+	return nil
+}
+
+func newID() string {
+	b := make([]byte, 8)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,319 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/narrows/narrows/internal/sysinfo"
+	"github.com/narrows/narrows/internal/wire"
+)
+
+// plan lays out the data connections a test needs, each with a fresh
+// single-use token.
+func plan(spec wire.TestSpec) []wire.Slot {
+	var roles []string
+	switch spec.Kind {
+	case wire.KindRR:
+		roles = []string{wire.SlotEcho}
+	case wire.KindStream:
+		for range spec.Streams {
+			if spec.Direction != wire.Reverse {
+				roles = append(roles, wire.SlotSink)
+			}
+			if spec.Direction != wire.Forward {
+				roles = append(roles, wire.SlotSource)
+			}
+		}
+	}
+	slots := make([]wire.Slot, len(roles))
+	for i, r := range roles {
+		tok := make([]byte, 16)
+		rand.Read(tok)
+		slots[i] = wire.Slot{ID: i, Role: r, Token: tok}
+	}
+	return slots
+}
+
+type slotState struct {
+	slot  wire.Slot
+	conn  net.Conn
+	raw   syscall.RawConn
+	count atomic.Int64 // bytes (sink, source) or round trips (echo)
+	end   atomic.Int64 // nanoseconds after start when the slot finished; 0 while running
+	err   error
+	last  int64 // count at the previous idle check
+	quiet time.Duration
+}
+
+// runTest runs one accepted test on the control connection ctl. It returns
+// why the test ended, or an error when the control connection is lost.
+func (s *Server) runTest(ctx context.Context, ctl net.Conn, spec wire.TestSpec) (string, error) {
+	slots := plan(spec)
+	waits := make([]*pendingSlot, len(slots))
+	s.mu.Lock()
+	for i, sl := range slots {
+		waits[i] = &pendingSlot{slot: sl, deliver: make(chan net.Conn, 1)}
+		s.pending[string(sl.Token)] = waits[i]
+	}
+	s.mu.Unlock()
+	states := make([]*slotState, len(slots))
+	defer func() {
+		s.mu.Lock()
+		for _, sl := range slots {
+			delete(s.pending, string(sl.Token))
+		}
+		s.mu.Unlock()
+		for i, w := range waits {
+			select { // a connection delivered after we gave up
+			case c := <-w.deliver:
+				s.release(c)
+			default:
+				if states[i] != nil {
+					s.release(states[i].conn)
+				}
+			}
+		}
+	}()
+
+	ctl.SetDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
+	if err := wire.WriteFrame(ctl, wire.TAccepted, wire.Accepted{TestID: newID(), Slots: slots}); err != nil {
+		return "", err
+	}
+	timer := time.NewTimer(s.cfg.HandshakeTimeout)
+	defer timer.Stop()
+	for i, w := range waits {
+		select {
+		case c := <-w.deliver:
+			st := &slotState{slot: w.slot, conn: c}
+			if sc, ok := c.(syscall.Conn); ok {
+				st.raw, _ = sc.SyscallConn()
+			}
+			if tc, ok := c.(*net.TCPConn); ok && spec.Window > 0 {
+				tc.SetReadBuffer(int(spec.Window))
+				tc.SetWriteBuffer(int(spec.Window))
+			}
+			states[i] = st
+		case <-timer.C:
+			sendError(ctl, &wire.RemoteError{Code: wire.CodeBadRequest, Message: "the client did not open its data connections in time"})
+			return "", errors.New("data connections not opened in time")
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}
+	if err := wire.Expect(ctl, wire.TStart, &wire.Start{}); err != nil {
+		return "", fmt.Errorf("waiting for start: %w", err)
+	}
+
+	limit := min(spec.Duration, s.cfg.MaxDuration) + s.cfg.DataTimeout
+	tctx, cancel := context.WithTimeoutCause(ctx, limit, errors.New("the test ran past its duration"))
+	defer cancel()
+	start := time.Now()
+	cpu0, cpuErr := sysinfo.CPUTime()
+	var stopSources atomic.Bool
+	sourceTimer := time.AfterFunc(spec.Duration, func() { stopSources.Store(true) })
+	defer sourceTimer.Stop()
+
+	finished := make(chan int, len(states))
+	var wg sync.WaitGroup
+	for i, st := range states {
+		st.conn.SetDeadline(start.Add(limit))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st.err = runSlot(st, spec, &stopSources)
+			st.end.Store(int64(time.Since(start)))
+			finished <- i
+		}()
+	}
+
+	// The control connection stays readable for a Stop, or EOF if the
+	// client vanishes; the reader is stopped before Done is sent so that it
+	// never eats the client's next request.
+	stopReason := make(chan string, 1)
+	ctl.SetDeadline(time.Time{})
+	ctl.SetReadDeadline(start.Add(limit))
+	readerDone := make(chan struct{})
+	go func() {
+		defer close(readerDone)
+		f, err := wire.ReadFrame(ctl)
+		switch {
+		case err == nil && f.Type == wire.TStop:
+			stopReason <- "stopped by the client"
+		case err == nil:
+			stopReason <- "protocol error: " + f.Type.String() + " during a test"
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			return
+		default:
+			stopReason <- "client gone"
+		}
+		cancel()
+	}()
+
+	ticker := time.NewTicker(spec.Interval)
+	defer ticker.Stop()
+	idx, left := 0, len(states)
+	var reason string
+loop:
+	for left > 0 {
+		select {
+		case <-finished:
+			left--
+		case now := <-ticker.C:
+			iv := wire.Interval{Index: idx, Elapsed: now.Sub(start), Slots: sample(states)}
+			if cpuErr == nil {
+				c, _ := sysinfo.CPUTime()
+				iv.CPU = c - cpu0
+			}
+			idx++
+			ctl.SetWriteDeadline(time.Now().Add(s.cfg.DataTimeout))
+			if err := wire.WriteFrame(ctl, wire.TInterval, iv); err != nil {
+				reason = "client gone"
+				break loop
+			}
+			if st := idle(states, spec.Interval, s.cfg.DataTimeout); st != nil {
+				reason = fmt.Sprintf("data connection %d moved nothing for %s", st.slot.ID, s.cfg.DataTimeout)
+				break loop
+			}
+		case <-tctx.Done():
+			reason = context.Cause(tctx).Error()
+			select {
+			case r := <-stopReason:
+				reason = r
+			default:
+			}
+			break loop
+		}
+	}
+	elapsed := time.Since(start)
+	for _, st := range states {
+		st.conn.SetDeadline(time.Now()) // unblock any slot still running
+	}
+	wg.Wait()
+	ctl.SetReadDeadline(time.Now())
+	<-readerDone
+	select {
+	case r := <-stopReason:
+		if reason == "" {
+			reason = r
+		}
+		if r == "client gone" {
+			return reason, errors.New(r)
+		}
+	default:
+	}
+	if reason == "" {
+		reason = "completed"
+		for _, st := range states {
+			if st.err != nil {
+				reason = fmt.Sprintf("data connection %d: %v", st.slot.ID, st.err)
+				break
+			}
+		}
+	}
+	done := wire.Done{Slots: sample(states), Elapsed: elapsed, Reason: reason}
+	if reason == "completed" {
+		done.Reason = ""
+	}
+	if cpuErr == nil {
+		c, _ := sysinfo.CPUTime()
+		done.CPU = c - cpu0
+	}
+	ctl.SetDeadline(time.Now().Add(s.cfg.DataTimeout))
+	if err := wire.WriteFrame(ctl, wire.TDone, done); err != nil {
+		return reason, err
+	}
+	return reason, nil
+}
+
+func sample(states []*slotState) []wire.SlotSample {
+	out := make([]wire.SlotSample, len(states))
+	for i, st := range states {
+		out[i] = wire.SlotSample{Slot: st.slot.ID, Bytes: st.count.Load(), Elapsed: time.Duration(st.end.Load())}
+		if st.raw != nil {
+			if ti, err := sysinfo.ReadTCPInfo(st.raw); err == nil {
+				out[i].TCP = ti
+			}
+		}
+	}
+	return out
+}
+
+// idle returns a running slot that has moved nothing for the data timeout.
+func idle(states []*slotState, every, limit time.Duration) *slotState {
+	for _, st := range states {
+		if st.end.Load() != 0 {
+			continue
+		}
+		n := st.count.Load()
+		if n != st.last {
+			st.last, st.quiet = n, 0
+			continue
+		}
+		st.quiet += every
+		if st.quiet >= limit {
+			return st
+		}
+	}
+	return nil
+}
+
+// sinkBuffer is read in chunks larger than the sender's block, as iperf3's
+// receiver is not bound to the sender's write size: fewer system calls.
+const sinkBuffer = 1 << 20
+
+func runSlot(st *slotState, spec wire.TestSpec, stop *atomic.Bool) error {
+	c := st.conn
+	switch st.slot.Role {
+	case wire.SlotSink:
+		buf := make([]byte, max(sinkBuffer, min(spec.Block, 4<<20)))
+		for {
+			n, err := c.Read(buf)
+			st.count.Add(int64(n))
+			if err == io.EOF {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+		}
+	case wire.SlotSource:
+		buf := make([]byte, spec.Block)
+		rand.Read(buf) // incompressible, as iperf3 sends: WAN optimizers must not flatter the link
+		for !stop.Load() {
+			n, err := c.Write(buf)
+			st.count.Add(int64(n))
+			if err != nil {
+				return err
+			}
+		}
+		if tc, ok := c.(*net.TCPConn); ok {
+			return tc.CloseWrite()
+		}
+		return nil
+	case wire.SlotEcho:
+		req := make([]byte, spec.Request)
+		resp := make([]byte, spec.Response)
+		for {
+			if _, err := io.ReadFull(c, req); err != nil {
+				if err == io.EOF {
+					return nil
+				}
+				return err
+			}
+			if _, err := c.Write(resp); err != nil {
+				return err
+			}
+			st.count.Add(1)
+		}
+	}
+	return fmt.Errorf("unknown slot role %q", st.slot.Role)
+}

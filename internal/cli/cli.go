@@ -1,0 +1,196 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/wire"
+)
+
+// Version and Commit are set at build time with -ldflags -X.
+var (
+	Version = "0.1.0-dev"
+	Commit  = ""
+)
+
+// Env is everything a command takes from the process: streams, the
+// environment, files and the clock. Tests hand in their own.
+type Env struct {
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+	ReadFile       func(string) ([]byte, error)
+	Now            func() time.Time
+}
+
+// OSEnv is the real process's Env.
+func OSEnv() Env {
+	return Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, ReadFile: os.ReadFile, Now: time.Now}
+}
+
+// Exit codes.
+const (
+	ExitOK          = 0
+	ExitFailed      = 1 // the run failed or stopped part way
+	ExitUsage       = 2 // bad input: the message says what to change
+	ExitInterrupted = 130
+)
+
+// usageError is bad input: one line, exit code 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
+
+// interrupted marks a run the user stopped; its partial results are out.
+var errInterrupted = errors.New("interrupted")
+
+type command struct {
+	name, summary string
+	run           func(ctx context.Context, env Env, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"serve", "run the agent on the far side (the replica, the database server)", serve},
+		{"net stream", "bulk throughput, one stream as replication uses it (then N with --streams)", netStream},
+		{"net rr", "request/response round trips on one connection, as a chatty application waits", netRR},
+		{"version", "print the version, commit and protocol version", version},
+	}
+}
+
+// Main runs the command in args (without the program name) and returns the
+// exit code.
+func Main(ctx context.Context, env Env, args []string) int {
+	err := dispatch(ctx, env, args)
+	var ue *usageError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, flag.ErrHelp):
+		return ExitOK
+	case errors.Is(err, errInterrupted):
+		fmt.Fprintln(env.Stderr, "narrows: interrupted; the figures above are what was measured until then")
+		return ExitInterrupted
+	case errors.As(err, &ue):
+		fmt.Fprintf(env.Stderr, "narrows: %s\n", oneLine(err.Error()))
+		return ExitUsage
+	default:
+		fmt.Fprintf(env.Stderr, "narrows: %s\n", oneLine(err.Error()))
+		return ExitFailed
+	}
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func dispatch(ctx context.Context, env Env, args []string) error {
+	if len(args) == 0 {
+		usage(env.Stderr)
+		return usagef("no command given: try `narrows net stream --to HOST` or `narrows help`")
+	}
+	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(env.Stdout)
+		return nil
+	}
+	for _, c := range commands() {
+		words := strings.Fields(c.name)
+		if len(args) >= len(words) && strings.Join(args[:len(words)], " ") == c.name {
+			return c.run(ctx, env, args[len(words):])
+		}
+	}
+	if args[0] == "net" {
+		return usagef("unknown net probe %q: use `narrows net stream` or `narrows net rr`", strings.Join(args[1:], " "))
+	}
+	return usagef("unknown command %q: run `narrows help` for the list", args[0])
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "narrows: the network and storage as a database uses them")
+	fmt.Fprintln(w, "\nUsage: narrows COMMAND [flags]   (narrows COMMAND --help for its flags)")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
+	}
+}
+
+// newFlags returns a flag set whose errors are usage errors.
+func newFlags(env Env, name string) *flag.FlagSet {
+	fs := flag.NewFlagSet("narrows "+name, flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	return fs
+}
+
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usagef("%s: %v", fs.Name(), err)
+	}
+	if fs.NArg() > 0 {
+		return usagef("%s: unexpected argument %q", fs.Name(), fs.Arg(0))
+	}
+	return nil
+}
+
+func tool() result.Tool {
+	return result.Tool{Version: Version, Commit: commit(), Protocol: wire.Version}
+}
+
+func commit() string {
+	if Commit != "" {
+		return Commit
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				return s.Value
+			}
+		}
+	}
+	return "unknown"
+}
+
+func version(ctx context.Context, env Env, args []string) error {
+	fs := newFlags(env, "version")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	t := tool()
+	fmt.Fprintf(env.Stdout, "narrows %s (commit %s, protocol %d, json schema %s)\n", t.Version, t.Commit, t.Protocol, result.Schema)
+	return nil
+}
+
+// secret reads the shared secret from --secret-file or NARROWS_SECRET.
+func secret(env Env, file string) ([]byte, error) {
+	if file != "" {
+		b, err := env.ReadFile(file)
+		if err != nil {
+			return nil, usagef("cannot read the secret file: %v", unwrapPath(err))
+		}
+		s := strings.TrimRight(string(b), "\r\n\t ")
+		if s == "" {
+			return nil, usagef("the secret file %s is empty: put a secret in it, e.g. openssl rand -hex 32 > %s", file, file)
+		}
+		return []byte(s), nil
+	}
+	if s := env.Getenv("NARROWS_SECRET"); s != "" {
+		return []byte(s), nil
+	}
+	return nil, nil
+}
+
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %v", pe.Path, pe.Err)
+	}
+	return err
+}

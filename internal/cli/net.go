@@ -1,0 +1,273 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/narrows/narrows/internal/advisor"
+	"github.com/narrows/narrows/internal/client"
+	"github.com/narrows/narrows/internal/metric"
+	"github.com/narrows/narrows/internal/output/jsonl"
+	"github.com/narrows/narrows/internal/output/table"
+	"github.com/narrows/narrows/internal/probe/rr"
+	"github.com/narrows/narrows/internal/probe/stream"
+	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/wire"
+)
+
+// sink is where records go: a table for people or JSON lines.
+type sink interface {
+	Interval(result.Interval) error
+	Report(*result.Report) error
+}
+
+// netFlags are the flags every net probe shares.
+type netFlags struct {
+	to, secretFile, duration, interval, timeout string
+	json                                        bool
+}
+
+func (n *netFlags) register(fs *flag.FlagSet, defDuration string) {
+	fs.StringVar(&n.to, "to", "", "the agent: HOST or HOST:PORT (default port 7447)")
+	fs.StringVar(&n.secretFile, "secret-file", "", "file holding the shared secret (or set NARROWS_SECRET)")
+	fs.StringVar(&n.duration, "duration", defDuration, "how long to measure, e.g. 10s, 1m")
+	fs.StringVar(&n.interval, "interval", "1s", "how often to report while measuring")
+	fs.StringVar(&n.timeout, "timeout", "10s", "how long to wait for the agent to connect and answer")
+	fs.BoolVar(&n.json, "json", false, "write JSON lines (intervals as they happen, then the summary) instead of a table")
+}
+
+type netSetup struct {
+	opts     client.Options
+	duration time.Duration
+	interval time.Duration
+	out      sink
+}
+
+func (n *netFlags) setup(env Env) (*netSetup, error) {
+	if n.to == "" {
+		return nil, usagef("--to is required: the address of a running `narrows serve`, e.g. --to db2.example.com")
+	}
+	addr, err := agentAddr(n.to)
+	if err != nil {
+		return nil, err
+	}
+	s := &netSetup{opts: client.Options{Addr: addr, Software: Version}}
+	if s.duration, err = positiveDuration("--duration", n.duration); err != nil {
+		return nil, err
+	}
+	if s.interval, err = positiveDuration("--interval", n.interval); err != nil {
+		return nil, err
+	}
+	if s.interval < 10*time.Millisecond {
+		return nil, usagef("--interval %s: must be at least 10ms", n.interval)
+	}
+	if s.opts.Timeout, err = positiveDuration("--timeout", n.timeout); err != nil {
+		return nil, err
+	}
+	if s.opts.Secret, err = secret(env, n.secretFile); err != nil {
+		return nil, err
+	}
+	if n.json {
+		s.out = jsonl.New(env.Stdout)
+	} else {
+		s.out = table.New(env.Stdout)
+	}
+	return s, nil
+}
+
+func positiveDuration(flagName, v string) (time.Duration, error) {
+	d, err := metric.ParseDuration(v)
+	if err != nil {
+		return 0, usagef("%s: %v", flagName, err)
+	}
+	if d <= 0 {
+		return 0, usagef("%s %s: must be more than zero", flagName, v)
+	}
+	return d, nil
+}
+
+// agentAddr reads HOST, HOST:PORT, [V6]:PORT or a bare IPv6 address.
+func agentAddr(s string) (string, error) {
+	host, port := s, strconv.Itoa(wire.DefaultPort)
+	if h, p, err := net.SplitHostPort(s); err == nil {
+		host, port = h, p
+	} else if strings.Count(s, ":") == 1 {
+		return "", usagef("--to %q: use HOST or HOST:PORT, e.g. db2:7447", s)
+	}
+	host = strings.Trim(host, "[]")
+	if host == "" {
+		return "", usagef("--to %q: the host is missing: use HOST or HOST:PORT", s)
+	}
+	p, err := parsePort(port)
+	if err != nil || p == 0 {
+		return "", usagef("--to %q: invalid port %q: use a number from 1 to 65535", s, port)
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+// connect dials the agent, turning the errors a person can fix into usage errors.
+func connect(ctx context.Context, opts client.Options) (*client.Session, error) {
+	s, err := client.Dial(ctx, opts)
+	if err != nil {
+		if errors.Is(err, client.ErrAuth) || errors.Is(err, client.ErrVersion) || errors.Is(err, client.ErrNoAgent) {
+			return nil, &usageError{err.Error()}
+		}
+		return nil, err
+	}
+	return s, nil
+}
+
+// finish advises, renders the summary and chooses the outcome.
+func finish(ctx context.Context, out sink, rep *result.Report, runErr error) error {
+	if runErr != nil || ctx.Err() != nil {
+		rep.Partial = true
+		if runErr != nil {
+			rep.Error = runErr.Error()
+		} else {
+			rep.Error = "interrupted"
+		}
+	}
+	rep.Findings = advisor.Advise(rep)
+	if err := out.Report(rep); err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	switch {
+	case runErr != nil && ctx.Err() == nil:
+		return runErr
+	case ctx.Err() != nil:
+		return errInterrupted
+	}
+	return nil
+}
+
+func emitter(out sink) func(result.Interval) { return func(iv result.Interval) { out.Interval(iv) } }
+
+func banner(env Env, json bool, format string, a ...any) {
+	if !json {
+		fmt.Fprintf(env.Stdout, format+"\n", a...)
+	}
+}
+
+func netStream(ctx context.Context, env Env, args []string) error {
+	fs := newFlags(env, "net stream")
+	var nf netFlags
+	nf.register(fs, "10s")
+	streams := fs.Int("streams", 1, "with N > 1, run one stream and then N streams, and compare them")
+	reverse := fs.Bool("reverse", false, "the agent sends (as a primary sends to this machine)")
+	bidir := fs.Bool("bidir", false, "both directions at once")
+	block := fs.String("block", "128K", "size of each write, e.g. 128K (binary units)")
+	window := fs.String("window", "", "socket buffer size (SO_SNDBUF/SO_RCVBUF) at both ends, e.g. 256K; default: the OS's autotuning")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	s, err := nf.setup(env)
+	if err != nil {
+		return err
+	}
+	cfg := stream.Config{Direction: wire.Forward, Streams: *streams, Duration: s.duration, Interval: s.interval}
+	switch {
+	case *reverse && *bidir:
+		return usagef("--reverse and --bidir: choose one")
+	case *reverse:
+		cfg.Direction = wire.Reverse
+	case *bidir:
+		cfg.Direction = wire.Bidir
+	}
+	if *streams < 1 || *streams > 128 {
+		return usagef("--streams %d: use 1 to 128", *streams)
+	}
+	if cfg.Block, err = metric.ParseSize(*block); err != nil {
+		return usagef("--block: %v", err)
+	}
+	if cfg.Block < 1 || cfg.Block > 16<<20 {
+		return usagef("--block %s: use 1 byte to 16M", *block)
+	}
+	if *window != "" {
+		if cfg.Window, err = metric.ParseSize(*window); err != nil {
+			return usagef("--window: %v", err)
+		}
+		if cfg.Window < 4096 || cfg.Window > 1<<30 {
+			return usagef("--window %s: use 4K to 1G", *window)
+		}
+	}
+	sess, err := connect(ctx, s.opts)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	rep := result.NewReport("net stream", s.opts.Addr, tool(), env.Now())
+	rep.Agent = sess.Software
+	phases := "1 stream"
+	if cfg.Streams > 1 {
+		phases = fmt.Sprintf("1 stream, then %d streams", cfg.Streams)
+	}
+	banner(env, nf.json, "narrows net stream → %s: %s, %s, %s each, %s blocks", s.opts.Addr, phases, cfg.Direction, s.duration, metric.FormatBytes(cfg.Block))
+	res, runErr := stream.Run(ctx, sess, cfg, emitter(s.out))
+	rep.Stream = res
+	return finish(ctx, s.out, rep, runErr)
+}
+
+func netRR(ctx context.Context, env Env, args []string) error {
+	fs := newFlags(env, "net rr")
+	var nf netFlags
+	nf.register(fs, "10s")
+	request := fs.String("request", "64B", "request size; 500B mirrors the classic SELECT '<500 chars>' test")
+	response := fs.String("response", "64B", "response size")
+	count := fs.Int64("count", 0, "stop after this many round trips instead of after --duration")
+	rate := fs.Float64("rate", 0, "pace to this many round trips per second (default: back to back)")
+	queries := fs.Int64("queries", 5000, "for the arithmetic: how many queries a report issues")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	s, err := nf.setup(env)
+	if err != nil {
+		return err
+	}
+	cfg := rr.Config{Duration: s.duration, Interval: s.interval, Count: *count, Rate: *rate, Queries: *queries}
+	if cfg.Request, err = metric.ParseSize(*request); err != nil {
+		return usagef("--request: %v", err)
+	}
+	if cfg.Response, err = metric.ParseSize(*response); err != nil {
+		return usagef("--response: %v", err)
+	}
+	for _, v := range []struct {
+		name string
+		n    int64
+	}{{"--request", cfg.Request}, {"--response", cfg.Response}} {
+		if v.n < 1 || v.n > 16<<20 {
+			return usagef("%s: use 1 byte to 16M", v.name)
+		}
+	}
+	if *count < 0 || *rate < 0 || *queries < 1 {
+		return usagef("--count and --rate must not be negative, --queries must be at least 1")
+	}
+	if cfg.Count > 0 {
+		// --count runs until done, within the agent's limit on one test.
+		cfg.Duration = 10 * time.Minute
+	}
+	sess, err := connect(ctx, s.opts)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	if cfg.Duration > sess.Limits.MaxDuration && sess.Limits.MaxDuration > 0 {
+		cfg.Duration = sess.Limits.MaxDuration
+	}
+	rep := result.NewReport("net rr", s.opts.Addr, tool(), env.Now())
+	rep.Agent = sess.Software
+	what := s.duration.String()
+	if cfg.Count > 0 {
+		what = metric.FormatCount(cfg.Count) + " round trips"
+	}
+	banner(env, nf.json, "narrows net rr → %s: one connection, one request outstanding, %s request / %s response, %s",
+		s.opts.Addr, metric.FormatBytes(cfg.Request), metric.FormatBytes(cfg.Response), what)
+	res, runErr := rr.Run(ctx, sess, cfg, emitter(s.out))
+	rep.RR = res
+	return finish(ctx, s.out, rep, runErr)
+}

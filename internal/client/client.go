@@ -1,0 +1,271 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/narrows/narrows/internal/wire"
+)
+
+// Options for Dial.
+type Options struct {
+	Addr     string // host:port
+	Secret   []byte // empty: only an agent that requires no auth is accepted
+	Timeout  time.Duration
+	Software string
+	// MinVersion and MaxVersion override the protocol range sent (tests only).
+	MinVersion, MaxVersion int
+}
+
+// Session is an authenticated control connection.
+type Session struct {
+	opts        Options
+	conn        net.Conn
+	Software    string        // the agent's version string
+	Limits      wire.Limits   // the agent's limits
+	ConnectTime time.Duration // TCP connect of the control connection
+}
+
+// Errors a person can act on. The cli maps them to exit code 2.
+var (
+	ErrAuth    = errors.New("authentication failed")
+	ErrVersion = errors.New("protocol version mismatch")
+	ErrBusy    = errors.New("agent busy")
+	ErrNoAgent = errors.New("no agent reachable")
+)
+
+// Dial connects, negotiates and authenticates.
+func Dial(ctx context.Context, o Options) (*Session, error) {
+	if o.Timeout <= 0 {
+		o.Timeout = 10 * time.Second
+	}
+	if o.MaxVersion == 0 {
+		o.MinVersion, o.MaxVersion = wire.MinVersion, wire.Version
+	}
+	c, took, err := dial(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{opts: o, conn: c, ConnectTime: took}
+	if err := s.handshake(); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func dial(ctx context.Context, o Options) (net.Conn, time.Duration, error) {
+	d := net.Dialer{Timeout: o.Timeout}
+	t0 := time.Now()
+	c, err := d.DialContext(ctx, "tcp", o.Addr)
+	took := time.Since(t0)
+	if err != nil {
+		var dnsErr *net.DNSError
+		switch {
+		case errors.As(err, &dnsErr):
+			return nil, 0, fmt.Errorf("%w: unknown host %q: check the name or use an IP address", ErrNoAgent, dnsErr.Name)
+		case isRefused(err):
+			return nil, 0, fmt.Errorf("%w at %s: connection refused; start `narrows serve` there or check the port", ErrNoAgent, o.Addr)
+		case ctx.Err() != nil:
+			return nil, 0, ctx.Err()
+		default:
+			return nil, 0, fmt.Errorf("%w at %s: %v", ErrNoAgent, o.Addr, unwrapOp(err))
+		}
+	}
+	return c, took, nil
+}
+
+func unwrapOp(err error) error {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		return op.Err
+	}
+	return err
+}
+
+func (s *Session) handshake() error {
+	c := s.conn
+	c.SetDeadline(time.Now().Add(s.opts.Timeout))
+	defer c.SetDeadline(time.Time{})
+	nonce := wire.NewNonce()
+	if err := wire.WriteMagic(c); err != nil {
+		return s.lost(err)
+	}
+	if err := wire.WriteFrame(c, wire.THello, wire.Hello{MinVersion: s.opts.MinVersion, MaxVersion: s.opts.MaxVersion,
+		Role: wire.RoleControl, Nonce: nonce, Software: s.opts.Software}); err != nil {
+		return s.lost(err)
+	}
+	var ch wire.Challenge
+	if err := wire.Expect(c, wire.TChalleng, &ch); err != nil {
+		return s.remote(err)
+	}
+	s.Software = ch.Software
+	var a wire.Auth
+	if ch.AuthRequired {
+		if len(s.opts.Secret) == 0 {
+			return fmt.Errorf("%w: the agent at %s requires a secret; pass --secret-file FILE or set NARROWS_SECRET", ErrAuth, s.opts.Addr)
+		}
+		a.MAC = wire.Proof(s.opts.Secret, "client", ch.Session, nonce, ch.Nonce)
+	}
+	if err := wire.WriteFrame(c, wire.TAuth, a); err != nil {
+		return s.lost(err)
+	}
+	var w wire.Welcome
+	if err := wire.Expect(c, wire.TWelcome, &w); err != nil {
+		return s.remote(err)
+	}
+	// The agent proves itself too, so a stand-in cannot feed us figures.
+	if ch.AuthRequired && !wire.Verify(s.opts.Secret, "agent", ch.Session, nonce, ch.Nonce, w.MAC) {
+		return fmt.Errorf("%w: the agent at %s did not prove it holds the secret", ErrAuth, s.opts.Addr)
+	}
+	s.Limits = w.Limits
+	return nil
+}
+
+// remote turns an agent's error frame into an error a person can act on.
+func (s *Session) remote(err error) error {
+	var re *wire.RemoteError
+	if !errors.As(err, &re) {
+		return s.lost(err)
+	}
+	switch re.Code {
+	case wire.CodeAuth:
+		return fmt.Errorf("%w: the secret does not match the agent's at %s", ErrAuth, s.opts.Addr)
+	case wire.CodeVersion:
+		return fmt.Errorf("%w: this client speaks protocol %s, the agent at %s speaks %s; run the same narrows release on both ends",
+			ErrVersion, span(s.opts.MinVersion, s.opts.MaxVersion), s.opts.Addr, span(re.MinVersion, re.MaxVersion))
+	case wire.CodeBusy:
+		return fmt.Errorf("%w: %s (retry in %s)", ErrBusy, re.Message, re.RetryAfter)
+	default:
+		return fmt.Errorf("agent at %s refused: %s", s.opts.Addr, re.Message)
+	}
+}
+
+func span(lo, hi int) string {
+	if lo == hi {
+		return strconv.Itoa(lo)
+	}
+	return fmt.Sprintf("%d-%d", lo, hi)
+}
+
+func (s *Session) lost(err error) error {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return fmt.Errorf("agent at %s stopped answering (timed out)", s.opts.Addr)
+	}
+	if errors.Is(err, wire.ErrFrameTooLarge) {
+		return fmt.Errorf("agent at %s sent an oversized frame: %w", s.opts.Addr, err)
+	}
+	return fmt.Errorf("connection to the agent at %s lost: %v", s.opts.Addr, err)
+}
+
+// Close ends the session.
+func (s *Session) Close() error { return s.conn.Close() }
+
+// Addr is the agent's address as dialled.
+func (s *Session) Addr() string { return s.opts.Addr }
+
+// DataConn is one opened data connection.
+type DataConn struct {
+	Slot        wire.Slot
+	Conn        net.Conn
+	ConnectTime time.Duration // TCP handshake
+}
+
+// Test is an accepted test whose data connections are open.
+type Test struct {
+	s     *Session
+	Spec  wire.TestSpec
+	Conns []DataConn
+}
+
+// Open asks the agent for a test and opens its data connections. Call
+// Start once the caller is ready to move data.
+func (s *Session) Open(ctx context.Context, spec wire.TestSpec) (*Test, error) {
+	s.conn.SetDeadline(time.Now().Add(s.opts.Timeout))
+	if err := wire.WriteFrame(s.conn, wire.TTest, spec); err != nil {
+		return nil, s.lost(err)
+	}
+	var acc wire.Accepted
+	if err := wire.Expect(s.conn, wire.TAccepted, &acc); err != nil {
+		return nil, s.remote(err)
+	}
+	t := &Test{s: s, Spec: spec}
+	for _, sl := range acc.Slots {
+		c, took, err := dial(ctx, s.opts)
+		if err != nil {
+			t.closeConns()
+			return nil, err
+		}
+		t.Conns = append(t.Conns, DataConn{Slot: sl, Conn: c, ConnectTime: took})
+		if tc, ok := c.(*net.TCPConn); ok && spec.Window > 0 {
+			tc.SetReadBuffer(int(spec.Window))
+			tc.SetWriteBuffer(int(spec.Window))
+		}
+		c.SetDeadline(time.Now().Add(s.opts.Timeout))
+		err = wire.WriteMagic(c)
+		if err == nil {
+			err = wire.WriteFrame(c, wire.THello, wire.Hello{MinVersion: s.opts.MinVersion, MaxVersion: s.opts.MaxVersion,
+				Role: wire.RoleData, Token: sl.Token})
+		}
+		var r wire.Ready
+		if err == nil {
+			err = wire.Expect(c, wire.TReady, &r)
+		}
+		if err != nil {
+			t.closeConns()
+			return nil, s.remote(err)
+		}
+		c.SetDeadline(time.Time{})
+	}
+	return t, nil
+}
+
+// Start tells the agent to begin.
+func (t *Test) Start() error {
+	t.s.conn.SetWriteDeadline(time.Now().Add(t.s.opts.Timeout))
+	if err := wire.WriteFrame(t.s.conn, wire.TStart, wire.Start{}); err != nil {
+		return t.s.lost(err)
+	}
+	return nil
+}
+
+// Stop asks the agent to end the test early.
+func (t *Test) Stop(reason string) {
+	t.s.conn.SetWriteDeadline(time.Now().Add(2 * time.Second))
+	wire.WriteFrame(t.s.conn, wire.TStop, wire.Stop{Reason: reason})
+}
+
+// Next reads the agent's next report: *wire.Interval or *wire.Done. It
+// waits at most until deadline.
+func (t *Test) Next(deadline time.Time) (any, error) {
+	t.s.conn.SetReadDeadline(deadline)
+	f, err := wire.ReadFrame(t.s.conn)
+	if err != nil {
+		return nil, t.s.lost(err)
+	}
+	switch f.Type {
+	case wire.TInterval:
+		var iv wire.Interval
+		return &iv, f.Decode(wire.TInterval, &iv)
+	case wire.TDone:
+		var d wire.Done
+		return &d, f.Decode(wire.TDone, &d)
+	default:
+		var x struct{}
+		return nil, t.s.remote(f.Decode(wire.TDone, &x))
+	}
+}
+
+// Close closes the data connections (the session stays open).
+func (t *Test) Close() { t.closeConns() }
+
+func (t *Test) closeConns() {
+	for _, dc := range t.Conns {
+		dc.Conn.Close()
+	}
+}

@@ -1,0 +1,173 @@
+// Package table renders records for a person at a terminal: interval rows
+// printed as they arrive (fixed widths, so no row waits for another), then
+// the summary and the findings.
+package table
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/narrows/narrows/internal/metric"
+	"github.com/narrows/narrows/internal/result"
+)
+
+// Writer writes records to w. It remembers only which header it printed.
+type Writer struct {
+	w      io.Writer
+	header string
+}
+
+// New returns a Writer.
+func New(w io.Writer) *Writer { return &Writer{w: w} }
+
+func span(iv result.Interval) string {
+	return fmt.Sprintf("%.2f-%.2f s", iv.Start.D().Seconds(), iv.End.D().Seconds())
+}
+
+func dur(s result.Seconds) string { return metric.FormatDuration(s.D()) }
+
+var arrows = map[string]string{"forward": "→ agent", "reverse": "← agent"}
+
+// Interval writes one row, with the header before the first.
+func (t *Writer) Interval(iv result.Interval) error {
+	var err error
+	switch iv.Probe {
+	case "stream":
+		if t.header != "stream" {
+			t.header = "stream"
+			_, err = fmt.Fprintf(t.w, "%-8s %-8s %-14s %14s %6s %10s %9s %9s\n", "phase", "dir", "interval", "throughput", "retr", "cwnd", "rtt", "rtt var")
+		}
+		retr, cwnd, rtt, rttv := "-", "-", "-", "-"
+		if iv.TCP != nil {
+			retr, cwnd = metric.FormatCount(iv.TCP.Retransmits), metric.FormatBytes(iv.TCP.CwndBytes)
+			rtt, rttv = dur(iv.TCP.RTT), dur(iv.TCP.RTTVar)
+		}
+		_, err = fmt.Fprintf(t.w, "%-8s %-8s %-14s %14s %6s %10s %9s %9s\n", phaseName(iv.Phase, iv.Streams), arrows[iv.Direction], span(iv),
+			metric.FormatBitRate(iv.Throughput), retr, cwnd, rtt, rttv)
+	case "rr":
+		if t.header != "rr" {
+			t.header = "rr"
+			_, err = fmt.Fprintf(t.w, "%-14s %12s %9s %9s %9s %9s %9s\n", "interval", "round trips/s", "p50", "p90", "p99", "p99.9", "max")
+		}
+		l := iv.RTT
+		if l == nil {
+			l = &result.Latency{}
+		}
+		_, err = fmt.Fprintf(t.w, "%-14s %12s %9s %9s %9s %9s %9s\n", span(iv), metric.FormatCount(int64(iv.RoundTripRate+0.5)),
+			dur(l.P50), dur(l.P90), dur(l.P99), dur(l.P999), dur(l.Max))
+	}
+	return err
+}
+
+func phaseName(phase string, streams int) string {
+	if phase == result.PhaseParallel {
+		return fmt.Sprintf("%d strms", streams)
+	}
+	return "1 strm"
+}
+
+// Report writes the summary and the findings.
+func (t *Writer) Report(r *result.Report) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nnarrows %s → %s", r.Command, r.Target)
+	if r.Agent != "" {
+		fmt.Fprintf(&b, " (agent %s)", r.Agent)
+	}
+	b.WriteString("\n")
+	if r.Stream != nil {
+		streamSummary(&b, r.Stream)
+	}
+	if r.RR != nil {
+		rrSummary(&b, r.RR)
+	}
+	if r.Partial {
+		fmt.Fprintf(&b, "PARTIAL: the run stopped early (%s); the figures above are what was measured until then.\n", r.Error)
+	}
+	if len(r.Findings) > 0 {
+		b.WriteString("\nWhat it means:\n")
+		for _, f := range r.Findings {
+			mark := "•"
+			if f.Severity == "warning" {
+				mark = "!"
+			}
+			fmt.Fprintf(&b, "  %s %s\n", mark, f.Summary)
+			if f.Detail != "" {
+				wrap(&b, f.Detail, "    ", 96)
+			}
+		}
+	}
+	_, err := io.WriteString(t.w, b.String())
+	return err
+}
+
+func streamSummary(b *strings.Builder, s *result.Stream) {
+	fmt.Fprintf(b, "%-8s %-8s %14s %11s %11s %9s %9s %9s %6s %s\n", "phase", "dir", "throughput", "sent", "received", "time", "rtt", "min rtt", "retr", "cpu client/agent")
+	for _, r := range s.Runs {
+		rtt, minRTT, retr := "-", "-", "-"
+		if r.TCP != nil {
+			rtt, minRTT, retr = dur(r.TCP.RTT), dur(r.TCP.MinRTT), metric.FormatCount(r.TCP.Retransmits)
+		}
+		cpu := "n/a"
+		if r.CPU.Available {
+			cpu = fmt.Sprintf("%.0f%% / %.0f%% of a core", r.CPU.Local, r.CPU.Remote)
+		}
+		fmt.Fprintf(b, "%-8s %-8s %14s %11s %11s %9s %9s %9s %6s %s\n", phaseName(r.Phase, r.Streams), arrows[r.Direction],
+			metric.FormatBitRate(r.Throughput), metric.FormatBytes(r.SentBytes), metric.FormatBytes(r.ReceivedBytes),
+			dur(r.Duration), rtt, minRTT, retr, cpu)
+		if r.TCPUnavailable != "" {
+			fmt.Fprintf(b, "         (%s)\n", r.TCPUnavailable)
+		}
+		if r.Stopped != "" {
+			fmt.Fprintf(b, "         (stopped: %s)\n", r.Stopped)
+		}
+	}
+	if t := firstTCP(s); t != nil {
+		fmt.Fprintf(b, "window   bandwidth-delay product %s at %s RTT; peer window %s, max cwnd %s; stalled on receiver window %.0f%%, on send buffer %.0f%%\n",
+			metric.FormatBytes(t.BDPBytes), dur(t.RTT), metric.FormatBytes(t.SndWndBytes), metric.FormatBytes(t.MaxCwnd), 100*t.RwndLimited, 100*t.SndbufLimited)
+	}
+}
+
+func firstTCP(s *result.Stream) *result.TCPSummary {
+	if len(s.Runs) == 0 {
+		return nil
+	}
+	return s.Runs[0].TCP
+}
+
+func rrSummary(b *strings.Builder, r *result.RR) {
+	c := r.Config
+	fmt.Fprintf(b, "round trips  %s in %s = %s/s, one outstanding, %s request, %s response\n", metric.FormatCount(r.RoundTrips), dur(r.Duration),
+		metric.FormatCount(int64(r.Rate+0.5)), metric.FormatBytes(c.RequestBytes), metric.FormatBytes(c.ResponseBytes))
+	fmt.Fprintf(b, "full rtt     min %s  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s  mean %s\n",
+		dur(r.Min), dur(r.P50), dur(r.P90), dur(r.P99), dur(r.P999), dur(r.Max), dur(r.Mean))
+	fmt.Fprintf(b, "connect      %s (TCP handshake of the measuring connection)\n", dur(r.Connect))
+	if r.TCPUnavailable != "" {
+		fmt.Fprintf(b, "kernel rtt   (%s)\n", r.TCPUnavailable)
+	} else {
+		fmt.Fprintf(b, "kernel rtt   %s smoothed, %s min, %d retransmits (TCP's own view, without the programs at each end)\n", dur(r.KernelRTT), dur(r.KernelMinRTT), r.Retransmits)
+	}
+	if r.CPU.Available {
+		fmt.Fprintf(b, "cpu          client %.0f%%, agent %.0f%% of a core\n", r.CPU.Local, r.CPU.Remote)
+	}
+	if r.Stopped != "" {
+		fmt.Fprintf(b, "stopped      %s\n", r.Stopped)
+	}
+}
+
+func wrap(b *strings.Builder, text, indent string, width int) {
+	line := indent
+	for _, w := range strings.Fields(text) {
+		if len(line) > len(indent) && len(line)+1+len(w) > width {
+			b.WriteString(line + "\n")
+			line = indent
+		}
+		if len(line) > len(indent) {
+			line += " "
+		}
+		line += w
+	}
+	if len(line) > len(indent) {
+		b.WriteString(line + "\n")
+	}
+}

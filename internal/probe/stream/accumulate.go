@@ -1,0 +1,235 @@
+package stream
+
+import (
+	"time"
+
+	"github.com/narrows/narrows/internal/metric"
+	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/sysinfo"
+	"github.com/narrows/narrows/internal/wire"
+)
+
+// direction gathers one direction's figures: the receiver's byte counts
+// and the sender's TCP state, whichever end each is on.
+type direction struct {
+	name      string
+	eps       []*endpoint // the client's ends
+	lastRecv  int64
+	lastRetr  int64
+	lastBytes map[int]int64 // per slot, last received cumulative bytes (for a lost agent)
+
+	rttSum time.Duration
+	rttN   int
+	maxCwd int64
+}
+
+type accumulator struct {
+	phase   string
+	streams int
+	dirs    []*direction
+	last    time.Duration
+}
+
+func newAccumulator(phase string, n int, eps []*endpoint) *accumulator {
+	a := &accumulator{phase: phase, streams: n}
+	fwd := &direction{name: wire.Forward, lastBytes: map[int]int64{}}
+	rev := &direction{name: wire.Reverse, lastBytes: map[int]int64{}}
+	for _, e := range eps {
+		if e.send {
+			fwd.eps = append(fwd.eps, e)
+		} else {
+			rev.eps = append(rev.eps, e)
+		}
+	}
+	for _, d := range []*direction{fwd, rev} {
+		if len(d.eps) > 0 {
+			a.dirs = append(a.dirs, d)
+		}
+	}
+	return a
+}
+
+func (d *direction) forward() bool { return d.name == wire.Forward }
+
+func (d *direction) owns(slot int) bool {
+	for _, e := range d.eps {
+		if e.dc.Slot.ID == slot {
+			return true
+		}
+	}
+	return false
+}
+
+// received is the receiver's cumulative bytes, and the sender's TCP state,
+// as of an agent report.
+func (d *direction) received(slots []wire.SlotSample) (int64, []*sysinfo.TCPInfo) {
+	var bytes int64
+	var tcps []*sysinfo.TCPInfo
+	if d.forward() {
+		for _, s := range slots {
+			if d.owns(s.Slot) {
+				bytes += s.Bytes
+				d.lastBytes[s.Slot] = s.Bytes
+			}
+		}
+		for _, e := range d.eps {
+			if ti := e.tcp(); ti != nil {
+				tcps = append(tcps, ti)
+			}
+		}
+		return bytes, tcps
+	}
+	for _, e := range d.eps {
+		bytes += e.count.Load()
+	}
+	for _, s := range slots {
+		if d.owns(s.Slot) && s.TCP != nil {
+			tcps = append(tcps, s.TCP)
+		}
+	}
+	return bytes, tcps
+}
+
+func (a *accumulator) interval(m *wire.Interval) []result.Interval {
+	var out []result.Interval
+	span := m.Elapsed - a.last
+	for _, d := range a.dirs {
+		recv, tcps := d.received(m.Slots)
+		iv := result.NewInterval("stream", a.last, m.Elapsed)
+		iv.Phase, iv.Direction, iv.Streams = a.phase, d.name, a.streams
+		iv.Bytes = recv - d.lastRecv
+		iv.Throughput = metric.BitsPerSecond(iv.Bytes, span)
+		d.lastRecv = recv
+		if len(tcps) > 0 {
+			t := aggregate(tcps)
+			iv.TCP = &result.TCPInterval{RTT: result.Seconds(t.RTT), RTTVar: result.Seconds(t.RTTVar),
+				MinRTT: result.Seconds(t.MinRTT), CwndBytes: t.CwndBytes(), Retransmits: t.Retransmits - d.lastRetr,
+				DeliveryRate: float64(t.DeliveryRate) * 8}
+			d.lastRetr = t.Retransmits
+			if t.RTT > 0 {
+				d.rttSum += t.RTT
+				d.rttN++
+			}
+			d.maxCwd = max(d.maxCwd, t.CwndBytes())
+		}
+		out = append(out, iv)
+	}
+	a.last = m.Elapsed
+	return out
+}
+
+// aggregate folds several streams' TCP state into one: RTTs averaged, the
+// minimum RTT the least, windows and counters summed. The result's MSS is
+// the first stream's and CwndSegments is scaled so CwndBytes is the sum.
+func aggregate(ts []*sysinfo.TCPInfo) sysinfo.TCPInfo {
+	var a sysinfo.TCPInfo
+	var cwnd int64
+	for i, t := range ts {
+		if i == 0 || t.MinRTT < a.MinRTT {
+			a.MinRTT = t.MinRTT
+		}
+		a.RTT += t.RTT
+		a.RTTVar += t.RTTVar
+		cwnd += t.CwndBytes()
+		a.SndWnd += t.SndWnd
+		a.Retransmits += t.Retransmits
+		a.BytesSent += t.BytesSent
+		a.BytesRetrans += t.BytesRetrans
+		a.DeliveryRate += t.DeliveryRate
+		a.Busy += t.Busy
+		a.RwndLimited += t.RwndLimited
+		a.SndbufLimited += t.SndbufLimited
+	}
+	n := time.Duration(len(ts))
+	a.RTT /= n
+	a.RTTVar /= n
+	a.MSS, a.PMTU = ts[0].MSS, ts[0].PMTU
+	a.CwndSegments = cwnd
+	if a.MSS > 0 {
+		a.CwndSegments = cwnd / a.MSS
+	}
+	return a
+}
+
+// ethernetHeader is what a qdisc, a switch port counter and tbf count on
+// top of each IP packet. (A physical link also spends 24 bytes of preamble,
+// FCS and inter-frame gap, which no counter in the host sees.)
+const ethernetHeader = 14
+
+func (a *accumulator) summary(done *wire.Done, cpu result.CPU) []result.StreamRun {
+	var runs []result.StreamRun
+	for _, d := range a.dirs {
+		r := result.StreamRun{Phase: a.phase, Direction: d.name, Streams: a.streams, CPU: cpu}
+		var finals []*sysinfo.TCPInfo
+		var dur time.Duration
+		if d.forward() {
+			for _, e := range d.eps {
+				r.SentBytes += e.count.Load()
+				if e.final != nil {
+					finals = append(finals, e.final)
+				}
+				bytes, el := d.lastBytes[e.dc.Slot.ID], a.last
+				if done != nil {
+					for _, s := range done.Slots {
+						if s.Slot == e.dc.Slot.ID {
+							bytes, el = s.Bytes, s.Elapsed
+						}
+					}
+				}
+				r.ReceivedBytes += bytes
+				dur = max(dur, el)
+				r.PerStream = append(r.PerStream, metric.BitsPerSecond(bytes, el))
+			}
+		} else {
+			for _, e := range d.eps {
+				bytes, el := e.count.Load(), time.Duration(e.end.Load())
+				r.ReceivedBytes += bytes
+				dur = max(dur, el)
+				r.PerStream = append(r.PerStream, metric.BitsPerSecond(bytes, el))
+				if done != nil {
+					for _, s := range done.Slots {
+						if s.Slot == e.dc.Slot.ID {
+							r.SentBytes += s.Bytes
+							if s.TCP != nil {
+								finals = append(finals, s.TCP)
+							}
+						}
+					}
+				}
+			}
+		}
+		r.Duration = result.Seconds(dur)
+		r.Throughput = metric.BitsPerSecond(r.ReceivedBytes, dur)
+		if len(finals) == 0 {
+			r.TCPUnavailable = "TCP_INFO " + sysinfo.ErrUnavailable.Error()
+		} else {
+			t := aggregate(finals)
+			side := "agent"
+			if d.forward() {
+				side = "client"
+			}
+			s := &result.TCPSummary{Side: side, MinRTT: result.Seconds(t.MinRTT), MSSBytes: t.MSS, MaxCwnd: max(d.maxCwd, t.CwndBytes()),
+				SndWndBytes: t.SndWnd, Retransmits: t.Retransmits}
+			s.RTT = result.Seconds(t.RTT)
+			if d.rttN > 0 {
+				s.RTT = result.Seconds(d.rttSum / time.Duration(d.rttN))
+			}
+			if t.BytesSent > 0 {
+				s.RetransRatio = float64(t.BytesRetrans) / float64(t.BytesSent)
+			}
+			if t.Busy > 0 {
+				s.RwndLimited = float64(t.RwndLimited) / float64(t.Busy)
+				s.SndbufLimited = float64(t.SndbufLimited) / float64(t.Busy)
+			}
+			s.BDPBytes = int64(r.Throughput / 8 * s.RTT.D().Seconds())
+			r.TCP = s
+			if t.MSS > 0 && t.PMTU > t.MSS && dur > 0 {
+				r.HeaderBytes = t.PMTU - t.MSS + ethernetHeader
+				payload := max(t.BytesSent, r.ReceivedBytes)
+				r.WireThroughput = metric.BitsPerSecond(payload, dur) * float64(t.MSS+r.HeaderBytes) / float64(t.MSS)
+			}
+		}
+		runs = append(runs, r)
+	}
+	return runs
+}

@@ -1,0 +1,256 @@
+// Package stream is the bulk-throughput probe: one stream by default, as a
+// replication connection is one stream, then N in parallel when asked, so
+// the single stream can be set against what the link carries in aggregate.
+package stream
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/narrows/narrows/internal/client"
+	"github.com/narrows/narrows/internal/probe"
+	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/sysinfo"
+	"github.com/narrows/narrows/internal/wire"
+)
+
+// Config is what to measure.
+type Config struct {
+	Direction string // wire.Forward, wire.Reverse or wire.Bidir
+	Streams   int
+	Duration  time.Duration
+	Interval  time.Duration
+	Block     int64
+	Window    int64
+}
+
+// Run measures. With Streams > 1 it runs twice: one stream, then Streams
+// in parallel, each for Duration. On error the result holds what was
+// measured until then.
+func Run(ctx context.Context, s *client.Session, cfg Config, emit probe.Emit) (*result.Stream, error) {
+	res := &result.Stream{Config: result.StreamConfig{Direction: cfg.Direction, Streams: cfg.Streams,
+		Duration: result.Seconds(cfg.Duration), Interval: result.Seconds(cfg.Interval), BlockBytes: cfg.Block, WindowBytes: cfg.Window}}
+	phases := []struct {
+		name string
+		n    int
+	}{{result.PhaseSingle, 1}}
+	if cfg.Streams > 1 {
+		phases = append(phases, struct {
+			name string
+			n    int
+		}{result.PhaseParallel, cfg.Streams})
+	}
+	var err error
+	for _, ph := range phases {
+		var runs []result.StreamRun
+		runs, err = runPhase(ctx, s, cfg, ph.name, ph.n, emit)
+		res.Runs = append(res.Runs, runs...)
+		if err != nil || ctx.Err() != nil {
+			break
+		}
+	}
+	summarize(res)
+	return res, err
+}
+
+func summarize(res *result.Stream) {
+	if len(res.Runs) > 0 {
+		res.Throughput = res.Runs[0].Throughput
+	}
+	for _, par := range res.Runs {
+		if par.Phase != result.PhaseParallel {
+			continue
+		}
+		for _, one := range res.Runs {
+			if one.Phase == result.PhaseSingle && one.Direction == par.Direction && one.Throughput > 0 {
+				res.Comparison = &result.Comparison{Direction: par.Direction, Single: one.Throughput,
+					Aggregate: par.Throughput, Streams: par.Streams, Ratio: par.Throughput / one.Throughput}
+				return
+			}
+		}
+	}
+}
+
+// endpoint is the client's end of one data connection.
+type endpoint struct {
+	dc    client.DataConn
+	send  bool // the client sends (the agent's slot is a sink)
+	raw   syscall.RawConn
+	count atomic.Int64
+	end   atomic.Int64 // ns after start when it finished
+	err   error
+	final *sysinfo.TCPInfo
+}
+
+func (e *endpoint) tcp() *sysinfo.TCPInfo {
+	if e.raw == nil {
+		return nil
+	}
+	ti, err := sysinfo.ReadTCPInfo(e.raw)
+	if err != nil {
+		return nil
+	}
+	return ti
+}
+
+func runPhase(ctx context.Context, s *client.Session, cfg Config, phase string, n int, emit probe.Emit) ([]result.StreamRun, error) {
+	spec := wire.TestSpec{Kind: wire.KindStream, Direction: cfg.Direction, Streams: n, Duration: cfg.Duration,
+		Interval: cfg.Interval, Block: cfg.Block, Window: cfg.Window}
+	t, err := s.Open(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	defer t.Close()
+	eps := make([]*endpoint, len(t.Conns))
+	for i, dc := range t.Conns {
+		e := &endpoint{dc: dc, send: dc.Slot.Role == wire.SlotSink}
+		if sc, ok := dc.Conn.(syscall.Conn); ok {
+			e.raw, _ = sc.SyscallConn()
+		}
+		eps[i] = e
+	}
+	if err := t.Start(); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	cpu0, cpuErr := sysinfo.CPUTime()
+	var stop atomic.Bool
+	stopTimer := time.AfterFunc(cfg.Duration, func() { stop.Store(true) })
+	defer stopTimer.Stop()
+	var interrupted atomic.Bool
+	unhook := context.AfterFunc(ctx, func() {
+		interrupted.Store(true)
+		stop.Store(true)
+		t.Stop(probe.Interrupted)
+	})
+	defer unhook()
+
+	block := make([]byte, cfg.Block)
+	rand.Read(block) // incompressible, as iperf3 sends
+	var wg sync.WaitGroup
+	for _, e := range eps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if e.send {
+				e.err = sendLoop(e, block, &stop)
+			} else {
+				e.err = recvLoop(e, max(cfg.Block, 1<<20))
+			}
+			e.end.Store(int64(time.Since(start)))
+		}()
+	}
+
+	acc := newAccumulator(phase, n, eps)
+	var done *wire.Done
+	var lost error
+	limit := start.Add(cfg.Duration + 30*time.Second)
+	for done == nil {
+		x, err := t.Next(limit)
+		if err != nil {
+			lost = err
+			break
+		}
+		switch m := x.(type) {
+		case *wire.Interval:
+			for _, iv := range acc.interval(m) {
+				emit(iv)
+			}
+		case *wire.Done:
+			done = m
+		}
+	}
+	// The agent is finished (or gone): give our receivers a moment to
+	// read the last bytes, then unblock whatever is left.
+	stop.Store(true)
+	waitOrUnblock(&wg, eps, 5*time.Second)
+	for _, e := range eps {
+		if e.send {
+			e.final = e.tcp()
+		}
+	}
+	var cpu result.CPU
+	if cpuErr == nil && done != nil {
+		c1, _ := sysinfo.CPUTime()
+		wall := time.Since(start)
+		cpu = result.CPU{Local: 100 * float64(c1-cpu0) / float64(wall), Available: done.CPU > 0}
+		if done.Elapsed > 0 {
+			cpu.Remote = 100 * float64(done.CPU) / float64(done.Elapsed)
+		}
+	}
+	runs := acc.summary(done, cpu)
+	reason := ""
+	switch {
+	case interrupted.Load():
+		reason = probe.Interrupted
+	case done != nil && done.Reason != "":
+		reason = "agent: " + done.Reason
+	}
+	for i := range runs {
+		runs[i].Stopped = reason
+	}
+	if lost != nil {
+		return runs, fmt.Errorf("stream: %w", lost)
+	}
+	for _, e := range eps {
+		if e.err != nil && !interrupted.Load() {
+			return runs, fmt.Errorf("stream: data connection %d: %w", e.dc.Slot.ID, e.err)
+		}
+	}
+	if done.Reason != "" && !interrupted.Load() {
+		return runs, fmt.Errorf("stream: the agent ended the test early: %s", done.Reason)
+	}
+	return runs, nil
+}
+
+func waitOrUnblock(wg *sync.WaitGroup, eps []*endpoint, grace time.Duration) {
+	ch := make(chan struct{})
+	go func() { wg.Wait(); close(ch) }()
+	select {
+	case <-ch:
+		return
+	case <-time.After(grace):
+	}
+	for _, e := range eps {
+		e.dc.Conn.SetDeadline(time.Now())
+	}
+	<-ch
+}
+
+func sendLoop(e *endpoint, block []byte, stop *atomic.Bool) error {
+	c := e.dc.Conn
+	for !stop.Load() {
+		n, err := c.Write(block)
+		e.count.Add(int64(n))
+		if err != nil {
+			return err
+		}
+	}
+	if tc, ok := c.(*net.TCPConn); ok {
+		return tc.CloseWrite()
+	}
+	return nil
+}
+
+func recvLoop(e *endpoint, size int64) error {
+	buf := make([]byte, min(size, 4<<20))
+	c := e.dc.Conn
+	for {
+		n, err := c.Read(buf)
+		e.count.Add(int64(n))
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}

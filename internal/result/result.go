@@ -1,0 +1,138 @@
+package result
+
+import (
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/narrows/narrows/internal/metric"
+)
+
+// Schema names this version of the JSON records. A change that removes or
+// renames a field bumps it; adding a field does not.
+const Schema = "narrows/v1"
+
+// Record types: the "type" of each JSON line.
+const (
+	TypeInterval = "interval"
+	TypeSummary  = "summary"
+)
+
+// Seconds is a time.Duration that is float seconds in JSON.
+type Seconds time.Duration
+
+// MarshalJSON writes seconds with nanosecond precision.
+func (s Seconds) MarshalJSON() ([]byte, error) {
+	return strconv.AppendFloat(nil, time.Duration(s).Seconds(), 'f', -1, 64), nil
+}
+
+// UnmarshalJSON reads float seconds.
+func (s *Seconds) UnmarshalJSON(b []byte) error {
+	var f float64
+	if err := json.Unmarshal(b, &f); err != nil {
+		return err
+	}
+	*s = Seconds(f * float64(time.Second))
+	return nil
+}
+
+// D is the value as a time.Duration.
+func (s Seconds) D() time.Duration { return time.Duration(s) }
+
+// Tool identifies the narrows build that produced a record.
+type Tool struct {
+	Version  string `json:"version"`
+	Commit   string `json:"commit"`
+	Protocol int    `json:"protocol"`
+}
+
+// Report is the summary record that ends every run.
+type Report struct {
+	Schema    string    `json:"schema"`
+	Type      string    `json:"type"`
+	Command   string    `json:"command"`
+	Narrows   Tool      `json:"narrows"`
+	Target    string    `json:"target"`
+	Agent     string    `json:"agent_software,omitempty"`
+	StartedAt time.Time `json:"started_at"`
+	// Partial is true when the run stopped early; Error says why. What was
+	// measured until then is still reported.
+	Partial  bool      `json:"partial"`
+	Error    string    `json:"error,omitempty"`
+	Stream   *Stream   `json:"stream,omitempty"`
+	RR       *RR       `json:"rr,omitempty"`
+	Findings []Finding `json:"findings"`
+}
+
+// NewReport starts a Report for a command.
+func NewReport(command, target string, tool Tool, started time.Time) *Report {
+	return &Report{Schema: Schema, Type: TypeSummary, Command: command, Narrows: tool, Target: target,
+		StartedAt: started.UTC(), Findings: []Finding{}}
+}
+
+// Finding is one conclusion the advisor drew, in words a DBA can act on.
+type Finding struct {
+	Code     string `json:"code"`     // stable identifier, e.g. "stream.window_limited"
+	Severity string `json:"severity"` // info, warning
+	Summary  string `json:"summary"`
+	Detail   string `json:"detail,omitempty"`
+	// Values are the figures behind the finding, names with unit suffixes.
+	Values map[string]float64 `json:"values,omitempty"`
+}
+
+// Latency is a distribution of round-trip times.
+type Latency struct {
+	Min  Seconds `json:"rtt_min_seconds"`
+	Mean Seconds `json:"rtt_mean_seconds"`
+	P50  Seconds `json:"rtt_p50_seconds"`
+	P90  Seconds `json:"rtt_p90_seconds"`
+	P99  Seconds `json:"rtt_p99_seconds"`
+	P999 Seconds `json:"rtt_p99_9_seconds"`
+	Max  Seconds `json:"rtt_max_seconds"`
+}
+
+// LatencyOf reads a histogram.
+func LatencyOf(h *metric.Histogram) Latency {
+	return Latency{
+		Min: Seconds(h.Min()), Mean: Seconds(h.Mean()), P50: Seconds(h.Quantile(0.5)), P90: Seconds(h.Quantile(0.9)),
+		P99: Seconds(h.Quantile(0.99)), P999: Seconds(h.Quantile(0.999)), Max: Seconds(h.Max()),
+	}
+}
+
+// Interval is one interval record, streamed while a probe runs.
+type Interval struct {
+	Schema string  `json:"schema"`
+	Type   string  `json:"type"`
+	Probe  string  `json:"probe"`
+	Start  Seconds `json:"start_seconds"`
+	End    Seconds `json:"end_seconds"`
+
+	// stream
+	Phase      string       `json:"phase,omitempty"`
+	Direction  string       `json:"direction,omitempty"`
+	Streams    int          `json:"streams,omitempty"`
+	Bytes      int64        `json:"bytes,omitempty"`
+	Throughput float64      `json:"throughput_bits_per_second,omitempty"`
+	TCP        *TCPInterval `json:"tcp,omitempty"`
+
+	// rr
+	RoundTrips    int64    `json:"round_trips,omitempty"`
+	RoundTripRate float64  `json:"round_trips_per_second,omitempty"`
+	RTT           *Latency `json:"rtt,omitempty"`
+}
+
+// NewInterval starts an interval record.
+func NewInterval(probe string, start, end time.Duration) Interval {
+	return Interval{Schema: Schema, Type: TypeInterval, Probe: probe, Start: Seconds(start), End: Seconds(end)}
+}
+
+// TCPInterval is the sender's TCP state in one interval (several streams:
+// RTTs averaged, windows and retransmits summed).
+type TCPInterval struct {
+	RTT          Seconds `json:"rtt_seconds"`
+	RTTVar       Seconds `json:"rtt_var_seconds"`
+	MinRTT       Seconds `json:"min_rtt_seconds"`
+	CwndBytes    int64   `json:"cwnd_bytes"`
+	Retransmits  int64   `json:"retransmits"`
+	DeliveryRate float64 `json:"delivery_rate_bits_per_second"`
+}

@@ -1,0 +1,90 @@
+package result
+
+// Stream is the summary of `narrows net stream`.
+type Stream struct {
+	Config StreamConfig `json:"config"`
+	// Throughput is the headline: the single-stream receiver throughput of
+	// the first run (forward, unless only reverse was asked for).
+	Throughput float64     `json:"throughput_bits_per_second"`
+	Runs       []StreamRun `json:"runs"`
+	// Comparison is present when both one stream and N streams ran.
+	Comparison *Comparison `json:"comparison,omitempty"`
+}
+
+// StreamConfig is what was asked for.
+type StreamConfig struct {
+	Direction  string  `json:"direction"`
+	Streams    int     `json:"streams"`
+	Duration   Seconds `json:"duration_seconds"`
+	Interval   Seconds `json:"interval_seconds"`
+	BlockBytes int64   `json:"block_bytes"`
+	// WindowBytes is the requested socket buffer size; 0 is the OS default.
+	WindowBytes int64 `json:"window_bytes"`
+}
+
+// Phases of a stream run.
+const (
+	PhaseSingle   = "single"
+	PhaseParallel = "parallel"
+)
+
+// StreamRun is one direction of one phase.
+type StreamRun struct {
+	Phase     string `json:"phase"`
+	Direction string `json:"direction"` // forward: client to agent; reverse: agent to client
+	Streams   int    `json:"streams"`
+	// Duration is the receiver's: from start to the last byte received.
+	Duration      Seconds   `json:"duration_seconds"`
+	SentBytes     int64     `json:"sent_bytes"`
+	ReceivedBytes int64     `json:"received_bytes"`
+	Throughput    float64   `json:"throughput_bits_per_second"` // receiver's
+	PerStream     []float64 `json:"per_stream_bits_per_second"`
+	// WireThroughput estimates the line rate these bytes used, with the
+	// TCP/IP and Ethernet headers of each segment (MSS known from TCP_INFO).
+	WireThroughput float64 `json:"wire_throughput_bits_per_second,omitempty"`
+	HeaderBytes    int64   `json:"header_bytes_per_segment,omitempty"`
+
+	TCP *TCPSummary `json:"tcp,omitempty"`
+	// TCPUnavailable says why there is no TCP figure (e.g. not Linux).
+	TCPUnavailable string `json:"tcp_unavailable,omitempty"`
+
+	CPU CPU `json:"cpu"`
+	// Stopped says why the run ended early, if it did.
+	Stopped string `json:"stopped,omitempty"`
+}
+
+// TCPSummary is the sender side's TCP state over a run.
+type TCPSummary struct {
+	Side        string  `json:"side"` // which end sent: client or agent
+	RTT         Seconds `json:"rtt_seconds"`
+	MinRTT      Seconds `json:"min_rtt_seconds"`
+	MSSBytes    int64   `json:"mss_bytes"`
+	MaxCwnd     int64   `json:"max_cwnd_bytes"`
+	SndWndBytes int64   `json:"peer_window_bytes"`
+	Retransmits int64   `json:"retransmits"`
+	// RetransRatio is retransmitted bytes over bytes sent.
+	RetransRatio float64 `json:"retransmit_ratio"`
+	// RwndLimited and SndbufLimited are shares (0..1) of the time with
+	// data in flight that the sender was stalled on the receiver's window
+	// or on its own send buffer.
+	RwndLimited   float64 `json:"rwnd_limited_ratio"`
+	SndbufLimited float64 `json:"sndbuf_limited_ratio"`
+	// BDP is throughput × RTT: the bytes that must be in flight.
+	BDPBytes int64 `json:"bdp_bytes"`
+}
+
+// CPU is the CPU each end used during a run, in percent of one core.
+type CPU struct {
+	Local     float64 `json:"local_percent_of_core"`
+	Remote    float64 `json:"remote_percent_of_core"`
+	Available bool    `json:"available"`
+}
+
+// Comparison sets the single stream against N parallel streams.
+type Comparison struct {
+	Direction string  `json:"direction"`
+	Single    float64 `json:"single_stream_bits_per_second"`
+	Aggregate float64 `json:"aggregate_bits_per_second"`
+	Streams   int     `json:"streams"`
+	Ratio     float64 `json:"aggregate_to_single_ratio"`
+}

@@ -1,0 +1,36 @@
+package sysinfo
+
+import (
+	"errors"
+	"time"
+)
+
+// ErrUnavailable says a figure cannot be had on this platform.
+var ErrUnavailable = errors.New("not available on this platform")
+
+// TCPInfo is the part of a TCP socket's state that explains a throughput
+// or latency figure. Cumulative counters are cumulative since the socket
+// opened; callers difference them per interval.
+type TCPInfo struct {
+	RTT           time.Duration `json:"rtt_ns"`
+	RTTVar        time.Duration `json:"rtt_var_ns"`
+	MinRTT        time.Duration `json:"min_rtt_ns"`
+	MSS           int64         `json:"mss_bytes"`
+	PMTU          int64         `json:"pmtu_bytes"`
+	CwndSegments  int64         `json:"cwnd_segments"`
+	SndWnd        int64         `json:"snd_wnd_bytes"` // the peer's advertised receive window
+	Retransmits   int64         `json:"retransmits"`   // segments, cumulative
+	SegsOut       int64         `json:"segs_out"`      // cumulative
+	BytesSent     int64         `json:"bytes_sent"`    // including retransmits, cumulative
+	BytesRetrans  int64         `json:"bytes_retrans"` // cumulative
+	DeliveryRate  int64         `json:"delivery_rate_bytes_per_second"`
+	Busy          time.Duration `json:"busy_ns"`           // time with data in flight, cumulative
+	RwndLimited   time.Duration `json:"rwnd_limited_ns"`   // stalled on the peer's window, cumulative
+	SndbufLimited time.Duration `json:"sndbuf_limited_ns"` // stalled on our send buffer, cumulative
+}
+
+// CwndBytes is the congestion window in bytes.
+func (t *TCPInfo) CwndBytes() int64 { return t.CwndSegments * t.MSS }
+
+// CPUTime is the user plus system CPU this process has used.
+func CPUTime() (time.Duration, error) { return cpuTime() }

@@ -1,0 +1,28 @@
+//go:build !linux
+
+package testbed
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+)
+
+func unsupported() error {
+	return fmt.Errorf("%w (GOOS=%s; network namespaces are Linux-only)", ErrUnsupported, runtime.GOOS)
+}
+
+// Available always reports ErrUnsupported off Linux.
+func Available() error { return unsupported() }
+
+// NewLink always fails with ErrUnsupported off Linux.
+func NewLink(ctx context.Context, opts LinkOptions) (*Link, error) { return nil, unsupported() }
+
+// CleanupStale always fails with ErrUnsupported off Linux.
+func CleanupStale() error { return unsupported() }
+
+// Close is a no-op: no Link can exist off Linux.
+func (l *Link) Close() error { return nil }
+
+// Do always fails with ErrUnsupported off Linux.
+func (h *Host) Do(fn func() error) error { return unsupported() }

@@ -1,0 +1,48 @@
+package testbed
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+)
+
+// RequireEnv reports whether namespaces are mandatory in this environment:
+// CI=true or NARROWS_REQUIRE_NETNS=1. Then tests fail instead of skipping.
+func RequireEnv() bool {
+	return os.Getenv("CI") == "true" || os.Getenv("NARROWS_REQUIRE_NETNS") == "1"
+}
+
+// SkipUnlessAvailable skips t (or fails it, when RequireEnv) if namespaces
+// cannot be made here, giving Available's reason.
+func SkipUnlessAvailable(t testing.TB) {
+	t.Helper()
+	if err := Available(); err != nil {
+		if RequireEnv() {
+			t.Fatalf("network namespaces are required here (CI=true or NARROWS_REQUIRE_NETNS=1) but unavailable: %v", err)
+		}
+		t.Skipf("skipping: network namespaces unavailable: %v (set NARROWS_REQUIRE_NETNS=1 to make this a failure)", err)
+	}
+}
+
+// NewTestLink is NewLink for tests: it skips t with Available's reason when
+// namespaces cannot be made (fails instead under CI=true or
+// NARROWS_REQUIRE_NETNS=1), fails t if the link cannot be built, and
+// registers Close with t.Cleanup.
+func NewTestLink(t testing.TB, opts LinkOptions) *Link {
+	t.Helper()
+	SkipUnlessAvailable(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	l, err := NewLink(ctx, opts)
+	if err != nil {
+		t.Fatalf("testbed.NewLink(%+v): %v", opts, err)
+	}
+	t.Cleanup(func() {
+		if err := l.Close(); err != nil {
+			t.Errorf("testbed: closing link: %v", err)
+		}
+	})
+	t.Logf("testbed: link %s <-> %s, options %+v", l.A, l.B, l.Options)
+	return l
+}
