@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/narrows/narrows/internal/netio"
 	"github.com/narrows/narrows/internal/sysinfo"
 	"github.com/narrows/narrows/internal/wire"
 )
@@ -50,8 +51,6 @@ type slotState struct {
 	count atomic.Int64 // bytes (sink, source) or round trips (echo)
 	end   atomic.Int64 // nanoseconds after start when the slot finished; 0 while running
 	err   error
-	last  int64 // count at the previous idle check
-	quiet time.Duration
 }
 
 // runTest runs one accepted test on the control connection ctl. It returns
@@ -124,12 +123,17 @@ func (s *Server) runTest(ctx context.Context, ctl net.Conn, spec wire.TestSpec) 
 
 	finished := make(chan int, len(states))
 	var wg sync.WaitGroup
+	var halt atomic.Bool
 	for i, st := range states {
-		st.conn.SetDeadline(start.Add(limit))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			st.err = runSlot(st, spec, &stopSources)
+			st.err = runSlot(st, spec, &stopSources, &halt, s.cfg.DataTimeout)
+			if st.err == nil && st.slot.Role == wire.SlotSource {
+				if tc, ok := st.conn.(*net.TCPConn); ok {
+					st.err = tc.CloseWrite()
+				}
+			}
 			st.end.Store(int64(time.Since(start)))
 			finished <- i
 		}()
@@ -179,10 +183,6 @@ loop:
 				reason = "client gone"
 				break loop
 			}
-			if st := idle(states, spec.Interval, s.cfg.DataTimeout); st != nil {
-				reason = fmt.Sprintf("data connection %d moved nothing for %s", st.slot.ID, s.cfg.DataTimeout)
-				break loop
-			}
 		case <-tctx.Done():
 			reason = context.Cause(tctx).Error()
 			select {
@@ -194,9 +194,8 @@ loop:
 		}
 	}
 	elapsed := time.Since(start)
-	for _, st := range states {
-		st.conn.SetDeadline(time.Now()) // unblock any slot still running
-	}
+	halt.Store(true) // every loop notices within one netio.Slice
+	stopSources.Store(true)
 	wg.Wait()
 	ctl.SetReadDeadline(time.Now())
 	<-readerDone
@@ -247,73 +246,38 @@ func sample(states []*slotState) []wire.SlotSample {
 	return out
 }
 
-// idle returns a running slot that has moved nothing for the data timeout.
-func idle(states []*slotState, every, limit time.Duration) *slotState {
-	for _, st := range states {
-		if st.end.Load() != 0 {
-			continue
-		}
-		n := st.count.Load()
-		if n != st.last {
-			st.last, st.quiet = n, 0
-			continue
-		}
-		st.quiet += every
-		if st.quiet >= limit {
-			return st
-		}
-	}
-	return nil
-}
+// sinkBuffer is the agent's read size: iperf3's block, large enough that
+// a read is rarely the limit, small enough to stay in cache.
+const sinkBuffer = 128 << 10
 
-// sinkBuffer is read in chunks larger than the sender's block, as iperf3's
-// receiver is not bound to the sender's write size: fewer system calls.
-const sinkBuffer = 1 << 20
-
-func runSlot(st *slotState, spec wire.TestSpec, stop *atomic.Bool) error {
-	c := st.conn
-	switch st.slot.Role {
-	case wire.SlotSink:
-		buf := make([]byte, max(sinkBuffer, min(spec.Block, 4<<20)))
-		for {
-			n, err := c.Read(buf)
-			st.count.Add(int64(n))
-			if err == io.EOF {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-		}
-	case wire.SlotSource:
-		buf := make([]byte, spec.Block)
-		rand.Read(buf) // incompressible, as iperf3 sends: WAN optimizers must not flatter the link
-		for !stop.Load() {
-			n, err := c.Write(buf)
-			st.count.Add(int64(n))
-			if err != nil {
-				return err
-			}
-		}
-		if tc, ok := c.(*net.TCPConn); ok {
-			return tc.CloseWrite()
-		}
-		return nil
-	case wire.SlotEcho:
-		req := make([]byte, spec.Request)
-		resp := make([]byte, spec.Response)
-		for {
-			if _, err := io.ReadFull(c, req); err != nil {
-				if err == io.EOF {
-					return nil
+// runSlot runs one data connection's loop until its natural end (EOF from
+// the client, or the duration for a source) or until halt is set.
+func runSlot(st *slotState, spec wire.TestSpec, stopSources, halt *atomic.Bool, idle time.Duration) error {
+	return netio.Run(st.conn, func(c netio.Conn) error {
+		switch st.slot.Role {
+		case wire.SlotSink:
+			return netio.Receive(c, make([]byte, max(sinkBuffer, min(spec.Block, 4<<20))), halt, &st.count, idle)
+		case wire.SlotSource:
+			buf := make([]byte, spec.Block)
+			rand.Read(buf) // incompressible, as iperf3 sends: WAN optimizers must not flatter the link
+			// stopSources is set at the duration and on halt.
+			return netio.Send(c, buf, stopSources, &st.count, idle)
+		case wire.SlotEcho:
+			req := make([]byte, spec.Request)
+			resp := make([]byte, spec.Response)
+			for {
+				if err := netio.ReadFull(c, req, halt, idle); err != nil {
+					if err == io.EOF || netio.ErrStopped(err) {
+						return nil
+					}
+					return err
 				}
-				return err
+				if err := netio.WriteAll(c, resp, halt, idle); err != nil {
+					return err
+				}
+				st.count.Add(1)
 			}
-			if _, err := c.Write(resp); err != nil {
-				return err
-			}
-			st.count.Add(1)
 		}
-	}
-	return fmt.Errorf("unknown slot role %q", st.slot.Role)
+		return fmt.Errorf("unknown slot role %q", st.slot.Role)
+	})
 }

@@ -6,13 +6,14 @@ package rr
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/narrows/narrows/internal/client"
 	"github.com/narrows/narrows/internal/metric"
+	"github.com/narrows/narrows/internal/netio"
 	"github.com/narrows/narrows/internal/probe"
 	"github.com/narrows/narrows/internal/result"
 	"github.com/narrows/narrows/internal/sysinfo"
@@ -107,6 +108,9 @@ func Run(ctx context.Context, s *client.Session, cfg Config, emit probe.Emit) (*
 	return res, nil
 }
 
+// idleLimit ends the loop when the agent stops answering.
+const idleLimit = 10 * time.Second
+
 func readKernelRTT(sc syscall.RawConn, res *result.RR) {
 	ti, err := sysinfo.ReadTCPInfo(sc)
 	if err != nil {
@@ -118,16 +122,17 @@ func readKernelRTT(sc syscall.RawConn, res *result.RR) {
 
 // loop is the measuring loop: one goroutine, no locks, one clock read per
 // round trip beyond the two that time it.
-func loop(ctx context.Context, c net.Conn, cfg Config, emit probe.Emit, res *result.RR) (*metric.Histogram, error) {
+func loop(ctx context.Context, conn net.Conn, cfg Config, emit probe.Emit, res *result.RR) (*metric.Histogram, error) {
 	req := make([]byte, cfg.Request)
 	for i := range req {
 		req[i] = 'x' // a string literal, as in SELECT 'xxxx…'
 	}
 	resp := make([]byte, cfg.Response)
 	total, cur := metric.NewHistogram(), metric.NewHistogram()
+	var stop atomic.Bool
+	defer context.AfterFunc(ctx, func() { stop.Store(true) })()
 	start := time.Now()
 	end := start.Add(cfg.Duration)
-	c.SetDeadline(end.Add(10 * time.Second))
 	nextReport := start.Add(cfg.Interval)
 	lastReport := time.Duration(0)
 	var gap time.Duration
@@ -147,38 +152,43 @@ func loop(ctx context.Context, c net.Conn, cfg Config, emit probe.Emit, res *res
 		lastReport = el
 	}
 	var n int64
-	var err error
 	now := start
-	for ctx.Err() == nil {
-		if cfg.Count > 0 && n >= cfg.Count {
-			break
-		}
-		if cfg.Count == 0 && !now.Before(end) {
-			break
-		}
-		if gap > 0 {
-			if wait := time.Until(start.Add(time.Duration(n) * gap)); wait > 0 {
-				time.Sleep(wait)
+	err := netio.Run(conn, func(c netio.Conn) error {
+		for !stop.Load() {
+			if cfg.Count > 0 && n >= cfg.Count {
+				break
 			}
-		}
-		t0 := time.Now()
-		if _, err = c.Write(req); err != nil {
-			break
-		}
-		if _, err = io.ReadFull(c, resp); err != nil {
-			break
-		}
-		now = time.Now()
-		cur.Record(now.Sub(t0))
-		n++
-		if !now.Before(nextReport) {
-			flush(now)
-			nextReport = nextReport.Add(cfg.Interval)
-			for !now.Before(nextReport) { // a stall longer than an interval
+			if cfg.Count == 0 && !now.Before(end) {
+				break
+			}
+			if gap > 0 {
+				if wait := time.Until(start.Add(time.Duration(n) * gap)); wait > 0 {
+					time.Sleep(wait)
+				}
+			}
+			t0 := time.Now()
+			if err := netio.WriteAll(c, req, &stop, idleLimit); err != nil {
+				return err
+			}
+			if err := netio.ReadFull(c, resp, &stop, idleLimit); err != nil {
+				if netio.ErrStopped(err) {
+					return nil
+				}
+				return err
+			}
+			now = time.Now()
+			cur.Record(now.Sub(t0))
+			n++
+			if !now.Before(nextReport) {
+				flush(now)
 				nextReport = nextReport.Add(cfg.Interval)
+				for !now.Before(nextReport) { // a stall longer than an interval
+					nextReport = nextReport.Add(cfg.Interval)
+				}
 			}
 		}
-	}
+		return nil
+	})
 	if cur.Count() > 0 {
 		flush(now)
 	}

@@ -6,9 +6,7 @@ package stream
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -16,6 +14,7 @@ import (
 	"time"
 
 	"github.com/narrows/narrows/internal/client"
+	"github.com/narrows/narrows/internal/netio"
 	"github.com/narrows/narrows/internal/probe"
 	"github.com/narrows/narrows/internal/result"
 	"github.com/narrows/narrows/internal/sysinfo"
@@ -122,7 +121,8 @@ func runPhase(ctx context.Context, s *client.Session, cfg Config, phase string, 
 	}
 	start := time.Now()
 	cpu0, cpuErr := sysinfo.CPUTime()
-	var stop atomic.Bool
+	// stop ends the senders at the duration; halt ends everything.
+	var stop, halt atomic.Bool
 	stopTimer := time.AfterFunc(cfg.Duration, func() { stop.Store(true) })
 	defer stopTimer.Stop()
 	var interrupted atomic.Bool
@@ -140,11 +140,7 @@ func runPhase(ctx context.Context, s *client.Session, cfg Config, phase string, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if e.send {
-				e.err = sendLoop(e, block, &stop)
-			} else {
-				e.err = recvLoop(e, max(cfg.Block, 1<<20))
-			}
+			e.err = loop(e, block, &stop, &halt)
 			e.end.Store(int64(time.Since(start)))
 		}()
 	}
@@ -171,7 +167,7 @@ func runPhase(ctx context.Context, s *client.Session, cfg Config, phase string, 
 	// The agent is finished (or gone): give our receivers a moment to
 	// read the last bytes, then unblock whatever is left.
 	stop.Store(true)
-	waitOrUnblock(&wg, eps, 5*time.Second)
+	waitOrHalt(&wg, &halt, 5*time.Second)
 	for _, e := range eps {
 		if e.send {
 			e.final = e.tcp()
@@ -211,7 +207,9 @@ func runPhase(ctx context.Context, s *client.Session, cfg Config, phase string, 
 	return runs, nil
 }
 
-func waitOrUnblock(wg *sync.WaitGroup, eps []*endpoint, grace time.Duration) {
+// waitOrHalt gives the loops grace to finish by themselves (receivers
+// reading the last bytes), then halts them.
+func waitOrHalt(wg *sync.WaitGroup, halt *atomic.Bool, grace time.Duration) {
 	ch := make(chan struct{})
 	go func() { wg.Wait(); close(ch) }()
 	select {
@@ -219,38 +217,24 @@ func waitOrUnblock(wg *sync.WaitGroup, eps []*endpoint, grace time.Duration) {
 		return
 	case <-time.After(grace):
 	}
-	for _, e := range eps {
-		e.dc.Conn.SetDeadline(time.Now())
-	}
+	halt.Store(true)
 	<-ch
 }
 
-func sendLoop(e *endpoint, block []byte, stop *atomic.Bool) error {
-	c := e.dc.Conn
-	for !stop.Load() {
-		n, err := c.Write(block)
-		e.count.Add(int64(n))
-		if err != nil {
-			return err
-		}
-	}
-	if tc, ok := c.(*net.TCPConn); ok {
-		return tc.CloseWrite()
-	}
-	return nil
-}
+// idleLimit ends a data loop on which nothing moves (a vanished agent).
+const idleLimit = 10 * time.Second
 
-func recvLoop(e *endpoint, size int64) error {
-	buf := make([]byte, min(size, 4<<20))
-	c := e.dc.Conn
-	for {
-		n, err := c.Read(buf)
-		e.count.Add(int64(n))
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
+func loop(e *endpoint, block []byte, stop, halt *atomic.Bool) error {
+	if e.send {
+		err := netio.Run(e.dc.Conn, func(c netio.Conn) error { return netio.Send(c, block, stop, &e.count, idleLimit) })
 		if err != nil {
 			return err
 		}
+		if tc, ok := e.dc.Conn.(*net.TCPConn); ok {
+			return tc.CloseWrite()
+		}
+		return nil
 	}
+	buf := make([]byte, min(max(int64(len(block)), 128<<10), 4<<20))
+	return netio.Run(e.dc.Conn, func(c netio.Conn) error { return netio.Receive(c, buf, halt, &e.count, idleLimit) })
 }

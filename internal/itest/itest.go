@@ -1,0 +1,173 @@
+// Package itest is the integration-test harness: it builds the narrows
+// binary once per test process and runs agents and clients as separate
+// processes, the way a DBA runs them. Test code only.
+package itest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Secret is the shared secret test agents and clients use.
+const Secret = "itest-secret-0123456789abcdef"
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// Binary returns the path of a narrows binary built from this tree.
+func Binary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "narrows-itest-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "narrows")
+		_, file, _, _ := runtime.Caller(0)
+		root := filepath.Join(filepath.Dir(file), "..", "..")
+		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/narrows")
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+// Agent is a running `narrows serve` process.
+type Agent struct {
+	Addr   string // host:port it listens on
+	Cmd    *exec.Cmd
+	mu     sync.Mutex
+	stderr bytes.Buffer
+}
+
+// Log returns what the agent logged so far.
+func (a *Agent) Log() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.stderr.String()
+}
+
+var listening = regexp.MustCompile(`msg="agent listening" addr=(\S+)`)
+
+// StartAgent starts `narrows serve --listen 127.0.0.1:0` plus args with the
+// test secret in its environment, waits until it listens, and stops it at
+// the end of the test. wrap, if given, prefixes the command (e.g. `ip
+// netns exec NS`).
+func StartAgent(t testing.TB, args []string, wrap ...string) *Agent {
+	t.Helper()
+	bin := Binary(t)
+	full := append([]string{bin, "serve"}, args...)
+	if !hasFlag(args, "--listen") {
+		full = append(full, "--listen", "127.0.0.1:0")
+	}
+	full = append(wrap, full...)
+	cmd := exec.Command(full[0], full[1:]...)
+	cmd.Env = append(os.Environ(), "NARROWS_SECRET="+Secret)
+	pr, pw := io.Pipe()
+	cmd.Stderr = pw
+	a := &Agent{Cmd: cmd}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start agent: %v", err)
+	}
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			line := sc.Text()
+			a.mu.Lock()
+			a.stderr.WriteString(line + "\n")
+			a.mu.Unlock()
+			if m := listening.FindStringSubmatch(line); m != nil {
+				select {
+				case addr <- m[1]:
+				default:
+				}
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+		pw.Close()
+	})
+	select {
+	case a.Addr = <-addr:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("agent did not start listening; log:\n%s", a.Log())
+	}
+	return a
+}
+
+func hasFlag(args []string, f string) bool {
+	for _, a := range args {
+		if a == f || strings.HasPrefix(a, f+"=") {
+			return true
+		}
+	}
+	return false
+}
+
+// Result is a finished narrows command.
+type Result struct {
+	Stdout, Stderr string
+	Code           int
+}
+
+// Run runs narrows with args (and the test secret in NARROWS_SECRET unless
+// env overrides it) and waits for it, at most timeout.
+func Run(t testing.TB, timeout time.Duration, env []string, args ...string) Result {
+	t.Helper()
+	return RunWrapped(t, timeout, env, nil, args...)
+}
+
+// RunWrapped is Run with a command prefix such as `ip netns exec NS`.
+func RunWrapped(t testing.TB, timeout time.Duration, env []string, wrap []string, args ...string) Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	full := append(append(append([]string{}, wrap...), Binary(t)), args...)
+	cmd := exec.CommandContext(ctx, full[0], full[1:]...)
+	cmd.Env = append(append(os.Environ(), "NARROWS_SECRET="+Secret), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run narrows %v: %v", args, err)
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("narrows %v did not finish within %s; stdout:\n%s\nstderr:\n%s", args, timeout, out.String(), errb.String())
+	}
+	return Result{Stdout: out.String(), Stderr: errb.String(), Code: code}
+}
