@@ -93,8 +93,7 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func dispatch(ctx context.Context, env Env, args []string) error {
 	if len(args) == 0 {
-		usage(env.Stderr)
-		return usagef("no command given: try `narrows net stream --to HOST` or `narrows help`")
+		return usagef("no command given: try `narrows net stream --to HOST`, or `narrows help` for the list")
 	}
 	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(env.Stdout)
@@ -123,7 +122,14 @@ func usage(w io.Writer) {
 // newFlags returns a flag set whose errors are usage errors.
 func newFlags(env Env, name string) *flag.FlagSet {
 	fs := flag.NewFlagSet("narrows "+name, flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
+	// Mistakes get one line (see parse); the flag list only on --help.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {
+		fmt.Fprintf(env.Stdout, "Usage: narrows %s [flags]\n", name)
+		fs.SetOutput(env.Stdout)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
 	return fs
 }
 
@@ -132,10 +138,10 @@ func parse(fs *flag.FlagSet, args []string) error {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
-		return usagef("%s: %v", fs.Name(), err)
+		return usagef("%s: %v", strings.TrimPrefix(fs.Name(), "narrows "), err)
 	}
 	if fs.NArg() > 0 {
-		return usagef("%s: unexpected argument %q", fs.Name(), fs.Arg(0))
+		return usagef("%s: unexpected argument %q", strings.TrimPrefix(fs.Name(), "narrows "), fs.Arg(0))
 	}
 	return nil
 }

@@ -1,0 +1,269 @@
+package agent_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/netip"
+	"os/exec"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/narrows/narrows/internal/agent"
+	"github.com/narrows/narrows/internal/client"
+	"github.com/narrows/narrows/internal/itest"
+	"github.com/narrows/narrows/internal/probe/rr"
+	"github.com/narrows/narrows/internal/probe/stream"
+	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/wire"
+)
+
+func dial(t *testing.T, addr, secret string) (*client.Session, error) {
+	t.Helper()
+	return client.Dial(context.Background(), client.Options{Addr: addr, Secret: []byte(secret), Timeout: 5 * time.Second})
+}
+
+func TestConfigValidate(t *testing.T) {
+	lo := netip.MustParseAddrPort("127.0.0.1:7447")
+	any := netip.MustParseAddrPort("[::]:7447")
+	cases := []struct {
+		name string
+		cfg  agent.Config
+		at   netip.AddrPort
+		want string
+	}{
+		{"secret on any address", agent.Config{Secret: []byte("0123456789abcdef")}, any, ""},
+		{"insecure on loopback", agent.Config{Insecure: true}, lo, ""},
+		{"insecure on all addresses", agent.Config{Insecure: true}, any, "loopback"},
+		{"neither", agent.Config{}, lo, "no secret"},
+		{"both", agent.Config{Secret: []byte("0123456789abcdef"), Insecure: true}, lo, "choose one"},
+		{"short secret", agent.Config{Secret: []byte("short")}, lo, "too short"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.cfg.Validate(c.at)
+			if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
+				t.Fatalf("Validate = %v, want %q", err, c.want)
+			}
+		})
+	}
+}
+
+// inProcess runs an agent in this process on 127.0.0.1:0.
+func inProcess(t *testing.T, cfg agent.Config) (addr string, stop func()) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- agent.New(cfg).Serve(ctx, ln) }()
+	return ln.Addr().String(), func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	}
+}
+
+// TestNoGoroutineLeaks abuses an in-process agent (garbage, silence,
+// vanishing mid-test, a full run) and checks that once it shuts down every
+// goroutine it started is gone.
+func TestNoGoroutineLeaks(t *testing.T) {
+	before := runtime.NumGoroutine()
+	addr, stop := inProcess(t, agent.Config{Secret: []byte(itest.Secret), HandshakeTimeout: 500 * time.Millisecond,
+		IdleTimeout: 500 * time.Millisecond, DataTimeout: 2 * time.Second})
+
+	// Garbage, and a connection that never speaks.
+	g, _ := net.Dial("tcp", addr)
+	g.Write([]byte("GET / HTTP/1.1\r\n\r\n"))
+	silent, _ := net.Dial("tcp", addr)
+	defer g.Close()
+	defer silent.Close()
+
+	// A full rr test.
+	s, err := dial(t, addr, itest.Secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := rr.Run(context.Background(), s, rr.Config{Request: 64, Response: 64, Duration: 300 * time.Millisecond,
+		Interval: 100 * time.Millisecond, Queries: 10}, func(result.Interval) {})
+	if err != nil || res.RoundTrips == 0 {
+		t.Fatalf("rr: %v, %d round trips", err, res.RoundTrips)
+	}
+	s.Close()
+
+	// A client that opens a stream test and vanishes mid-way.
+	s2, err := dial(t, addr, itest.Secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	go func() { <-ctx.Done(); s2.Close() }()
+	stream.Run(ctx, s2, stream.Config{Direction: wire.Bidir, Streams: 1, Duration: 5 * time.Second, Interval: 100 * time.Millisecond, Block: 64 << 10}, func(result.Interval) {})
+	cancel()
+
+	stop()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		buf := make([]byte, 1<<20)
+		t.Fatalf("%d goroutines before, %d after shutdown:\n%s", before, n, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+func TestWrongSecretAndVersionMismatch(t *testing.T) {
+	a := itest.StartAgent(t, nil)
+	if _, err := dial(t, a.Addr, "not-the-right-secret-at-all"); !errors.Is(err, client.ErrAuth) || !strings.Contains(err.Error(), "authentication failed") {
+		t.Fatalf("wrong secret: %v", err)
+	}
+	if _, err := dial(t, a.Addr, ""); !errors.Is(err, client.ErrAuth) || !strings.Contains(err.Error(), "NARROWS_SECRET") {
+		t.Fatalf("no secret: %v", err)
+	}
+	_, err := client.Dial(context.Background(), client.Options{Addr: a.Addr, Secret: []byte(itest.Secret), Timeout: 5 * time.Second, MinVersion: 7, MaxVersion: 9})
+	if !errors.Is(err, client.ErrVersion) || !strings.Contains(err.Error(), "7-9") || !strings.Contains(err.Error(), "speaks 1") {
+		t.Fatalf("version mismatch: %v", err)
+	}
+	if !strings.Contains(a.Log(), "authentication failed") || strings.Contains(a.Log(), itest.Secret) {
+		t.Fatalf("agent log must note the failure and never the secret:\n%s", a.Log())
+	}
+	// Through the command line: one line, exit code 2.
+	r := itest.Run(t, 20*time.Second, []string{"NARROWS_SECRET=wrong-secret-wrong-secret"}, "net", "rr", "--to", a.Addr, "--duration", "1s")
+	if r.Code != 2 || !strings.Contains(r.Stderr, "authentication failed") || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 {
+		t.Fatalf("cli wrong secret: code %d stderr %q", r.Code, r.Stderr)
+	}
+}
+
+// TestAgentSurvivesAbuse: an oversized frame, garbage, a silent connection
+// and a client killed mid-test each leave the agent serving the next one.
+func TestAgentSurvivesAbuse(t *testing.T) {
+	a := itest.StartAgent(t, []string{"--handshake-timeout", "1s", "--idle-timeout", "1s", "--data-timeout", "2s"})
+	t.Run("oversized frame", func(t *testing.T) {
+		c, err := net.Dial("tcp", a.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.Write([]byte(wire.Magic))
+		c.Write([]byte{0x7f, 0xff, 0xff, 0xff, byte(wire.THello)})
+		c.SetReadDeadline(time.Now().Add(3 * time.Second))
+		if _, err := c.Read(make([]byte, 1)); err == nil {
+			t.Fatal("agent answered an oversized frame instead of closing")
+		} else if errors.Is(err, errTimeout(err)) {
+			t.Fatal("agent kept the connection open")
+		}
+	})
+	t.Run("silent connection freed by the handshake deadline", func(t *testing.T) {
+		c, err := net.Dial("tcp", a.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		t0 := time.Now()
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		_, err = c.Read(make([]byte, 1))
+		if err != io.EOF && !errors.Is(err, syscall.ECONNRESET) {
+			t.Fatalf("silent connection: %v after %s, want the agent to close it", err, time.Since(t0))
+		}
+		if el := time.Since(t0); el < 800*time.Millisecond || el > 3*time.Second {
+			t.Fatalf("closed after %s, want about the 1s handshake deadline", el)
+		}
+	})
+	t.Run("idle authenticated connection freed", func(t *testing.T) {
+		s, err := dial(t, a.Addr, itest.Secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		time.Sleep(2 * time.Second) // past the 1s idle deadline
+		if _, err := s.Open(context.Background(), wire.TestSpec{Kind: wire.KindRR, Request: 1, Response: 1,
+			Duration: time.Second, Interval: time.Second}); err == nil {
+			t.Fatal("the agent kept an idle control connection past --idle-timeout")
+		}
+	})
+	t.Run("test never started is freed", func(t *testing.T) {
+		s, err := dial(t, a.Addr, itest.Secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		tst, err := s.Open(context.Background(), wire.TestSpec{Kind: wire.KindRR, Request: 1, Response: 1, Duration: time.Second, Interval: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tst.Close()
+		// Never send Start: the agent must drop the test at its handshake deadline.
+		t0 := time.Now()
+		_, err = tst.Next(time.Now().Add(5 * time.Second))
+		if err == nil || strings.Contains(err.Error(), "timed out") {
+			t.Fatalf("agent held an unstarted test: %v", err)
+		}
+		if el := time.Since(t0); el > 3*time.Second {
+			t.Fatalf("unstarted test freed after %s, want about 1s", el)
+		}
+	})
+	t.Run("client killed mid-test", func(t *testing.T) {
+		cmd := exec.Command(itest.Binary(t), "net", "stream", "--to", a.Addr, "--duration", "30s", "--bidir")
+		cmd.Env = append(cmd.Environ(), "NARROWS_SECRET="+itest.Secret)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(1500 * time.Millisecond)
+		cmd.Process.Kill()
+		cmd.Wait()
+		r := itest.Run(t, 20*time.Second, nil, "net", "rr", "--to", a.Addr, "--duration", "1s", "--json")
+		if r.Code != 0 || !strings.Contains(r.Stdout, `"round_trips_per_second"`) {
+			t.Fatalf("next client after a killed one: code %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		if !strings.Contains(a.Log(), "client gone") {
+			t.Fatalf("agent did not notice the killed client:\n%s", a.Log())
+		}
+	})
+}
+
+func errTimeout(err error) error {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return err
+	}
+	return errors.New("not a timeout")
+}
+
+// TestConcurrentClientsAndBusy: four clients at once all run (iperf3
+// serves one); a fifth test beyond --max-tests is told "busy".
+func TestConcurrentClientsAndBusy(t *testing.T) {
+	a := itest.StartAgent(t, []string{"--max-tests", "4"})
+	var wg sync.WaitGroup
+	results := make([]itest.Result, 4)
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = itest.Run(t, 30*time.Second, nil, "net", "rr", "--to", a.Addr, "--duration", "3s", "--json")
+		}()
+	}
+	time.Sleep(1500 * time.Millisecond)
+	s, err := dial(t, a.Addr, itest.Secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Open(context.Background(), wire.TestSpec{Kind: wire.KindRR, Request: 1, Response: 1, Duration: time.Second, Interval: time.Second})
+	s.Close()
+	if !errors.Is(err, client.ErrBusy) {
+		t.Errorf("fifth test: %v, want busy", err)
+	}
+	wg.Wait()
+	for i, r := range results {
+		if r.Code != 0 || !strings.Contains(r.Stdout, `"round_trips_per_second"`) {
+			t.Errorf("client %d: code %d\n%s", i, r.Code, r.Stderr)
+		}
+	}
+}

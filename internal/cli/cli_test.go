@@ -1,0 +1,285 @@
+package cli_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/narrows/narrows/internal/cli"
+	"github.com/narrows/narrows/internal/itest"
+)
+
+func run(t *testing.T, env map[string]string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	e := cli.Env{Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return env[k] },
+		ReadFile: os.ReadFile, Now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }}
+	code = cli.Main(context.Background(), e, args)
+	return out.String(), errb.String(), code
+}
+
+// TestBadInput: every mistake gets one line naming what is wrong and exit 2.
+func TestBadInput(t *testing.T) {
+	secret := map[string]string{"NARROWS_SECRET": itest.Secret}
+	cases := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{"no command", nil, nil, "no command given"},
+		{"unknown command", nil, []string{"frobnicate"}, `unknown command "frobnicate"`},
+		{"unknown net probe", nil, []string{"net", "ping"}, "unknown net probe"},
+		{"missing --to", secret, []string{"net", "stream"}, "--to is required"},
+		{"malformed size", secret, []string{"net", "stream", "--to", "127.0.0.1", "--block", "10XB"}, `invalid size "10XB"`},
+		{"malformed window", secret, []string{"net", "stream", "--to", "127.0.0.1", "--window", "lots"}, `--window: invalid size "lots"`},
+		{"malformed duration", secret, []string{"net", "rr", "--to", "127.0.0.1", "--duration", "10x"}, `invalid duration "10x"`},
+		{"zero duration", secret, []string{"net", "rr", "--to", "127.0.0.1", "--duration", "0"}, "must be more than zero"},
+		{"bad port", secret, []string{"net", "rr", "--to", "127.0.0.1:99999"}, `invalid port "99999"`},
+		{"port zero", secret, []string{"net", "rr", "--to", "127.0.0.1:0"}, `invalid port "0"`},
+		{"empty host", secret, []string{"net", "rr", "--to", ":7447"}, "the host is missing"},
+		{"unknown flag", secret, []string{"net", "rr", "--to", "127.0.0.1", "--bogus"}, "flag provided but not defined: -bogus"},
+		{"stray argument", secret, []string{"net", "rr", "--to", "127.0.0.1", "extra"}, `unexpected argument "extra"`},
+		{"reverse and bidir", secret, []string{"net", "stream", "--to", "127.0.0.1", "--reverse", "--bidir"}, "choose one"},
+		{"too many streams", secret, []string{"net", "stream", "--to", "127.0.0.1", "--streams", "1000"}, "--streams 1000"},
+		{"huge request", secret, []string{"net", "rr", "--to", "127.0.0.1", "--request", "1G"}, "--request: use 1 byte to 16M"},
+		{"missing secret file", nil, []string{"net", "rr", "--to", "127.0.0.1", "--secret-file", "/nonexistent/secret"}, "cannot read the secret file: /nonexistent/secret"},
+		{"unknown host", secret, []string{"net", "rr", "--to", "no-such-host.invalid", "--duration", "1s"}, `unknown host "no-such-host.invalid"`},
+		{"nobody listening", secret, []string{"net", "rr", "--to", "127.0.0.1:1", "--duration", "1s"}, "connection refused; start `narrows serve` there"},
+		{"serve without secret", nil, []string{"serve", "--listen", "127.0.0.1:0"}, "no secret"},
+		{"serve insecure on all addresses", nil, []string{"serve", "--insecure", "--listen", ":0"}, "--insecure is allowed only on a loopback address"},
+		{"serve with a hostname", secret, []string{"serve", "--listen", "example.com:7447"}, "must be an IP address"},
+		{"serve bad timeout", secret, []string{"serve", "--listen", "127.0.0.1:0", "--idle-timeout", "soon"}, `--idle-timeout: invalid duration "soon"`},
+		{"serve bad log format", secret, []string{"serve", "--listen", "127.0.0.1:0", "--log-format", "xml"}, "--log-format"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, stderr, code := run(t, c.env, c.args...)
+			if code != cli.ExitUsage {
+				t.Fatalf("exit code %d, want 2; stderr %q", code, stderr)
+			}
+			last := strings.TrimSuffix(stderr, "\n")
+			if strings.Contains(last, "\n") || !strings.Contains(last, c.want) || !strings.HasPrefix(last, "narrows: ") {
+				t.Fatalf("stderr %q, want one line containing %q", stderr, c.want)
+			}
+			if strings.Contains(stderr, "goroutine ") || strings.Contains(stderr, itest.Secret) {
+				t.Fatalf("stack trace or secret in output: %q", stderr)
+			}
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	out, _, code := run(t, nil, "net", "stream", "--help")
+	if code != 0 || !strings.Contains(out, "-streams") || !strings.Contains(out, "-window") {
+		t.Fatalf("help: code %d out %q", code, out)
+	}
+	out, _, code = run(t, nil, "help")
+	if code != 0 || !strings.Contains(out, "net rr") || !strings.Contains(out, "serve") {
+		t.Fatalf("help: code %d out %q", code, out)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	out, _, code := run(t, nil, "version")
+	if code != 0 || !strings.HasPrefix(out, "narrows "+cli.Version) || !strings.Contains(out, "protocol 1") || !strings.Contains(out, "commit ") {
+		t.Fatalf("version: code %d out %q", code, out)
+	}
+}
+
+// jsonLines parses --json output: interval records, then one summary last.
+func jsonLines(t *testing.T, out string) (intervals []map[string]any, summary map[string]any) {
+	t.Helper()
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("not a JSON line: %q: %v", sc.Text(), err)
+		}
+		if m["schema"] != "narrows/v1" {
+			t.Fatalf("record without schema: %q", sc.Text())
+		}
+		switch m["type"] {
+		case "interval":
+			if summary != nil {
+				t.Fatal("interval after the summary")
+			}
+			intervals = append(intervals, m)
+		case "summary":
+			summary = m
+		default:
+			t.Fatalf("unknown record type in %q", sc.Text())
+		}
+	}
+	if summary == nil {
+		t.Fatalf("no summary record in:\n%s", out)
+	}
+	return intervals, summary
+}
+
+func num(t *testing.T, m map[string]any, path ...string) float64 {
+	t.Helper()
+	var v any = m
+	for _, p := range path {
+		mm, ok := v.(map[string]any)
+		if !ok {
+			t.Fatalf("%v: %q is not an object", path, p)
+		}
+		v = mm[p]
+	}
+	f, ok := v.(float64)
+	if !ok {
+		t.Fatalf("%v = %v, want a number", path, v)
+	}
+	return f
+}
+
+func TestStreamAndRRJSON(t *testing.T) {
+	a := itest.StartAgent(t, nil)
+	cases := []struct {
+		name  string
+		args  []string
+		check func(t *testing.T, iv []map[string]any, s map[string]any)
+	}{
+		{"stream one stream", []string{"net", "stream", "--duration", "2s", "--interval", "500ms"}, func(t *testing.T, iv []map[string]any, s map[string]any) {
+			if len(iv) < 3 {
+				t.Fatalf("%d interval records for 2s at 500ms", len(iv))
+			}
+			if bps := num(t, s, "stream", "throughput_bits_per_second"); bps < 1e8 {
+				t.Fatalf("loopback throughput %v bit/s", bps)
+			}
+			run := s["stream"].(map[string]any)["runs"].([]any)[0].(map[string]any)
+			if run["received_bytes"].(float64) <= 0 || run["received_bytes"].(float64) > run["sent_bytes"].(float64) {
+				t.Fatalf("received %v of %v sent", run["received_bytes"], run["sent_bytes"])
+			}
+			if _, ok := run["tcp"].(map[string]any)["min_rtt_seconds"]; !ok {
+				t.Fatal("no TCP_INFO figures on Linux")
+			}
+		}},
+		{"stream compares one with N", []string{"net", "stream", "--duration", "1s", "--streams", "3", "--reverse"}, func(t *testing.T, iv []map[string]any, s map[string]any) {
+			st := s["stream"].(map[string]any)
+			runs := st["runs"].([]any)
+			if len(runs) != 2 || runs[0].(map[string]any)["phase"] != "single" || runs[1].(map[string]any)["streams"].(float64) != 3 {
+				t.Fatalf("runs: %v", runs)
+			}
+			if r := num(t, st, "comparison", "aggregate_to_single_ratio"); r <= 0 {
+				t.Fatalf("ratio %v", r)
+			}
+			if runs[0].(map[string]any)["direction"] != "reverse" {
+				t.Fatal("direction not reverse")
+			}
+		}},
+		{"stream bidir", []string{"net", "stream", "--duration", "1s", "--bidir"}, func(t *testing.T, iv []map[string]any, s map[string]any) {
+			runs := s["stream"].(map[string]any)["runs"].([]any)
+			if len(runs) != 2 || runs[0].(map[string]any)["direction"] == runs[1].(map[string]any)["direction"] {
+				t.Fatalf("bidir runs: %v", runs)
+			}
+			for _, r := range runs {
+				if r.(map[string]any)["throughput_bits_per_second"].(float64) <= 0 {
+					t.Fatalf("a direction moved nothing: %v", r)
+				}
+			}
+		}},
+		{"rr by count with a 500-byte request", []string{"net", "rr", "--count", "2000", "--request", "500B", "--response", "1K"}, func(t *testing.T, iv []map[string]any, s map[string]any) {
+			r := s["rr"].(map[string]any)
+			if r["round_trips"].(float64) != 2000 {
+				t.Fatalf("round trips %v, want 2000", r["round_trips"])
+			}
+			p50, p99, mx := num(t, r, "rtt_p50_seconds"), num(t, r, "rtt_p99_seconds"), num(t, r, "rtt_max_seconds")
+			if !(p50 > 0 && p50 <= p99 && p99 <= mx) || num(t, r, "round_trips_per_second") <= 0 || num(t, r, "connect_seconds") <= 0 {
+				t.Fatalf("rr figures out of order: %v", r)
+			}
+		}},
+		{"rr paced", []string{"net", "rr", "--duration", "1s", "--rate", "200"}, func(t *testing.T, iv []map[string]any, s map[string]any) {
+			rate := num(t, s, "rr", "round_trips_per_second")
+			if rate < 180 || rate > 210 {
+				t.Fatalf("paced at 200/s, measured %v/s", rate)
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := itest.Run(t, 60*time.Second, nil, append(append(c.args, "--to", a.Addr), "--json")...)
+			if r.Code != 0 {
+				t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+			}
+			iv, s := jsonLines(t, r.Stdout)
+			if s["partial"] != false {
+				t.Fatalf("partial run: %v", s["error"])
+			}
+			if f, ok := s["findings"].([]any); !ok || len(f) == 0 {
+				t.Fatal("no findings")
+			}
+			c.check(t, iv, s)
+		})
+	}
+}
+
+// TestPartialResultsWhenAgentDies: a run that fails mid-way still prints
+// what it measured, marks it partial, and exits 1.
+func TestPartialResultsWhenAgentDies(t *testing.T) {
+	a := itest.StartAgent(t, nil)
+	cmd := exec.Command(itest.Binary(t), "net", "rr", "--to", a.Addr, "--duration", "20s", "--interval", "200ms", "--json")
+	cmd.Env = append(os.Environ(), "NARROWS_SECRET="+itest.Secret)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	a.Cmd.Process.Kill()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("client did not notice the agent died")
+	}
+	if cmd.ProcessState.ExitCode() != 1 {
+		t.Fatalf("exit %d, want 1; stderr %s", cmd.ProcessState.ExitCode(), errb.String())
+	}
+	iv, s := jsonLines(t, out.String())
+	if len(iv) < 3 || s["partial"] != true || s["error"] == "" {
+		t.Fatalf("%d intervals, partial %v error %v", len(iv), s["partial"], s["error"])
+	}
+	if num(t, s, "rr", "round_trips") <= 0 {
+		t.Fatal("the partial summary lost what was measured")
+	}
+}
+
+// TestInterruptKeepsResults: SIGINT ends the run early with its figures.
+func TestInterruptKeepsResults(t *testing.T) {
+	a := itest.StartAgent(t, nil)
+	cmd := exec.Command(itest.Binary(t), "net", "stream", "--to", a.Addr, "--duration", "30s")
+	cmd.Env = append(os.Environ(), "NARROWS_SECRET="+itest.Secret)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2500 * time.Millisecond)
+	cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("SIGINT did not end the run")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != cli.ExitInterrupted {
+		t.Fatalf("exit %d, want %d", code, cli.ExitInterrupted)
+	}
+	for _, want := range []string{"→ agent", "stopped: interrupted", "PARTIAL", "One stream (forward) carried"} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}

@@ -1,0 +1,186 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestFrameRoundTrip(t *testing.T) {
+	cases := []struct {
+		name string
+		typ  Type
+		msg  any
+		into any
+	}{
+		{"hello", THello, Hello{MinVersion: 1, MaxVersion: 1, Role: RoleControl, Nonce: NewNonce()}, &Hello{}},
+		{"test", TTest, TestSpec{Kind: KindStream, Direction: Forward, Streams: 4, Duration: 3 * time.Second, Interval: time.Second, Block: 128 << 10}, &TestSpec{}},
+		{"error", TError, RemoteError{Code: CodeBusy, Message: "busy", RetryAfter: 5 * time.Second}, &RemoteError{}},
+		{"empty", TStart, Start{}, &Start{}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := WriteFrame(&buf, c.typ, c.msg); err != nil {
+				t.Fatal(err)
+			}
+			f, err := ReadFrame(&buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.Type != c.typ {
+				t.Fatalf("type %s, want %s", f.Type, c.typ)
+			}
+			if c.typ == TError {
+				// Decoding an error frame as itself gives the message.
+				if err := f.Decode(TError, c.into); err != nil {
+					t.Fatal(err)
+				}
+			} else if err := f.Decode(c.typ, c.into); err != nil {
+				t.Fatal(err)
+			}
+			if buf.Len() != 0 {
+				t.Fatalf("%d bytes left over", buf.Len())
+			}
+		})
+	}
+}
+
+func TestFrameDecodeErrors(t *testing.T) {
+	var buf bytes.Buffer
+	WriteFrame(&buf, TError, RemoteError{Code: CodeAuth, Message: "authentication failed"})
+	f, _ := ReadFrame(&buf)
+	var w Welcome
+	err := f.Decode(TWelcome, &w)
+	var re *RemoteError
+	if !errors.As(err, &re) || re.Code != CodeAuth {
+		t.Fatalf("error frame decoded as %v, want *RemoteError auth", err)
+	}
+	buf.Reset()
+	WriteFrame(&buf, TStart, Start{})
+	f, _ = ReadFrame(&buf)
+	if err := f.Decode(TTest, &TestSpec{}); err == nil || !strings.Contains(err.Error(), "expected test frame, got start") {
+		t.Fatalf("wrong type: %v", err)
+	}
+	bad := Frame{Type: TTest, Body: []byte("{not json")}
+	if err := bad.Decode(TTest, &TestSpec{}); err == nil || !strings.Contains(err.Error(), "malformed test frame") {
+		t.Fatalf("malformed body: %v", err)
+	}
+}
+
+func TestFrameLimits(t *testing.T) {
+	var hdr [5]byte
+	binary.BigEndian.PutUint32(hdr[:], MaxFrame+1)
+	hdr[4] = byte(THello)
+	// A reader that would hand out endless bytes: the decoder must refuse
+	// from the header alone, without reading or allocating the body.
+	r := io.MultiReader(bytes.NewReader(hdr[:]), neverEnding{})
+	if _, err := ReadFrame(r); !errors.Is(err, ErrFrameTooLarge) {
+		t.Fatalf("oversized frame: %v, want ErrFrameTooLarge", err)
+	}
+	if err := WriteFrame(io.Discard, THello, strings.Repeat("x", MaxFrame)); !errors.Is(err, ErrFrameTooLarge) {
+		t.Fatalf("oversized write: %v", err)
+	}
+	// A truncated body is an unexpected EOF, not a frame.
+	var buf bytes.Buffer
+	WriteFrame(&buf, TStart, Start{})
+	trunc := buf.Bytes()[:buf.Len()-1]
+	if _, err := ReadFrame(bytes.NewReader(trunc)); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("truncated: %v", err)
+	}
+}
+
+type neverEnding struct{}
+
+func (neverEnding) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'a'
+	}
+	return len(p), nil
+}
+
+func TestMagic(t *testing.T) {
+	var buf bytes.Buffer
+	WriteMagic(&buf)
+	if err := ReadMagic(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if err := ReadMagic(strings.NewReader("GET / HTTP/1.1\r\n")); !errors.Is(err, ErrBadMagic) {
+		t.Fatalf("http request: %v", err)
+	}
+}
+
+func TestAuthProofs(t *testing.T) {
+	secret := []byte("0123456789abcdef")
+	cn, an := NewNonce(), NewNonce()
+	p := Proof(secret, "client", "s1", cn, an)
+	cases := []struct {
+		name                string
+		secret              []byte
+		role, session       string
+		clientNonce, agentN []byte
+		want                bool
+	}{
+		{"same inputs", secret, "client", "s1", cn, an, true},
+		{"wrong secret", []byte("0123456789abcdeX"), "client", "s1", cn, an, false},
+		{"agent role cannot replay the client's proof", secret, "agent", "s1", cn, an, false},
+		{"other session", secret, "client", "s2", cn, an, false},
+		{"other client nonce", secret, "client", "s1", NewNonce(), an, false},
+		{"other agent nonce", secret, "client", "s1", cn, NewNonce(), false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Verify(c.secret, c.role, c.session, c.clientNonce, c.agentN, p); got != c.want {
+				t.Fatalf("Verify = %v, want %v", got, c.want)
+			}
+		})
+	}
+	if bytes.Equal(NewNonce(), NewNonce()) {
+		t.Fatal("two nonces are equal")
+	}
+}
+
+func TestOverlap(t *testing.T) {
+	cases := []struct{ minA, maxA, minB, maxB, want int }{
+		{1, 1, 1, 1, 1},
+		{1, 3, 2, 5, 3},
+		{2, 2, 1, 1, 0},
+		{1, 1, 2, 9, 0},
+	}
+	for _, c := range cases {
+		if got := Overlap(c.minA, c.maxA, c.minB, c.maxB); got != c.want {
+			t.Errorf("Overlap(%d-%d, %d-%d) = %d, want %d", c.minA, c.maxA, c.minB, c.maxB, got, c.want)
+		}
+	}
+}
+
+// FuzzReadFrame feeds arbitrary bytes to the decoder: it must never panic,
+// never return a body over MaxFrame, and decode what it accepts.
+func FuzzReadFrame(f *testing.F) {
+	var buf bytes.Buffer
+	WriteFrame(&buf, THello, Hello{MinVersion: 1, MaxVersion: 1, Role: RoleControl})
+	f.Add(buf.Bytes())
+	f.Add([]byte{0, 0, 0, 0, 1})
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 1})
+	f.Add([]byte("NRWS\x00\x00\x00\x02\x06{}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r := bytes.NewReader(data)
+		for {
+			fr, err := ReadFrame(r)
+			if err != nil {
+				return
+			}
+			if len(fr.Body) > MaxFrame {
+				t.Fatalf("body of %d bytes", len(fr.Body))
+			}
+			var h Hello
+			_ = fr.Decode(THello, &h)
+			var s TestSpec
+			_ = fr.Decode(TTest, &s)
+		}
+	})
+}
