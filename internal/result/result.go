@@ -2,6 +2,7 @@ package result
 
 import (
 	"encoding/json"
+	"math"
 	"strconv"
 	"time"
 
@@ -32,7 +33,7 @@ func (s *Seconds) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &f); err != nil {
 		return err
 	}
-	*s = Seconds(f * float64(time.Second))
+	*s = Seconds(math.Round(f * float64(time.Second)))
 	return nil
 }
 

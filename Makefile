@@ -1,0 +1,45 @@
+# narrows — the two commands that matter: `make run` and `make test`.
+GO      ?= go
+BIN     := bin/narrows
+COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -s -w -X github.com/narrows/narrows/internal/cli.Commit=$(COMMIT)
+export CGO_ENABLED := 0
+
+.PHONY: build run test deps test-deps bench cross fuzz clean
+
+build:
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/narrows
+
+# The main job: an agent on loopback, then one stream and round trips through it.
+run: build
+	bash scripts/run-local.sh $(BIN)
+
+# Everything the tests need, installed when missing (Debian packages via apt-get).
+test-deps:
+	bash scripts/deps.sh test
+
+# Vet, format, every test (real sockets, real namespaces, real iperf3), the
+# cross builds, and a short fuzz of the frame decoder.
+test: test-deps
+	@unformatted=$$(gofmt -l cmd internal); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	$(MAKE) cross
+	$(GO) test -count=1 -timeout 10m ./...
+	$(MAKE) fuzz
+
+cross:
+	GOOS=windows GOARCH=amd64 $(GO) build -o /dev/null ./cmd/narrows
+	GOOS=darwin GOARCH=arm64 $(GO) build -o /dev/null ./cmd/narrows
+	GOOS=windows GOARCH=amd64 $(GO) vet ./...
+	GOOS=darwin GOARCH=arm64 $(GO) vet ./...
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzReadFrame -fuzztime 10s ./internal/wire/
+
+# Side-by-side with the peers (iperf3, sockperf): prints ratios, not pass/fail.
+bench: build
+	bash scripts/deps.sh bench
+	bash bench/net.sh
+
+clean:
+	rm -rf bin bench/out

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what `make test` (or `make bench`) needs when it is missing, so
+# the README's commands work on a fresh Debian machine. Idempotent.
+set -euo pipefail
+need=()
+have() { command -v "$1" >/dev/null 2>&1; }
+have go || { echo "deps: Go is not installed: install Go 1.26 or later (https://go.dev/dl/)" >&2; exit 2; }
+have ip   || need+=(iproute2)
+have tc   || need+=(iproute2)
+have iperf3 || need+=(iperf3)
+if [ "${1:-test}" = bench ]; then
+  have sockperf || need+=(sockperf)
+fi
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" != 0 ]; then
+    echo "deps: missing ${need[*]}: run as root, or: sudo apt-get install -y ${need[*]}" >&2
+    exit 2
+  fi
+  echo "deps: installing ${need[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+go mod download
