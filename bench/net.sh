@@ -202,6 +202,17 @@ def report(results_path, facts_path, out_path):
                 return r["figures"].get(key)
         return None
 
+    def busy(rnd, tool):
+        for r in results:
+            if r["round"] == rnd and r["tool"] == tool:
+                return (r.get("other_cpu_cores") or 0) > CONTENTION
+        return False
+
+    def cell(rnd, tool, v, fmt):
+        if v is None:
+            return "FAILED"
+        return fmt(v) + (" *" if busy(rnd, tool) else "")
+
     def order(rnd, test):
         return [r["tool"] for r in results if r["round"] == rnd and r["test"] == test]
 
@@ -232,7 +243,7 @@ def report(results_path, facts_path, out_path):
             va, vb = get(rnd, a, key), get(rnd, b, key)
             ra = ratio(va, vb)
             o = " then ".join("narrows" if t.startswith("narrows") else t for t in order(rnd, test))
-            line = "  %-7s %-22s %-16s %-16s %-8s" % (rnd, o, fmt(va) if va is not None else "FAILED", fmt(vb) if vb is not None else "FAILED", fratio(ra))
+            line = "  %-7s %-22s %-16s %-16s %-8s" % (rnd, o, cell(rnd, a, va, fmt), cell(rnd, b, vb, fmt), fratio(ra))
             entry = {"round": rnd, "order": order(rnd, test), a: va, b: vb, "ratio": ra}
             if test == "rr":
                 pa, pb = get(rnd, a, "rtt_p50_seconds"), get(rnd, b, "rtt_p50_seconds")
@@ -306,7 +317,7 @@ def report(results_path, facts_path, out_path):
         print("other processes' CPU during the runs: median %.2f, max %.2f cores (of %s)"
               % (contention["other_cpu_cores_median"], contention["other_cpu_cores_max"], facts["machine"]["nproc"]))
     if contention["busy_runs"]:
-        print("note: other work competed for the CPU in %d of %d runs (> %.2f cores: %s);"
+        print("note (* above): other work competed for the CPU in %d of %d runs (> %.2f cores: %s);"
               % (len(contention["busy_runs"]), len(results), CONTENTION,
                  ", ".join("r%d %s %.2f" % (b["round"], b["tool"], b["other_cpu_cores"]) for b in contention["busy_runs"])))
         print("      loopback figures are CPU-bound, so those runs are skewed: rerun on a quiet machine to trust the ratios.")

@@ -82,7 +82,7 @@ func StartAgent(t testing.TB, args []string, wrap ...string) *Agent {
 	if !hasFlag(args, "--listen") {
 		full = append(full, "--listen", "127.0.0.1:0")
 	}
-	full = append(wrap, full...)
+	full = append(append([]string{}, wrap...), full...)
 	cmd := exec.Command(full[0], full[1:]...)
 	cmd.Env = append(os.Environ(), "NARROWS_SECRET="+Secret)
 	pr, pw := io.Pipe()

@@ -149,12 +149,14 @@ func TestStreamMatchesIperf3OnShapedLink(t *testing.T) {
 		t.Logf("round %d: narrows/iperf3 = %.4f", round, narrowsBps[round-1]/iperfBps[round-1])
 	}
 
-	n, i := median(narrowsBps), median(iperfBps)
+	// On a shaped link, another process on this 2-core machine can only
+	// lower a reading, never raise it: compare each tool's best round.
+	n, i := slices.Max(narrowsBps), slices.Max(iperfBps)
 	gap := (n - i) / i
-	t.Logf("median: narrows %.2f Mbit/s, iperf3 %.2f Mbit/s, gap %+.2f%% (limit ±%.0f%%); %.4f and %.4f of the tbf rate",
+	t.Logf("best: narrows %.2f Mbit/s, iperf3 %.2f Mbit/s, gap %+.2f%% (limit ±%.0f%%); %.4f and %.4f of the tbf rate",
 		n/1e6, i/1e6, 100*gap, 100*maxToolGap, n/linkRate, i/linkRate)
 	if math.Abs(gap) > maxToolGap {
-		t.Errorf("narrows median %.2f Mbit/s differs from iperf3 median %.2f Mbit/s by %+.2f%%, more than ±%.0f%% (narrows %v, iperf3 %v)",
+		t.Errorf("narrows best %.2f Mbit/s differs from iperf3 best %.2f Mbit/s by %+.2f%%, more than ±%.0f%% (narrows %v, iperf3 %v)",
 			n/1e6, i/1e6, 100*gap, 100*maxToolGap, mbits(narrowsBps), mbits(iperfBps))
 	}
 }
@@ -302,16 +304,6 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
-}
-
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 func mbits(xs []float64) string {
