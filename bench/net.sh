@@ -8,7 +8,7 @@
 # order of the two tools alternated from round to round, medians compared.
 # Everything runs against 127.0.0.1 only. See bench/README.md.
 #
-#   ROUNDS=3 DURATION=5 bash bench/net.sh      (the defaults; `make bench`)
+#   ROUNDS=3 DURATION=5 WARMUP=1 bash bench/net.sh   (the defaults; `make bench`)
 #
 # Exits 0 whether or not the targets are met (it is a measurement, not a
 # test); exits non-zero if any tool failed to build, start or run.
@@ -16,11 +16,13 @@ set -euo pipefail
 
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-5}
+WARMUP=${WARMUP:-1}   # seconds of discarded warm-up per tool before round 1; 0: none
 BLOCK=128K      # narrows --block and iperf3 -l (both binary: 131072 bytes)
 MSG=64          # narrows --request/--response and sockperf -m, in bytes
 
 case $ROUNDS in '' | *[!0-9]* | 0) echo "net.sh: ROUNDS must be a positive integer, not '$ROUNDS'" >&2; exit 2 ;; esac
 case $DURATION in '' | *[!0-9]* | 0) echo "net.sh: DURATION must be a positive whole number of seconds, not '$DURATION'" >&2; exit 2 ;; esac
+case $WARMUP in '' | *[!0-9]*) echo "net.sh: WARMUP must be a whole number of seconds, not '$WARMUP'" >&2; exit 2 ;; esac
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT_DIR=$ROOT/bench/out
@@ -472,14 +474,14 @@ finally:
 PY
 }
 USED_PORTS=" "
-pick_port() {
+pick_port() { # pick_port VAR: sets VAR (not $(...): USED_PORTS must persist)
 	local p i
 	for i in $(seq 1 200); do
 		p=$((20000 + RANDOM % 10000))
 		case $USED_PORTS in *" $p "*) continue ;; esac
 		if port_is_free "$p"; then
 			USED_PORTS+="$p "
-			echo "$p"
+			printf -v "$1" '%s' "$p"
 			return 0
 		fi
 	done
@@ -516,9 +518,9 @@ if [ -z "${NARROWS_SECRET:-}" ]; then
 fi
 export NARROWS_SECRET
 
-P0=$(pick_port)
-P1=$(pick_port)
-P2=$(pick_port)
+pick_port P0
+pick_port P1
+pick_port P2
 
 "$BIN" serve --listen "127.0.0.1:$P0" 2>"$WORK/narrows-agent.log" >&2 &
 PIDS+=($!)
@@ -560,17 +562,22 @@ rm -rf "$RAW_DIR"
 mkdir -p "$OUT_DIR" "$RAW_DIR"
 
 LIMIT=$((DURATION + 30))   # a hung client is killed, and counted as failed
+
+# client_cmd TOOL SECONDS: the command line of one client run
+client_cmd() {
+	case $1 in
+	narrows-stream) CMD=("$BIN" net stream --to "127.0.0.1:$P0" --duration "${2}s" --block "$BLOCK" --json) ;;
+	iperf3) CMD=(iperf3 -c 127.0.0.1 -p "$P1" -P 1 -t "$2" -l "$BLOCK" -J) ;;
+	narrows-rr) CMD=("$BIN" net rr --to "127.0.0.1:$P0" --duration "${2}s" --request "${MSG}B" --response "${MSG}B" --json) ;;
+	sockperf) CMD=(sockperf ping-pong --tcp -i 127.0.0.1 -p "$P2" -m "$MSG" -t "$2") ;;
+	esac
+}
+
 run_tool() { # run_tool ROUND TEST TOOL POSITION
 	local rnd=$1 test=$2 tool=$3 pos=$4
 	local out=$RAW_DIR/round$rnd-$tool.out err=$RAW_DIR/round$rnd-$tool.err meta=$WORK/round$rnd-$tool.meta
-	local -a cmd
-	case $tool in
-	narrows-stream) cmd=("$BIN" net stream --to "127.0.0.1:$P0" --duration "${DURATION}s" --block "$BLOCK" --json) ;;
-	iperf3) cmd=(iperf3 -c 127.0.0.1 -p "$P1" -P 1 -t "$DURATION" -l "$BLOCK" -J) ;;
-	narrows-rr) cmd=("$BIN" net rr --to "127.0.0.1:$P0" --duration "${DURATION}s" --request "${MSG}B" --response "${MSG}B" --json) ;;
-	sockperf) cmd=(sockperf ping-pong --tcp -i 127.0.0.1 -p "$P2" -m "$MSG" -t "$DURATION") ;;
-	esac
-	bench run "$meta" "$out" "$err" "$LIMIT" "${PIDS[*]}" "${cmd[@]}"
+	client_cmd "$tool" "$DURATION"
+	bench run "$meta" "$out" "$err" "$LIMIT" "${PIDS[*]}" "${CMD[@]}"
 	local parsed line
 	parsed=$(bench parse "$tool" "$out")
 	line=$(bench record "$rnd" "$test" "$tool" "$pos" "$meta" "$parsed")
@@ -578,12 +585,27 @@ run_tool() { # run_tool ROUND TEST TOOL POSITION
 	bench show "$test" "$line"
 	if [ "$(bench ok "$line")" != 1 ]; then
 		FAILURES=$((FAILURES + 1))
-		if [ -s "$err" ]; then sed -e 's/^/      /' "$err" | tail -n 5; fi
+		local tail_of=$err
+		[ -s "$err" ] || tail_of=$out
+		sed -e 's/\x1b\[[0-9;]*m//g; s/^/      | /' "$tail_of" | tail -n 5
 	fi
 	return 0
 }
 
-echo "net.sh: $ROUNDS round(s), ${DURATION}s per run, 4 runs per round (about $((ROUNDS * 4 * (DURATION + 1)))s)"
+echo "net.sh: $ROUNDS round(s), ${DURATION}s per run, 4 runs per round, ${WARMUP}s warm-up per tool (about $((ROUNDS * 4 * (DURATION + 1) + (WARMUP > 0 ? 4 * (WARMUP + 1) : 0)))s)"
+
+# A short warm-up of each tool, thrown away, so that no tool pays for the
+# first connection, page faults or clock ramp-up in round 1. Its failures
+# surface in the measured rounds.
+if [ "$WARMUP" -gt 0 ]; then
+	echo "warm-up (${WARMUP}s each, discarded)"
+	for tool in narrows-stream iperf3 narrows-rr sockperf; do
+		client_cmd "$tool" "$WARMUP"
+		bench run "$WORK/warmup-$tool.meta" "$RAW_DIR/warmup-$tool.out" "$RAW_DIR/warmup-$tool.err" "$LIMIT" "${PIDS[*]}" "${CMD[@]}"
+	done
+fi
+
+
 for rnd in $(seq 1 "$ROUNDS"); do
 	echo "round $rnd/$ROUNDS"
 	if [ $((rnd % 2)) -eq 1 ]; then
@@ -602,7 +624,7 @@ done
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 cp "$WORK/narrows-agent.log" "$WORK/iperf3-server.log" "$WORK/sockperf-server.log" "$RAW_DIR/" 2>/dev/null || true
 
-export BF_DATE=$DATE BF_ROUNDS=$ROUNDS BF_DURATION=$DURATION BF_BLOCK=$BLOCK BF_MSG=$MSG \
+export BF_DATE=$DATE BF_ROUNDS=$ROUNDS BF_DURATION=$DURATION BF_WARMUP=$WARMUP BF_BLOCK=$BLOCK BF_MSG=$MSG \
 	BF_NPROC=$NPROC BF_KERNEL=$KERNEL BF_CPU_MODEL=$CPU_MODEL BF_LOAD_BEFORE=$LOAD_BEFORE BF_LOAD_AFTER=$LOAD_AFTER \
 	BF_V_NARROWS=$V_NARROWS BF_GIT_COMMIT=$GIT_COMMIT BF_GIT_DIRTY=$GIT_DIRTY BF_V_GO=$V_GO \
 	BF_V_IPERF3=$V_IPERF3 BF_V_SOCKPERF=$V_SOCKPERF BF_RAW_DIR=$RAW_DIR
@@ -615,6 +637,7 @@ facts = {
     "config": {
         "rounds": int(e["BF_ROUNDS"]),
         "duration_seconds": d,
+        "warmup_seconds_per_tool_discarded": int(e["BF_WARMUP"]),
         "block": b,
         "block_bytes": 131072,
         "message_bytes": m,
