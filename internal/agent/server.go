@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"sync"
 	"time"
@@ -188,10 +189,7 @@ func (s *Server) attach(c net.Conn, token []byte) bool {
 	return true
 }
 
-func (s *Server) control(ctx context.Context, c net.Conn, h wire.Hello, log interface {
-	Info(string, ...any)
-	Warn(string, ...any)
-}) {
+func (s *Server) control(ctx context.Context, c net.Conn, h wire.Hello, log *slog.Logger) {
 	session := newID()
 	nonce := wire.NewNonce()
 	authed := len(s.cfg.Secret) > 0

@@ -7,22 +7,48 @@ import (
 	"time"
 )
 
+// watch is the bookkeeping every loop shares: whether it was asked to stop,
+// and how long nothing has moved.
+type watch struct {
+	stop  *atomic.Bool // may be nil
+	limit time.Duration
+	quiet time.Duration
+	what  string // what "nothing moved" means, for the error
+}
+
+// after accounts for one call that moved n bytes and returned err. It
+// returns done when the loop should end (with err, nil on a clean stop),
+// and otherwise whether err was only the end of a slice.
+func (w *watch) after(n int, err error) (done bool, out error) {
+	if n > 0 {
+		w.quiet = 0
+	}
+	if err == nil {
+		return false, nil
+	}
+	if !errors.Is(err, ErrSlice) {
+		return true, err
+	}
+	if w.stop != nil && w.stop.Load() {
+		return true, errStopped
+	}
+	if n == 0 {
+		if w.quiet += Slice; w.quiet >= w.limit {
+			return true, errors.New(w.what + " for " + w.limit.String())
+		}
+	}
+	return false, nil
+}
+
 // Send writes buf again and again until stop is set, adding what it wrote
 // to count, and gives up when nothing could be written for idle.
 func Send(c Conn, buf []byte, stop *atomic.Bool, count *atomic.Int64, idle time.Duration) error {
-	quiet := time.Duration(0)
+	w := watch{stop: stop, limit: idle, what: "the receiver took nothing"}
 	for !stop.Load() {
 		n, err := c.Write(buf)
 		count.Add(int64(n))
-		switch {
-		case errors.Is(err, ErrSlice) && n == 0:
-			if quiet += Slice; quiet >= idle {
-				return errors.New("the receiver took nothing for " + idle.String())
-			}
-		case err != nil && !errors.Is(err, ErrSlice):
-			return err
-		default:
-			quiet = 0
+		if done, err := w.after(n, err); done {
+			return quiet(err)
 		}
 	}
 	return nil
@@ -31,21 +57,15 @@ func Send(c Conn, buf []byte, stop *atomic.Bool, count *atomic.Int64, idle time.
 // Receive reads until EOF or stop, adding what it read to count, and gives
 // up when nothing arrived for idle.
 func Receive(c Conn, buf []byte, stop *atomic.Bool, count *atomic.Int64, idle time.Duration) error {
-	quiet := time.Duration(0)
+	w := watch{stop: stop, limit: idle, what: "nothing arrived"}
 	for !stop.Load() {
 		n, err := c.Read(buf)
 		count.Add(int64(n))
-		switch {
-		case err == io.EOF:
+		if err == io.EOF {
 			return nil
-		case errors.Is(err, ErrSlice):
-			if quiet += Slice; quiet >= idle {
-				return errors.New("nothing arrived for " + idle.String())
-			}
-		case err != nil:
-			return err
-		default:
-			quiet = 0
+		}
+		if done, err := w.after(n, err); done {
+			return quiet(err)
 		}
 	}
 	return nil
@@ -54,27 +74,18 @@ func Receive(c Conn, buf []byte, stop *atomic.Bool, count *atomic.Int64, idle ti
 // ReadFull fills p, riding over slices until stop is set or idle passes.
 // It returns io.EOF only when the peer closed before the first byte.
 func ReadFull(c Conn, p []byte, stop *atomic.Bool, idle time.Duration) error {
-	got, quiet := 0, time.Duration(0)
-	for got < len(p) {
+	w := watch{stop: stop, limit: idle, what: "no answer"}
+	for got := 0; got < len(p); {
 		n, err := c.Read(p[got:])
 		got += n
-		switch {
-		case err == io.EOF:
+		if err == io.EOF {
 			if got == 0 {
 				return io.EOF
 			}
 			return io.ErrUnexpectedEOF
-		case errors.Is(err, ErrSlice):
-			if stop != nil && stop.Load() {
-				return errStopped
-			}
-			if quiet += Slice; quiet >= idle {
-				return errors.New("no answer for " + idle.String())
-			}
-		case err != nil:
+		}
+		if done, err := w.after(n, err); done {
 			return err
-		default:
-			quiet = 0
 		}
 	}
 	return nil
@@ -82,25 +93,24 @@ func ReadFull(c Conn, p []byte, stop *atomic.Bool, idle time.Duration) error {
 
 // WriteAll writes all of p.
 func WriteAll(c Conn, p []byte, stop *atomic.Bool, idle time.Duration) error {
-	sent, quiet := 0, time.Duration(0)
-	for sent < len(p) {
+	w := watch{stop: stop, limit: idle, what: "the peer took nothing"}
+	for sent := 0; sent < len(p); {
 		n, err := c.Write(p[sent:])
 		sent += n
-		switch {
-		case errors.Is(err, ErrSlice):
-			if stop != nil && stop.Load() {
-				return errStopped
-			}
-			if quiet += Slice; quiet >= idle && n == 0 {
-				return errors.New("the peer took nothing for " + idle.String())
-			}
-		case err != nil:
+		if done, err := w.after(n, err); done {
 			return err
-		default:
-			quiet = 0
 		}
 	}
 	return nil
+}
+
+// quiet turns a requested stop into a clean end for the streaming loops,
+// whose callers check the stop flag themselves.
+func quiet(err error) error {
+	if errors.Is(err, errStopped) {
+		return nil
+	}
+	return err
 }
 
 var errStopped = errors.New("stopped")

@@ -4,19 +4,11 @@
 // and returns a result; it never prints, and never advises.
 package probe
 
-import (
-	"errors"
-
-	"github.com/narrows/narrows/internal/result"
-)
+import "github.com/narrows/narrows/internal/result"
 
 // Emit receives interval records as they happen. It must not block long:
 // the probe calls it from its measuring loop.
 type Emit func(result.Interval)
-
-// ErrNotApplicable marks a figure or probe that does not apply here; it is
-// reported, not treated as a failure.
-var ErrNotApplicable = errors.New("not applicable")
 
 // Interrupted is the reason recorded when the user stops a run.
 const Interrupted = "interrupted"
