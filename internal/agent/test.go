@@ -10,7 +10,6 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/narrows/narrows/internal/netio"
@@ -46,10 +45,10 @@ func plan(spec wire.TestSpec) []wire.Slot {
 
 type slotState struct {
 	slot  wire.Slot
-	conn  net.Conn
-	raw   syscall.RawConn
-	count atomic.Int64 // bytes (sink, source) or round trips (echo)
-	end   atomic.Int64 // nanoseconds after start when the slot finished; 0 while running
+	conn  net.Conn      // as accepted: the server's bookkeeping
+	sock  *netio.Socket // the data plane's hold on it
+	count atomic.Int64  // bytes (sink, source) or round trips (echo)
+	end   atomic.Int64  // nanoseconds after start when the slot finished; 0 while running
 	err   error
 }
 
@@ -77,6 +76,7 @@ func (s *Server) runTest(ctx context.Context, ctl net.Conn, spec wire.TestSpec) 
 				s.release(c)
 			default:
 				if states[i] != nil {
+					states[i].sock.Close()
 					s.release(states[i].conn)
 				}
 			}
@@ -92,15 +92,17 @@ func (s *Server) runTest(ctx context.Context, ctl net.Conn, spec wire.TestSpec) 
 	for i, w := range waits {
 		select {
 		case c := <-w.deliver:
-			st := &slotState{slot: w.slot, conn: c}
-			if sc, ok := c.(syscall.Conn); ok {
-				st.raw, _ = sc.SyscallConn()
-			}
 			if tc, ok := c.(*net.TCPConn); ok && spec.Window > 0 {
 				tc.SetReadBuffer(int(spec.Window))
 				tc.SetWriteBuffer(int(spec.Window))
 			}
-			states[i] = st
+			sock, err := netio.Take(c)
+			if err != nil {
+				s.release(c)
+				sendError(ctl, &wire.RemoteError{Code: wire.CodeInternal, Message: "data connection: " + err.Error()})
+				return "", err
+			}
+			states[i] = &slotState{slot: w.slot, conn: c, sock: sock}
 		case <-timer.C:
 			sendError(ctl, &wire.RemoteError{Code: wire.CodeBadRequest, Message: "the client did not open its data connections in time"})
 			return "", errors.New("data connections not opened in time")
@@ -130,9 +132,7 @@ func (s *Server) runTest(ctx context.Context, ctl net.Conn, spec wire.TestSpec) 
 			defer wg.Done()
 			st.err = runSlot(st, spec, &stopSources, &halt, s.cfg.DataTimeout)
 			if st.err == nil && st.slot.Role == wire.SlotSource {
-				if tc, ok := st.conn.(*net.TCPConn); ok {
-					st.err = tc.CloseWrite()
-				}
+				st.err = st.sock.CloseWrite()
 			}
 			st.end.Store(int64(time.Since(start)))
 			finished <- i
@@ -237,10 +237,8 @@ func sample(states []*slotState) []wire.SlotSample {
 	out := make([]wire.SlotSample, len(states))
 	for i, st := range states {
 		out[i] = wire.SlotSample{Slot: st.slot.ID, Bytes: st.count.Load(), Elapsed: time.Duration(st.end.Load())}
-		if st.raw != nil {
-			if ti, err := sysinfo.ReadTCPInfo(st.raw); err == nil {
-				out[i].TCP = ti
-			}
+		if ti, err := sysinfo.ReadTCPInfo(st.sock); err == nil {
+			out[i].TCP = ti
 		}
 	}
 	return out
@@ -253,7 +251,7 @@ const sinkBuffer = 128 << 10
 // runSlot runs one data connection's loop until its natural end (EOF from
 // the client, or the duration for a source) or until halt is set.
 func runSlot(st *slotState, spec wire.TestSpec, stopSources, halt *atomic.Bool, idle time.Duration) error {
-	return netio.Run(st.conn, func(c netio.Conn) error {
+	return st.sock.Run(func(c netio.Conn) error {
 		switch st.slot.Role {
 		case wire.SlotSink:
 			return netio.Receive(c, make([]byte, max(sinkBuffer, min(spec.Block, 4<<20))), halt, &st.count, idle)

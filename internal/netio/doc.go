@@ -4,7 +4,7 @@
 // full or empty; iperf3 and sockperf block in the kernel on a thread of
 // their own, which on a fast path saves a wake-up per write and per round
 // trip (measured on loopback: about 30% more single-stream throughput and
-// round trips). Run gives a loop that shape where the platform allows it,
+// round trips). A Socket gives a loop that shape where the platform allows it,
 // with a kernel timeout on every call so that a loop can always notice
 // that it should stop.
 package netio

@@ -12,16 +12,18 @@ import (
 type watch struct {
 	stop  *atomic.Bool // may be nil
 	limit time.Duration
-	quiet time.Duration
-	what  string // what "nothing moved" means, for the error
+	quiet time.Time // when the current spell of empty slices was first seen; zero while data moves
+	what  string    // what "nothing moved" means, for the error
 }
 
 // after accounts for one call that moved n bytes and returned err. It
 // returns done when the loop should end (with err, nil on a clean stop),
-// and otherwise whether err was only the end of a slice.
+// and otherwise whether err was only the end of a slice. The quiet spell
+// is timed by the clock, not by counting slices: a slice may end early
+// (a signal interrupts the call), and the clock is read only then.
 func (w *watch) after(n int, err error) (done bool, out error) {
 	if n > 0 {
-		w.quiet = 0
+		w.quiet = time.Time{}
 	}
 	if err == nil {
 		return false, nil
@@ -33,7 +35,10 @@ func (w *watch) after(n int, err error) (done bool, out error) {
 		return true, errStopped
 	}
 	if n == 0 {
-		if w.quiet += Slice; w.quiet >= w.limit {
+		now := time.Now()
+		if w.quiet.IsZero() {
+			w.quiet = now
+		} else if now.Sub(w.quiet) >= w.limit {
 			return true, errors.New(w.what + " for " + w.limit.String())
 		}
 	}

@@ -2,7 +2,15 @@
 
 package netio
 
-import "net"
+import (
+	"errors"
+	"net"
+)
 
-// Run calls loop on Go's own socket handling: the raw path is Linux-only.
-func Run(c net.Conn, loop func(Conn) error) error { return portable(c, loop) }
+// take keeps Go's own socket handling: the raw path is Linux-only.
+func take(c net.Conn) (*Socket, error) { return &Socket{conn: c}, nil }
+
+// The raw path is never taken here.
+func runRaw(int, func(Conn) error) error { return errors.ErrUnsupported }
+func shutdownWrite(int) error            { return errors.ErrUnsupported }
+func closeFD(int) error                  { return errors.ErrUnsupported }

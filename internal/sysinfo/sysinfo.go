@@ -8,6 +8,12 @@ import (
 // ErrUnavailable says a figure cannot be had on this platform.
 var ErrUnavailable = errors.New("not available on this platform")
 
+// Controller gives access to a socket's descriptor: a syscall.RawConn, or
+// the data plane's netio.Socket.
+type Controller interface {
+	Control(f func(fd uintptr)) error
+}
+
 // TCPInfo is the part of a TCP socket's state that explains a throughput
 // or latency figure. Cumulative counters are cumulative since the socket
 // opened; callers difference them per interval.

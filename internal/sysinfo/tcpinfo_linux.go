@@ -3,14 +3,13 @@
 package sysinfo
 
 import (
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
 // ReadTCPInfo reads TCP_INFO from a connection's socket.
-func ReadTCPInfo(rc syscall.RawConn) (*TCPInfo, error) {
+func ReadTCPInfo(rc Controller) (*TCPInfo, error) {
 	var ti *unix.TCPInfo
 	var serr error
 	err := rc.Control(func(fd uintptr) {

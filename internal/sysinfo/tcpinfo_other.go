@@ -2,7 +2,5 @@
 
 package sysinfo
 
-import "syscall"
-
 // ReadTCPInfo is Linux-only for now; elsewhere the figure is not invented.
-func ReadTCPInfo(rc syscall.RawConn) (*TCPInfo, error) { return nil, ErrUnavailable }
+func ReadTCPInfo(rc Controller) (*TCPInfo, error) { return nil, ErrUnavailable }

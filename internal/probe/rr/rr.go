@@ -6,9 +6,7 @@ package rr
 import (
 	"context"
 	"fmt"
-	"net"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/narrows/narrows/internal/client"
@@ -67,19 +65,20 @@ func Run(ctx context.Context, s *client.Session, cfg Config, emit probe.Emit) (*
 		}
 	}()
 
+	sock, err := netio.Take(dc.Conn)
+	if err != nil {
+		return res, fmt.Errorf("rr: %w", err)
+	}
+	defer sock.Close()
 	cpu0, cpuErr := sysinfo.CPUTime()
-	total, loopErr := loop(ctx, dc.Conn, cfg, emit, res)
+	total, loopErr := loop(ctx, sock, cfg, emit, res)
 	var interrupted bool
 	if ctx.Err() != nil {
 		interrupted = true
 		res.Stopped = probe.Interrupted
 	}
-	if tc, ok := dc.Conn.(*net.TCPConn); ok {
-		if sc, err := tc.SyscallConn(); err == nil {
-			readKernelRTT(sc, res)
-		}
-		tc.CloseWrite() // the agent's echo ends at our EOF
-	}
+	readKernelRTT(sock, res)
+	sock.CloseWrite() // the agent's echo ends at our EOF
 	var done *wire.Done
 	select {
 	case done = <-agent:
@@ -111,7 +110,7 @@ func Run(ctx context.Context, s *client.Session, cfg Config, emit probe.Emit) (*
 // idleLimit ends the loop when the agent stops answering.
 const idleLimit = 10 * time.Second
 
-func readKernelRTT(sc syscall.RawConn, res *result.RR) {
+func readKernelRTT(sc sysinfo.Controller, res *result.RR) {
 	ti, err := sysinfo.ReadTCPInfo(sc)
 	if err != nil {
 		res.TCPUnavailable = "TCP_INFO " + err.Error()
@@ -122,7 +121,7 @@ func readKernelRTT(sc syscall.RawConn, res *result.RR) {
 
 // loop is the measuring loop: one goroutine, no locks, one clock read per
 // round trip beyond the two that time it.
-func loop(ctx context.Context, conn net.Conn, cfg Config, emit probe.Emit, res *result.RR) (*metric.Histogram, error) {
+func loop(ctx context.Context, sock *netio.Socket, cfg Config, emit probe.Emit, res *result.RR) (*metric.Histogram, error) {
 	req := make([]byte, cfg.Request)
 	for i := range req {
 		req[i] = 'x' // a string literal, as in SELECT 'xxxx…'
@@ -153,7 +152,7 @@ func loop(ctx context.Context, conn net.Conn, cfg Config, emit probe.Emit, res *
 	}
 	var n int64
 	now := start
-	err := netio.Run(conn, func(c netio.Conn) error {
+	err := sock.Run(func(c netio.Conn) error {
 		for !stop.Load() {
 			if cfg.Count > 0 && n >= cfg.Count {
 				break

@@ -7,10 +7,8 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"net"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/narrows/narrows/internal/client"
@@ -82,7 +80,7 @@ func summarize(res *result.Stream) {
 type endpoint struct {
 	dc    client.DataConn
 	send  bool // the client sends (the agent's slot is a sink)
-	raw   syscall.RawConn
+	sock  *netio.Socket
 	count atomic.Int64
 	end   atomic.Int64 // ns after start when it finished
 	err   error
@@ -90,10 +88,7 @@ type endpoint struct {
 }
 
 func (e *endpoint) tcp() *sysinfo.TCPInfo {
-	if e.raw == nil {
-		return nil
-	}
-	ti, err := sysinfo.ReadTCPInfo(e.raw)
+	ti, err := sysinfo.ReadTCPInfo(e.sock)
 	if err != nil {
 		return nil
 	}
@@ -110,11 +105,12 @@ func runPhase(ctx context.Context, s *client.Session, cfg Config, phase string, 
 	defer t.Close()
 	eps := make([]*endpoint, len(t.Conns))
 	for i, dc := range t.Conns {
-		e := &endpoint{dc: dc, send: dc.Slot.Role == wire.SlotSink}
-		if sc, ok := dc.Conn.(syscall.Conn); ok {
-			e.raw, _ = sc.SyscallConn()
+		sock, err := netio.Take(dc.Conn)
+		if err != nil {
+			return nil, fmt.Errorf("stream: %w", err)
 		}
-		eps[i] = e
+		defer sock.Close()
+		eps[i] = &endpoint{dc: dc, send: dc.Slot.Role == wire.SlotSink, sock: sock}
 	}
 	if err := t.Start(); err != nil {
 		return nil, err
@@ -226,15 +222,11 @@ const idleLimit = 10 * time.Second
 
 func loop(e *endpoint, block []byte, stop, halt *atomic.Bool) error {
 	if e.send {
-		err := netio.Run(e.dc.Conn, func(c netio.Conn) error { return netio.Send(c, block, stop, &e.count, idleLimit) })
-		if err != nil {
+		if err := e.sock.Run(func(c netio.Conn) error { return netio.Send(c, block, stop, &e.count, idleLimit) }); err != nil {
 			return err
 		}
-		if tc, ok := e.dc.Conn.(*net.TCPConn); ok {
-			return tc.CloseWrite()
-		}
-		return nil
+		return e.sock.CloseWrite()
 	}
 	buf := make([]byte, min(max(int64(len(block)), 128<<10), 4<<20))
-	return netio.Run(e.dc.Conn, func(c netio.Conn) error { return netio.Receive(c, buf, halt, &e.count, idleLimit) })
+	return e.sock.Run(func(c netio.Conn) error { return netio.Receive(c, buf, halt, &e.count, idleLimit) })
 }
