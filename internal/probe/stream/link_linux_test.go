@@ -30,6 +30,7 @@ const (
 	agentPort   = "7447"
 	iperf3Port  = "5201"
 	rounds      = 2 // narrows, iperf3, narrows, iperf3
+	maxRounds   = 4 // while the best rounds disagree (a busy machine)
 	clientLimit = 25 * time.Second
 
 	// Acceptance bounds.
@@ -128,7 +129,13 @@ func TestStreamMatchesIperf3OnShapedLink(t *testing.T) {
 	target := net.JoinHostPort(b.Addr.String(), agentPort)
 
 	var narrowsBps, iperfBps []float64
-	for round := 1; round <= rounds; round++ {
+	// Two rounds, and up to maxRounds while the best rounds disagree: on a
+	// shaped link another process on this 2-core machine (CI runs test
+	// packages side by side) can only lower a reading, never raise it.
+	for round := 1; round <= maxRounds; round++ {
+		if round > rounds && agree(narrowsBps, iperfBps) {
+			break
+		}
 		// narrows
 		res := itest.RunWrapped(t, clientLimit, nil, wrapA,
 			"net", "stream", "--to", target, "--duration", strconv.Itoa(runSeconds)+"s", "--block", blockSize, "--json")
@@ -149,8 +156,6 @@ func TestStreamMatchesIperf3OnShapedLink(t *testing.T) {
 		t.Logf("round %d: narrows/iperf3 = %.4f", round, narrowsBps[round-1]/iperfBps[round-1])
 	}
 
-	// On a shaped link, another process on this 2-core machine can only
-	// lower a reading, never raise it: compare each tool's best round.
 	n, i := slices.Max(narrowsBps), slices.Max(iperfBps)
 	gap := (n - i) / i
 	t.Logf("best: narrows %.2f Mbit/s, iperf3 %.2f Mbit/s, gap %+.2f%% (limit ±%.0f%%); %.4f and %.4f of the tbf rate",
@@ -159,6 +164,12 @@ func TestStreamMatchesIperf3OnShapedLink(t *testing.T) {
 		t.Errorf("narrows best %.2f Mbit/s differs from iperf3 best %.2f Mbit/s by %+.2f%%, more than ±%.0f%% (narrows %v, iperf3 %v)",
 			n/1e6, i/1e6, 100*gap, 100*maxToolGap, mbits(narrowsBps), mbits(iperfBps))
 	}
+}
+
+// agree reports whether the best rounds of the two tools are within maxToolGap.
+func agree(narrows, iperf []float64) bool {
+	n, i := slices.Max(narrows), slices.Max(iperf)
+	return math.Abs(n-i)/i <= maxToolGap
 }
 
 // checkNarrows decodes and checks one narrows summary and returns its
