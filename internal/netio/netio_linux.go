@@ -74,6 +74,10 @@ func runRaw(fd int, loop func(Conn) error) error {
 	}
 }
 
+func setReadLowWater(fd, n int) error {
+	return unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVLOWAT, n)
+}
+
 func shutdownWrite(fd int) error { return unix.Shutdown(fd, unix.SHUT_WR) }
 func closeFD(fd int) error       { return unix.Close(fd) }
 

@@ -13,4 +13,5 @@ func take(c net.Conn) (*Socket, error) { return &Socket{conn: c}, nil }
 // The raw path is never taken here.
 func runRaw(int, func(Conn) error) error { return errors.ErrUnsupported }
 func shutdownWrite(int) error            { return errors.ErrUnsupported }
+func setReadLowWater(int, int) error     { return errors.ErrUnsupported }
 func closeFD(int) error                  { return errors.ErrUnsupported }

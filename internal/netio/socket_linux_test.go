@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // epollTargets lists the descriptors registered in this process's epoll
@@ -158,5 +160,30 @@ func TestRawLoopsLeaveAPFree(t *testing.T) {
 	}
 	if k := rawLoops.Load(); k != 0 {
 		t.Fatalf("%d raw loops counted after all returned", k)
+	}
+}
+
+// A batch is set in the kernel, and a read still returns the few bytes
+// there when its slice (or a signal) ends the wait: nothing is held back.
+func TestReadBatch(t *testing.T) {
+	a, b := pair(t)
+	s, err := Take(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.ReadBatch(1000); err != nil {
+		t.Fatal(err)
+	}
+	got := -1
+	s.Control(func(fd uintptr) { got, err = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVLOWAT) })
+	if err != nil || got != 1000 {
+		t.Fatalf("SO_RCVLOWAT is %d (%v), want 1000", got, err)
+	}
+	if _, err := a.Write(make([]byte, 10)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Run(func(c Conn) error { return ReadFull(c, make([]byte, 10), nil, 5*Slice) }); err != nil {
+		t.Fatalf("reading 10 bytes below the batch: %v", err)
 	}
 }

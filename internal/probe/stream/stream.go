@@ -228,5 +228,6 @@ func loop(e *endpoint, block []byte, stop, halt *atomic.Bool) error {
 		return e.sock.CloseWrite()
 	}
 	buf := make([]byte, min(max(int64(len(block)), 128<<10), 4<<20))
+	e.sock.ReadBatch(netio.Batch)
 	return e.sock.Run(func(c netio.Conn) error { return netio.Receive(c, buf, halt, &e.count, idleLimit) })
 }
