@@ -5,7 +5,7 @@ COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X github.com/narrows/narrows/internal/cli.Commit=$(COMMIT)
 export CGO_ENABLED := 0
 
-.PHONY: build run test deps test-deps bench cross fuzz clean
+.PHONY: build run test deps test-deps bench cross fuzz clean testbed experiments
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/narrows
@@ -24,7 +24,7 @@ test: test-deps
 	@unformatted=$$(gofmt -l cmd internal); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(MAKE) cross
-	$(GO) test -count=1 -timeout 10m ./...
+	$(GO) test -count=1 -p 1 -timeout 10m ./...
 	$(MAKE) fuzz
 
 cross:
@@ -36,10 +36,23 @@ cross:
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzReadFrame -fuzztime 10s ./internal/wire/
 
-# Side-by-side with the peers (iperf3, sockperf): prints ratios, not pass/fail.
+# Side-by-side with the peers (iperf3, sockperf, fio): prints ratios, not pass/fail.
 bench: build
 	bash scripts/deps.sh bench
 	bash bench/net.sh
+	bash bench/db.sh
+	bash bench/disk.sh
+
+# Two hosts (network namespaces) joined by the WAN delay line, until Ctrl-C
+# (root): make testbed TESTBED_ARGS="--rtt 40ms --rate 100M --loss 0.1%"
+TESTBED_ARGS ?= --rtt 40ms --rate 100M
+testbed:
+	$(GO) build -o bin/narrows-testbed ./internal/testbed/cmd/narrows-testbed
+	exec ./bin/narrows-testbed $(TESTBED_ARGS)
+
+# The testbed's experiments at full length, with the figures for docs/testbed.md.
+experiments:
+	NARROWS_LONG=1 $(GO) test -count=1 -v -timeout 30m ./internal/testbed/experiments/
 
 clean:
 	rm -rf bin bench/out

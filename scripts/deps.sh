@@ -8,8 +8,15 @@ have go || { echo "deps: Go is not installed: install Go 1.26 or later (https://
 have ip   || need+=(iproute2)
 have tc   || need+=(iproute2)
 have iperf3 || need+=(iperf3)
+# db tests: a PostgreSQL primary and standby (initdb, pg_basebackup, pgbench)
+# and a MariaDB source and replica, started from Debian's packages.
+ls /usr/lib/postgresql/*/bin/pgbench >/dev/null 2>&1 && ls /usr/lib/postgresql/*/bin/pg_basebackup >/dev/null 2>&1 || need+=(postgresql postgresql-contrib)
+{ have mariadbd || [ -x /usr/sbin/mariadbd ] || [ -x /usr/sbin/mysqld ]; } && have mariadb-install-db || need+=(mariadb-server)
+have mariadb || need+=(mariadb-client)
+have losetup || need+=(mount)   # the disk tests read a loop device
 if [ "${1:-test}" = bench ]; then
   have sockperf || need+=(sockperf)
+  have fio || need+=(fio)
 fi
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then

@@ -30,6 +30,8 @@ func TestStreamVerdicts(t *testing.T) {
 		text string
 	}{
 		{"window: stalled on the receiver", run(26e6, 5, 5, &result.TCPSummary{RTT: rtt, RwndLimited: 0.9, BDPBytes: 131072}), "stream.window_limited", "receiver's window 90%"},
+		{"window: a paced sender keeps a whole window in flight", run(26e6, 5, 5, &result.TCPSummary{RTT: rtt, RwndLimited: 0.42, BDPBytes: 80000, SndWndBytes: 81920}), "stream.window_limited", "a whole window (80 KiB advertised"},
+		{"link: far less in flight than the window", run(26e6, 5, 5, &result.TCPSummary{RTT: rtt, RwndLimited: 0.1, BDPBytes: 80000, SndWndBytes: 4 << 20}), "stream.link_limited", "Link-limited"},
 		{"window: stalled on the send buffer", run(26e6, 5, 5, &result.TCPSummary{RTT: rtt, SndbufLimited: 0.7, RwndLimited: 0.1}), "stream.window_limited", "its own send buffer 70%"},
 		{"cpu beats everything", run(30e9, 95, 40, &result.TCPSummary{RTT: rtt, RwndLimited: 0.9}), "stream.cpu_limited", "the client used 95%"},
 		{"cpu on the agent", run(30e9, 40, 92, &result.TCPSummary{}), "stream.cpu_limited", "the agent used 92%"},

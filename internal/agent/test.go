@@ -254,7 +254,7 @@ func runSlot(st *slotState, spec wire.TestSpec, stopSources, halt *atomic.Bool, 
 	return st.sock.Run(func(c netio.Conn) error {
 		switch st.slot.Role {
 		case wire.SlotSink:
-			st.sock.ReadBatch(netio.Batch)
+			st.sock.ReadBatch(netio.BatchFor(spec.Window))
 			return netio.Receive(c, make([]byte, max(sinkBuffer, min(spec.Block, 4<<20))), halt, &st.count, idle)
 		case wire.SlotSource:
 			buf := make([]byte, spec.Block)

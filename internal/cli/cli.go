@@ -63,6 +63,10 @@ func commands() []command {
 		{"serve", "run the agent on the far side (the replica, the database server)", serve},
 		{"net stream", "bulk throughput, one stream as replication uses it (then N with --streams)", netStream},
 		{"net rr", "request/response round trips on one connection, as a chatty application waits", netRR},
+		{"db ping", "query round trips in one session through the real driver, network vs server", dbPing},
+		{"db repl", "replication stage by stage: unsent, unflushed, unreplayed, RPO, verdict (live)", dbRepl},
+		{"db load", "generate log at a steady rate into a scratch table, to load a replica link", dbLoad},
+		{"disk", "storage as a database uses it: data pages, log flushes, backup streams", diskCmd},
 		{"version", "print the version, commit and protocol version", version},
 	}
 }
@@ -107,6 +111,12 @@ func dispatch(ctx context.Context, env Env, args []string) error {
 	}
 	if args[0] == "net" {
 		return usagef("unknown net probe %q: use `narrows net stream` or `narrows net rr`", strings.Join(args[1:], " "))
+	}
+	if args[0] == "db" {
+		if len(args) == 1 {
+			return usagef("db: name what to do: `narrows db ping`, `narrows db repl` or `narrows db load` (--help for each)")
+		}
+		return usagef("unknown db command %q: use `narrows db ping`, `narrows db repl` or `narrows db load`", strings.Join(args[1:], " "))
 	}
 	return usagef("unknown command %q: run `narrows help` for the list", args[0])
 }

@@ -21,34 +21,44 @@ func take(c net.Conn) (*Socket, error) {
 	if !ok {
 		return &Socket{conn: c}, nil
 	}
-	rc, err := tc.SyscallConn()
+	fd, err := detach(tc)
 	if err != nil {
 		return nil, err
+	}
+	return &Socket{fd: fd}, nil
+}
+
+// detach gives tc's socket a descriptor of its own, blocking, with Slice
+// as its kernel timeouts, and closes tc.
+func detach(tc *net.TCPConn) (int, error) {
+	rc, err := tc.SyscallConn()
+	if err != nil {
+		return -1, err
 	}
 	fd := -1
 	var derr error
 	if err := rc.Control(func(f uintptr) { fd, derr = unix.FcntlInt(f, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
-		return nil, err
+		return -1, err
 	}
 	if derr != nil {
-		return nil, fmt.Errorf("netio: dup: %w", derr)
+		return -1, fmt.Errorf("netio: dup: %w", derr)
 	}
 	tc.Close()
 	tv := unix.NsecToTimeval(Slice.Nanoseconds())
 	for _, opt := range []int{unix.SO_SNDTIMEO, unix.SO_RCVTIMEO} {
 		if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, opt, &tv); err != nil {
 			unix.Close(fd)
-			return nil, fmt.Errorf("netio: socket timeout: %w", err)
+			return -1, fmt.Errorf("netio: socket timeout: %w", err)
 		}
 	}
 	if err := unix.SetNonblock(fd, false); err != nil {
 		unix.Close(fd)
-		return nil, fmt.Errorf("netio: blocking mode: %w", err)
+		return -1, fmt.Errorf("netio: blocking mode: %w", err)
 	}
-	return &Socket{fd: fd}, nil
+	return fd, nil
 }
 
-// rawLoops counts the loops running on raw system calls.
+// rawLoops counts the loops (and blocking connections) on raw system calls.
 var rawLoops atomic.Int32
 
 // runRaw runs loop with the socket blocking in the kernel, as iperf3 and
@@ -62,14 +72,23 @@ var rawLoops atomic.Int32
 // so a signal (preemption, garbage collection) ends the call with EINTR
 // at once instead of restarting it, and within Slice in any case.
 func runRaw(fd int, loop func(Conn) error) error {
+	if acquireRaw() {
+		defer rawLoops.Add(-1)
+		return loop(rawConn{fd: fd, raw: true})
+	}
+	return loop(rawConn{fd: fd})
+}
+
+// acquireRaw takes one of the GOMAXPROCS-1 places for a raw caller, if one
+// is free; the caller gives it back with rawLoops.Add(-1).
+func acquireRaw() bool {
 	for limit := int32(runtime.GOMAXPROCS(0) - 1); ; {
 		n := rawLoops.Load()
 		if n >= limit {
-			return loop(rawConn{fd: fd})
+			return false
 		}
 		if rawLoops.CompareAndSwap(n, n+1) {
-			defer rawLoops.Add(-1)
-			return loop(rawConn{fd: fd, raw: true})
+			return true
 		}
 	}
 }

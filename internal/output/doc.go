@@ -1,4 +1,4 @@
 // Package output holds the renderers of a run, one folder per format
-// (table, jsonl). Each is a pure function of result records: it measures
+// (table, jsonl, prom). Each is a pure function of result records: it measures
 // nothing and advises nothing.
 package output

@@ -62,8 +62,19 @@ func fixtures() (map[string][]result.Interval, map[string]*result.Report) {
 	return map[string][]result.Interval{"stream": siv, "rr": {riv}}, map[string]*result.Report{"stream": st, "rr": rr}
 }
 
-func TestGolden(t *testing.T) {
+// allFixtures gathers every probe's fixtures: net (fixtures), db and disk.
+func allFixtures() (map[string][]result.Interval, map[string]*result.Report) {
 	ivs, reps := fixtures()
+	divs, dreps := dbFixtures()
+	for k := range dreps {
+		ivs[k], reps[k] = divs[k], dreps[k]
+	}
+	ivs["disk"], reps["disk"] = diskFixture()
+	return ivs, reps
+}
+
+func TestGolden(t *testing.T) {
+	ivs, reps := allFixtures()
 	formats := map[string]func(*bytes.Buffer) sink{
 		"table": func(b *bytes.Buffer) sink { return table.New(b) },
 		"jsonl": func(b *bytes.Buffer) sink { return jsonl.New(b) },
@@ -98,9 +109,9 @@ func TestGolden(t *testing.T) {
 }
 
 // TestJSONRoundTrip: a saved summary reads back into the same Report, so
-// it can be re-rendered and re-advised offline.
+// it can be re-rendered and re-advised offline (to the same findings).
 func TestJSONRoundTrip(t *testing.T) {
-	_, reps := fixtures()
+	_, reps := allFixtures()
 	for name, r := range reps {
 		b, err := json.Marshal(r)
 		if err != nil {
@@ -113,6 +124,11 @@ func TestJSONRoundTrip(t *testing.T) {
 		b2, _ := json.Marshal(&back)
 		if !bytes.Equal(b, b2) {
 			t.Fatalf("%s: JSON changed on a round trip:\n%s\n%s", name, b, b2)
+		}
+		again, _ := json.Marshal(advisor.Advise(&back))
+		first, _ := json.Marshal(r.Findings)
+		if !bytes.Equal(again, first) {
+			t.Fatalf("%s: re-advising the saved report changed the findings:\n%s\n%s", name, first, again)
 		}
 	}
 }

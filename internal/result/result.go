@@ -62,6 +62,10 @@ type Report struct {
 	Error    string    `json:"error,omitempty"`
 	Stream   *Stream   `json:"stream,omitempty"`
 	RR       *RR       `json:"rr,omitempty"`
+	DBPing   *DBPing   `json:"db_ping,omitempty"` // db.go
+	Repl     *Repl     `json:"repl,omitempty"`
+	DBLoad   *DBLoad   `json:"db_load,omitempty"`
+	Disk     *Disk     `json:"disk,omitempty"` // disk.go
 	Findings []Finding `json:"findings"`
 }
 
@@ -120,6 +124,16 @@ type Interval struct {
 	RoundTrips    int64    `json:"round_trips,omitempty"`
 	RoundTripRate float64  `json:"round_trips_per_second,omitempty"`
 	RTT           *Latency `json:"rtt,omitempty"`
+
+	// db ping (RTT above), db repl, db load: see db.go
+	Queries   int64         `json:"queries,omitempty"`
+	QueryRate float64       `json:"queries_per_second,omitempty"`
+	Gap       *Gap          `json:"gap,omitempty"`
+	Repl      *ReplPoll     `json:"repl,omitempty"`
+	Load      *LoadInterval `json:"load,omitempty"`
+
+	// disk: see disk.go
+	Disk *DiskInterval `json:"disk,omitempty"`
 }
 
 // NewInterval starts an interval record.

@@ -24,7 +24,7 @@ import (
 // to act as a TCP sink or source. TestMain dispatches on helperEnv before
 // any test runs, so the helper never touches the testing package's state.
 const (
-	helperEnv     = "NARROWS_TESTBED_HELPER"      // "sink" or "source"
+	helperEnv     = "NARROWS_TESTBED_HELPER"      // "sink", "source" or "delayline"
 	helperAddr    = "NARROWS_TESTBED_ADDR"        // sink: listen ip; source: ip:port to dial
 	helperSeconds = "NARROWS_TESTBED_SECONDS"     // source: how long to send
 	helperLimit   = "NARROWS_TESTBED_DEADLINE_MS" // both: hard exit after this long
@@ -70,6 +70,8 @@ func helperMain(mode string) int {
 	case "source":
 		secs, _ := strconv.ParseFloat(os.Getenv(helperSeconds), 64)
 		rep, err = helperSource(os.Getenv(helperAddr), time.Duration(secs*float64(time.Second)), os.Getenv(helperCC))
+	case "delayline":
+		err = helperDelayLine(enc) // returns only on failure: it waits to be killed
 	default:
 		err = fmt.Errorf("unknown helper mode %q", mode)
 	}

@@ -107,19 +107,8 @@ func NewLink(ctx context.Context, opts LinkOptions) (*Link, error) {
 	if err := CleanupStale(); err != nil {
 		return nil, err
 	}
-	n := linkSeq.Add(1)
-	sub := n % 512 // 198.18.0.0/15 holds 512 /24s: n=1 is 198.18.1.0/24
-	base := netip.AddrFrom4([4]byte{198, 18 + byte(sub/256), byte(sub % 256), 0})
-	b4 := base.As4()
-	addrA := netip.AddrFrom4([4]byte{b4[0], b4[1], b4[2], 1})
-	addrB := netip.AddrFrom4([4]byte{b4[0], b4[1], b4[2], 2})
-	name := fmt.Sprintf("%s%d-%d", NamePrefix, os.Getpid(), n)
-	l := &Link{
-		A:       &Host{Name: "a", NS: name + "-a", Addr: addrA, Dev: "veth-a"},
-		B:       &Host{Name: "b", NS: name + "-b", Addr: addrB, Dev: "veth-b"},
-		Options: opts,
-		Prefix:  netip.PrefixFrom(base, 24),
-	}
+	a, b, prefix := newHostPair(linkSeq.Add(1), "veth-a", "veth-b")
+	l := &Link{A: a, B: b, Options: opts, Prefix: prefix}
 	if err := l.setup(ctx); err != nil {
 		if cerr := l.Close(); cerr != nil {
 			err = errors.Join(err, cerr)
@@ -127,6 +116,21 @@ func NewLink(ctx context.Context, opts LinkOptions) (*Link, error) {
 		return nil, err
 	}
 	return l, nil
+}
+
+// newHostPair names the n-th pair of hosts of this process: namespaces
+// narrows-<pid>-<n>-a and -b, addresses 198.18.<n>.1 and .2 in a /24, and
+// the given device names.
+func newHostPair(n uint32, devA, devB string) (a, b *Host, prefix netip.Prefix) {
+	sub := n % 512 // 198.18.0.0/15 holds 512 /24s: n=1 is 198.18.1.0/24
+	base := netip.AddrFrom4([4]byte{198, 18 + byte(sub/256), byte(sub % 256), 0})
+	b4 := base.As4()
+	addrA := netip.AddrFrom4([4]byte{b4[0], b4[1], b4[2], 1})
+	addrB := netip.AddrFrom4([4]byte{b4[0], b4[1], b4[2], 2})
+	name := fmt.Sprintf("%s%d-%d", NamePrefix, os.Getpid(), n)
+	a = &Host{Name: "a", NS: name + "-a", Addr: addrA, Dev: devA}
+	b = &Host{Name: "b", NS: name + "-b", Addr: addrB, Dev: devB}
+	return a, b, netip.PrefixFrom(base, 24)
 }
 
 func (l *Link) setup(ctx context.Context) error {

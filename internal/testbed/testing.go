@@ -46,3 +46,38 @@ func NewTestLink(t testing.TB, opts LinkOptions) *Link {
 	t.Logf("testbed: link %s <-> %s, options %+v", l.A, l.B, l.Options)
 	return l
 }
+
+// SkipUnlessDelayLine is SkipUnlessAvailable for tests that need a
+// DelayLine: namespaces and TUN devices.
+func SkipUnlessDelayLine(t testing.TB) {
+	t.Helper()
+	if err := DelayLineAvailable(); err != nil {
+		if RequireEnv() {
+			t.Fatalf("network namespaces and TUN devices are required here (CI=true or NARROWS_REQUIRE_NETNS=1) but unavailable: %v", err)
+		}
+		t.Skipf("skipping: delay line unavailable: %v (set NARROWS_REQUIRE_NETNS=1 to make this a failure)", err)
+	}
+}
+
+// NewTestDelayLine is NewDelayLine for tests, as NewTestLink is for
+// NewLink. At cleanup it also fails t if the line hit an I/O error.
+func NewTestDelayLine(t testing.TB, opts DelayLineOptions) *DelayLine {
+	t.Helper()
+	SkipUnlessDelayLine(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	l, err := NewDelayLine(ctx, opts)
+	if err != nil {
+		t.Fatalf("testbed.NewDelayLine: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := l.Err(); err != nil {
+			t.Errorf("testbed: delay line: %v", err)
+		}
+		if err := l.Close(); err != nil {
+			t.Errorf("testbed: closing delay line: %v", err)
+		}
+	})
+	t.Logf("testbed: delay line %s <-> %s; A→B %s; B→A %s", l.A, l.B, l.Options.AtoB, l.Options.BtoA)
+	return l
+}

@@ -56,6 +56,10 @@ func (t *Writer) Interval(iv result.Interval) error {
 		}
 		_, err = fmt.Fprintf(t.w, "%-14s %12s %9s %9s %9s %9s %9s\n", span(iv), metric.FormatCount(int64(iv.RoundTripRate+0.5)),
 			dur(l.P50), dur(l.P90), dur(l.P99), dur(l.P999), dur(l.Max))
+	case result.ProbeDBPing, result.ProbeRepl, result.ProbeDBLoad: // db.go
+		err = t.dbInterval(iv)
+	case "disk":
+		err = t.diskInterval(iv) // disk.go
 	}
 	return err
 }
@@ -80,6 +84,10 @@ func (t *Writer) Report(r *result.Report) error {
 	}
 	if r.RR != nil {
 		rrSummary(&b, r.RR)
+	}
+	dbSummary(&b, r) // db.go
+	if r.Disk != nil {
+		diskSummary(&b, r.Disk)
 	}
 	if r.Partial {
 		fmt.Fprintf(&b, "PARTIAL: the run stopped early (%s); the figures above are what was measured until then.\n", r.Error)

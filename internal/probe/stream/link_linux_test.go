@@ -129,11 +129,12 @@ func TestStreamMatchesIperf3OnShapedLink(t *testing.T) {
 	target := net.JoinHostPort(b.Addr.String(), agentPort)
 
 	var narrowsBps, iperfBps []float64
+	var bestWire float64 // the wire figure of narrows' best round
 	// Two rounds, and up to maxRounds while the best rounds disagree: on a
 	// shaped link another process on this 2-core machine (CI runs test
 	// packages side by side) can only lower a reading, never raise it.
 	for round := 1; round <= maxRounds; round++ {
-		if round > rounds && agree(narrowsBps, iperfBps) {
+		if round > rounds && agree(narrowsBps, iperfBps) && slices.Max(narrowsBps)/linkRate >= minGoodShare {
 			break
 		}
 		// narrows
@@ -142,7 +143,11 @@ func TestStreamMatchesIperf3OnShapedLink(t *testing.T) {
 		if res.Code != 0 {
 			t.Fatalf("round %d: narrows net stream exited %d\nstdout:\n%s\nstderr:\n%s\nagent log:\n%s", round, res.Code, res.Stdout, res.Stderr, agent.Log())
 		}
-		narrowsBps = append(narrowsBps, checkNarrows(t, round, res.Stdout))
+		payload, wire := checkNarrows(t, round, res.Stdout)
+		narrowsBps = append(narrowsBps, payload)
+		if payload >= slices.Max(narrowsBps) {
+			bestWire = wire
+		}
 
 		// iperf3
 		ip := runIperf3(t, link)
@@ -157,6 +162,7 @@ func TestStreamMatchesIperf3OnShapedLink(t *testing.T) {
 	}
 
 	n, i := slices.Max(narrowsBps), slices.Max(iperfBps)
+	checkRates(t, n, bestWire)
 	gap := (n - i) / i
 	t.Logf("best: narrows %.2f Mbit/s, iperf3 %.2f Mbit/s, gap %+.2f%% (limit ±%.0f%%); %.4f and %.4f of the tbf rate",
 		n/1e6, i/1e6, 100*gap, 100*maxToolGap, n/linkRate, i/linkRate)
@@ -174,7 +180,7 @@ func agree(narrows, iperf []float64) bool {
 
 // checkNarrows decodes and checks one narrows summary and returns its
 // headline throughput.
-func checkNarrows(t *testing.T, round int, stdout string) float64 {
+func checkNarrows(t *testing.T, round int, stdout string) (payload, wire float64) {
 	t.Helper()
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
 	last := lines[len(lines)-1]
@@ -217,20 +223,27 @@ func checkNarrows(t *testing.T, round int, stdout string) float64 {
 		t.Errorf("round %d: mss_bytes %d, header_bytes_per_segment %d; want %d and %d (MTU 1500, TCP timestamps, Ethernet header)",
 			round, r.TCP.MSS, r.HeaderBytes, wantMSS, wantHeader)
 	}
-	if lo, hi := linkRate*(1-wireTol), linkRate*(1+wireTol); r.WireThroughput < lo || r.WireThroughput > hi {
-		t.Errorf("round %d: wire_throughput_bits_per_second %.0f is not within ±%.0f%% of the tbf rate %d (%.0f..%.0f)",
-			round, r.WireThroughput, 100*wireTol, linkRate, lo, hi)
-	}
-	if share := r.Throughput / linkRate; r.Throughput >= linkRate || share < minGoodShare || share > maxGoodShare {
-		t.Errorf("round %d: payload throughput %.0f is %.4f of the tbf rate %d, want below it, within %.2f..%.2f (headers take 66/1514 ≈ 4.4%%)",
-			round, r.Throughput, share, linkRate, minGoodShare, maxGoodShare)
-	}
 	if wireFinding == "" {
 		t.Errorf("round %d: no stream.wire_overhead finding among %v", round, codes)
 	} else if wireValue != r.WireThroughput {
 		t.Errorf("round %d: stream.wire_overhead says %.0f bit/s on the wire, the run %.0f", round, wireValue, r.WireThroughput)
 	}
-	return s.Stream.Throughput
+	return s.Stream.Throughput, r.WireThroughput
+}
+
+// checkRates checks narrows' best round against the shaped rate: its wire
+// figure accounts for the headers tbf counts. Only the best round: a busy
+// machine lowers a reading on a shaped link, it never raises one.
+func checkRates(t *testing.T, payload, wire float64) {
+	t.Helper()
+	if lo, hi := linkRate*(1-wireTol), linkRate*(1+wireTol); wire < lo || wire > hi {
+		t.Errorf("best round: wire_throughput_bits_per_second %.0f is not within ±%.0f%% of the tbf rate %d (%.0f..%.0f)",
+			wire, 100*wireTol, linkRate, lo, hi)
+	}
+	if share := payload / linkRate; payload >= linkRate || share < minGoodShare || share > maxGoodShare {
+		t.Errorf("best round: payload throughput %.0f is %.4f of the tbf rate %d, want below it, within %.2f..%.2f (headers take 66/1514 ≈ 4.4%%)",
+			payload, share, linkRate, minGoodShare, maxGoodShare)
+	}
 }
 
 // runIperf3 runs a one-off iperf3 server in B and one iperf3 client stream

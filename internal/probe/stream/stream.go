@@ -81,6 +81,7 @@ type endpoint struct {
 	dc    client.DataConn
 	send  bool // the client sends (the agent's slot is a sink)
 	sock  *netio.Socket
+	batch int // bytes a receiving read waits for (netio.BatchFor)
 	count atomic.Int64
 	end   atomic.Int64 // ns after start when it finished
 	err   error
@@ -110,7 +111,7 @@ func runPhase(ctx context.Context, s *client.Session, cfg Config, phase string, 
 			return nil, fmt.Errorf("stream: %w", err)
 		}
 		defer sock.Close()
-		eps[i] = &endpoint{dc: dc, send: dc.Slot.Role == wire.SlotSink, sock: sock}
+		eps[i] = &endpoint{dc: dc, send: dc.Slot.Role == wire.SlotSink, sock: sock, batch: netio.BatchFor(cfg.Window)}
 	}
 	if err := t.Start(); err != nil {
 		return nil, err
@@ -228,6 +229,6 @@ func loop(e *endpoint, block []byte, stop, halt *atomic.Bool) error {
 		return e.sock.CloseWrite()
 	}
 	buf := make([]byte, min(max(int64(len(block)), 128<<10), 4<<20))
-	e.sock.ReadBatch(netio.Batch)
+	e.sock.ReadBatch(e.batch)
 	return e.sock.Run(func(c netio.Conn) error { return netio.Receive(c, buf, halt, &e.count, idleLimit) })
 }

@@ -1,0 +1,362 @@
+package advisor
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/narrows/narrows/internal/metric"
+	"github.com/narrows/narrows/internal/result"
+)
+
+// Thresholds behind the replication verdicts.
+const (
+	// SmallQueue: a queue smaller than this, or than one second of log
+	// generation, is a replica keeping up.
+	SmallQueue = 1 << 20
+	// MinGrowth: a queue must grow faster than this (bytes/s) and than
+	// GrowthShare of the generation rate before it counts as growing, so
+	// that the jitter of one poll is not called a trend.
+	MinGrowth   = 64 << 10
+	GrowthShare = 0.1
+)
+
+// Verdict codes: see result.Verdict*.
+const (
+	VerdictKeepingUp  = result.VerdictKeepingUp
+	VerdictCatchingUp = result.VerdictCatchingUp
+	VerdictSendQueue  = result.VerdictSendQueue
+	VerdictDisk       = result.VerdictDisk
+	VerdictReplay     = result.VerdictReplay
+	VerdictSilent     = result.VerdictSilent
+	VerdictUnknown    = result.VerdictUnknown
+)
+
+func mb(bytesPerSecond float64) string { return metric.FormatByteRate(bytesPerSecond) }
+
+// dur formats a time the way a DBA reads it: "0 s", not "0 ns".
+func dur(d time.Duration) string {
+	if d == 0 {
+		return "0 s"
+	}
+	return metric.FormatDuration(d)
+}
+
+func size(b int64) string { return metric.FormatBytes(b) }
+
+func val[T any](p *T) (T, bool) {
+	var zero T
+	if p == nil {
+		return zero, false
+	}
+	return *p, true
+}
+
+func secondsPtr(f float64) *result.Seconds {
+	s := result.Seconds(time.Duration(f * float64(time.Second)))
+	return &s
+}
+
+// ReplPoll fills in each replica's verdict, RPO, catch-up and redo times.
+// It reads the poll only.
+func ReplPoll(p *result.ReplPoll) {
+	if p == nil {
+		return
+	}
+	for i := range p.Replicas {
+		replica(&p.Replicas[i], p.GenerationRate)
+	}
+}
+
+// generation is the rate the replica must keep up with.
+func generation(st *result.ReplicaState, poll *float64) (float64, bool) {
+	if st.Generation != nil {
+		return *st.Generation, true
+	}
+	return val(poll)
+}
+
+func replica(st *result.ReplicaState, pollGen *float64) {
+	gen, genKnown := generation(st, pollGen)
+	unsent, hasUnsent := val(st.Unsent)
+	unwritten, _ := val(st.Unwritten)
+	unflushed, _ := val(st.Unflushed)
+	unreplayed, hasUnreplayed := val(st.Unreplayed)
+	small := int64(SmallQueue)
+	if genKnown && int64(gen) > small {
+		small = int64(gen)
+	}
+	growth := max(float64(MinGrowth), GrowthShare*gen)
+
+	// RPO: what a failover now would lose, and in seconds of log.
+	st.RPOBytes, st.RPOSeconds, st.CatchUp, st.RedoTime = nil, nil, nil, nil
+	if hasUnsent {
+		u := unsent
+		st.RPOBytes = &u
+		switch {
+		case unsent == 0:
+			st.RPOSeconds = secondsPtr(0)
+		case genKnown && gen > 0:
+			st.RPOSeconds = secondsPtr(float64(unsent) / gen)
+		}
+	}
+	if rr, ok := val(st.ReplayRate); ok && hasUnreplayed {
+		if unreplayed == 0 {
+			st.RedoTime = secondsPtr(0)
+		} else if rr > 0 {
+			st.RedoTime = secondsPtr(float64(unreplayed) / rr)
+		}
+	}
+	// Catch-up: every stage must drain what waits up to it, faster than
+	// the log arrives.
+	if genKnown && st.State != result.ReplicaSilent {
+		catch, ok := 0.0, true
+		behind := int64(0)
+		for _, s := range []struct {
+			queue *int64
+			rate  *float64
+		}{{st.Unsent, st.SendRate}, {st.Unwritten, st.WriteRate}, {st.Unflushed, st.FlushRate}, {st.Unreplayed, st.ReplayRate}} {
+			q, has := val(s.queue)
+			if !has {
+				continue
+			}
+			behind += q
+			if behind <= small {
+				continue
+			}
+			r, hasRate := val(s.rate)
+			if !hasRate || r <= gen {
+				ok = false
+				break
+			}
+			catch = max(catch, float64(behind)/(r-gen))
+		}
+		if ok {
+			st.CatchUp = secondsPtr(catch)
+		}
+	}
+
+	total := unsent + unwritten + unflushed + unreplayed
+	sendRate, hasSend := val(st.SendRate)
+	replayRate, hasReplay := val(st.ReplayRate)
+	flushRate, hasFlush := val(st.FlushRate)
+	behindWhat := func() string {
+		parts := []string{}
+		if hasUnsent {
+			parts = append(parts, "unsent "+size(unsent))
+		}
+		if st.Unwritten != nil || st.Unflushed != nil {
+			parts = append(parts, "unflushed "+size(unwritten+unflushed))
+		}
+		if hasUnreplayed {
+			parts = append(parts, "unreplayed "+size(unreplayed))
+		}
+		return strings.Join(parts, ", ")
+	}
+	set := func(code, text string) { st.VerdictCode, st.Verdict = code, text }
+	switch {
+	case st.State == result.ReplicaSilent:
+		if s, ok := val(st.SilentFor); ok {
+			set(VerdictSilent, fmt.Sprintf("replica silent for %.0f s: the primary has not heard from it (%s), so its lag is unknown, not 0", s.D().Seconds(), st.EngineState))
+		} else {
+			set(VerdictSilent, fmt.Sprintf("replica silent: not heard from since narrows started (%s), so its lag is unknown, not 0", st.EngineState))
+		}
+	case !hasUnsent && !hasUnreplayed:
+		set(VerdictUnknown, "no position figures for this replica in this poll")
+	case st.IOThread != "" && st.IOThread != "Yes" && genKnown:
+		set(VerdictSendQueue, fmt.Sprintf("send queue growing at %s because generation %s > fetch 0 B/s: the IO thread is not running (%s); %s not fetched",
+			mb(gen), mb(gen), st.IOThread, size(unsent)))
+	case hasUnsent && unsent > small && genKnown && hasSend && gen-sendRate > growth:
+		set(VerdictSendQueue, fmt.Sprintf("send queue growing at %s because generation %s > send %s: %s not yet sent (sender or network)",
+			mb(gen-sendRate), mb(gen), mb(sendRate), size(unsent)))
+	case st.Unflushed != nil && unwritten+unflushed > small && hasSend && hasFlush && sendRate-flushRate > growth:
+		set(VerdictDisk, fmt.Sprintf("the standby's disk is the bottleneck: %s received but not flushed, growing at %s (received %s, flushed %s)",
+			size(unwritten+unflushed), mb(sendRate-flushRate), mb(sendRate), mb(flushRate)))
+	case st.SQLThread != "" && st.SQLThread != "Yes" && genKnown:
+		set(VerdictReplay, fmt.Sprintf("replay is the bottleneck: the SQL thread is not running (%s); %s fetched but not applied", st.SQLThread, size(unreplayed)))
+	case hasUnreplayed && unreplayed > small && hasReplay && genKnown && gen-replayRate > growth:
+		paused := ""
+		if p, ok := val(st.ReplayPaused); ok && p {
+			paused = " — replay is paused on the standby (pg_wal_replay_resume() resumes it)"
+		}
+		set(VerdictReplay, fmt.Sprintf("replay is the bottleneck: %s received but not replayed, growing at %s (replay %s, generation %s)%s",
+			size(unreplayed), mb(gen-replayRate), mb(replayRate), mb(gen), paused))
+	case hasUnreplayed && unreplayed > small && hasReplay && replayRate == 0:
+		set(VerdictReplay, fmt.Sprintf("replay is the bottleneck: %s received but not replayed and replay is not moving", size(unreplayed)))
+	case total > small:
+		if c, ok := val(st.CatchUp); ok {
+			set(VerdictCatchingUp, fmt.Sprintf("catching up: %s behind (%s), caught up in about %s at current rates", size(total), behindWhat(), dur(c.D())))
+		} else {
+			set(VerdictCatchingUp, fmt.Sprintf("behind by %s (%s), not growing fast enough to call a trend", size(total), behindWhat()))
+		}
+	default:
+		set(VerdictKeepingUp, fmt.Sprintf("keeping up: %s behind (%s)", size(total), behindWhat()))
+	}
+}
+
+func dbping(r *result.DBPing) []result.Finding {
+	if r.Queries == 0 {
+		return nil
+	}
+	q := r.Config.Queries
+	wire := float64(q) * r.Mean.D().Seconds()
+	f := result.Finding{Code: "db.round_trip_time", Severity: "info",
+		Summary: fmt.Sprintf("A report that issues %s queries spends %.2f s on round trips (%s each on average, %s queries/s in one session).",
+			metric.FormatCount(q), wire, metric.FormatDuration(r.Mean.D()), metric.FormatCount(int64(r.Rate+0.5))),
+		Detail: "That is the time one session spends waiting for answers to trivial queries, before any real work: " +
+			"a chatty report or ORM page pays it for every query it sends one after another. Fewer, larger queries, or an application server closer to the database, are the cure.",
+		Values: map[string]float64{"queries": float64(q), "round_trip_seconds": wire, "queries_per_second": r.Rate}}
+	out := []result.Finding{f}
+	if n := r.Network; n != nil && r.P50 > 0 {
+		how := fmt.Sprintf("TCP handshakes to %s's port, median of %d", r.Engine, n.TCPConnectSamples)
+		switch n.Method {
+		case "tcp_handshake_rtt":
+			how = fmt.Sprintf("the kernel's RTT of TCP handshakes to %s's port, median of %d", r.Engine, n.TCPConnectSamples)
+		case "agent_rr":
+			how = fmt.Sprintf("net rr through the agent at %s, %s round trips", n.Agent, metric.FormatCount(n.AgentRTTs))
+		}
+		nf := result.Finding{Code: "db.network_share", Severity: "info",
+			Summary: fmt.Sprintf("Of a %s query round trip (p50), the network takes %s (%.0f%%) and the server and driver %s (%.0f%%).",
+				metric.FormatDuration(r.P50.D()), metric.FormatDuration(n.NetworkP50.D()), 100*n.NetworkShare,
+				metric.FormatDuration(n.ServerP50.D()), 100*n.ServerShare),
+			Values: map[string]float64{"network_share_ratio": n.NetworkShare, "network_rtt_p50_seconds": n.NetworkP50.D().Seconds(),
+				"server_and_driver_p50_seconds": n.ServerP50.D().Seconds()}}
+		switch {
+		case n.NetworkShare >= 0.7:
+			nf.Detail = "The network dominates (measured by " + how + "): a shorter path, a better virtual NIC or switch, or moving the application next to the database will help; the server will not."
+		case n.NetworkShare <= 0.3:
+			nf.Detail = "The server and the driver dominate (network measured by " + how + "): a faster network will not help much. Look at the server's CPU and scheduling, middleware (a pooler, a proxy), TLS, or the client machine."
+		default:
+			nf.Detail = "Network and server share the time (network measured by " + how + ")."
+		}
+		if n.AgentError != "" {
+			nf.Detail += " The agent could not be measured: " + n.AgentError + "."
+		}
+		out = append(out, nf)
+	}
+	c := r.Connect
+	if c.Total > 0 {
+		tls := "no TLS"
+		if c.TLSUsed {
+			tls = "TLS " + metric.FormatDuration(c.TLS.D())
+		}
+		cf := result.Finding{Code: "db.connect_time", Severity: "info",
+			Summary: fmt.Sprintf("Opening a session took %s: TCP %s, %s, login %s.", metric.FormatDuration(c.Total.D()),
+				metric.FormatDuration(c.TCP.D()), tls, metric.FormatDuration(c.Login.D())),
+			Values: map[string]float64{"connect_seconds": c.Total.D().Seconds()}}
+		if c.Total.D() > 20*r.P50.D() {
+			cf.Detail = fmt.Sprintf("A new session costs as much as %.0f queries: an application that connects per request should use a connection pool.", float64(c.Total)/float64(r.P50))
+		}
+		out = append(out, cf)
+	}
+	if r.P50 > 0 && r.P99.D() > 5*r.P50.D() {
+		out = append(out, result.Finding{Code: "db.tail", Severity: "warning",
+			Summary: fmt.Sprintf("Jittery: 1%% of queries took over %s, %.0f× the median %s.",
+				metric.FormatDuration(r.P99.D()), float64(r.P99)/float64(r.P50), metric.FormatDuration(r.P50.D())),
+			Detail: "A chatty session feels the tail: look for CPU power saving or contention on the server or the client, a busy virtual switch, or a congested hop.",
+			Values: map[string]float64{"p99_to_p50_ratio": float64(r.P99) / float64(r.P50)}})
+	}
+	if len(r.Gaps) > 0 {
+		out = append(out, gapFinding(r.Gaps))
+	}
+	return out
+}
+
+func gapFinding(gaps []result.Gap) result.Finding {
+	var lost time.Duration
+	for _, g := range gaps {
+		if g.End != nil {
+			lost += g.End.D() - g.Start.D()
+		}
+	}
+	return result.Finding{Code: "db.connection_lost", Severity: "warning",
+		Summary: fmt.Sprintf("The connection was lost %d time(s), %s in all: those stretches have no figures (see gaps), none were carried over.", len(gaps), metric.FormatDuration(lost)),
+		Detail:  "First reason: " + gaps[0].Reason,
+		Values:  map[string]float64{"gaps": float64(len(gaps)), "gap_seconds": lost.Seconds()}}
+}
+
+func repl(r *result.Repl) []result.Finding {
+	var out []result.Finding
+	if r.Last != nil {
+		ReplPoll(r.Last)
+		for _, st := range r.Last.Replicas {
+			name := st.Name
+			if st.Database != "" {
+				name += " / " + st.Database
+			}
+			f := result.Finding{Code: "repl." + st.VerdictCode, Severity: "info", Summary: fmt.Sprintf("%s: %s.", name, st.Verdict),
+				Values: map[string]float64{}}
+			if st.VerdictCode != VerdictKeepingUp && st.VerdictCode != VerdictCatchingUp {
+				f.Severity = "warning"
+			}
+			var d []string
+			if b, ok := val(st.RPOBytes); ok {
+				f.Values["rpo_bytes"] = float64(b)
+				if s, ok := val(st.RPOSeconds); ok {
+					f.Values["rpo_seconds"] = s.D().Seconds()
+					d = append(d, fmt.Sprintf("A failover now would lose %s of log, %s of generation at the current rate (RPO = unsent bytes ÷ generation rate).", size(b), dur(s.D())))
+				} else {
+					d = append(d, fmt.Sprintf("A failover now would lose %s of log (no generation rate to turn it into time).", size(b)))
+				}
+			}
+			if s, ok := val(st.CatchUp); ok {
+				f.Values["catch_up_seconds"] = s.D().Seconds()
+				if s > 0 {
+					d = append(d, fmt.Sprintf("At current rates it catches up in %s.", metric.FormatDuration(s.D())))
+				}
+			} else if st.VerdictCode != VerdictSilent && st.VerdictCode != VerdictUnknown {
+				d = append(d, "At current rates it does not catch up.")
+			}
+			if s, ok := val(st.RedoTime); ok && s > 0 {
+				f.Values["redo_seconds"] = s.D().Seconds()
+				d = append(d, fmt.Sprintf("Replaying what it holds takes %s at its replay rate: that much is added to a failover's recovery time.", metric.FormatDuration(s.D())))
+			}
+			if st.SecondsBehindNull || st.SecondsBehind != nil {
+				sbm := "NULL"
+				if s, ok := val(st.SecondsBehind); ok {
+					sbm = fmt.Sprintf("%.0f s", s.D().Seconds())
+				}
+				d = append(d, "Seconds_Behind_Source reads "+sbm+": it counts only what the replica has already fetched, so it cannot see log the IO thread has not fetched — judge by the unsent bytes.")
+			}
+			f.Detail = strings.Join(d, " ")
+			out = append(out, f)
+		}
+		if len(r.Last.Replicas) == 0 {
+			out = append(out, result.Finding{Code: "repl.no_replicas", Severity: "warning",
+				Summary: "No replica is connected to this primary, and none was seen during the run."})
+		}
+	}
+	if len(r.Gaps) > 0 {
+		f := gapFinding(r.Gaps)
+		f.Code = "repl.connection_lost"
+		out = append(out, f)
+	}
+	return out
+}
+
+func dbload(r *result.DBLoad) []result.Finding {
+	if r.Duration == 0 {
+		return nil
+	}
+	f := result.Finding{Code: "load.rate", Severity: "info",
+		Summary: fmt.Sprintf("Generated %s of log in %s = %s (asked for %s), %s rows into %s.", size(r.LogBytes), metric.FormatDuration(r.Duration.D()),
+			mb(r.Rate), mb(r.Config.Rate), metric.FormatCount(r.Rows), r.Table),
+		Values: map[string]float64{"log_bytes_per_second": r.Rate, "target_bytes_per_second": r.Config.Rate}}
+	if r.Measure == "payload" {
+		f.Detail = "The server did not tell this user its log position, so the rate counts the bytes narrows inserted; the log is somewhat larger."
+	}
+	out := []result.Finding{f}
+	if r.Rate < 0.9*r.Config.Rate && r.Stopped == "" {
+		out = append(out, result.Finding{Code: "load.below_target", Severity: "warning",
+			Summary: fmt.Sprintf("The server took only %.0f%% of the asked rate: its log writes or CPU, or this client, set the limit.", 100*r.Rate/r.Config.Rate),
+			Values:  map[string]float64{"achieved_ratio": r.Rate / r.Config.Rate}})
+	}
+	if !r.Dropped {
+		out = append(out, result.Finding{Code: "load.table_left", Severity: "warning",
+			Summary: fmt.Sprintf("The scratch table %s could not be dropped: drop it by hand (DROP TABLE %s), or run db load again, which replaces it.", r.Table, r.Table)})
+	}
+	if len(r.Gaps) > 0 {
+		out = append(out, gapFinding(r.Gaps))
+	}
+	return out
+}

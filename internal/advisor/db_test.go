@@ -1,0 +1,97 @@
+package advisor
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/narrows/narrows/internal/result"
+)
+
+func i64(v int64) *int64                  { return &v }
+func f64(v float64) *float64              { return &v }
+func sec(d time.Duration) *result.Seconds { s := result.Seconds(d); return &s }
+
+func TestReplVerdicts(t *testing.T) {
+	const MB = 1e6
+	cases := []struct {
+		name     string
+		gen      *float64
+		st       result.ReplicaState
+		code     string
+		contains string
+		check    func(t *testing.T, st result.ReplicaState)
+	}{
+		{"keeping up", f64(20 * MB), result.ReplicaState{State: "streaming", Unsent: i64(0), Unwritten: i64(0), Unflushed: i64(0), Unreplayed: i64(4096),
+			SendRate: f64(20 * MB), WriteRate: f64(20 * MB), FlushRate: f64(20 * MB), ReplayRate: f64(20 * MB)}, VerdictKeepingUp, "keeping up",
+			func(t *testing.T, st result.ReplicaState) {
+				if st.RPOSeconds == nil || *st.RPOSeconds != 0 || *st.RPOBytes != 0 || st.CatchUp == nil {
+					t.Fatalf("RPO %v catch-up %v", st.RPOSeconds, st.CatchUp)
+				}
+			}},
+		{"send queue growing", f64(20 * MB), result.ReplicaState{State: "streaming", Unsent: i64(40_000_000), Unwritten: i64(0), Unflushed: i64(0), Unreplayed: i64(0),
+			SendRate: f64(12 * MB), WriteRate: f64(12 * MB), FlushRate: f64(12 * MB), ReplayRate: f64(12 * MB)}, VerdictSendQueue,
+			"send queue growing at 8 MB/s because generation 20 MB/s > send 12 MB/s",
+			func(t *testing.T, st result.ReplicaState) {
+				if st.RPOSeconds == nil || st.RPOSeconds.D() != 2*time.Second || st.CatchUp != nil {
+					t.Fatalf("RPO %v (want 2 s = 40 MB / 20 MB/s), catch-up %v (want none)", st.RPOSeconds, st.CatchUp)
+				}
+			}},
+		{"replay paused", f64(5 * MB), result.ReplicaState{State: "streaming", Unsent: i64(0), Unwritten: i64(0), Unflushed: i64(0), Unreplayed: i64(30_000_000),
+			SendRate: f64(5 * MB), WriteRate: f64(5 * MB), FlushRate: f64(5 * MB), ReplayRate: f64(0), ReplayPaused: new(true)}, VerdictReplay,
+			"replay is the bottleneck", func(t *testing.T, st result.ReplicaState) {
+				if !strings.Contains(st.Verdict, "paused") || st.RedoTime != nil {
+					t.Fatalf("%q redo %v", st.Verdict, st.RedoTime)
+				}
+			}},
+		{"standby disk", f64(20 * MB), result.ReplicaState{State: "streaming", Unsent: i64(0), Unwritten: i64(10_000_000), Unflushed: i64(20_000_000), Unreplayed: i64(0),
+			SendRate: f64(20 * MB), WriteRate: f64(20 * MB), FlushRate: f64(9 * MB), ReplayRate: f64(9 * MB)}, VerdictDisk, "disk is the bottleneck", nil},
+		{"catching up", f64(5 * MB), result.ReplicaState{State: "streaming", Unsent: i64(0), Unwritten: i64(0), Unflushed: i64(0), Unreplayed: i64(100_000_000),
+			SendRate: f64(5 * MB), WriteRate: f64(5 * MB), FlushRate: f64(5 * MB), ReplayRate: f64(25 * MB)}, VerdictCatchingUp, "caught up in about 5.00 s",
+			func(t *testing.T, st result.ReplicaState) {
+				if st.RedoTime == nil || st.RedoTime.D() != 4*time.Second {
+					t.Fatalf("redo %v, want 4 s", st.RedoTime)
+				}
+			}},
+		{"silent, not zero lag", f64(5 * MB), result.ReplicaState{State: "silent", SilentFor: sec(12 * time.Second), EngineState: "not connected to the primary"},
+			VerdictSilent, "replica silent for 12 s", nil},
+		{"mysql io thread stopped, SBM NULL", f64(2 * MB), result.ReplicaState{State: "stopped", Unsent: i64(3_000_000), Unreplayed: i64(0),
+			SendRate: f64(0), ReplayRate: f64(0), IOThread: "No", SQLThread: "Yes", SecondsBehindNull: true}, VerdictSendQueue, "IO thread is not running", nil},
+		{"sql server per-database generation", nil, result.ReplicaState{State: "streaming", Generation: f64(7 * MB), Unsent: i64(14_000_000), Unreplayed: i64(0),
+			SendRate: f64(2 * MB), ReplayRate: f64(2 * MB)}, VerdictSendQueue, "generation 7 MB/s > send 2 MB/s",
+			func(t *testing.T, st result.ReplicaState) {
+				if st.RPOSeconds == nil || st.RPOSeconds.D() != 2*time.Second {
+					t.Fatalf("RPO %v", st.RPOSeconds)
+				}
+			}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := &result.ReplPoll{GenerationRate: c.gen, Replicas: []result.ReplicaState{c.st}}
+			ReplPoll(p)
+			st := p.Replicas[0]
+			if st.VerdictCode != c.code || !strings.Contains(st.Verdict, c.contains) {
+				t.Fatalf("verdict %s %q, want %s containing %q", st.VerdictCode, st.Verdict, c.code, c.contains)
+			}
+			if c.check != nil {
+				c.check(t, st)
+			}
+		})
+	}
+}
+
+func TestDBPingFindings(t *testing.T) {
+	ms := func(f float64) result.Seconds { return result.Seconds(f * float64(time.Millisecond)) }
+	r := &result.DBPing{Engine: "postgres", Queries: 25000, Rate: 2500, Duration: result.Seconds(10 * time.Second),
+		Config:  result.DBPingConfig{Queries: 5000},
+		Latency: result.Latency{Mean: ms(0.4), P50: ms(0.38), P99: ms(0.9)},
+		Connect: result.Connect{TCP: ms(0.3), Login: ms(3), Total: ms(3.3)},
+		Network: &result.NetworkSplit{Method: "tcp_handshake_rtt", TCPConnectSamples: 6, NetworkP50: ms(0.3), ServerP50: ms(0.08), NetworkShare: 0.79, ServerShare: 0.21}}
+	fs := dbping(r)
+	if len(fs) < 3 || fs[0].Summary != "A report that issues 5,000 queries spends 2.00 s on round trips (400 µs each on average, 2,500 queries/s in one session)." {
+		t.Fatalf("findings %+v", fs)
+	}
+	if !strings.Contains(fs[1].Summary, "network takes 300 µs (79%)") || !strings.Contains(fs[1].Detail, "network dominates") {
+		t.Fatalf("split finding %+v", fs[1])
+	}
+}

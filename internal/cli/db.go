@@ -1,0 +1,355 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/narrows/narrows/internal/advisor"
+	"github.com/narrows/narrows/internal/client"
+	"github.com/narrows/narrows/internal/dbconn"
+	"github.com/narrows/narrows/internal/metric"
+	"github.com/narrows/narrows/internal/output/jsonl"
+	"github.com/narrows/narrows/internal/output/prom"
+	"github.com/narrows/narrows/internal/output/table"
+	"github.com/narrows/narrows/internal/probe/dbload"
+	"github.com/narrows/narrows/internal/probe/dbping"
+	"github.com/narrows/narrows/internal/probe/replication"
+	"github.com/narrows/narrows/internal/probe/rr"
+	"github.com/narrows/narrows/internal/result"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// dbCommon are the flags every db command shares.
+type dbCommon struct {
+	dsn, interval, timeout string
+	json                   bool
+}
+
+func (c *dbCommon) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.dsn, "dsn", "", "the database: postgres://USER:PASSWORD@HOST:5432/DB, mysql://USER:PASSWORD@HOST:3306/DB (MySQL, MariaDB) or sqlserver://USER:PASSWORD@HOST:1433?database=DB (or set NARROWS_DSN)")
+	fs.StringVar(&c.interval, "interval", "1s", "how often to report")
+	fs.StringVar(&c.timeout, "timeout", "10s", "how long to wait for the server to connect or answer")
+	fs.BoolVar(&c.json, "json", false, "write JSON lines (intervals as they happen, then the summary) instead of a table")
+}
+
+type dbSetup struct {
+	dsn      *dbconn.DSN
+	interval time.Duration
+	timeout  time.Duration
+	out      sink
+}
+
+func (c *dbCommon) setup(env Env, cmd string) (*dbSetup, error) {
+	raw := c.dsn
+	if raw == "" {
+		raw = env.Getenv("NARROWS_DSN")
+	}
+	if raw == "" {
+		return nil, usagef("%s: --dsn is required, e.g. --dsn postgres://narrows@db1:5432/postgres (the password can come from NARROWS_DSN or PGPASSWORD instead of the command line)", cmd)
+	}
+	d, err := dbconn.Parse(raw)
+	if err != nil {
+		return nil, usagef("%s: --dsn: %v", cmd, err)
+	}
+	s := &dbSetup{dsn: d}
+	if s.interval, err = positiveDuration("--interval", c.interval); err != nil {
+		return nil, err
+	}
+	if s.interval < 10*time.Millisecond {
+		return nil, usagef("--interval %s: must be at least 10ms", c.interval)
+	}
+	if s.timeout, err = positiveDuration("--timeout", c.timeout); err != nil {
+		return nil, err
+	}
+	if c.json {
+		s.out = jsonl.New(env.Stdout)
+	} else {
+		s.out = table.New(env.Stdout)
+	}
+	return s, nil
+}
+
+// dbErr turns a probe's error into what Main prints: a mistake the user
+// can fix is a usage error (one line, exit 2); every message is scrubbed
+// of the passwords of every DSN involved.
+func dbErr(err error, dsns ...*dbconn.DSN) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	for _, d := range dsns {
+		msg = d.Scrub(msg)
+	}
+	if dbconn.UserFixable(err) {
+		return &usageError{msg}
+	}
+	if errors.Is(err, context.Canceled) {
+		return errInterrupted
+	}
+	return errors.New(msg)
+}
+
+// measuredNothing says a run failed before it measured anything: then the
+// error alone is printed, without an empty summary.
+func dbFinish(ctx context.Context, out sink, rep *result.Report, err error, measured bool, dsns ...*dbconn.DSN) error {
+	err = dbErr(err, dsns...)
+	if err != nil && !measured && ctx.Err() == nil {
+		return err
+	}
+	if errors.Is(err, errInterrupted) {
+		err = nil
+	}
+	return finish(ctx, out, rep, err)
+}
+
+func dbPing(ctx context.Context, env Env, args []string) error {
+	fs := newFlags(env, "db ping")
+	var c dbCommon
+	c.register(fs)
+	duration := fs.String("duration", "10s", "how long to measure, e.g. 10s, 1m")
+	count := fs.Int64("count", 0, "stop after this many queries instead of after --duration")
+	query := fs.String("query", "", "the query to send (default SELECT 1)")
+	payload := fs.String("payload", "", "send SELECT '<N characters>' instead, e.g. 500 (the classic one-session test)")
+	queries := fs.Int64("queries", 5000, "for the arithmetic: how many queries a report issues")
+	probes := fs.Int("tcp-probes", 5, "TCP handshakes to the server's port, for the network's round trip (0: only the session's own)")
+	agent := fs.String("agent", "", "an agent (narrows serve) beside the database, HOST or HOST:PORT: its net rr round trip is the network's share")
+	secretFile := fs.String("secret-file", "", "the agent's shared secret (or set NARROWS_SECRET)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	s, err := c.setup(env, "db ping")
+	if err != nil {
+		return err
+	}
+	cfg := dbping.Config{Query: "SELECT 1", Display: "SELECT 1", Count: *count, Interval: s.interval, Queries: *queries,
+		Timeout: s.timeout, TCPProbes: *probes}
+	if cfg.Duration, err = positiveDuration("--duration", *duration); err != nil {
+		return err
+	}
+	switch {
+	case *query != "" && *payload != "":
+		return usagef("--query and --payload: choose one")
+	case *query != "":
+		cfg.Query, cfg.Display = *query, oneLine(*query)
+	case *payload != "":
+		n, err := metric.ParseSize(*payload)
+		if err != nil {
+			return usagef("--payload: %v", err)
+		}
+		if n < 1 || n > 1<<20 {
+			return usagef("--payload %s: use 1 byte to 1M", *payload)
+		}
+		cfg.PayloadBytes = n
+		cfg.Query, cfg.Display = dbping.PayloadQuery(n), fmt.Sprintf("SELECT '<%d characters>'", n)
+	}
+	if *count < 0 || *queries < 1 || *probes < 0 || *probes > 100 {
+		return usagef("--count must not be negative, --queries must be at least 1, --tcp-probes 0 to 100")
+	}
+	if *agent != "" {
+		addr, err := agentAddr(*agent)
+		if err != nil {
+			return usagef("--agent: %v", strings.TrimPrefix(err.Error(), "--to "))
+		}
+		sec, err := secret(env, *secretFile)
+		if err != nil {
+			return err
+		}
+		opts := client.Options{Addr: addr, Software: Version, Timeout: s.timeout, Secret: sec}
+		req := int64(len(cfg.Query)) + 5 // the query as the wire carries it: type byte, length, text, NUL
+		cfg.AgentName = addr
+		cfg.Agent = func(ctx context.Context) (*result.RR, error) {
+			sess, err := connect(ctx, opts)
+			if err != nil {
+				return nil, err
+			}
+			defer sess.Close()
+			d := min(3*time.Second, cfg.Duration)
+			return rr.Run(ctx, sess, rr.Config{Request: req, Response: 64, Duration: d, Interval: d, Queries: *queries}, func(result.Interval) {})
+		}
+	}
+	rep := result.NewReport("db ping", s.dsn.Redacted, tool(), env.Now())
+	what := s.dsnWhat(cfg.Duration, cfg.Count)
+	banner(env, c.json, "narrows db ping → %s: one session, one query outstanding, %s, %s", s.dsn.Redacted, cfg.Display, what)
+	res, runErr := dbping.Run(ctx, s.dsn, cfg, emitter(s.out))
+	rep.DBPing = res
+	return dbFinish(ctx, s.out, rep, runErr, res.Queries > 0, s.dsn)
+}
+
+func (s *dbSetup) dsnWhat(d time.Duration, count int64) string {
+	if count > 0 {
+		return metric.FormatCount(count) + " queries"
+	}
+	return d.String()
+}
+
+// replicaFlags collects --replica-dsn, repeatable.
+type replicaFlags []string
+
+func (r *replicaFlags) String() string     { return strings.Join(*r, ",") }
+func (r *replicaFlags) Set(v string) error { *r = append(*r, v); return nil }
+
+// splitName reads NAME=DSN: a name is given when the text before the first
+// '=' holds no ':' or '/' (a DSN's own '=' comes after its "://").
+func splitName(v string) (name, dsn string) {
+	if i := strings.IndexByte(v, '='); i > 0 && !strings.ContainsAny(v[:i], ":/") {
+		return v[:i], v[i+1:]
+	}
+	return "", v
+}
+
+func dbRepl(ctx context.Context, env Env, args []string) error {
+	fs := newFlags(env, "db repl")
+	var c dbCommon
+	c.register(fs)
+	var reps replicaFlags
+	fs.Var(&reps, "replica-dsn", "a replica to read too, [NAME=]DSN; repeat for each (required for MySQL/MariaDB; PostgreSQL: adds the standby's own view)")
+	duration := fs.String("duration", "0", "stop after this long (default: until Ctrl-C)")
+	silentAfter := fs.String("silent-after", "15s", "a replica not heard from for this long is silent (PostgreSQL standbys report every wal_receiver_status_interval, 10s by default)")
+	promListen := fs.String("prometheus-listen", "", "also serve the figures at http://ADDR/metrics for Prometheus, e.g. 127.0.0.1:9187")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	s, err := c.setup(env, "db repl")
+	if err != nil {
+		return err
+	}
+	cfg := replication.Config{Interval: s.interval, Timeout: s.timeout}
+	if *duration != "0" {
+		if cfg.Duration, err = positiveDuration("--duration", *duration); err != nil {
+			return err
+		}
+	}
+	if cfg.SilentAfter, err = positiveDuration("--silent-after", *silentAfter); err != nil {
+		return err
+	}
+	dsns := []*dbconn.DSN{s.dsn}
+	for i, v := range reps {
+		name, raw := splitName(v)
+		d, err := dbconn.Parse(raw)
+		if err != nil {
+			return usagef("db repl: --replica-dsn: %v", err)
+		}
+		if d.Engine != s.dsn.Engine {
+			return usagef("db repl: --replica-dsn %s is %s but --dsn is %s: a replica runs the primary's engine", d.Redacted, d.Engine, s.dsn.Engine)
+		}
+		r := replication.Replica{Name: name, Named: name != "", DSN: d}
+		if name == "" {
+			r.Name = fmt.Sprintf("replica%d", i+1)
+		}
+		cfg.Replicas = append(cfg.Replicas, r)
+		dsns = append(dsns, d)
+	}
+	exp := prom.New()
+	if *promListen != "" {
+		ln, err := net.Listen("tcp", *promListen)
+		if err != nil {
+			return usagef("--prometheus-listen %s: %v", *promListen, err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(exp.Registry(), promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go srv.Serve(ln)
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			srv.Shutdown(sctx)
+		}()
+		if !c.json {
+			fmt.Fprintf(env.Stdout, "serving Prometheus metrics at http://%s/metrics\n", ln.Addr())
+		}
+	}
+	rep := result.NewReport("db repl", s.dsn.Redacted, tool(), env.Now())
+	until := "until Ctrl-C"
+	if cfg.Duration > 0 {
+		until = "for " + cfg.Duration.String()
+	}
+	banner(env, c.json, "narrows db repl → %s: every %s, %s", s.dsn.Redacted, s.interval, until)
+	emit := func(iv result.Interval) {
+		if iv.Repl != nil {
+			advisor.ReplPoll(iv.Repl)
+			exp.Update(iv.Repl)
+		}
+		s.out.Interval(iv)
+	}
+	res, runErr := replication.Run(ctx, s.dsn, cfg, emit)
+	res.Config.Prometheus = *promListen != ""
+	rep.Repl = res
+	return dbFinish(ctx, s.out, rep, runErr, res.Polls > 0, dsns...)
+}
+
+// parseRate reads a log rate: "20MB/s" (decimal, as the output shows
+// rates), "20MiB/s" (binary), "500KB/s", or a bare number of bytes/s.
+func parseRate(s string) (float64, error) {
+	in := strings.TrimSpace(s)
+	low := strings.TrimSuffix(strings.TrimSuffix(strings.ToLower(in), "/s"), "ps")
+	mult := 1.0
+	for _, u := range []struct {
+		suffix string
+		m      float64
+	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9}, {"k", 1e3}, {"m", 1e6}, {"g", 1e9}, {"b", 1}} {
+		if strings.HasSuffix(low, u.suffix) {
+			low, mult = strings.TrimSuffix(low, u.suffix), u.m
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(low), 64)
+	if err != nil || f <= 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+		return 0, fmt.Errorf("invalid rate %q: use e.g. 20MB/s (decimal, as shown in the output) or 20MiB/s", s)
+	}
+	return f * mult, nil
+}
+
+func dbLoad(ctx context.Context, env Env, args []string) error {
+	fs := newFlags(env, "db load")
+	var c dbCommon
+	c.register(fs)
+	rateFlag := fs.String("rate", "", "the log generation rate to hold, e.g. 20MB/s")
+	duration := fs.String("duration", "60s", "how long to generate (0: until Ctrl-C)")
+	tableName := fs.String("table", dbload.DefaultTable, "the scratch table narrows creates, fills and drops")
+	rowSize := fs.String("row-size", "1000B", "bytes of random payload per row")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	s, err := c.setup(env, "db load")
+	if err != nil {
+		return err
+	}
+	if *rateFlag == "" {
+		return usagef("db load: --rate is required, e.g. --rate 20MB/s")
+	}
+	cfg := dbload.Config{Interval: s.interval, Timeout: s.timeout, Table: *tableName}
+	if cfg.Rate, err = parseRate(*rateFlag); err != nil {
+		return usagef("--rate: %v", err)
+	}
+	if *duration != "0" {
+		if cfg.Duration, err = positiveDuration("--duration", *duration); err != nil {
+			return err
+		}
+	}
+	if !dbload.ValidTable(cfg.Table) {
+		return usagef("--table %q: use letters, digits and _ (at most 63), starting with a letter or _", cfg.Table)
+	}
+	if cfg.RowBytes, err = metric.ParseSize(*rowSize); err != nil {
+		return usagef("--row-size: %v", err)
+	}
+	if cfg.RowBytes < 16 || cfg.RowBytes > 1<<20 {
+		return usagef("--row-size %s: use 16 bytes to 1M", *rowSize)
+	}
+	rep := result.NewReport("db load", s.dsn.Redacted, tool(), env.Now())
+	until := "until Ctrl-C"
+	if cfg.Duration > 0 {
+		until = "for " + cfg.Duration.String()
+	}
+	banner(env, c.json, "narrows db load → %s: %s of log into scratch table %s, %s", s.dsn.Redacted, metric.FormatByteRate(cfg.Rate), cfg.Table, until)
+	res, runErr := dbload.Run(ctx, s.dsn, cfg, emitter(s.out))
+	rep.DBLoad = res
+	return dbFinish(ctx, s.out, rep, runErr, res.Rows > 0, s.dsn)
+}

@@ -1,0 +1,229 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/narrows/narrows/internal/metric"
+	"github.com/narrows/narrows/internal/output/jsonl"
+	"github.com/narrows/narrows/internal/output/table"
+	"github.com/narrows/narrows/internal/probe/disk"
+	"github.com/narrows/narrows/internal/result"
+)
+
+// customFlags are the flags that shape --profile custom.
+var customFlags = []string{"rw", "mix", "block", "qd", "threads", "sync"}
+
+func diskCmd(ctx context.Context, env Env, args []string) (err error) {
+	fs := newFlags(env, "disk")
+	path := fs.String("path", "", "the directory whose filesystem holds the data, log or backup files; narrows creates one narrows-*.dat file there and removes it")
+	device := fs.String("device", "", "instead of --path: a block device to READ (read patterns only; it is never written)")
+	profiles := fs.String("profile", "", "profiles to run, comma-separated: data, log, backup, custom (default data,log,backup)")
+	duration := fs.String("duration", "3s", "how long to measure each pattern")
+	interval := fs.String("interval", "1s", "how often to report while measuring")
+	size := fs.String("size", "1G", "size of the test file; larger than any cache in front of the disks measures the disks")
+	buffered := fs.Bool("buffered", false, "go through the page cache instead of O_DIRECT")
+	engine := fs.String("engine", disk.EngineAuto, "auto (io_uring where the kernel gives it), io_uring or portable (threads doing pread/pwrite)")
+	seed := fs.Uint64("seed", 1, "seed of the random offsets: the same seed repeats the same I/O")
+	asJSON := fs.Bool("json", false, "write JSON lines (intervals as they happen, then the summary) instead of a table")
+	rw := fs.String("rw", string(disk.RandRead), "custom: read, write, randread, randwrite or mix")
+	mix := fs.Int("mix", 70, "custom --rw mix: the percentage of reads")
+	block := fs.String("block", "8K", "custom: the size of each I/O")
+	qd := fs.Int("qd", 1, "custom: I/Os outstanding per thread (queue depth)")
+	threads := fs.Int("threads", 1, "custom: threads, each keeping --qd I/Os outstanding")
+	syncMode := fs.String("sync", result.SyncNone, "custom: none, fdatasync (after each write) or dsync (O_DSYNC writes)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+
+	cfg := disk.Config{Dir: *path, Device: *device, Buffered: *buffered, Engine: *engine, Seed: *seed}
+	switch {
+	case *path == "" && *device == "":
+		return usagef("--path is required: the directory whose filesystem to measure, e.g. --path /var/lib/postgresql")
+	case *path != "" && *device != "":
+		return usagef("--path and --device: choose one")
+	}
+	if !slices.Contains([]string{disk.EngineAuto, disk.EngineURing, disk.EnginePortable}, cfg.Engine) {
+		return usagef("--engine %q: use auto, io_uring or portable", cfg.Engine)
+	}
+	if cfg.Duration, err = positiveDuration("--duration", *duration); err != nil {
+		return err
+	}
+	if cfg.Interval, err = positiveDuration("--interval", *interval); err != nil {
+		return err
+	}
+	if cfg.Interval < 10*time.Millisecond {
+		return usagef("--interval %s: must be at least 10ms", *interval)
+	}
+	if cfg.Size, err = metric.ParseSize(*size); err != nil {
+		return usagef("--size: %v", err)
+	}
+	if cfg.Size < 1<<20 && *device == "" {
+		return usagef("--size %s: use at least 1M", *size)
+	}
+
+	var custom []string
+	for _, f := range customFlags {
+		if set[f] {
+			custom = append(custom, "--"+f)
+		}
+	}
+	if cfg.Profiles, err = pickProfiles(*profiles, set["profile"], custom); err != nil {
+		return err
+	}
+	if *device != "" && !set["profile"] && len(custom) == 0 {
+		// The log profile only writes: a device gets the reads of the others.
+		cfg.Profiles = []string{result.ProfileData, result.ProfileBackup}
+	}
+	for _, name := range cfg.Profiles {
+		if name != result.ProfileCustom {
+			cfg.Patterns = append(cfg.Patterns, disk.Profiles[name]()...)
+			continue
+		}
+		p := disk.Pattern{Profile: result.ProfileCustom, RW: disk.RW(*rw), ReadPercent: *mix, QD: *qd, Threads: *threads, Sync: *syncMode}
+		if p.Block, err = metric.ParseSize(*block); err != nil {
+			return usagef("--block: %v", err)
+		}
+		if p.RW != disk.Mix && set["mix"] {
+			return usagef("--mix applies to --rw mix")
+		}
+		if err := p.Check(!cfg.Buffered); err != nil {
+			return usagef("%v", err)
+		}
+		cfg.Patterns = append(cfg.Patterns, p)
+	}
+	if *device != "" {
+		if cfg.Patterns, err = readOnly(cfg.Patterns); err != nil {
+			return err
+		}
+	} else {
+		for _, p := range cfg.Patterns {
+			if p.Block*int64(p.Threads) > cfg.Size {
+				return usagef("--size %s is too small for %s: use at least %s", *size, p.Name(), metric.FormatBytes(p.Block*int64(p.Threads)))
+			}
+		}
+	}
+
+	t, err := disk.Open(cfg)
+	if err != nil {
+		return diskError(err)
+	}
+	defer func() {
+		if cerr := t.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	for _, n := range t.Notes() {
+		fmt.Fprintf(env.Stderr, "narrows: notice: %s\n", n)
+	}
+	sum := t.Summary()
+	var out sink = table.New(env.Stdout)
+	if *asJSON {
+		out = jsonl.New(env.Stdout)
+	}
+	banner(env, *asJSON, "narrows disk → %s: %s", sum.Path, describe(t, sum, cfg))
+	if err := t.Layout(ctx); err != nil {
+		if ctx.Err() != nil {
+			return errInterrupted
+		}
+		return diskError(err)
+	}
+	rep := result.NewReport("disk", sum.Path, tool(), env.Now())
+	res, runErr := t.Run(ctx, emitter(out))
+	rep.Disk = res
+	return diskError(finish(ctx, out, rep, runErr))
+}
+
+// pickProfiles reads --profile. The custom flags alone mean --profile custom.
+func pickProfiles(v string, given bool, custom []string) ([]string, error) {
+	if !given {
+		if len(custom) > 0 {
+			return []string{result.ProfileCustom}, nil
+		}
+		return disk.DefaultProfiles, nil
+	}
+	want := map[string]bool{}
+	for _, w := range strings.Split(v, ",") {
+		w = strings.ToLower(strings.TrimSpace(w))
+		switch {
+		case w == "all":
+			for _, p := range disk.DefaultProfiles {
+				want[p] = true
+			}
+		case slices.Contains(disk.ProfileOrder, w):
+			want[w] = true
+		default:
+			return nil, usagef("--profile %q: use data, log, backup or custom, comma-separated", w)
+		}
+	}
+	if len(custom) > 0 && !want[result.ProfileCustom] {
+		return nil, usagef("%s shape --profile custom: add custom to --profile", strings.Join(custom, ", "))
+	}
+	var out []string
+	for _, p := range disk.ProfileOrder {
+		if want[p] {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// readOnly keeps the patterns that only read, for --device: the reads of
+// data and backup. The log profile and a custom pattern that write are
+// refused, not dropped.
+func readOnly(ps []disk.Pattern) ([]disk.Pattern, error) {
+	var out []disk.Pattern
+	for _, p := range ps {
+		switch {
+		case !p.Writes():
+			out = append(out, p)
+		case p.Profile == result.ProfileLog || p.Profile == result.ProfileCustom:
+			return nil, usagef("--device: the %s pattern %s writes; a device is only ever read (measure writes with --path DIR)", p.Profile, p.Name())
+		}
+	}
+	if len(out) == 0 {
+		return nil, usagef("--device: no read pattern to run; use --profile data or backup, or --rw read or randread")
+	}
+	return out, nil
+}
+
+func describe(t *disk.Target, d *result.Disk, cfg disk.Config) string {
+	var b strings.Builder
+	if d.Device {
+		fmt.Fprintf(&b, "block device, read only, %s", metric.FormatBytes(d.FileBytes))
+	} else {
+		if d.Filesystem != "" {
+			fmt.Fprintf(&b, "%s, ", d.Filesystem)
+		}
+		fmt.Fprintf(&b, "test file %s (%s, removed at the end)", t.Path(), metric.FormatBytes(d.FileBytes))
+	}
+	io := "O_DIRECT"
+	if !d.Direct {
+		io = "buffered"
+	}
+	total := time.Duration(len(cfg.Patterns)) * cfg.Duration
+	patterns := "patterns"
+	if len(cfg.Patterns) == 1 {
+		patterns = "pattern"
+	}
+	fmt.Fprintf(&b, "; engine %s, %s; %s: %d %s × %s ≈ %s", d.Engine, io, strings.Join(cfg.Profiles, ", "),
+		len(cfg.Patterns), patterns, metric.FormatDuration(cfg.Duration), metric.FormatDuration(total))
+	return b.String()
+}
+
+// diskError makes the disk probe's person-fixable errors usage errors:
+// one line, exit code 2.
+func diskError(err error) error {
+	var ue *disk.UserError
+	if errors.As(err, &ue) {
+		return &usageError{ue.Error()}
+	}
+	return err
+}

@@ -1,0 +1,387 @@
+//go:build linux
+
+package cli_test
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/narrows/narrows/internal/cli"
+	"github.com/narrows/narrows/internal/itest"
+)
+
+// short is a quick run of every default profile.
+var short = []string{"--duration", "200ms", "--interval", "100ms", "--size", "8M"}
+
+// TestDiskJSON: the default profiles, run briefly as the binary: each
+// pattern's summary carries iops and latency_p50_seconds, intervals stream
+// first, the advisor speaks, and the directory is left as it was.
+func TestDiskJSON(t *testing.T) {
+	dir := t.TempDir()
+	r := itest.Run(t, 60*time.Second, nil, append([]string{"disk", "--path", dir, "--json"}, short...)...)
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+	}
+	iv, s := jsonLines(t, r.Stdout)
+	if s["partial"] != false || s["command"] != "disk" {
+		t.Fatalf("partial %v command %v: %v", s["partial"], s["command"], s["error"])
+	}
+	d := s["disk"].(map[string]any)
+	pats := d["patterns"].([]any)
+	if len(pats) != 14 {
+		t.Fatalf("%d patterns, want 6 data + 6 log + 2 backup", len(pats))
+	}
+	for _, p := range pats {
+		pm := p.(map[string]any)
+		if num(t, pm, "iops") <= 0 || num(t, pm, "latency_p50_seconds") <= 0 || num(t, pm, "latency_p99_seconds") < num(t, pm, "latency_p50_seconds") {
+			t.Fatalf("pattern %v", pm)
+		}
+		if pm["sync"] == "fdatasync" && (num(t, pm, "flushes_per_second") <= 0 || num(t, pm, "flush_latency", "latency_p50_seconds") <= 0 || num(t, pm, "write_latency", "latency_p50_seconds") <= 0) {
+			t.Fatalf("log pattern without its flush figures: %v", pm)
+		}
+	}
+	if d["engine"] != "io_uring" && d["engine_note"] == nil {
+		t.Fatalf("engine %v without a note saying why", d["engine"])
+	}
+	if len(iv) < 14 {
+		t.Fatalf("%d interval records", len(iv))
+	}
+	for _, i := range iv {
+		if i["probe"] != "disk" || num(t, i, "disk", "latency", "latency_p50_seconds") < 0 {
+			t.Fatalf("interval %v", i)
+		}
+	}
+	codes := map[string]bool{}
+	for _, f := range s["findings"].([]any) {
+		codes[f.(map[string]any)["code"].(string)] = true
+	}
+	for _, c := range []string{"disk.log_commit_floor", "disk.backup_time", "disk.data_random_reads"} {
+		if !codes[c] {
+			t.Fatalf("no %s finding in %v", c, codes)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("left behind: %v", entries)
+	}
+}
+
+// TestDiskTable: a custom pattern as a table a person reads.
+func TestDiskTable(t *testing.T) {
+	dir := t.TempDir()
+	r := itest.Run(t, 60*time.Second, nil, "disk", "--path", dir, "--rw", "mix", "--mix", "60", "--block", "16K", "--qd", "4",
+		"--threads", "2", "--duration", "300ms", "--interval", "100ms", "--size", "8M")
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+	}
+	for _, want := range []string{"narrows disk → " + dir, "test file " + dir + "/narrows-", "profile pattern", "custom  mix 60/40 16 KiB QD4 ×2 threads",
+		"pattern", "IOPS", "  reads", "  writes", "What it means:"} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Fatalf("no %q in:\n%s", want, r.Stdout)
+		}
+	}
+	if left := itest.DatFiles(t, dir); len(left) != 0 {
+		t.Fatalf("left behind: %v", left)
+	}
+}
+
+// TestDiskInterruptLeavesNoFile: SIGINT mid-run prints what was measured,
+// marked partial, exits 130 and removes the test file.
+func TestDiskInterruptLeavesNoFile(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(itest.Binary(t), "disk", "--path", dir, "--duration", "20s", "--interval", "200ms", "--size", "16M")
+	stdout, _ := cmd.StdoutPipe()
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for measuring to be under way: a few interval rows out.
+	var out strings.Builder
+	rows := make(chan struct{}, 100)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			out.WriteString(sc.Text() + "\n")
+			if strings.HasPrefix(sc.Text(), "data ") {
+				rows <- struct{}{}
+			}
+		}
+		close(rows)
+	}()
+	for range 3 {
+		select {
+		case <-rows:
+		case <-time.After(20 * time.Second):
+			cmd.Process.Kill()
+			t.Fatalf("no interval rows; stderr %s", errb.String())
+		}
+	}
+	if n := len(itest.DatFiles(t, dir)); n != 1 {
+		t.Fatalf("%d test files while measuring, want 1", n)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("SIGINT did not end the run")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != cli.ExitInterrupted {
+		t.Fatalf("exit %d, want %d; stderr %s", code, cli.ExitInterrupted, errb.String())
+	}
+	for _, want := range []string{"(stopped: interrupted)", "PARTIAL", "randread 8 KiB QD1"} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if left := itest.DatFiles(t, dir); len(left) != 0 {
+		t.Fatalf("SIGINT left %v behind", left)
+	}
+}
+
+// nobody copies the binary where an unprivileged user can run it and
+// returns a command that runs it as uid/gid 65534.
+func nobody(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	itest.RequireRoot(t, "running as another user")
+	base, err := os.MkdirTemp("", "narrows-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	os.Chmod(base, 0o755)
+	bin := filepath.Join(base, "narrows")
+	b, err := os.ReadFile(itest.Binary(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	return cmd
+}
+
+// worldDir is a directory anyone may traverse; writable by anyone when
+// open is true.
+func worldDir(t *testing.T, open bool) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "narrows-disk-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	mode := os.FileMode(0o755)
+	if open {
+		mode = 0o1777
+	}
+	os.Chmod(dir, mode)
+	return dir
+}
+
+// outcome is how a narrows process ended, and where it was pointed.
+type outcome struct {
+	code   int
+	stderr string
+	dir    string
+}
+
+// TestDiskPlaceProblems: ENOSPC, EACCES, a read-only filesystem and a
+// path that is not a directory each get one clear line and exit code 2,
+// and leave nothing behind.
+func TestDiskPlaceProblems(t *testing.T) {
+	runIn := func(t *testing.T, cmd *exec.Cmd) (int, string) {
+		var errb bytes.Buffer
+		cmd.Stderr, cmd.Stdout = &errb, io.Discard
+		if err := cmd.Run(); err != nil {
+			if _, ok := err.(*exec.ExitError); !ok {
+				t.Fatal(err)
+			}
+		}
+		return cmd.ProcessState.ExitCode(), errb.String()
+	}
+	cases := []struct {
+		name string
+		run  func(t *testing.T) outcome
+		want string
+	}{
+		{"not a directory", func(t *testing.T) outcome {
+			f := filepath.Join(t.TempDir(), "f")
+			os.WriteFile(f, nil, 0o600)
+			code, e := runIn(t, exec.Command(itest.Binary(t), append([]string{"disk", "--path", f}, short...)...))
+			return outcome{code, e, filepath.Dir(f)}
+		}, "is not a directory"},
+		{"permission denied (EACCES)", func(t *testing.T) outcome {
+			dir := worldDir(t, false)
+			code, e := runIn(t, nobody(t, append([]string{"disk", "--path", dir}, short...)...))
+			return outcome{code, e, dir}
+		}, "permission denied trying to create the test file"},
+		{"read-only filesystem", func(t *testing.T) outcome {
+			dir := itest.Mount(t, "tmpfs", "size=32m")
+			itest.RemountReadOnly(t, dir)
+			code, e := runIn(t, exec.Command(itest.Binary(t), append([]string{"disk", "--path", dir}, short...)...))
+			return outcome{code, e, dir}
+		}, "is on a read-only filesystem"},
+		{"full before the run", func(t *testing.T) outcome {
+			dir := itest.Mount(t, "tmpfs", "size=32m")
+			os.WriteFile(filepath.Join(dir, "filler"), make([]byte, 24<<20), 0o600)
+			code, e := runIn(t, exec.Command(itest.Binary(t), append([]string{"disk", "--path", dir}, short...)...))
+			return outcome{code, e, dir}
+		}, "would leave 0.0% of the filesystem free"},
+		{"fills while the file is written (ENOSPC)", fillsUp, "no space left on the device (ENOSPC)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o := c.run(t)
+			last := strings.TrimSuffix(o.stderr, "\n")
+			if o.code != cli.ExitUsage || strings.Contains(last, "\n") || !strings.Contains(last, c.want) {
+				t.Fatalf("exit %d, stderr %q; want exit 2 and one line containing %q", o.code, o.stderr, c.want)
+			}
+			if left := itest.DatFiles(t, o.dir); len(left) != 0 {
+				t.Fatalf("left behind: %v", left)
+			}
+		})
+	}
+}
+
+// fillsUp runs narrows on a small tmpfs, stops it as soon as its test file
+// appears (the free-space check passed), fills the filesystem as another
+// writer would, and lets it go on: the kernel answers ENOSPC.
+func fillsUp(t *testing.T) (o outcome) {
+	for attempt := range 3 {
+		dir := itest.Mount(t, "tmpfs", "size=256m")
+		cmd := exec.Command(itest.Binary(t), "disk", "--path", dir, "--size", "192M", "--duration", "200ms", "--profile", "backup")
+		var errb bytes.Buffer
+		cmd.Stderr, cmd.Stdout = &errb, io.Discard
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		var dat string
+		for deadline := time.Now().Add(10 * time.Second); dat == "" && time.Now().Before(deadline); {
+			if m := itest.DatFiles(t, dir); len(m) > 0 {
+				dat = m[0]
+			}
+		}
+		cmd.Process.Signal(syscall.SIGSTOP)
+		fi, err := os.Stat(dat)
+		if dat == "" || err != nil || fi.Size() >= 192<<20 {
+			// The layout finished before the stop (or never began): again.
+			cmd.Process.Signal(syscall.SIGCONT)
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Logf("attempt %d: missed the layout (file %q, %v)", attempt, dat, err)
+			continue
+		}
+		filler, _ := os.Create(filepath.Join(dir, "filler"))
+		chunk := make([]byte, 1<<20)
+		for {
+			if _, err := filler.Write(chunk); err != nil {
+				break
+			}
+		}
+		filler.Close()
+		cmd.Process.Signal(syscall.SIGCONT)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			t.Fatal("narrows did not end on a full filesystem")
+		}
+		o.code, o.stderr, o.dir = cmd.ProcessState.ExitCode(), errb.String(), dir
+		return o
+	}
+	t.Fatal("could not stop narrows during its layout in 3 attempts")
+	return o
+}
+
+// TestDiskDirectFallbackNotice: a filesystem that refuses O_DIRECT (ramfs;
+// tmpfs takes it since Linux 6.6) gets a one-line notice, the page cache,
+// and a normal run.
+func TestDiskDirectFallbackNotice(t *testing.T) {
+	dir := itest.Mount(t, "ramfs", "")
+	r := itest.Run(t, 60*time.Second, nil, "disk", "--path", dir, "--profile", "log", "--json", "--duration", "150ms", "--size", "4M")
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+	}
+	want := "narrows: notice: the ramfs filesystem refuses O_DIRECT: measured through the page cache (buffered) instead\n"
+	if r.Stderr != want {
+		t.Fatalf("stderr %q, want %q", r.Stderr, want)
+	}
+	_, s := jsonLines(t, r.Stdout)
+	d := s["disk"].(map[string]any)
+	if d["direct"] != false || !strings.Contains(d["direct_unavailable"].(string), "ramfs") {
+		t.Fatalf("direct %v %v", d["direct"], d["direct_unavailable"])
+	}
+	found := false
+	for _, f := range s["findings"].([]any) {
+		found = found || f.(map[string]any)["code"] == "disk.buffered"
+	}
+	if !found {
+		t.Fatal("no disk.buffered finding")
+	}
+	if left := itest.DatFiles(t, dir); len(left) != 0 {
+		t.Fatalf("left behind: %v", left)
+	}
+}
+
+// TestDiskIOURingRefused: with kernel.io_uring_disabled=1 an unprivileged
+// process is refused io_uring (root keeps it, so nothing else running on
+// the machine is disturbed): narrows says so and uses the portable engine;
+// --engine io_uring is refused outright.
+func TestDiskIOURingRefused(t *testing.T) {
+	itest.RequireRoot(t, "setting kernel.io_uring_disabled")
+	const knob = "/proc/sys/kernel/io_uring_disabled"
+	old, err := os.ReadFile(knob)
+	if err != nil {
+		itest.SkipOrFail(t, "no %s: %v", knob, err)
+	}
+	if strings.TrimSpace(string(old)) == "2" {
+		itest.SkipOrFail(t, "io_uring is disabled for everyone here already")
+	}
+	if err := os.WriteFile(knob, []byte("1"), 0o644); err != nil {
+		itest.SkipOrFail(t, "cannot set %s: %v", knob, err)
+	}
+	restore := func() { os.WriteFile(knob, old, 0o644) }
+	t.Cleanup(restore)
+	dir := worldDir(t, true)
+	var out, errb bytes.Buffer
+	cmd := nobody(t, "disk", "--path", dir, "--profile", "custom", "--rw", "randread", "--qd", "4", "--json", "--duration", "200ms", "--size", "4M")
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	runErr := cmd.Run()
+	cmd2 := nobody(t, "disk", "--path", dir, "--engine", "io_uring", "--size", "4M")
+	var errb2 bytes.Buffer
+	cmd2.Stderr = &errb2
+	cmd2.Run()
+	restore()
+	if runErr != nil {
+		t.Fatalf("%v: %s", runErr, errb.String())
+	}
+	want := "narrows: notice: io_uring is limited to the io_uring_group on this machine (sysctl kernel.io_uring_disabled=1): using the portable engine (threads doing pread/pwrite)\n"
+	if errb.String() != want {
+		t.Fatalf("stderr %q, want %q", errb.String(), want)
+	}
+	_, s := jsonLines(t, out.String())
+	d := s["disk"].(map[string]any)
+	if d["engine"] != "portable" || num(t, d["patterns"].([]any)[0].(map[string]any), "iops") <= 0 {
+		t.Fatalf("engine %v, patterns %v", d["engine"], d["patterns"])
+	}
+	if code := cmd2.ProcessState.ExitCode(); code != cli.ExitUsage || !strings.Contains(errb2.String(), "--engine io_uring: io_uring is limited") {
+		t.Fatalf("--engine io_uring when refused: exit %d, %q", code, errb2.String())
+	}
+	if left := itest.DatFiles(t, dir); len(left) != 0 {
+		t.Fatalf("left behind: %v", left)
+	}
+}

@@ -1,0 +1,114 @@
+package dbconn
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	cases := []struct {
+		in                string
+		engine            Engine
+		addr, user, db    string
+		wantErr, errMatch string
+	}{
+		{in: "postgres://u:p4ss@db1/app", engine: Postgres, addr: "db1:5432", user: "u", db: "app"},
+		{in: "postgresql://u@db1:6432", engine: Postgres, addr: "db1:6432", user: "u", db: "u"},
+		{in: "mysql://root:pw@[::1]:3307/shop?tls=true", engine: MySQL, addr: "[::1]:3307", user: "root", db: "shop"},
+		{in: "mariadb://root:pw@db2/", engine: MySQL, addr: "db2:3306", user: "root"},
+		{in: "sqlserver://sa:Pw@sql1?database=Sales", engine: SQLServer, addr: "sql1:1433", user: "sa", db: "Sales"},
+		{in: "sqlserver://sa:Pw@sql1:14330/INST?database=Sales", engine: SQLServer, addr: "sql1:14330", user: "sa", db: "Sales"},
+		{in: "", wantErr: "empty"},
+		{in: "db1:5432", wantErr: "no scheme"},
+		{in: "oracle://u:p@db1/x", wantErr: `unknown scheme "oracle"`},
+		{in: "postgres://u:p@db1:99999/x", wantErr: "invalid port"},
+		{in: "postgres://u:p@/x", wantErr: "host is missing"},
+		{in: "mysql://db1/x", wantErr: "user is missing"},
+		{in: "sqlserver://sa:Pw@sql1/INST", wantErr: "named instance"},
+		{in: "postgres://u:se%zzcret@db1/x", wantErr: "invalid URL escape", errMatch: "se%zzcret"},
+	}
+	for _, c := range cases {
+		t.Run(c.in, func(t *testing.T) {
+			d, err := Parse(c.in)
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, c.wantErr)
+				}
+				if !Is(err, BadDSN) || !UserFixable(err) {
+					t.Fatalf("error %v is not a BadDSN", err)
+				}
+				if c.errMatch != "" && strings.Contains(err.Error(), c.errMatch) {
+					t.Fatalf("error %q shows the password", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Engine != c.engine || d.Addr() != c.addr || d.User != c.user || d.Database != c.db {
+				t.Fatalf("got %s %s %s %s", d.Engine, d.Addr(), d.User, d.Database)
+			}
+		})
+	}
+}
+
+func TestRedact(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"postgres://u:s3cret@db1:5432/app?sslmode=require", "postgres://u:xxxxx@db1:5432/app?sslmode=require"},
+		{"postgres://u@db1/app", "postgres://u@db1/app"},
+		{"sqlserver://sa@sql1?database=x&password=s3cret", "sqlserver://sa@sql1?database=x&password=xxxxx"},
+		{"mysql://u:p%40ss@db1/x", "mysql://u:xxxxx@db1/x"},
+		// url.Parse rejects these; the password still goes.
+		{"postgres://u:se%zzcret@db1/x", "postgres://u:xxxxx@db1/x"},
+		{"mysql://u:a b@c@db1/x", "mysql://u:xxxxx@db1/x"},
+		{"u:s3cret@db1:5432", "u:xxxxx@db1:5432"},
+		{"host=db1 user=u password=s3cret dbname=x", "host=db1 user=u password=xxxxx dbname=x"},
+		{"host=db1 password='s 3cret'", "host=db1 password=xxxxx"},
+	}
+	for _, c := range cases {
+		if got := Redact(c.in); got != c.want {
+			t.Errorf("Redact(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestScrub(t *testing.T) {
+	d, err := Parse("postgres://u:p%40ss-w0rd@db1/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := d.Scrub("auth failed with p@ss-w0rd (encoded p%40ss-w0rd)")
+	if strings.Contains(msg, "p@ss-w0rd") || strings.Contains(msg, "p%40ss-w0rd") || strings.Count(msg, Mask) != 2 {
+		t.Fatalf("scrubbed: %q", msg)
+	}
+	short, _ := Parse("postgres://u:ab@db1/x")
+	if got := short.Scrub("password ab rejected; table abc"); got != "password xxxxx rejected; table abc" {
+		t.Fatalf("short password: %q", got)
+	}
+}
+
+func TestMySQLConfig(t *testing.T) {
+	d, err := Parse("mysql://app:p%3Aw%40d@db1:3307/shop?tls=skip-verify&timeout=5s&password=zzz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := mysqlConfig(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Addr != "db1:3307" || cfg.Net != "tcp" || cfg.DBName != "shop" || cfg.User != "app" || cfg.Passwd != "p:w@d" {
+		t.Fatalf("config %+v", cfg)
+	}
+	if cfg.TLS == nil || !cfg.TLS.InsecureSkipVerify {
+		t.Fatal("tls=skip-verify not applied")
+	}
+}
+
+func TestClassifyKeepsPasswordOut(t *testing.T) {
+	d, _ := Parse("postgres://u:Hunter2-long@db1/x")
+	err := Classify(d, "connect", errors.New("dial tcp: lookup db1 with Hunter2-long: no such host"))
+	if strings.Contains(err.Error(), "Hunter2-long") {
+		t.Fatalf("password in %q", err)
+	}
+}

@@ -1,0 +1,82 @@
+//go:build linux
+
+package itest
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// Required reports whether tests that need root, mounts or loop devices
+// must run here (CI=true): then they fail instead of skipping.
+func Required() bool { return os.Getenv("CI") == "true" }
+
+// SkipOrFail skips t with the reason, or fails it under CI=true.
+func SkipOrFail(t testing.TB, format string, a ...any) {
+	t.Helper()
+	if Required() {
+		t.Fatalf("required under CI=true: "+format, a...)
+	}
+	t.Skipf("skipping: "+format, a...)
+}
+
+// RequireRoot skips t (fails under CI=true) unless it runs as root.
+func RequireRoot(t testing.TB, why string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		SkipOrFail(t, "%s needs root", why)
+	}
+}
+
+// Mount mounts a fresh filesystem of type fstype (tmpfs, ramfs, ...) with
+// options on a new directory and unmounts it at the end of the test.
+func Mount(t testing.TB, fstype, options string) string {
+	t.Helper()
+	RequireRoot(t, "mounting "+fstype)
+	dir := filepath.Join(t.TempDir(), fstype)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount(fstype, dir, fstype, 0, options); err != nil {
+		SkipOrFail(t, "cannot mount %s here: %v", fstype, err)
+	}
+	t.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) })
+	return dir
+}
+
+// RemountReadOnly makes a mount from Mount read-only.
+func RemountReadOnly(t testing.TB, dir string) {
+	t.Helper()
+	if err := unix.Mount("", dir, "", unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
+		t.Fatalf("remount %s read-only: %v", dir, err)
+	}
+}
+
+// LoopDevice attaches image to a free loop device (losetup) and detaches
+// it at the end of the test.
+func LoopDevice(t testing.TB, image string) string {
+	t.Helper()
+	RequireRoot(t, "a loop device")
+	out, err := exec.Command("losetup", "--find", "--show", image).CombinedOutput()
+	if err != nil {
+		SkipOrFail(t, "cannot attach a loop device: %v: %s", err, out)
+	}
+	dev := strings.TrimSpace(string(out))
+	t.Cleanup(func() { exec.Command("losetup", "--detach", dev).Run() })
+	return dev
+}
+
+// DatFiles lists the narrows-*.dat files in dir.
+func DatFiles(t testing.TB, dir string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, "narrows-*.dat"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}

@@ -1,0 +1,68 @@
+package prom
+
+import (
+	"io"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/narrows/narrows/internal/result"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+func i64(v int64) *int64     { return &v }
+func f64(v float64) *float64 { return &v }
+
+func scrape(t *testing.T, e *Exporter) string {
+	t.Helper()
+	srv := httptest.NewServer(promhttp.HandlerFor(e.Registry(), promhttp.HandlerOpts{}))
+	defer srv.Close()
+	resp, err := srv.Client().Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+func TestMetrics(t *testing.T) {
+	e := New()
+	e.Update(&result.ReplPoll{At: time.Unix(0, 0), Engine: "postgres", LogBytes: i64(123456), GenerationRate: f64(5e6),
+		PollTime: result.Seconds(2 * time.Millisecond),
+		Replicas: []result.ReplicaState{{Name: "standby1", State: "streaming", Unsent: i64(0), Unwritten: i64(10), Unflushed: i64(20),
+			Unreplayed: i64(3_000_000), SendRate: f64(5e6), ReplayRate: f64(0), RPOBytes: i64(0), VerdictCode: result.VerdictReplay}}})
+	out := scrape(t, e)
+	for _, want := range []string{
+		`narrows_repl_up 1`,
+		`narrows_repl_polls_total 1`,
+		`narrows_repl_log_generation_bytes_per_second{database=""} 5e+06`,
+		`narrows_repl_queue_bytes{database="",replica="standby1",stage="replay"} 3e+06`,
+		`narrows_repl_queue_bytes{database="",replica="standby1",stage="send"} 0`,
+		`narrows_repl_stage_rate_bytes_per_second{database="",replica="standby1",stage="send"} 5e+06`,
+		`narrows_repl_verdict{database="",replica="standby1",verdict="replay_bottleneck"} 1`,
+		`narrows_repl_verdict{database="",replica="standby1",verdict="keeping_up"} 0`,
+		`narrows_repl_replica_up{database="",replica="standby1"} 1`,
+		`narrows_repl_rpo_bytes{database="",replica="standby1"} 0`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %s", want)
+		}
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if line != "" && !strings.HasPrefix(line, "narrows_repl_") && !strings.HasPrefix(line, "# HELP narrows_repl_") && !strings.HasPrefix(line, "# TYPE narrows_repl_") {
+			t.Errorf("a metric from outside this run's registry: %s", line)
+		}
+	}
+	// A gap: no stale figures, only the gap.
+	e.Update(&result.ReplPoll{Gap: &result.Gap{Of: "primary", Reason: "connection refused"}})
+	out = scrape(t, e)
+	if !strings.Contains(out, "narrows_repl_up 0") || !strings.Contains(out, "narrows_repl_poll_errors_total 1") || strings.Contains(out, "narrows_repl_queue_bytes") {
+		t.Fatalf("during a gap:\n%s", out)
+	}
+	// A fresh exporter knows nothing of the last run.
+	if out := scrape(t, New()); strings.Contains(out, "standby1") {
+		t.Fatal("figures leaked between runs")
+	}
+}

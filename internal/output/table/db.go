@@ -1,0 +1,284 @@
+package table
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/narrows/narrows/internal/metric"
+	"github.com/narrows/narrows/internal/result"
+)
+
+func bytesOf(p *int64) string {
+	if p == nil {
+		return "-"
+	}
+	return metric.FormatBytes(*p)
+}
+
+func rateOf(p *float64) string {
+	if p == nil {
+		return "-"
+	}
+	return metric.FormatByteRate(*p)
+}
+
+func secsOf(p *result.Seconds) string {
+	if p == nil {
+		return "-"
+	}
+	return dur(*p)
+}
+
+// zdur is dur with "0 s" for nothing at all.
+func zdur(s result.Seconds) string {
+	if s == 0 {
+		return "0 s"
+	}
+	return dur(s)
+}
+
+func at(iv result.Interval) string { return fmt.Sprintf("%.1f s", iv.End.D().Seconds()) }
+
+// replColumns are the engine's names for the generic stage columns.
+var replColumns = map[string][6]string{
+	"postgres":  {"unsent", "unflushed", "unreplayed", "send", "replay", "replay lag"},
+	"mysql":     {"unfetched", "-", "unapplied", "fetch", "apply", "behind src"},
+	"sqlserver": {"send queue", "-", "redo queue", "send", "redo", "sec. lag"},
+}
+
+const replRow = "%-9s %-16s %-9s %11s %10s %10s %10s %11s %11s %10s %7s  %s\n"
+
+// dbInterval writes a db ping, db repl or db load row.
+func (t *Writer) dbInterval(iv result.Interval) error {
+	var err error
+	switch iv.Probe {
+	case result.ProbeDBPing:
+		if iv.Gap != nil {
+			if iv.Gap.End == nil {
+				_, err = fmt.Fprintf(t.w, "%-14s -- connection lost: %s; reconnecting (no figures until then) --\n", span(iv), iv.Gap.Reason)
+			} else {
+				_, err = fmt.Fprintf(t.w, "%-14s -- reconnected after %s (%d failed attempts) --\n", span(iv), dur(*iv.Gap.End-iv.Gap.Start), iv.Gap.Retries)
+			}
+			return err
+		}
+		if t.header != "db ping" {
+			t.header = "db ping"
+			_, err = fmt.Fprintf(t.w, "%-14s %10s %9s %9s %9s %9s %9s\n", "interval", "queries/s", "p50", "p90", "p99", "p99.9", "max")
+		}
+		l := iv.RTT
+		if l == nil {
+			l = &result.Latency{}
+		}
+		_, err = fmt.Fprintf(t.w, "%-14s %10s %9s %9s %9s %9s %9s\n", span(iv), metric.FormatCount(int64(iv.QueryRate+0.5)),
+			dur(l.P50), dur(l.P90), dur(l.P99), dur(l.P999), dur(l.Max))
+	case result.ProbeDBLoad:
+		l := iv.Load
+		if l == nil {
+			return nil
+		}
+		if l.Gap != nil {
+			if l.Gap.End == nil {
+				_, err = fmt.Fprintf(t.w, "%-14s -- connection lost: %s; reconnecting --\n", span(iv), l.Gap.Reason)
+			} else {
+				_, err = fmt.Fprintf(t.w, "%-14s -- reconnected after %s --\n", span(iv), dur(*l.Gap.End-l.Gap.Start))
+			}
+			return err
+		}
+		if t.header != "db load" {
+			t.header = "db load"
+			_, err = fmt.Fprintf(t.w, "%-14s %14s %12s %10s\n", "interval", "log rate", "log", "rows")
+		}
+		_, err = fmt.Fprintf(t.w, "%-14s %14s %12s %10s\n", span(iv), metric.FormatByteRate(l.Rate), metric.FormatBytes(l.LogBytes), metric.FormatCount(l.Rows))
+	case result.ProbeRepl:
+		p := iv.Repl
+		if p == nil {
+			return nil
+		}
+		if p.Gap != nil {
+			_, err = fmt.Fprintf(t.w, "%-9s -- primary unreachable: %s; retrying with backoff (no figures, none carried over) --\n", at(iv), p.Gap.Reason)
+			return err
+		}
+		cols := replColumns[p.Engine]
+		if t.header != "db repl "+p.Engine {
+			t.header = "db repl " + p.Engine
+			_, err = fmt.Fprintf(t.w, replRow, "time", "replica", "state", "generation", cols[0], cols[1], cols[2], cols[3]+"/s", cols[4]+"/s", cols[5], "reply", "verdict")
+		}
+		if len(p.Replicas) == 0 {
+			_, err = fmt.Fprintf(t.w, replRow, at(iv), "(none)", "-", rateOf(p.GenerationRate), "-", "-", "-", "-", "-", "-", "-", "no replica connected")
+		}
+		for _, r := range p.Replicas {
+			name := r.Name
+			if r.Database != "" {
+				name += "/" + r.Database
+			}
+			gen := p.GenerationRate
+			if r.Generation != nil {
+				gen = r.Generation
+			}
+			var mid, lag, reply string
+			switch p.Engine {
+			case "postgres":
+				var unfl *int64
+				if r.Unwritten != nil && r.Unflushed != nil {
+					v := *r.Unwritten + *r.Unflushed
+					unfl = &v
+				}
+				mid, lag, reply = bytesOf(unfl), secsOf(r.ReplayLag), secsOf(r.LastReply)
+				if r.SilentFor != nil {
+					reply = secsOf(r.SilentFor)
+				}
+			case "mysql":
+				mid, lag = "-", "-"
+				if r.SecondsBehind != nil {
+					lag = fmt.Sprintf("%.0f s", r.SecondsBehind.D().Seconds())
+				}
+				if r.SecondsBehindNull {
+					lag = "NULL"
+				}
+				reply = "-"
+				if r.IOThread != "" {
+					reply = shortThread(r.IOThread) + "/" + shortThread(r.SQLThread)
+				}
+			default:
+				mid, lag, reply = "-", secsOf(r.SecondaryLag), "-"
+			}
+			verdict := r.Verdict
+			if r.Gap != nil {
+				verdict += " [replica connection lost: " + r.Gap.Reason + "]"
+			}
+			_, err = fmt.Fprintf(t.w, replRow, at(iv), clip(name, 16), r.State, rateOf(gen), bytesOf(r.Unsent), mid, bytesOf(r.Unreplayed),
+				rateOf(r.SendRate), rateOf(r.ReplayRate), lag, reply, verdict)
+		}
+	}
+	return err
+}
+
+func shortThread(s string) string {
+	switch s {
+	case "Yes":
+		return "io"
+	case "No":
+		return "NO"
+	case "Connecting":
+		return "conn"
+	}
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func clip(s string, n int) string {
+	if len([]rune(s)) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}
+
+// dbSummary writes the summary of a db command.
+func dbSummary(b *strings.Builder, r *result.Report) {
+	if p := r.DBPing; p != nil {
+		c := p.Config
+		what := metric.FormatDuration(c.Duration.D())
+		if c.Count > 0 {
+			what = metric.FormatCount(c.Count) + " queries"
+		}
+		fmt.Fprintf(b, "queries      %s in %s = %s/s, one session, one query outstanding (%s, %s)\n", metric.FormatCount(p.Queries), dur(p.Duration),
+			metric.FormatCount(int64(p.Rate+0.5)), c.Query, what)
+		fmt.Fprintf(b, "full rtt     min %s  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s  mean %s\n",
+			dur(p.Min), dur(p.P50), dur(p.P90), dur(p.P99), dur(p.P999), dur(p.Max), dur(p.Mean))
+		tls := "no TLS"
+		if p.Connect.TLSUsed {
+			tls = "TLS " + dur(p.Connect.TLS)
+		}
+		fmt.Fprintf(b, "connect      %s: TCP %s, %s, login %s\n", dur(p.Connect.Total), dur(p.Connect.TCP), tls, dur(p.Connect.Login))
+		if n := p.Network; n != nil {
+			how := fmt.Sprintf("TCP connect p50 of %d", n.TCPConnectSamples)
+			switch n.Method {
+			case "tcp_handshake_rtt":
+				how = fmt.Sprintf("kernel RTT of %d TCP handshakes; connect call p50 %s", n.TCPConnectSamples, dur(n.TCPConnectP50))
+			case "agent_rr":
+				how = fmt.Sprintf("net rr via agent %s, TCP handshake p50 %s", n.Agent, dur(n.TCPConnectP50))
+			}
+			fmt.Fprintf(b, "split        network %s (%.0f%%, %s) + server and driver %s (%.0f%%) = query p50 %s\n",
+				dur(n.NetworkP50), 100*n.NetworkShare, how, dur(n.ServerP50), 100*n.ServerShare, dur(n.QueryRTTP50))
+			if n.AgentError != "" {
+				fmt.Fprintf(b, "agent        (could not measure: %s)\n", n.AgentError)
+			}
+		}
+		if p.TCPUnavailable == "" && p.KernelRTT > 0 {
+			fmt.Fprintf(b, "kernel rtt   %s smoothed, %s min (TCP's view of the session; includes the server's time, since ACKs ride on answers)\n", dur(p.KernelRTT), dur(p.KernelMinRTT))
+		}
+		if p.ServerVersion != "" {
+			fmt.Fprintf(b, "server       %s %s\n", p.Engine, p.ServerVersion)
+		}
+		for _, g := range p.Gaps {
+			gapLine(b, g)
+		}
+		if p.Stopped != "" {
+			fmt.Fprintf(b, "stopped      %s\n", p.Stopped)
+		}
+	}
+	if rp := r.Repl; rp != nil {
+		fmt.Fprintf(b, "polls        %s every %s over %s; each poll: %d queries on the primary, 1 on each replica named\n", metric.FormatCount(rp.Polls), dur(rp.Config.Interval), dur(rp.Duration), rp.QueriesPerPoll)
+		if l := rp.Last; l != nil {
+			for _, st := range l.Replicas {
+				name := st.Name
+				if st.Database != "" {
+					name += "/" + st.Database
+				}
+				rpo := "-"
+				if st.RPOBytes != nil {
+					rpo = metric.FormatBytes(*st.RPOBytes)
+					if st.RPOSeconds != nil {
+						rpo += " = " + zdur(*st.RPOSeconds) + " of log"
+					}
+				}
+				catch := "never at current rates"
+				if st.CatchUp != nil {
+					catch = zdur(*st.CatchUp)
+				}
+				if st.State == result.ReplicaSilent {
+					catch = "unknown"
+				}
+				fmt.Fprintf(b, "replica      %s: %s; RPO %s; catch-up %s", name, st.Verdict, rpo, catch)
+				if st.RedoTime != nil && *st.RedoTime > 0 {
+					fmt.Fprintf(b, "; redo %s", dur(*st.RedoTime))
+				}
+				if st.SyncState != "" {
+					fmt.Fprintf(b, "; %s", st.SyncState)
+				}
+				b.WriteString("\n")
+			}
+		}
+		for _, g := range rp.Gaps {
+			gapLine(b, g)
+		}
+		if rp.Stopped != "" {
+			fmt.Fprintf(b, "stopped      %s\n", rp.Stopped)
+		}
+	}
+	if l := r.DBLoad; l != nil {
+		fmt.Fprintf(b, "log          %s in %s = %s (asked %s), measured by %s\n", metric.FormatBytes(l.LogBytes), dur(l.Duration),
+			metric.FormatByteRate(l.Rate), metric.FormatByteRate(l.Config.Rate), l.Measure)
+		dropped := "dropped"
+		if !l.Dropped {
+			dropped = "NOT dropped"
+		}
+		fmt.Fprintf(b, "table        %s: %s rows of %s, %s\n", l.Table, metric.FormatCount(l.Rows), metric.FormatBytes(l.Config.RowBytes), dropped)
+		for _, g := range l.Gaps {
+			gapLine(b, g)
+		}
+		if l.Stopped != "" {
+			fmt.Fprintf(b, "stopped      %s\n", l.Stopped)
+		}
+	}
+}
+
+func gapLine(b *strings.Builder, g result.Gap) {
+	end := "still open"
+	if g.End != nil {
+		end = fmt.Sprintf("to %.1f s", g.End.D().Seconds())
+	}
+	fmt.Fprintf(b, "gap          %s lost from %.1f s %s (%d retries): %s\n", g.Of, g.Start.D().Seconds(), end, g.Retries, g.Reason)
+}

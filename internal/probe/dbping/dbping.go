@@ -1,0 +1,512 @@
+// Package dbping is the database round-trip probe: ONE session through the
+// engine's real driver, one query outstanding at a time, as a chatty
+// application's session waits on each query. It times the full round
+// trip of every query into an HDR histogram, times the phases of the
+// connect, and measures the network apart from the server (TCP handshakes
+// to the same host:port, or `net rr` through an agent beside the database)
+// so the two can be set against each other. It never prints or advises,
+// and sends nothing but the query it is given.
+package dbping
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/narrows/narrows/internal/dbconn"
+	"github.com/narrows/narrows/internal/metric"
+	"github.com/narrows/narrows/internal/probe"
+	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/sysinfo"
+)
+
+// Config is what to measure.
+type Config struct {
+	Query        string
+	Display      string // the query as reports show it
+	PayloadBytes int64
+	Duration     time.Duration // ignored when Count > 0
+	Count        int64
+	Interval     time.Duration
+	Queries      int64         // for the arithmetic
+	Timeout      time.Duration // connect timeout, and how long one query may stall
+	TCPProbes    int           // TCP handshakes to host:port for the network figure
+	// Agent, if set, measures round trips through `narrows serve` beside
+	// the database (cli wires it to the net rr probe).
+	Agent func(ctx context.Context) (*result.RR, error)
+	// AgentName is shown beside the agent's figures.
+	AgentName string
+}
+
+// PayloadQuery is the classic string-literal test: SELECT '<n characters>'.
+func PayloadQuery(n int64) string {
+	b := make([]byte, 0, n+9)
+	b = append(b, "SELECT '"...)
+	for range n {
+		b = append(b, 'x')
+	}
+	return string(append(b, '\''))
+}
+
+// backoff is how long to wait before reconnect attempt n (0-based).
+func backoff(n int) time.Duration {
+	d := 250 * time.Millisecond << min(n, 5)
+	return min(d, 5*time.Second)
+}
+
+// Run measures. On error the result holds what was measured until then.
+func Run(ctx context.Context, d *dbconn.DSN, cfg Config, emit probe.Emit) (*result.DBPing, error) {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	res := &result.DBPing{Engine: string(d.Engine), Gaps: []result.Gap{},
+		Config: result.DBPingConfig{Query: cfg.Display, PayloadBytes: cfg.PayloadBytes, Count: cfg.Count,
+			Interval: result.Seconds(cfg.Interval), Queries: cfg.Queries}}
+	if cfg.Count == 0 {
+		res.Config.Duration = result.Seconds(cfg.Duration)
+	}
+	// Handshakes first: the login that follows resets MySQL's count of
+	// connections closed before authenticating (max_connect_errors).
+	handshakes, err := tcpConnects(ctx, d.Addr(), cfg.TCPProbes, cfg.Timeout)
+	if err != nil {
+		return res, dbconn.Classify(d, "connect", err)
+	}
+	conn, err := dbconn.Open(ctx, d, dbconn.Options{Timeout: cfg.Timeout, Blocking: true})
+	if err != nil {
+		return res, err
+	}
+	res.Connect = connectOf(conn.Phases)
+	handshakes = append(handshakes, handshake{dial: conn.Phases.TCP})
+	res.ServerVersion = conn.ServerVersion(ctx)
+	if ctx.Err() != nil {
+		conn.Close()
+		res.Stopped = probe.Interrupted
+		return res, nil
+	}
+
+	m := &meter{cfg: cfg, emit: emit, total: metric.NewHistogram(), cur: metric.NewHistogram()}
+	loopErr := m.run(ctx, d, conn)
+	if m.conn != nil {
+		readKernelRTT(m.conn.NetConn(), res)
+		m.conn.Close()
+	}
+	res.Gaps = m.gaps
+	res.Queries = int64(m.total.Count())
+	res.Duration = result.Seconds(m.measured)
+	if res.Duration > 0 {
+		res.Rate = float64(res.Queries) / m.measured.Seconds()
+	}
+	res.Latency = result.LatencyOf(m.total)
+	if ctx.Err() != nil {
+		res.Stopped = probe.Interrupted
+	}
+	res.Network = split(ctx, cfg, handshakes, res)
+	if loopErr != nil && ctx.Err() == nil {
+		return res, loopErr
+	}
+	return res, nil
+}
+
+func connectOf(p dbconn.Phases) result.Connect {
+	return result.Connect{TCP: result.Seconds(p.TCP), TLS: result.Seconds(p.TLS), Login: result.Seconds(p.Login),
+		Total: result.Seconds(p.Total), TLSUsed: p.TLSUsed}
+}
+
+// handshake is one TCP connect to the server's port.
+type handshake struct {
+	dial time.Duration // the connect call as the client sees it
+	rtt  time.Duration // the kernel's SYN to SYN-ACK measurement (Linux); 0 if unknown
+}
+
+// tcpConnects times n TCP handshakes to addr, closing each at once. The
+// kernel's own RTT sample of the handshake is read where TCP_INFO exists:
+// the connect call also holds the client's socket setup and wake-up, tens
+// of microseconds that would pass for network on a fast LAN.
+func tcpConnects(ctx context.Context, addr string, n int, timeout time.Duration) ([]handshake, error) {
+	var out []handshake
+	for i := range n {
+		if ctx.Err() != nil {
+			break
+		}
+		dctx, cancel := context.WithTimeout(ctx, timeout)
+		t0 := time.Now()
+		c, err := (&net.Dialer{}).DialContext(dctx, "tcp", addr)
+		el := time.Since(t0)
+		cancel()
+		if err != nil {
+			if i == 0 {
+				return nil, err
+			}
+			break
+		}
+		h := handshake{dial: el}
+		if ctl := controller(c); ctl != nil {
+			if ti, err := sysinfo.ReadTCPInfo(ctl); err == nil {
+				h.rtt = ti.RTT
+			}
+		}
+		c.Close()
+		out = append(out, h)
+		time.Sleep(20 * time.Millisecond) // do not look like a connection storm
+	}
+	return out, nil
+}
+
+func controller(c net.Conn) sysinfo.Controller {
+	if ctl, ok := c.(sysinfo.Controller); ok {
+		return ctl
+	}
+	if sc, ok := c.(syscall.Conn); ok {
+		if rc, err := sc.SyscallConn(); err == nil {
+			return rc
+		}
+	}
+	return nil
+}
+
+func readKernelRTT(c net.Conn, res *result.DBPing) {
+	ctl := controller(c)
+	if ctl == nil {
+		res.TCPUnavailable = "TCP_INFO not available for this connection"
+		return
+	}
+	ti, err := sysinfo.ReadTCPInfo(ctl)
+	if err != nil {
+		res.TCPUnavailable = "TCP_INFO " + err.Error()
+		return
+	}
+	res.KernelRTT, res.KernelMinRTT = result.Seconds(ti.RTT), result.Seconds(ti.MinRTT)
+}
+
+// split sets the network's round trip against the query's.
+func split(ctx context.Context, cfg Config, hs []handshake, res *result.DBPing) *result.NetworkSplit {
+	if len(hs) == 0 {
+		return nil
+	}
+	median := func(v []time.Duration) (p50, lo time.Duration) {
+		slices.Sort(v)
+		return v[(len(v)-1)/2], v[0]
+	}
+	var dials, rtts []time.Duration
+	for _, h := range hs {
+		dials = append(dials, h.dial)
+		if h.rtt > 0 {
+			rtts = append(rtts, h.rtt)
+		}
+	}
+	ns := &result.NetworkSplit{Method: "tcp_connect", TCPConnectSamples: len(dials)}
+	p50, lo := median(dials)
+	ns.TCPConnectP50, ns.TCPConnectMin = result.Seconds(p50), result.Seconds(lo)
+	ns.NetworkP50 = ns.TCPConnectP50
+	if len(rtts) > 0 {
+		p50, _ := median(rtts)
+		ns.Method = "tcp_handshake_rtt"
+		ns.HandshakeRTTP50 = result.Seconds(p50)
+		ns.NetworkP50 = ns.HandshakeRTTP50
+	}
+	if cfg.Agent != nil && ctx.Err() == nil {
+		ns.Agent = cfg.AgentName
+		rr, err := cfg.Agent(ctx)
+		switch {
+		case err != nil:
+			ns.AgentError = err.Error()
+		case rr != nil && rr.RoundTrips > 0:
+			ns.Method = "agent_rr"
+			ns.AgentRTTP50, ns.AgentRTTs, ns.AgentRequest = rr.P50, rr.RoundTrips, rr.Config.RequestBytes
+			ns.NetworkP50 = rr.P50
+		}
+	}
+	ns.QueryRTTP50 = res.P50
+	if res.P50 > 0 {
+		net := min(ns.NetworkP50, res.P50)
+		ns.ServerP50 = res.P50 - net
+		ns.NetworkShare = float64(net) / float64(res.P50)
+		ns.ServerShare = 1 - ns.NetworkShare
+	}
+	return ns
+}
+
+// meter is the measuring loop's state.
+type meter struct {
+	cfg        Config
+	emit       probe.Emit
+	total, cur *metric.Histogram
+	gaps       []result.Gap
+	measured   time.Duration // time spent measuring, gaps excluded
+
+	mu   sync.Mutex
+	conn *dbconn.Conn
+
+	start      time.Time
+	lastReport time.Duration
+	n          int64
+}
+
+func (m *meter) setConn(c *dbconn.Conn) {
+	m.mu.Lock()
+	m.conn = c
+	m.mu.Unlock()
+}
+
+func (m *meter) abort() {
+	m.mu.Lock()
+	if m.conn != nil {
+		m.conn.Abort()
+	}
+	m.mu.Unlock()
+}
+
+func (m *meter) flush(now time.Time) {
+	el := now.Sub(m.start)
+	iv := result.NewInterval(result.ProbeDBPing, m.lastReport, el)
+	iv.Queries = int64(m.cur.Count())
+	if span := el - m.lastReport; span > 0 {
+		iv.QueryRate = float64(m.cur.Count()) / span.Seconds()
+	}
+	l := result.LatencyOf(m.cur)
+	iv.RTT = &l
+	m.emit(iv)
+	m.total.Merge(m.cur)
+	m.cur.Reset()
+	m.lastReport = el
+}
+
+var errStalled = errors.New("the query did not answer in time")
+
+// run measures until the duration or count is reached, reconnecting (and
+// marking the gap) when the session is lost.
+func (m *meter) run(ctx context.Context, d *dbconn.DSN, conn *dbconn.Conn) error {
+	cfg := m.cfg
+	var stop atomic.Bool
+	var inflight atomic.Int64 // start of the query in progress, unix ns; 0 = none
+	m.setConn(conn)
+	defer context.AfterFunc(ctx, func() { stop.Store(true); m.abort() })()
+	watchDone := make(chan struct{})
+	defer close(watchDone)
+	var stalled atomic.Bool
+	go func() {
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-watchDone:
+				return
+			case now := <-t.C:
+				if s := inflight.Load(); s != 0 && now.UnixNano()-s > int64(cfg.Timeout) {
+					stalled.Store(true)
+					m.abort()
+				}
+			}
+		}
+	}()
+
+	m.start = time.Now()
+	end := m.start.Add(cfg.Duration)
+	done := func(now time.Time) bool {
+		if stop.Load() {
+			return true
+		}
+		if cfg.Count > 0 {
+			return m.n >= cfg.Count
+		}
+		return !now.Before(end)
+	}
+	for {
+		segStart := time.Now()
+		now, err := m.segment(conn, cfg, &stop, &inflight, done)
+		m.measured += now.Sub(segStart)
+		if m.cur.Count() > 0 {
+			m.flush(now)
+		}
+		if err == nil || stop.Load() || ctx.Err() != nil {
+			return nil
+		}
+		if dbconn.ServerError(err) {
+			// The server answered with an error: the query is wrong, or
+			// the user may not run it. Reconnecting would not help.
+			err = dbconn.Classify(d, "query", err)
+			var e *dbconn.Error
+			if errors.As(err, &e) && e.Kind == dbconn.Other {
+				e.Kind = dbconn.BadQuery
+			}
+			return err
+		}
+		// The session is lost: mark the gap, reconnect with backoff.
+		if stalled.Swap(false) {
+			err = fmt.Errorf("%w (%s)", errStalled, cfg.Timeout)
+		}
+		gap := result.Gap{Of: "session", Start: result.Seconds(time.Since(m.start)), Reason: d.Scrub(oneLine(err.Error()))}
+		giv := result.NewInterval(result.ProbeDBPing, m.lastReport, time.Since(m.start))
+		giv.Gap = &gap
+		m.emit(giv)
+		conn.Close()
+		m.setConn(nil)
+		conn = nil
+		for attempt := 0; ; attempt++ {
+			if done(time.Now()) {
+				break
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(backoff(attempt)):
+			}
+			if ctx.Err() != nil || done(time.Now()) {
+				break
+			}
+			c, err := dbconn.Open(ctx, d, dbconn.Options{Timeout: cfg.Timeout, Blocking: true})
+			if err == nil {
+				conn = c
+				break
+			}
+			gap.Retries++
+			gap.Reason = d.Scrub(oneLine(err.Error()))
+		}
+		e := result.Seconds(time.Since(m.start))
+		gap.End = &e
+		m.gaps = append(m.gaps, gap)
+		m.lastReport = time.Since(m.start)
+		if conn == nil {
+			if ctx.Err() != nil || stop.Load() {
+				return nil
+			}
+			if done(time.Now()) {
+				return fmt.Errorf("db ping: lost the session and could not reconnect: %s", gap.Reason)
+			}
+			return nil
+		}
+		m.setConn(conn)
+		giv = result.NewInterval(result.ProbeDBPing, e.D(), e.D())
+		giv.Gap = &gap
+		m.emit(giv)
+	}
+}
+
+// segment runs queries on one session until done or an error.
+func (m *meter) segment(conn *dbconn.Conn, cfg Config, stop *atomic.Bool, inflight *atomic.Int64,
+	done func(time.Time) bool) (time.Time, error) {
+	now := time.Now()
+	nextReport := m.start.Add(m.lastReport + cfg.Interval)
+	body := func(query func() error) error {
+		for !done(now) {
+			t0 := time.Now()
+			inflight.Store(t0.UnixNano())
+			err := query()
+			now = time.Now()
+			inflight.Store(0)
+			if err != nil {
+				if stop.Load() {
+					return nil
+				}
+				return err
+			}
+			m.cur.Record(now.Sub(t0))
+			m.n++
+			if !now.Before(nextReport) {
+				m.flush(now)
+				nextReport = nextReport.Add(cfg.Interval)
+				for !now.Before(nextReport) {
+					nextReport = nextReport.Add(cfg.Interval)
+				}
+			}
+		}
+		return nil
+	}
+	err := withQuery(conn, cfg.Query, body)
+	return now, err
+}
+
+// withQuery runs body with a function that sends the query once and reads
+// its whole answer, the engine's fastest honest way: one simple-protocol
+// message for PostgreSQL (as pgbench -M simple), one COM_QUERY for MySQL,
+// one SQL batch for SQL Server. No context per query: the watchdog in run
+// aborts a stalled or interrupted query through the socket instead.
+func withQuery(conn *dbconn.Conn, q string, body func(func() error) error) error {
+	bg := context.Background()
+	switch conn.DSN.Engine {
+	case dbconn.Postgres:
+		return conn.Conn.Raw(func(dc any) error {
+			sc, ok := dc.(*stdlib.Conn)
+			if !ok {
+				return fmt.Errorf("db ping: unexpected driver connection %T", dc)
+			}
+			pc := sc.Conn().PgConn()
+			return body(func() error {
+				mrr := pc.Exec(bg, q)
+				for mrr.NextResult() {
+					rr := mrr.ResultReader()
+					for rr.NextRow() {
+					}
+					rr.Close()
+				}
+				return mrr.Close()
+			})
+		})
+	case dbconn.MySQL:
+		return conn.Conn.Raw(func(dc any) error {
+			qc, ok := dc.(driver.QueryerContext)
+			if !ok {
+				return fmt.Errorf("db ping: unexpected driver connection %T", dc)
+			}
+			var dest []driver.Value
+			return body(func() error {
+				rows, err := qc.QueryContext(bg, q, nil)
+				if err != nil {
+					return err
+				}
+				if n := len(rows.Columns()); cap(dest) < n {
+					dest = make([]driver.Value, n)
+				}
+				var err2 error
+				for err2 == nil {
+					err2 = rows.Next(dest[:len(rows.Columns())])
+				}
+				if err2 != io.EOF {
+					rows.Close()
+					return err2
+				}
+				return rows.Close()
+			})
+		})
+	default:
+		return body(func() error {
+			rows, err := conn.Conn.QueryContext(bg, q)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+			}
+			if err := rows.Err(); err != nil {
+				rows.Close()
+				return err
+			}
+			return rows.Close()
+		})
+	}
+}
+
+func oneLine(s string) string {
+	out := make([]byte, 0, len(s))
+	space := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '\n' || c == '\r' || c == '\t' || c == ' ' {
+			space = true
+			continue
+		}
+		if space && len(out) > 0 {
+			out = append(out, ' ')
+		}
+		space = false
+		out = append(out, c)
+	}
+	return string(out)
+}

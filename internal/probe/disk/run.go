@@ -1,0 +1,289 @@
+package disk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/narrows/narrows/internal/metric"
+	"github.com/narrows/narrows/internal/probe"
+	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/sysinfo"
+)
+
+// Run measures every pattern in turn, emitting interval records as they
+// happen. On error or interruption the result holds what was measured
+// until then, the pattern that was cut short marked Stopped.
+func (t *Target) Run(ctx context.Context, emit probe.Emit) (*result.Disk, error) {
+	res := t.Summary()
+	for i, p := range t.cfg.Patterns {
+		if ctx.Err() != nil {
+			break
+		}
+		pr, err := t.runPattern(ctx, i, p, emit)
+		res.Patterns = append(res.Patterns, pr)
+		if err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// job is one pattern running.
+type job struct {
+	t        *Target
+	p        Pattern
+	idx      int
+	deadline time.Time
+	stop     atomic.Bool
+}
+
+func (t *Target) runPattern(ctx context.Context, idx int, p Pattern, emit probe.Emit) (result.DiskPattern, error) {
+	if !t.direct {
+		dropCache(t.f) // buffered: start from the device, as fio's invalidate
+	}
+	j := &job{t: t, p: p, idx: idx}
+	var meters []*meter
+	var workers []func() error
+	for th := range p.Threads {
+		offs := newOffsets(p, t.size, t.cfg.Seed, idx, th)
+		if t.engine == EngineURing {
+			m := newMeter(p)
+			meters = append(meters, m)
+			workers = append(workers, func() error { return j.uringWorker(m, offs, th) })
+			continue
+		}
+		// The portable engine: one thread per outstanding I/O; a thread's
+		// queue depth shares its offsets (one sequential stream stays one).
+		shared := &sharedOffsets{o: offs}
+		for q := range p.QD {
+			m := newMeter(p)
+			meters = append(meters, m)
+			workers = append(workers, func() error { return j.portableWorker(m, shared, th*p.QD+q) })
+		}
+	}
+	defer context.AfterFunc(ctx, func() { j.stop.Store(true) })()
+	if t.engine == EngineURing {
+		// Each ring's thread keeps its P while it waits in the kernel
+		// (uring.Options.Raw): leave two for everything else.
+		if prev := runtime.GOMAXPROCS(0); prev < p.Threads+2 {
+			runtime.GOMAXPROCS(p.Threads + 2)
+			defer runtime.GOMAXPROCS(prev)
+		}
+	}
+
+	interval := t.cfg.Interval
+	total, iv := newStats(p), newStats(p)
+	cpu0, cpuErr := sysinfo.CPUTime()
+	start := time.Now()
+	j.deadline = start.Add(t.cfg.Duration)
+	done := make(chan error, len(workers))
+	for _, w := range workers {
+		go func() { done <- guard(w) }()
+	}
+	var last time.Duration
+	report := func(now time.Time) {
+		for _, m := range meters {
+			m.take(iv)
+		}
+		el := now.Sub(start)
+		emit(j.interval(iv, last, el))
+		total.merge(iv)
+		iv.reset()
+		last = el
+	}
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	var firstErr error
+	for pending := len(workers); pending > 0; {
+		select {
+		case err := <-done:
+			pending--
+			if err != nil && firstErr == nil {
+				firstErr = err
+				j.stop.Store(true)
+			}
+		case now := <-tick.C:
+			// The last stretch, up to the end, is reported once the
+			// workers are done rather than as a sliver after a tick.
+			if now.Before(j.deadline.Add(-interval/10)) && !j.stop.Load() {
+				report(now)
+			}
+		}
+	}
+	end := time.Now()
+	for _, m := range meters {
+		m.take(iv)
+	}
+	if iv.ios > 0 {
+		report(end)
+	}
+	pr := j.summary(total, end.Sub(start))
+	if cpuErr == nil {
+		if c1, err := sysinfo.CPUTime(); err == nil && end.After(start) {
+			pr.CPU = 100 * float64(c1-cpu0) / float64(end.Sub(start))
+		}
+	} else {
+		pr.CPUUnavailable = "CPU time " + cpuErr.Error()
+	}
+	switch {
+	case ctx.Err() != nil:
+		pr.Stopped = probe.Interrupted
+	case firstErr != nil:
+		pr.Stopped = firstErr.Error()
+	}
+	return pr, firstErr
+}
+
+// guard turns a worker's panic into an error, so the run still ends
+// through Close and removes its file.
+func guard(f func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("disk: worker failed: %v", r)
+		}
+	}()
+	return f()
+}
+
+func (j *job) interval(s *stats, from, to time.Duration) result.Interval {
+	iv := result.NewInterval("disk", from, to)
+	d := &result.DiskInterval{Profile: j.p.Profile, Pattern: j.p.Name(), IOs: s.ios, Bytes: s.bytes, Latency: result.DiskLatencyOf(s.lat)}
+	if secs := (to - from).Seconds(); secs > 0 {
+		d.IOPS, d.ByteRate = float64(s.ios)/secs, float64(s.bytes)/secs
+	}
+	if s.flush != nil {
+		f := result.DiskLatencyOf(s.flush)
+		d.FlushLatency = &f
+	}
+	iv.Disk = d
+	return iv
+}
+
+func (j *job) summary(s *stats, d time.Duration) result.DiskPattern {
+	p := j.p
+	pr := result.DiskPattern{Profile: p.Profile, Name: p.Name(), RW: string(p.RW), BlockBytes: p.Block, QueueDepth: p.QD,
+		Threads: p.Threads, Sync: p.Sync, Duration: result.Seconds(d), IOs: s.ios, Bytes: s.bytes,
+		DiskLatency: result.DiskLatencyOf(s.lat)}
+	secs := d.Seconds()
+	rate := func(n int64) float64 {
+		if secs <= 0 {
+			return 0
+		}
+		return float64(n) / secs
+	}
+	pr.IOPS, pr.Throughput = rate(s.ios), rate(s.bytes)
+	if p.RW == Mix {
+		pr.ReadPercent = p.ReadPercent
+		pr.Read = &result.DiskDirection{IOs: s.rdIOs, IOPS: rate(s.rdIOs), Throughput: rate(s.rdBytes), DiskLatency: result.DiskLatencyOf(s.rd)}
+		pr.Write = &result.DiskDirection{IOs: s.wrIOs, IOPS: rate(s.wrIOs), Throughput: rate(s.wrBytes), DiskLatency: result.DiskLatencyOf(s.wr)}
+	}
+	if p.Sync != result.SyncNone {
+		pr.Flushes, pr.FlushRate = s.ios, pr.IOPS
+	}
+	if s.write != nil {
+		w, f := result.DiskLatencyOf(s.write), result.DiskLatencyOf(s.flush)
+		pr.WriteLatency, pr.FlushLatency = &w, &f
+	}
+	return pr
+}
+
+// sharedOffsets lets a portable thread's queue depth draw from one
+// generator.
+type sharedOffsets struct {
+	mu sync.Mutex
+	o  *offsets
+}
+
+func (s *sharedOffsets) next() (int64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.o.next()
+}
+
+// portableWorker is one thread with one I/O outstanding at a time,
+// blocking in pread/pwrite as fio's psync engine does.
+func (j *job) portableWorker(m *meter, offs *sharedOffsets, n int) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	block := j.p.Block
+	buf, err := allocAligned(int(block))
+	if err != nil {
+		return err
+	}
+	defer freeAligned(buf)
+	fill(buf, j.t.cfg.Seed+uint64(n)+1)
+	x, dsync, fdatasync := j.t.io, j.p.Sync == result.SyncDsync, j.p.Sync == result.SyncFdatasync
+	for !j.stop.Load() {
+		off, read := offs.next()
+		var k int
+		t0 := time.Now()
+		if read {
+			k, err = x.pread(buf, off)
+		} else {
+			k, err = x.pwrite(buf, off, dsync)
+		}
+		t1 := time.Now()
+		if err == nil && k != len(buf) {
+			err = io.ErrShortWrite
+			if read {
+				err = io.ErrUnexpectedEOF
+			}
+		}
+		if err != nil {
+			return j.ioError(read, off, err)
+		}
+		if fdatasync {
+			if err := x.datasync(); err != nil {
+				return j.t.placeErr("flush (fdatasync) the test file", err)
+			}
+			t2 := time.Now()
+			m.mu.Lock()
+			m.cur.commit(block, t2.Sub(t0), t1.Sub(t0), t2.Sub(t1))
+			m.mu.Unlock()
+			t1 = t2
+		} else {
+			m.mu.Lock()
+			m.cur.io(read, block, t1.Sub(t0))
+			m.mu.Unlock()
+		}
+		if !t1.Before(j.deadline) {
+			break
+		}
+	}
+	return nil
+}
+
+func (j *job) ioError(read bool, off int64, err error) error {
+	op := "write"
+	if read {
+		op = "read"
+	}
+	return j.t.placeErr(fmt.Sprintf("%s %s at offset %d", op, metric.FormatBytes(j.p.Block), off), err)
+}
+
+// errnoOf turns a completion's negative result into an error.
+func errnoOf(res int32) error {
+	if res < 0 {
+		return syscall.Errno(-res)
+	}
+	return io.ErrUnexpectedEOF
+}
+
+func (t *Target) placeErr(doing string, err error) error {
+	where := t.cfg.Dir
+	if t.cfg.Device != "" {
+		return fmt.Errorf("disk: %s on %s: %w", doing, t.cfg.Device, err)
+	}
+	var ue *UserError
+	if errors.As(err, &ue) {
+		return err
+	}
+	return placeError(where, doing, err)
+}

@@ -1,0 +1,5 @@
+//go:build !unix && !windows
+
+package disk
+
+func statFS(dir string) (fsInfo, error) { return fsInfo{}, errNotHere }

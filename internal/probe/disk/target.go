@@ -1,0 +1,415 @@
+package disk
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/narrows/narrows/internal/metric"
+	"github.com/narrows/narrows/internal/result"
+)
+
+// Config is what to measure and where.
+type Config struct {
+	Dir      string // the directory whose filesystem is measured
+	Device   string // instead of Dir: a block device, read patterns only
+	Size     int64  // bytes of the test file (of the device: how much of it to read; 0 = all)
+	Patterns []Pattern
+	Profiles []string // for the record: what was asked for
+	Duration time.Duration
+	Interval time.Duration
+	Buffered bool   // go through the page cache instead of O_DIRECT
+	Engine   string // EngineAuto, EngineURing or EnginePortable
+	Seed     uint64
+}
+
+// Engines.
+const (
+	EngineAuto     = "auto"
+	EngineURing    = "io_uring"
+	EnginePortable = "portable"
+)
+
+// FreeShare is the share of a filesystem that must stay free once the test
+// file is written: the probe measures a database's storage, it must not
+// fill it.
+const FreeShare = 0.10
+
+// The test file's name is FilePrefix, 16 random hex digits, FileSuffix.
+const (
+	FilePrefix = "narrows-"
+	FileSuffix = ".dat"
+)
+
+// layoutChunk is the size of the writes that lay the file out.
+const layoutChunk = 1 << 20
+
+// UserError is a problem a person fixes (no space, no permission, a wrong
+// path): the message is one line saying what and what to do.
+type UserError struct {
+	msg string
+	err error
+}
+
+func (e *UserError) Error() string { return e.msg }
+func (e *UserError) Unwrap() error { return e.err }
+
+func userErrorf(err error, format string, a ...any) *UserError {
+	return &UserError{msg: fmt.Sprintf(format, a...), err: err}
+}
+
+// Target is the open test file (or device) the patterns run against.
+type Target struct {
+	cfg     Config
+	f       *os.File
+	io      *fileIO
+	path    string      // the file this run created; "" for a device
+	created os.FileInfo // its identity: Close removes only this file
+	size    int64
+	fs      fsInfo
+
+	direct            bool
+	directUnavailable string
+	engine            string
+	engineNote        string
+	layout            time.Duration
+}
+
+// Open checks the place, creates the test file (or opens the device
+// read-only) and chooses the engine and direct I/O. It writes nothing yet
+// (see Layout). On error nothing is left behind.
+func Open(cfg Config) (_ *Target, err error) {
+	t := &Target{cfg: cfg}
+	defer func() {
+		if err != nil {
+			t.Close()
+		}
+	}()
+	if cfg.Device != "" {
+		err = t.openDevice()
+	} else {
+		err = t.openFile()
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err = t.chooseDirect(); err != nil {
+		return nil, err
+	}
+	t.engine, t.engineNote, err = chooseEngine(cfg.Engine)
+	if err != nil {
+		return nil, err
+	}
+	if t.io, err = newFileIO(t.f, t.path); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+func (t *Target) openFile() error {
+	dir := t.cfg.Dir
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return userErrorf(err, "--path %s does not exist: give the directory that holds the database's files", dir)
+	case errors.Is(err, fs.ErrPermission):
+		return userErrorf(err, "--path %s: permission denied", dir)
+	case err != nil:
+		return userErrorf(err, "--path %s: %v", dir, unwrapPath(err))
+	case fi.Mode()&fs.ModeDevice != 0:
+		return userErrorf(nil, "--path %s is a device, not a directory: to read a block device use --device %s with a read pattern", dir, dir)
+	case !fi.IsDir():
+		return userErrorf(nil, "--path %s is not a directory: give the directory that holds the database's files", dir)
+	}
+	if t.fs, err = statFS(dir); err != nil {
+		return userErrorf(err, "--path %s: cannot read the filesystem's free space: %v", dir, err)
+	}
+	if err := t.checkSpace(); err != nil {
+		return err
+	}
+	for range 5 {
+		var rnd [8]byte
+		rand.Read(rnd[:])
+		path := filepath.Join(dir, FilePrefix+hex.EncodeToString(rnd[:])+FileSuffix)
+		// O_EXCL: this run's own new file or nothing; it also refuses to
+		// follow a symbolic link planted under the name.
+		t.f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return placeError(dir, "create the test file", err)
+		}
+		t.path = path
+		if t.created, err = t.f.Stat(); err != nil {
+			return fmt.Errorf("disk: %w", err)
+		}
+		t.size = t.cfg.Size / layoutChunk * layoutChunk
+		if t.size == 0 {
+			t.size = t.cfg.Size / DirectAlign * DirectAlign
+		}
+		return nil
+	}
+	return fmt.Errorf("disk: could not find a free name for the test file in %s", dir)
+}
+
+// checkSpace refuses a test file that would leave less than FreeShare of
+// the filesystem free.
+func (t *Target) checkSpace() error {
+	size, dir := t.cfg.Size, t.cfg.Dir
+	total, avail, what := t.fs.total, t.fs.avail, "filesystem"
+	if total == 0 {
+		// ramfs and the like report no size: they live in RAM.
+		free, mem, err := memory()
+		if err != nil {
+			return userErrorf(err, "--path %s: the filesystem reports no size, so its free space cannot be checked", dir)
+		}
+		total, avail, what = mem, free, "memory (this filesystem reports no size of its own)"
+	}
+	left := avail - size
+	if left < int64(math.Ceil(FreeShare*float64(total))) {
+		share := 100 * float64(max(left, 0)) / float64(total)
+		return userErrorf(nil, "--path %s: a %s test file would leave %.1f%% of the %s free (%s free of %s now); narrows keeps at least %.0f%% free: use a smaller --size or free some space",
+			dir, metric.FormatBytes(size), share, what, metric.FormatBytes(avail), metric.FormatBytes(total), 100*FreeShare)
+	}
+	return nil
+}
+
+func (t *Target) openDevice() error {
+	dev := t.cfg.Device
+	for _, p := range t.cfg.Patterns {
+		if p.Writes() {
+			return userErrorf(nil, "--device %s: the %s pattern writes; a device is only ever read (use --path DIR to measure writes)", dev, p.Name())
+		}
+	}
+	fi, err := os.Stat(dev)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return userErrorf(err, "--device %s does not exist", dev)
+	case err != nil:
+		return userErrorf(err, "--device %s: %v", dev, unwrapPath(err))
+	case fi.Mode()&fs.ModeDevice == 0 || fi.Mode()&fs.ModeCharDevice != 0:
+		return userErrorf(nil, "--device %s is not a block device: to measure a directory's filesystem use --path", dev)
+	}
+	if t.f, err = openDevice(dev); err != nil {
+		if errors.Is(err, fs.ErrPermission) {
+			return userErrorf(err, "--device %s: permission denied: reading a device needs root or the disk group", dev)
+		}
+		return userErrorf(err, "--device %s: %v", dev, unwrapPath(err))
+	}
+	end, err := t.f.Seek(0, io.SeekEnd)
+	if err != nil {
+		return fmt.Errorf("disk: size of %s: %w", dev, err)
+	}
+	t.size = end
+	if t.cfg.Size > 0 && t.cfg.Size < end {
+		t.size = t.cfg.Size
+	}
+	t.size = t.size / layoutChunk * layoutChunk
+	if t.size == 0 {
+		return userErrorf(nil, "--device %s is smaller than 1 MiB", dev)
+	}
+	return nil
+}
+
+// chooseDirect turns on O_DIRECT unless --buffered; a filesystem that
+// refuses it gets the page cache, and the result says so.
+func (t *Target) chooseDirect() error {
+	if t.cfg.Buffered {
+		return nil
+	}
+	if !directAvailable {
+		t.directUnavailable = "direct I/O (O_DIRECT) is not available on this platform: measured through the operating system's cache"
+		return nil
+	}
+	err := enableDirect(t.f)
+	switch {
+	case err == nil:
+		t.direct = true
+	case directRefused(err):
+		t.directUnavailable = t.fsName() + " refuses O_DIRECT: measured through the page cache (buffered) instead"
+	default:
+		return fmt.Errorf("disk: O_DIRECT: %w", err)
+	}
+	return nil
+}
+
+func (t *Target) fsName() string {
+	if t.fs.name != "" {
+		return "the " + t.fs.name + " filesystem"
+	}
+	if t.cfg.Device != "" {
+		return "the device"
+	}
+	return "the filesystem"
+}
+
+// Layout writes the whole test file (not a sparse one: reads of holes
+// never reach the device) with incompressible data, each 4 KiB block
+// different, and makes it durable. A device is left alone.
+func (t *Target) Layout(ctx context.Context) error {
+	if t.path == "" {
+		return nil
+	}
+	start := time.Now()
+	chunk := int64(layoutChunk)
+	if t.size < chunk {
+		chunk = t.size
+	}
+	buf, err := allocAligned(int(chunk))
+	if err != nil {
+		return err
+	}
+	defer freeAligned(buf)
+	fill(buf, t.cfg.Seed)
+	for off := int64(0); off < t.size; off += chunk {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		stamp(buf, off)
+		n, err := t.io.pwrite(buf, off, false)
+		if err != nil && off == 0 && t.direct && directRefused(err) {
+			// Some filesystems take O_DIRECT at open and refuse the I/O.
+			if derr := disableDirect(t.f); derr != nil {
+				return fmt.Errorf("disk: turning O_DIRECT off: %w", derr)
+			}
+			t.direct = false
+			t.directUnavailable = t.fsName() + " refuses O_DIRECT writes: measured through the page cache (buffered) instead"
+			n, err = t.io.pwrite(buf, off, false)
+		}
+		if err == nil && n != len(buf) {
+			err = io.ErrShortWrite
+		}
+		if err != nil {
+			return placeError(t.cfg.Dir, fmt.Sprintf("write the %s test file", metric.FormatBytes(t.size)), err)
+		}
+	}
+	if err := t.io.datasync(); err != nil {
+		return placeError(t.cfg.Dir, "flush the test file", err)
+	}
+	if !t.direct {
+		dropCache(t.f)
+	}
+	t.layout = time.Since(start)
+	return nil
+}
+
+// placeError turns what the OS said about --path into a line a person
+// can act on, or wraps it when a person cannot.
+func placeError(dir, doing string, err error) error {
+	switch {
+	case isNoSpace(err):
+		return userErrorf(err, "--path %s: no space left on the device (ENOSPC) trying to %s: free some space or use a smaller --size", dir, doing)
+	case isReadOnly(err):
+		return userErrorf(err, "--path %s is on a read-only filesystem: narrows needs to create its test file there (to read a block device, use --device with a read pattern)", dir)
+	case errors.Is(err, fs.ErrPermission):
+		return userErrorf(err, "--path %s: permission denied trying to %s: run narrows as a user who may create files there", dir, doing)
+	}
+	return fmt.Errorf("disk: %s in %s: %w", doing, dir, err)
+}
+
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// Close closes the file and removes it, if the name still holds the file
+// this run created. It is safe to call more than once.
+func (t *Target) Close() error {
+	if t.io != nil {
+		t.io.close()
+		t.io = nil
+	}
+	if t.f == nil {
+		return nil
+	}
+	ours := false
+	if t.path != "" && t.created != nil {
+		if fi, err := os.Lstat(t.path); err == nil && os.SameFile(fi, t.created) {
+			ours = true
+		}
+	}
+	err := t.f.Close()
+	t.f = nil
+	if ours {
+		if rerr := os.Remove(t.path); rerr != nil {
+			return fmt.Errorf("disk: removing the test file %s: %w", t.path, rerr)
+		}
+	}
+	return err
+}
+
+// Path is the test file this run created ("" with a device).
+func (t *Target) Path() string { return t.path }
+
+// Size is how many bytes the patterns span.
+func (t *Target) Size() int64 { return t.size }
+
+// Notes are one-line notices for the person running it: what fell back
+// to what, and why.
+func (t *Target) Notes() []string {
+	var n []string
+	if t.directUnavailable != "" {
+		n = append(n, t.directUnavailable)
+	}
+	if t.engineNote != "" {
+		n = append(n, t.engineNote)
+	}
+	return n
+}
+
+// Summary is the result without patterns: where, with what, how.
+func (t *Target) Summary() *result.Disk {
+	d := &result.Disk{
+		Config: result.DiskConfig{Profiles: t.cfg.Profiles, Duration: result.Seconds(t.cfg.Duration), Interval: result.Seconds(t.cfg.Interval),
+			FileBytes: t.cfg.Size, Buffered: t.cfg.Buffered, Engine: t.cfg.Engine, Seed: t.cfg.Seed},
+		Path: t.cfg.Dir, Filesystem: t.fs.name, FileBytes: t.size, Engine: t.engine, EngineNote: t.engineNote,
+		Direct: t.direct, DirectUnavailable: t.directUnavailable, Layout: result.Seconds(t.layout), Patterns: []result.DiskPattern{},
+	}
+	if t.cfg.Device != "" {
+		d.Path, d.Device = t.cfg.Device, true
+	}
+	if abs, err := filepath.Abs(d.Path); err == nil {
+		d.Path = abs
+	}
+	return d
+}
+
+// MemoryBacked says whether the filesystem lives in RAM (tmpfs, ramfs).
+func (t *Target) MemoryBacked() bool { return t.fs.memoryBacked }
+
+// fill writes seeded pseudo-random bytes: nothing compresses or
+// deduplicates them away.
+func fill(b []byte, seed uint64) {
+	x := seed*0x9E3779B97F4A7C15 + 1
+	for i := 0; i+8 <= len(b); i += 8 {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		for k := range 8 {
+			b[i+k] = byte(x >> (8 * k))
+		}
+	}
+}
+
+// stamp makes every 4 KiB block of a layout chunk unique in the file, so
+// a deduplicating store cannot keep one copy of a repeated chunk.
+func stamp(b []byte, off int64) {
+	for i := 0; i+16 <= len(b); i += DirectAlign {
+		v := uint64(off) + uint64(i)
+		for k := range 8 {
+			b[i+k] = byte(v >> (8 * k))
+		}
+	}
+}

@@ -1,0 +1,191 @@
+package replication
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/narrows/narrows/internal/result"
+)
+
+func s(v string) *string { return &v }
+
+// row builds a recorded result row; "NULL" stands for SQL NULL.
+func row(kv ...string) map[string]*string {
+	m := map[string]*string{}
+	for i := 0; i < len(kv); i += 2 {
+		if kv[i+1] == "NULL" {
+			m[strings.ToLower(kv[i])] = nil
+		} else {
+			m[strings.ToLower(kv[i])] = s(kv[i+1])
+		}
+	}
+	return m
+}
+
+func TestParseLSN(t *testing.T) {
+	for in, want := range map[string]int64{"0/0": 0, "0/3000060": 0x3000060, "16/B374D848": 0x16<<32 | 0xB374D848} {
+		got, err := ParseLSN(in)
+		if err != nil || got != want {
+			t.Errorf("ParseLSN(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "16", "x/1", "1/2/3"} {
+		if _, err := ParseLSN(bad); err == nil {
+			t.Errorf("ParseLSN(%q) accepted", bad)
+		}
+	}
+}
+
+func TestStandbyName(t *testing.T) {
+	cases := []struct{ conninfo, cluster, want string }{
+		{"user=postgres passfile=/x channel_binding=prefer dbname=replication host=10.0.0.1 port=5432 application_name=dr1 fallback_application_name=walreceiver", "main", "dr1"},
+		{"user=postgres host=10.0.0.1 port=5432 fallback_application_name=main", "standby1", "standby1"},
+		{"", "", "walreceiver"},
+	}
+	for _, c := range cases {
+		if got := standbyName(c.conninfo, c.cluster); got != c.want {
+			t.Errorf("standbyName(%q, %q) = %q, want %q", c.conninfo, c.cluster, got, c.want)
+		}
+	}
+}
+
+// The spellings of SHOW REPLICA STATUS: MySQL 8.0.22+/8.4 (Source_*,
+// Replica_*) and MariaDB / older MySQL (Master_*, Slave_*), recorded.
+func TestMySQLReplicaSpellings(t *testing.T) {
+	logs := []binlog{{"binlog.000001", 1000}, {"binlog.000002", 5000}, {"binlog.000003", 0}}
+	mysql84 := row("Replica_IO_State", "Waiting for source to send event", "Source_Log_File", "binlog.000002", "Read_Source_Log_Pos", "4000",
+		"Relay_Source_Log_File", "binlog.000001", "Exec_Source_Log_Pos", "900", "Replica_IO_Running", "Yes", "Replica_SQL_Running", "Yes",
+		"Seconds_Behind_Source", "0", "Last_IO_Error", "", "Last_SQL_Error", "")
+	mariadb := row("Slave_IO_State", "", "Master_Log_File", "binlog.000002", "Read_Master_Log_Pos", "4000",
+		"Relay_Master_Log_File", "binlog.000001", "Exec_Master_Log_Pos", "900", "Slave_IO_Running", "No", "Slave_SQL_Running", "Yes",
+		"Seconds_Behind_Master", "NULL", "Last_IO_Error", "", "Last_SQL_Error", "")
+	for name, r := range map[string]map[string]*string{"mysql 8.4": mysql84, "mariadb": mariadb} {
+		x := mapMySQLReplica("r1", r, logs, "binlog.000003:0", nil)
+		if x.sent == nil || *x.sent != 5000 || x.replay == nil || *x.replay != 900 {
+			t.Fatalf("%s: sent %v replay %v, want 5000 and 900", name, x.sent, x.replay)
+		}
+		if !x.present {
+			t.Fatalf("%s: not present", name)
+		}
+		switch name {
+		case "mysql 8.4":
+			if x.stopped || x.secondsBehind == nil || *x.secondsBehind != 0 || x.sbmNull {
+				t.Fatalf("%s: %+v", name, x)
+			}
+		case "mariadb":
+			if !x.stopped || x.io != "No" || !x.sbmNull || x.secondsBehind != nil || x.engineState != "IO thread No" {
+				t.Fatalf("%s: %+v", name, x)
+			}
+		}
+	}
+	// A file the source purged cannot be placed.
+	x := mapMySQLReplica("r1", row("Master_Log_File", "binlog.000000", "Read_Master_Log_Pos", "4"), logs, "", nil)
+	if x.sent != nil {
+		t.Fatal("purged file placed")
+	}
+	// No answer from the replica: a gap, no figures.
+	g := &result.Gap{Of: "r1", Reason: "connection refused"}
+	x = mapMySQLReplica("r1", nil, logs, "", g)
+	if x.present || x.gap != g {
+		t.Fatalf("no row: %+v", x)
+	}
+}
+
+// Recorded SQL Server rows: what sys.dm_hadr_database_replica_states and
+// sys.dm_os_performance_counters return on a primary with two secondaries
+// (SQL Server 2019). SQL Server cannot run here; this is the mapping.
+func TestSQLServerMapping(t *testing.T) {
+	for _, q := range []string{"sys.dm_hadr_database_replica_states", "log_send_queue_size", "log_send_rate", "redo_queue_size",
+		"redo_rate", "secondary_lag_seconds", "synchronization_state_desc", "is_local = 0"} {
+		if !strings.Contains(MSSQLReplicaStates, q) {
+			t.Errorf("replica-state query lacks %q", q)
+		}
+	}
+	if !strings.Contains(MSSQLCounters, "'Log Bytes Flushed/sec'") || !strings.Contains(MSSQLCounters, "sys.dm_os_performance_counters") {
+		t.Error("counter query")
+	}
+	if !strings.Contains(MSSQLCheck, "IsHadrEnabled") || !strings.Contains(MSSQLCheck, "role_desc = 'PRIMARY'") {
+		t.Error("check query")
+	}
+	states := []map[string]*string{
+		row("replica", "SQL2", "database_name", "Sales", "ag", "AG1", "availability_mode", "SYNCHRONOUS_COMMIT", "sync_state", "SYNCHRONIZED",
+			"suspended", "0", "suspend_reason", "NULL", "connected_state", "CONNECTED", "connect_error", "NULL",
+			"log_send_queue_kb", "0", "log_send_rate_kb", "5120", "redo_queue_kb", "12", "redo_rate_kb", "4800", "secondary_lag_seconds", "0"),
+		row("replica", "SQL3-DR", "database_name", "Sales", "ag", "AG1", "availability_mode", "ASYNCHRONOUS_COMMIT", "sync_state", "SYNCHRONIZING",
+			"suspended", "0", "suspend_reason", "NULL", "connected_state", "CONNECTED", "connect_error", "NULL",
+			"log_send_queue_kb", "204800", "log_send_rate_kb", "2150", "redo_queue_kb", "1024", "redo_rate_kb", "2000", "secondary_lag_seconds", "42"),
+		row("replica", "SQL4", "database_name", "Sales", "ag", "AG1", "availability_mode", "ASYNCHRONOUS_COMMIT", "sync_state", "NOT SYNCHRONIZING",
+			"suspended", "1", "suspend_reason", "SUSPEND_FROM_USER", "connected_state", "DISCONNECTED", "connect_error", "An error occurred while receiving data: '10054'",
+			"log_send_queue_kb", "NULL", "log_send_rate_kb", "NULL", "redo_queue_kb", "NULL", "redo_rate_kb", "NULL", "secondary_lag_seconds", "NULL"),
+	}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	prev := map[string]counterSample{}
+	counters := func(v string) []map[string]*string {
+		return []map[string]*string{
+			row("object_name", "SQLServer:Databases", "counter_name", "Log Bytes Flushed/sec", "instance_name", "Sales", "cntr_value", v),
+			row("object_name", "SQLServer:Databases", "counter_name", "Log Bytes Flushed/sec", "instance_name", "_Total", "cntr_value", "1"),
+		}
+	}
+	if g := MapMSSQLCounters(counters("1000000000"), prev, t0); g["Sales"] != nil {
+		t.Fatal("a rate from one sample")
+	}
+	gen := MapMSSQLCounters(counters("1007340032"), prev, t0.Add(time.Second)) // 7 MiB in 1 s
+	if g := gen["Sales"]; g == nil || *g != 7340032 {
+		t.Fatalf("generation %v, want 7340032 B/s", gen["Sales"])
+	}
+	rs := mapMSSQLStates(states, gen)
+	if len(rs) != 3 {
+		t.Fatalf("%d replicas", len(rs))
+	}
+	dr := rs[1]
+	if dr.name != "SQL3-DR" || dr.database != "Sales" || *dr.unsent != 204800*1024 || *dr.unreplayed != 1024*1024 ||
+		*dr.sendRate != 2150*1024 || *dr.replayRate != 2000*1024 || *dr.secondaryLag != 42*time.Second || *dr.generation != 7340032 {
+		t.Fatalf("SQL3-DR mapped to %+v", dr)
+	}
+	if !rs[2].silent || !rs[2].stopped || rs[2].unsent != nil || !strings.Contains(rs[2].lastErr, "10054") {
+		t.Fatalf("disconnected secondary mapped to %+v", rs[2])
+	}
+	// Through the tracker: RPO and verdict inputs as the advisor sees them.
+	tr := &tracker{cfg: Config{SilentAfter: 15 * time.Second}, memos: map[string]*memo{}}
+	p := tr.compute(&snapshot{at: t0, replicas: rs}, "sqlserver")
+	if p.Replicas[1].Unsent == nil || *p.Replicas[1].Unsent != 204800*1024 || p.Replicas[1].State != result.ReplicaStreaming {
+		t.Fatalf("tracked %+v", p.Replicas[1])
+	}
+	if p.Replicas[2].State != result.ReplicaSilent {
+		t.Fatalf("disconnected secondary is %s", p.Replicas[2].State)
+	}
+}
+
+func i64(v int64) *int64 { return &v }
+
+// A replica the primary stops listing is silent, with the time since its
+// last reply, and its figures are not carried over.
+func TestTrackerSilence(t *testing.T) {
+	tr := &tracker{cfg: Config{SilentAfter: 15 * time.Second}, memos: map[string]*memo{}}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	mk := func(at time.Time, cur int64, rs ...raw) *snapshot {
+		return &snapshot{at: at, serverNow: at, logBytes: i64(cur), replicas: rs}
+	}
+	p := tr.compute(mk(t0, 1000, raw{name: "s1", present: true, sent: i64(1000), write: i64(1000), flush: i64(1000), replay: i64(900), replyTime: t0}), "postgres")
+	if p.Replicas[0].State != result.ReplicaStreaming || *p.Replicas[0].Unreplayed != 100 || p.Replicas[0].ReplayRate != nil {
+		t.Fatalf("first poll %+v", p.Replicas[0])
+	}
+	p = tr.compute(mk(t0.Add(time.Second), 3000, raw{name: "s1", present: true, sent: i64(2500), write: i64(2400), flush: i64(2000), replay: i64(1900), replyTime: t0.Add(time.Second)}), "postgres")
+	r := p.Replicas[0]
+	if *p.GenerationRate != 2000 || *r.SendRate != 1500 || *r.ReplayRate != 1000 || *r.Unsent != 500 || *r.Unwritten != 100 || *r.Unflushed != 400 || *r.Unreplayed != 100 {
+		t.Fatalf("second poll %+v gen %v", r, *p.GenerationRate)
+	}
+	p = tr.compute(mk(t0.Add(4*time.Second), 5000), "postgres")
+	r = p.Replicas[0]
+	if r.State != result.ReplicaSilent || r.SilentFor == nil || r.SilentFor.D() != 3*time.Second || r.SendRate != nil || r.Unsent != nil {
+		t.Fatalf("vanished replica %+v", r)
+	}
+	// Reply too old while still listed: silent too.
+	tr2 := &tracker{cfg: Config{SilentAfter: 15 * time.Second}, memos: map[string]*memo{}}
+	age := 20 * time.Second
+	p = tr2.compute(mk(t0, 1000, raw{name: "s2", present: true, sent: i64(1000), replyAge: &age}), "postgres")
+	if p.Replicas[0].State != result.ReplicaSilent {
+		t.Fatalf("stale reply: %+v", p.Replicas[0])
+	}
+}

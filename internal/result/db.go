@@ -1,0 +1,266 @@
+package result
+
+import "time"
+
+// Probes of the db commands, as they appear in interval records.
+const (
+	ProbeDBPing = "db ping"
+	ProbeRepl   = "db repl"
+	ProbeDBLoad = "db load"
+)
+
+// Gap is a stretch of a run during which the connection was lost: no
+// figures were measured in it, and none are invented for it.
+type Gap struct {
+	// Of says which connection: "primary", a replica's name, or "session".
+	Of    string  `json:"of"`
+	Start Seconds `json:"start_seconds"`
+	// End is absent while the gap lasts.
+	End    *Seconds `json:"end_seconds,omitempty"`
+	Reason string   `json:"reason"`
+	// Retries is how many reconnects failed before one succeeded.
+	Retries int `json:"retries"`
+}
+
+// Connect is how long opening a database session took, phase by phase.
+type Connect struct {
+	TCP   Seconds `json:"tcp_seconds"`
+	TLS   Seconds `json:"tls_seconds"` // 0 without TLS
+	Login Seconds `json:"login_seconds"`
+	Total Seconds `json:"total_seconds"`
+	// TLSUsed says whether the session was encrypted.
+	TLSUsed bool `json:"tls"`
+}
+
+// DBPing is the summary of `narrows db ping`.
+type DBPing struct {
+	Config        DBPingConfig `json:"config"`
+	Engine        string       `json:"engine"`
+	ServerVersion string       `json:"server_version,omitempty"`
+	Connect       Connect      `json:"connect"`
+	Queries       int64        `json:"queries"`
+	// Duration is the time spent measuring, gaps excluded.
+	Duration Seconds `json:"duration_seconds"`
+	Rate     float64 `json:"queries_per_second"`
+	Latency
+	// Network is what the path costs, measured apart from the queries.
+	Network *NetworkSplit `json:"network,omitempty"`
+	// KernelRTT is the kernel's smoothed RTT of the session's own
+	// connection (TCP_INFO). With back-to-back queries TCP's ACKs ride on
+	// the responses, so it includes server time: informational.
+	KernelRTT      Seconds `json:"kernel_rtt_seconds,omitempty"`
+	KernelMinRTT   Seconds `json:"kernel_min_rtt_seconds,omitempty"`
+	TCPUnavailable string  `json:"tcp_unavailable,omitempty"`
+	Gaps           []Gap   `json:"gaps"`
+	Stopped        string  `json:"stopped,omitempty"`
+}
+
+// DBPingConfig is what was asked for.
+type DBPingConfig struct {
+	// Query is the SQL sent; a --payload query is shown abbreviated.
+	Query        string  `json:"query"`
+	PayloadBytes int64   `json:"payload_bytes,omitempty"`
+	Duration     Seconds `json:"duration_seconds,omitempty"`
+	Count        int64   `json:"count,omitempty"`
+	Interval     Seconds `json:"interval_seconds"`
+	Queries      int64   `json:"queries_for_arithmetic"`
+}
+
+// NetworkSplit sets what the network costs against a query round trip.
+type NetworkSplit struct {
+	// Method is how the network's round trip was measured:
+	// "tcp_handshake_rtt" (the kernel's RTT of TCP handshakes to the
+	// database's own port), "tcp_connect" (the same handshakes timed by
+	// the client, off Linux) or "agent_rr" (`narrows net rr` to an agent
+	// beside the database).
+	Method string `json:"method"`
+	// TCPConnect are handshakes to host:port: the kernel at the far end
+	// answers a SYN at once, so this is the network's round trip.
+	TCPConnectSamples int     `json:"tcp_connect_samples"`
+	TCPConnectP50     Seconds `json:"tcp_connect_p50_seconds"`
+	TCPConnectMin     Seconds `json:"tcp_connect_min_seconds"`
+	// HandshakeRTTP50 is the kernel's RTT sample of those handshakes
+	// (TCP_INFO right after connect; Linux): the network alone, without
+	// the client's socket setup.
+	HandshakeRTTP50 Seconds `json:"tcp_handshake_rtt_p50_seconds,omitempty"`
+	// Agent figures, present with --agent.
+	Agent        string  `json:"agent,omitempty"`
+	AgentRTTP50  Seconds `json:"agent_rtt_p50_seconds,omitempty"`
+	AgentRTTs    int64   `json:"agent_round_trips,omitempty"`
+	AgentRequest int64   `json:"agent_request_bytes,omitempty"`
+	AgentError   string  `json:"agent_error,omitempty"`
+	NetworkP50   Seconds `json:"network_rtt_p50_seconds"`
+	ServerP50    Seconds `json:"server_and_driver_p50_seconds"`
+	NetworkShare float64 `json:"network_share_ratio"`
+	ServerShare  float64 `json:"server_share_ratio"`
+	QueryRTTP50  Seconds `json:"query_rtt_p50_seconds"`
+}
+
+// Repl is the summary of `narrows db repl`.
+type Repl struct {
+	Config ReplConfig `json:"config"`
+	Engine string     `json:"engine"`
+	Polls  int64      `json:"polls"`
+	// Last is the last poll that reached the primary.
+	Last *ReplPoll `json:"last,omitempty"`
+	Gaps []Gap     `json:"gaps"`
+	// QueriesPerPoll is narrows' own load on the primary (each replica
+	// named with --replica-dsn gets one more, on that replica).
+	QueriesPerPoll int     `json:"queries_per_poll"`
+	Duration       Seconds `json:"duration_seconds"`
+	Stopped        string  `json:"stopped,omitempty"`
+}
+
+// ReplConfig is what was asked for.
+type ReplConfig struct {
+	Interval    Seconds  `json:"interval_seconds"`
+	Duration    Seconds  `json:"duration_seconds,omitempty"`
+	Replicas    []string `json:"replicas"`
+	SilentAfter Seconds  `json:"silent_after_seconds"`
+	Prometheus  bool     `json:"prometheus"`
+}
+
+// ReplPoll is one look at the primary and its replicas: the payload of a
+// db repl interval record, and the last one in the summary.
+type ReplPoll struct {
+	At     time.Time `json:"at"`
+	Engine string    `json:"engine"`
+	// Primary figures.
+	LogPosition string `json:"log_position,omitempty"` // LSN, binlog file:pos
+	// LogBytes is the log position as a byte offset (PostgreSQL: the LSN;
+	// MySQL: from the first binary log still on the source).
+	LogBytes       *int64         `json:"log_bytes,omitempty"`
+	GenerationRate *float64       `json:"log_generation_bytes_per_second,omitempty"`
+	Replicas       []ReplicaState `json:"replicas"`
+	// Gap is set when the primary could not be polled: then there are no
+	// figures at all in this record.
+	Gap *Gap `json:"gap,omitempty"`
+	// PollTime is how long the poll's queries took.
+	PollTime Seconds `json:"poll_seconds"`
+}
+
+// Replica stage states.
+const (
+	ReplicaStreaming = "streaming"
+	ReplicaSilent    = "silent"
+	ReplicaStopped   = "stopped" // MySQL: a replication thread is not running
+	ReplicaUnknown   = "unknown"
+)
+
+// Verdict codes of a replica, a fixed set (also Prometheus label values).
+const (
+	VerdictKeepingUp  = "keeping_up"
+	VerdictCatchingUp = "catching_up"
+	VerdictSendQueue  = "send_queue_growing"
+	VerdictDisk       = "standby_disk_bottleneck"
+	VerdictReplay     = "replay_bottleneck"
+	VerdictSilent     = "silent"
+	VerdictUnknown    = "unknown"
+)
+
+// Verdicts lists every verdict code.
+var Verdicts = []string{VerdictKeepingUp, VerdictCatchingUp, VerdictSendQueue, VerdictDisk, VerdictReplay, VerdictSilent, VerdictUnknown}
+
+// ReplicaState is one replica (and, for SQL Server, one database) at one
+// poll. A figure the engine does not give, or that was not measurable in
+// this poll, is absent, never zero.
+type ReplicaState struct {
+	Name     string `json:"replica"`
+	Database string `json:"database,omitempty"`
+	State    string `json:"state"`
+	// EngineState is the engine's own word (walsender state, IO/SQL
+	// thread states, synchronization_state_desc).
+	EngineState string `json:"engine_state,omitempty"`
+	SyncState   string `json:"sync_state,omitempty"`
+
+	// Bytes waiting at each stage. PostgreSQL: unsent = current WAL −
+	// sent; unwritten = sent − write; unflushed = write − flush;
+	// unreplayed = flush − replay. MySQL/MariaDB: unsent = binary log
+	// the IO thread has not fetched; unreplayed = fetched, not applied.
+	// SQL Server: unsent = log_send_queue_size, unreplayed = redo_queue_size.
+	Unsent     *int64 `json:"unsent_bytes,omitempty"`
+	Unwritten  *int64 `json:"unwritten_bytes,omitempty"`
+	Unflushed  *int64 `json:"unflushed_bytes,omitempty"`
+	Unreplayed *int64 `json:"unreplayed_bytes,omitempty"`
+
+	// Generation is the log generation rate of this replica's database
+	// (SQL Server: 'Log Bytes Flushed/sec'); elsewhere see the poll's.
+	Generation *float64 `json:"log_generation_bytes_per_second,omitempty"`
+
+	// Rates at which each stage moved the log in the last interval.
+	SendRate   *float64 `json:"send_bytes_per_second,omitempty"`
+	WriteRate  *float64 `json:"write_bytes_per_second,omitempty"`
+	FlushRate  *float64 `json:"flush_bytes_per_second,omitempty"`
+	ReplayRate *float64 `json:"replay_bytes_per_second,omitempty"`
+
+	// PostgreSQL's own lag times (NULL when caught up and idle: absent).
+	WriteLag  *Seconds `json:"write_lag_seconds,omitempty"`
+	FlushLag  *Seconds `json:"flush_lag_seconds,omitempty"`
+	ReplayLag *Seconds `json:"replay_lag_seconds,omitempty"`
+	// LastReply is the time since the standby last reported (PostgreSQL
+	// reply_time).
+	LastReply *Seconds `json:"last_reply_age_seconds,omitempty"`
+	// SilentFor is how long a silent replica has not been heard from.
+	SilentFor *Seconds `json:"silent_for_seconds,omitempty"`
+	// ReplayPaused is read on a PostgreSQL standby given --replica-dsn.
+	ReplayPaused *bool `json:"replay_paused,omitempty"`
+
+	// MySQL/MariaDB.
+	SecondsBehind     *Seconds `json:"seconds_behind_source_seconds,omitempty"`
+	SecondsBehindNull bool     `json:"seconds_behind_source_null,omitempty"`
+	IOThread          string   `json:"io_thread,omitempty"`
+	SQLThread         string   `json:"sql_thread,omitempty"`
+	LastError         string   `json:"last_error,omitempty"`
+
+	// SQL Server.
+	SecondaryLag *Seconds `json:"secondary_lag_seconds,omitempty"`
+
+	// Positions, for checking against the server by hand.
+	Positions map[string]string `json:"positions,omitempty"`
+
+	// What the advisor concluded from this poll.
+	Verdict     string   `json:"verdict,omitempty"`
+	VerdictCode string   `json:"verdict_code,omitempty"`
+	RPOBytes    *int64   `json:"rpo_bytes,omitempty"`
+	RPOSeconds  *Seconds `json:"rpo_seconds,omitempty"`
+	CatchUp     *Seconds `json:"catch_up_seconds,omitempty"`
+	RedoTime    *Seconds `json:"redo_seconds,omitempty"`
+
+	// Gap is set when this replica's own connection (--replica-dsn) is lost.
+	Gap *Gap `json:"gap,omitempty"`
+}
+
+// DBLoad is the summary of `narrows db load`.
+type DBLoad struct {
+	Config   DBLoadConfig `json:"config"`
+	Engine   string       `json:"engine"`
+	Table    string       `json:"table"`
+	Rows     int64        `json:"rows"`
+	LogBytes int64        `json:"log_bytes"`
+	// PayloadBytes is what narrows sent; LogBytes what the server logged.
+	PayloadBytes int64   `json:"payload_bytes"`
+	Duration     Seconds `json:"duration_seconds"`
+	Rate         float64 `json:"log_bytes_per_second"`
+	// Measure says how log bytes were counted: "wal_lsn", "binlog_position",
+	// "log_bytes_flushed" or "payload" (the server gave no log position).
+	Measure string `json:"measure"`
+	Dropped bool   `json:"table_dropped"`
+	Gaps    []Gap  `json:"gaps"`
+	Stopped string `json:"stopped,omitempty"`
+}
+
+// DBLoadConfig is what was asked for.
+type DBLoadConfig struct {
+	Rate     float64 `json:"rate_bytes_per_second"`
+	Duration Seconds `json:"duration_seconds,omitempty"`
+	Interval Seconds `json:"interval_seconds"`
+	RowBytes int64   `json:"row_bytes"`
+}
+
+// LoadInterval is the payload of a db load interval record.
+type LoadInterval struct {
+	LogBytes int64   `json:"log_bytes"`
+	Rate     float64 `json:"log_bytes_per_second"`
+	Rows     int64   `json:"rows"`
+	Gap      *Gap    `json:"gap,omitempty"`
+}

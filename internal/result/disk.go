@@ -1,0 +1,130 @@
+package result
+
+import "github.com/narrows/narrows/internal/metric"
+
+// Disk is the summary of `narrows disk`.
+type Disk struct {
+	Config DiskConfig `json:"config"`
+	// Path is the directory whose filesystem was measured (or the block
+	// device, with Device).
+	Path       string `json:"path"`
+	Device     bool   `json:"device,omitempty"`
+	Filesystem string `json:"filesystem,omitempty"` // e.g. ext4, xfs, tmpfs; empty when unknown
+	// FileBytes is the size of the test file (or of the device region read).
+	FileBytes int64 `json:"file_bytes"`
+	// Engine is io_uring or portable (a pool of threads doing pread and
+	// pwrite); EngineNote says why io_uring was not used.
+	Engine     string `json:"engine"`
+	EngineNote string `json:"engine_note,omitempty"`
+	// Direct is true when the page cache was bypassed (O_DIRECT);
+	// DirectUnavailable says why not when it was wanted.
+	Direct            bool   `json:"direct"`
+	DirectUnavailable string `json:"direct_unavailable,omitempty"`
+	// Layout is the time taken to write the test file before measuring.
+	Layout   Seconds       `json:"layout_seconds,omitempty"`
+	Patterns []DiskPattern `json:"patterns"`
+}
+
+// DiskConfig is what was asked for.
+type DiskConfig struct {
+	Profiles  []string `json:"profiles"`
+	Duration  Seconds  `json:"duration_seconds"` // for each pattern
+	Interval  Seconds  `json:"interval_seconds"`
+	FileBytes int64    `json:"file_bytes"`
+	Buffered  bool     `json:"buffered"`
+	Engine    string   `json:"engine"` // auto, io_uring or portable
+	Seed      uint64   `json:"seed"`
+}
+
+// Disk profiles.
+const (
+	ProfileData   = "data"
+	ProfileLog    = "log"
+	ProfileBackup = "backup"
+	ProfileCustom = "custom"
+)
+
+// Sync modes of a write pattern.
+const (
+	SyncNone      = "none"
+	SyncFdatasync = "fdatasync" // each write followed by fdatasync
+	SyncDsync     = "dsync"     // each write durable on its own (O_DSYNC)
+)
+
+// DiskLatency is a distribution of I/O latencies.
+type DiskLatency struct {
+	Min  Seconds `json:"latency_min_seconds"`
+	Mean Seconds `json:"latency_mean_seconds"`
+	P50  Seconds `json:"latency_p50_seconds"`
+	P90  Seconds `json:"latency_p90_seconds"`
+	P99  Seconds `json:"latency_p99_seconds"`
+	P999 Seconds `json:"latency_p99_9_seconds"`
+	Max  Seconds `json:"latency_max_seconds"`
+}
+
+// DiskLatencyOf reads a histogram.
+func DiskLatencyOf(h *metric.Histogram) DiskLatency {
+	return DiskLatency{
+		Min: Seconds(h.Min()), Mean: Seconds(h.Mean()), P50: Seconds(h.Quantile(0.5)), P90: Seconds(h.Quantile(0.9)),
+		P99: Seconds(h.Quantile(0.99)), P999: Seconds(h.Quantile(0.999)), Max: Seconds(h.Max()),
+	}
+}
+
+// DiskPattern is the summary of one pattern (one line of a profile).
+type DiskPattern struct {
+	Profile     string `json:"profile"`
+	Name        string `json:"name"` // e.g. "randread 8 KiB QD8"
+	RW          string `json:"rw"`   // read, write, randread, randwrite, mix
+	ReadPercent int    `json:"read_percent,omitempty"`
+	BlockBytes  int64  `json:"block_bytes"`
+	QueueDepth  int    `json:"queue_depth"` // outstanding I/Os per thread
+	Threads     int    `json:"threads"`
+	Sync        string `json:"sync"` // none, fdatasync, dsync
+
+	Duration   Seconds `json:"duration_seconds"`
+	IOs        int64   `json:"ios"`
+	Bytes      int64   `json:"bytes"`
+	IOPS       float64 `json:"iops"`
+	Throughput float64 `json:"bytes_per_second"`
+	// The latency of each I/O, from the system call that submitted it to
+	// its completion. With fdatasync it is a whole commit: the write and
+	// then its flush; with dsync the write, which returns once durable.
+	DiskLatency
+	// Read and Write split a mix.
+	Read  *DiskDirection `json:"read,omitempty"`
+	Write *DiskDirection `json:"write,omitempty"`
+	// With a sync mode: flushes completed (each write made durable), and
+	// with fdatasync the write and the flush timed apart.
+	Flushes      int64        `json:"flushes,omitempty"`
+	FlushRate    float64      `json:"flushes_per_second,omitempty"`
+	WriteLatency *DiskLatency `json:"write_latency,omitempty"`
+	FlushLatency *DiskLatency `json:"flush_latency,omitempty"`
+
+	// CPU is what narrows used while the pattern ran, in percent of one core.
+	CPU            float64 `json:"cpu_percent_of_core,omitempty"`
+	CPUUnavailable string  `json:"cpu_unavailable,omitempty"`
+	// Stopped says why the pattern ended early, if it did.
+	Stopped string `json:"stopped,omitempty"`
+}
+
+// DiskDirection is the read or the write side of a mix.
+type DiskDirection struct {
+	IOs        int64   `json:"ios"`
+	IOPS       float64 `json:"iops"`
+	Throughput float64 `json:"bytes_per_second"`
+	DiskLatency
+}
+
+// DiskInterval is the disk part of an interval record.
+type DiskInterval struct {
+	Profile  string  `json:"profile"`
+	Pattern  string  `json:"pattern"`
+	IOs      int64   `json:"ios"`
+	Bytes    int64   `json:"bytes"`
+	IOPS     float64 `json:"iops"`
+	ByteRate float64 `json:"bytes_per_second"`
+	// Latency is the pattern's headline latency (a whole commit for log
+	// patterns); FlushLatency the fdatasync alone.
+	Latency      DiskLatency  `json:"latency"`
+	FlushLatency *DiskLatency `json:"flush_latency,omitempty"`
+}

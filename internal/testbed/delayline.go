@@ -1,0 +1,243 @@
+package testbed
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/netip"
+	"sync"
+	"time"
+)
+
+// Path shapes one direction of a DelayLine, the way a WAN path between two
+// routers behaves: packets are dropped at random (Loss), wait in a
+// drop-tail router queue (QueueBytes) for the line to be free, are
+// serialized at RateBitsPerSecond, and arrive Delay (± Jitter) later.
+type Path struct {
+	// Delay is the one-way propagation delay.
+	Delay time.Duration
+	// Jitter adds to each packet's delay a value drawn uniformly from
+	// [-Jitter, +Jitter] (never taking the delay below zero). Unless
+	// Reorder is set, a packet never overtakes the one before it: its
+	// departure is held back to the previous packet's, as netem does when
+	// it keeps order, so back-to-back packets see a delay skewed upwards.
+	Jitter time.Duration
+	// RateBitsPerSecond is the line rate, counted on whole IP packets
+	// (there is no link-layer header on a TUN device). 0 = no
+	// serialization and no queue: only delay, jitter and loss.
+	RateBitsPerSecond int64
+	// Loss is the probability (0..1) that a packet is dropped on arrival,
+	// drawn from the line's seeded random source.
+	Loss float64
+	// QueueBytes is the router buffer: a packet that would make the bytes
+	// waiting for the line exceed it is dropped (drop tail). Only with a
+	// rate. 0 = QueueDelay's worth of the rate.
+	QueueBytes int64
+	// QueueDelay sets QueueBytes as time at the rate, when QueueBytes is 0.
+	// 0 = max(DefaultQueueDelay, 2×Delay): at least one round trip's worth,
+	// the classic bandwidth-delay-product buffer.
+	QueueDelay time.Duration
+	// Reorder lets jitter reorder packets.
+	Reorder bool
+}
+
+// DefaultQueueDelay is the least default router buffer, as time at the rate.
+const DefaultQueueDelay = 50 * time.Millisecond
+
+// DefaultMaxHeld bounds the packets one direction holds at once (in the
+// queue or "on the wire"), so a runaway sender cannot exhaust memory: about
+// 96 MiB at MTU 1500. 65,536 full-size packets in flight is 786 Mbit/s at
+// a one-second one-way delay.
+const DefaultMaxHeld = 1 << 16
+
+// DelayLineOptions shape both directions of a DelayLine. The path fields
+// apply to both directions; AtoB or BtoA, when set, replace them for that
+// direction (RTT included).
+type DelayLineOptions struct {
+	// RTT is split into the two one-way delays: RTT/2 each way (A→B gets
+	// the odd nanosecond, if any).
+	RTT               time.Duration
+	Jitter            time.Duration
+	RateBitsPerSecond int64
+	Loss              float64
+	QueueBytes        int64
+	QueueDelay        time.Duration
+	Reorder           bool
+
+	AtoB, BtoA *Path
+
+	// MTU of both TUN devices. 0 = 1500.
+	MTU int
+	// Seed seeds loss and jitter; each direction draws from its own
+	// stream derived from it. 0 = 1.
+	Seed uint64
+	// MaxHeld bounds the packets held per direction. 0 = DefaultMaxHeld.
+	MaxHeld int
+	// NoRealtime keeps the forwarder's threads at ordinary priority. By
+	// default they ask for the lowest real-time priority (SCHED_FIFO 1,
+	// when allowed), so that other processes on a busy machine cannot
+	// hold a departure back by milliseconds.
+	NoRealtime bool
+}
+
+// paths resolves the two directions, with defaults filled in and checked.
+func (o DelayLineOptions) paths() (ab, ba Path, err error) {
+	shared := func(delay time.Duration) Path {
+		return Path{Delay: delay, Jitter: o.Jitter, RateBitsPerSecond: o.RateBitsPerSecond, Loss: o.Loss,
+			QueueBytes: o.QueueBytes, QueueDelay: o.QueueDelay, Reorder: o.Reorder}
+	}
+	if o.RTT < 0 {
+		return ab, ba, errors.New("testbed: negative RTT")
+	}
+	ab, ba = shared(o.RTT-o.RTT/2), shared(o.RTT/2)
+	if o.AtoB != nil {
+		ab = *o.AtoB
+	}
+	if o.BtoA != nil {
+		ba = *o.BtoA
+	}
+	mtu := o.MTU
+	if mtu == 0 {
+		mtu = DefaultMTU
+	}
+	if ab, err = ab.withDefaults(mtu); err != nil {
+		return ab, ba, fmt.Errorf("testbed: A→B: %w", err)
+	}
+	if ba, err = ba.withDefaults(mtu); err != nil {
+		return ab, ba, fmt.Errorf("testbed: B→A: %w", err)
+	}
+	return ab, ba, nil
+}
+
+func (p Path) withDefaults(mtu int) (Path, error) {
+	switch {
+	case p.Delay < 0 || p.Jitter < 0 || p.QueueDelay < 0:
+		return p, errors.New("negative delay, jitter or queue delay")
+	case p.RateBitsPerSecond < 0 || p.QueueBytes < 0:
+		return p, errors.New("negative rate or queue size")
+	case math.IsNaN(p.Loss) || p.Loss < 0 || p.Loss >= 1:
+		return p, fmt.Errorf("loss %v: use a probability from 0 to below 1", p.Loss)
+	case p.Delay > time.Hour || p.Jitter > time.Hour:
+		return p, errors.New("delay or jitter over an hour")
+	}
+	if p.RateBitsPerSecond == 0 {
+		if p.QueueBytes != 0 || p.QueueDelay != 0 {
+			return p, errors.New("a queue limit needs a rate: without one nothing ever waits")
+		}
+		return p, nil
+	}
+	if p.QueueBytes == 0 {
+		d := p.QueueDelay
+		if d == 0 {
+			d = max(DefaultQueueDelay, 2*p.Delay)
+		}
+		p.QueueBytes = int64(float64(p.RateBitsPerSecond) / 8 * d.Seconds())
+		p.QueueDelay = d
+		p.QueueBytes = max(p.QueueBytes, int64(mtu)) // a full-size packet must fit
+	}
+	if p.QueueBytes < int64(mtu) {
+		return p, fmt.Errorf("queue of %d bytes cannot hold one %d-byte packet", p.QueueBytes, mtu)
+	}
+	return p, nil
+}
+
+// CheckDelayLineOptions returns o with its defaults filled in (AtoB and
+// BtoA set, queues sized), or what is wrong with it. NewDelayLine does the
+// same before anything else.
+func CheckDelayLineOptions(o DelayLineOptions) (DelayLineOptions, error) { return o.withDefaults() }
+
+func (o DelayLineOptions) withDefaults() (DelayLineOptions, error) {
+	if o.MTU == 0 {
+		o.MTU = DefaultMTU
+	}
+	if o.MTU < 576 || o.MTU > 65535 {
+		return o, errors.New("testbed: MTU must be within 576..65535")
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	if o.MaxHeld == 0 {
+		o.MaxHeld = DefaultMaxHeld
+	}
+	if o.MaxHeld < 0 {
+		return o, errors.New("testbed: negative MaxHeld")
+	}
+	ab, ba, err := o.paths()
+	if err != nil {
+		return o, err
+	}
+	o.AtoB, o.BtoA = &ab, &ba
+	return o, nil
+}
+
+// PathStats counts what one direction of a DelayLine did.
+type PathStats struct {
+	// Packets and Bytes were delivered to the far TUN device (IP bytes).
+	Packets, Bytes int64
+	// DroppedLoss were dropped at random (Path.Loss).
+	DroppedLoss int64
+	// DroppedQueue were dropped because the router queue was full.
+	DroppedQueue int64
+	// DroppedHeld were dropped because MaxHeld packets were already held.
+	DroppedHeld int64
+	// Held are in the line now: queued or "on the wire".
+	Held int64
+	// LateTotal and LateMax are how far after its departure time each
+	// delivered packet was written: the delay line's own timing error.
+	LateTotal, LateMax time.Duration
+	// LateOver1ms counts packets written more than a millisecond late.
+	LateOver1ms int64
+	// WriteErrors counts packets the far TUN device refused.
+	WriteErrors int64
+}
+
+// LateMean is the mean of how late packets were written.
+func (s PathStats) LateMean() time.Duration {
+	if s.Packets == 0 {
+		return 0
+	}
+	return s.LateTotal / time.Duration(s.Packets)
+}
+
+// DelayLineStats counts both directions.
+type DelayLineStats struct {
+	AtoB, BtoA PathStats
+}
+
+// DelayLine is two hosts (namespaces) joined by a TUN device in each, with
+// a forwarder in this process moving packets between them through a
+// shaper per direction. See Path for what it emulates.
+type DelayLine struct {
+	A, B    *Host
+	Options DelayLineOptions // with defaults filled in: AtoB and BtoA are set
+	// Prefix is the /24 both hosts' addresses are in (each TUN device has
+	// a point-to-point /32 with the other host as its peer).
+	Prefix netip.Prefix
+
+	closeOnce sync.Once
+	closeErr  error
+	impl      delayLineImpl // per platform
+}
+
+// Hosts returns A and B.
+func (l *DelayLine) Hosts() []*Host { return []*Host{l.A, l.B} }
+
+// String describes a path: "delay 20ms ±1ms, 50 Mbit/s, queue 312500 B, loss 0.1%".
+func (p Path) String() string {
+	s := "delay " + p.Delay.String()
+	if p.Jitter > 0 {
+		s += " ±" + p.Jitter.String()
+		if p.Reorder {
+			s += " (reordering)"
+		}
+	}
+	if p.RateBitsPerSecond > 0 {
+		s += fmt.Sprintf(", %g Mbit/s, queue %d B", float64(p.RateBitsPerSecond)/1e6, p.QueueBytes)
+	} else {
+		s += ", no rate limit"
+	}
+	if p.Loss > 0 {
+		s += fmt.Sprintf(", loss %g%%", 100*p.Loss)
+	}
+	return s
+}

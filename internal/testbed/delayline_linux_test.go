@@ -1,0 +1,258 @@
+//go:build linux
+
+package testbed
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+// slack is how late a probe may be read beyond the line's own departure
+// time at the median: the forwarder's wake-up (tens of µs) plus this
+// process's receive path.
+const slack = 500 * time.Microsecond
+
+func TestDelayLineDelay(t *testing.T) {
+	LockTiming(t)
+	l := NewTestDelayLine(t, DelayLineOptions{
+		AtoB: &Path{Delay: 5 * time.Millisecond},
+		BtoA: &Path{Delay: 15 * time.Millisecond},
+	})
+	tests := []struct {
+		name     string
+		src, dst *Host
+		delay    time.Duration
+	}{
+		{"A to B 5ms", l.A, l.B, 5 * time.Millisecond},
+		{"B to A 15ms", l.B, l.A, 15 * time.Millisecond},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			const n = 200
+			got := newUDPPath(t, tc.src, tc.dst).sendPaced(t, n, 100, 2*time.Millisecond, time.Second)
+			d := oneWays(got)
+			t.Logf("%d/%d probes: one-way min %v p50 %v p99 %v max %v", len(got), n, d[0], quantile(d, 0.5), quantile(d, 0.99), d[len(d)-1])
+			if len(got) != n {
+				t.Fatalf("%d of %d probes arrived on a line without loss", len(got), n)
+			}
+			if d[0] < tc.delay {
+				t.Errorf("a probe arrived after %v, before the %v delay", d[0], tc.delay)
+			}
+			if p50 := quantile(d, 0.5); p50 > tc.delay+slack {
+				t.Errorf("p50 one-way %v, want %v to %v", p50, tc.delay, tc.delay+slack)
+			}
+			if n := outOfOrder(got); n > 0 {
+				t.Errorf("%d probes arrived out of order", n)
+			}
+		})
+	}
+	s := l.Stats()
+	t.Logf("stats A→B %+v (late mean %v); B→A %+v (late mean %v)", s.AtoB, s.AtoB.LateMean(), s.BtoA, s.BtoA.LateMean())
+}
+
+func TestDelayLineJitter(t *testing.T) {
+	LockTiming(t)
+	const (
+		delay  = 10 * time.Millisecond
+		jitter = 2 * time.Millisecond
+	)
+	tests := []struct {
+		name    string
+		reorder bool
+		gap     time.Duration
+		n       int
+	}{
+		// Probes further apart than 2×jitter can never be held back by
+		// the one before, so the delays are the raw uniform draws.
+		{"uniform, in order", false, 5 * time.Millisecond, 300},
+		// Closer than that, order is kept by holding probes back...
+		{"dense, order kept", false, 200 * time.Microsecond, 1000},
+		// ...unless reordering is allowed.
+		{"dense, reordering", true, 200 * time.Microsecond, 1000},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			l := NewTestDelayLine(t, DelayLineOptions{RTT: 2 * delay, Jitter: jitter, Reorder: tc.reorder, Seed: 7})
+			got := newUDPPath(t, l.A, l.B).sendPaced(t, tc.n, 100, tc.gap, time.Second)
+			d := oneWays(got)
+			if len(got) != tc.n {
+				t.Fatalf("%d of %d probes arrived on a line without loss", len(got), tc.n)
+			}
+			ooo := outOfOrder(got)
+			t.Logf("one-way min %v p5 %v p50 %v p95 %v max %v, stddev %v; %d out of order",
+				d[0], quantile(d, 0.05), quantile(d, 0.5), quantile(d, 0.95), d[len(d)-1], stddev(d), ooo)
+			if d[0] < delay-jitter {
+				t.Errorf("min one-way %v below delay−jitter %v", d[0], delay-jitter)
+			}
+			switch {
+			case tc.reorder && ooo == 0:
+				t.Errorf("no probe overtook another with jitter %v and probes %v apart", jitter, tc.gap)
+			case !tc.reorder && ooo > 0:
+				t.Errorf("%d probes out of order, with reordering off", ooo)
+			}
+			if tc.gap <= 2*jitter {
+				return
+			}
+			// Uniform on [delay−jitter, delay+jitter]: the q-quantile is at
+			// delay−jitter + q×2×jitter. Quantiles, not the standard
+			// deviation: a busy machine makes a few probes late, which
+			// moves the top percent, not the body of the distribution.
+			width := 2 * jitter
+			for _, q := range []float64{0.05, 0.25, 0.5, 0.75, 0.95} {
+				want := delay - jitter + time.Duration(q*float64(width))
+				got := quantile(d, q)
+				if got < want-width/10 || got > want+width/10 {
+					t.Errorf("p%.0f one-way %v, want %v ± %v (uniform ±%v)", 100*q, got, want, width/10, jitter)
+				}
+			}
+		})
+	}
+}
+
+func TestDelayLineLoss(t *testing.T) {
+	LockTiming(t) // not timing-sensitive, but its bursts would be others' noise
+	tests := []struct {
+		name string
+		loss float64
+		n    int
+	}{
+		{"0.1%", 0.001, 20000},
+		{"1%", 0.01, 20000},
+		{"10%", 0.10, 5000},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			// Loss A→B only: B→A must lose nothing.
+			l := NewTestDelayLine(t, DelayLineOptions{
+				AtoB: &Path{Delay: time.Millisecond, Loss: tc.loss},
+				BtoA: &Path{Delay: time.Millisecond},
+				Seed: 42,
+			})
+			ab := newUDPPath(t, l.A, l.B)
+			ba := newUDPPath(t, l.B, l.A)
+			// In bursts of 250, each sent only once the line has read the
+			// one before, so that neither the TUN device's ring nor the
+			// receiving socket can overflow (even while the line's thread
+			// is held up): the only loss must be the line's.
+			got := sendBursts(t, ab, tc.n, 250, func() int64 { return taken(l.Stats().AtoB) })
+			back := sendBursts(t, ba, 1000, 250, func() int64 { return taken(l.Stats().BtoA) })
+			s := l.Stats()
+			dropped := int64(tc.n - len(got))
+			mean := tc.loss * float64(tc.n)
+			sigma := math.Sqrt(float64(tc.n) * tc.loss * (1 - tc.loss))
+			t.Logf("A→B: sent %d, received %d, line dropped %d at random (expected %.0f ± %.1f, so %.3f%% against %.3f%%); stats %+v",
+				tc.n, len(got), s.AtoB.DroppedLoss, mean, sigma, 100*float64(dropped)/float64(tc.n), 100*tc.loss, s.AtoB)
+			if s.AtoB.DroppedLoss != dropped || s.AtoB.Packets != int64(len(got)) {
+				t.Errorf("the line forwarded %d and dropped %d, but %d of %d arrived: loss outside the line",
+					s.AtoB.Packets, s.AtoB.DroppedLoss, len(got), tc.n)
+			}
+			// Four standard deviations: a correct line fails this about
+			// once in 16,000 seeds; the seed is fixed, so it never flaps.
+			if math.Abs(float64(dropped)-mean) > 4*sigma+1 {
+				t.Errorf("dropped %d of %d, want %.0f ± %.0f (4σ)", dropped, tc.n, mean, 4*sigma+1)
+			}
+			if len(back) != 1000 || s.BtoA.DroppedLoss != 0 {
+				t.Errorf("B→A, set without loss, delivered %d of 1000 (dropped %d)", len(back), s.BtoA.DroppedLoss)
+			}
+		})
+	}
+}
+
+// taken is how many packets a direction of the line has read.
+func taken(s PathStats) int64 {
+	return s.Packets + s.WriteErrors + s.Held + s.DroppedLoss + s.DroppedQueue + s.DroppedHeld
+}
+
+// sendBursts sends n probes in bursts of burst, each once read() says the
+// line has taken all the probes before it.
+func sendBursts(t *testing.T, p *udpPath, n, burst int, read func() int64) []arrival {
+	t.Helper()
+	var got []arrival
+	done := make(chan error, 1)
+	go func() {
+		var err error
+		got, err = p.receive(n, time.Second)
+		done <- err
+	}()
+	buf := make([]byte, 64)
+	for i := range n {
+		if i > 0 && i%burst == 0 {
+			for deadline := time.Now().Add(5 * time.Second); read() < int64(i); {
+				if time.Now().After(deadline) {
+					t.Fatalf("the line took %d of the %d probes sent within 5 s", read(), i)
+				}
+				time.Sleep(200 * time.Microsecond)
+			}
+		}
+		if err := p.send(uint64(i), 64, buf); err != nil {
+			t.Fatalf("probe %d: %v", i, err)
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func TestDelayLineRateAndQueue(t *testing.T) {
+	LockTiming(t)
+	const (
+		rate  = 10_000_000 // bit/s
+		delay = 5 * time.Millisecond
+		size  = 1250 // IP bytes per probe: 1 ms each at 10 Mbit/s
+		tx    = size * 8 * time.Second / rate
+		burst = 100
+	)
+	tests := []struct {
+		name       string
+		queueBytes int64
+	}{
+		// The whole burst fits: every probe leaves, paced at the rate.
+		{"queue holds the burst", 2 * burst * size},
+		// 20 probes' worth: the rest of the burst is dropped at the tail.
+		{"queue of 20 packets", 20 * size},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			l := NewTestDelayLine(t, DelayLineOptions{RTT: 2 * delay, RateBitsPerSecond: rate, QueueBytes: tc.queueBytes})
+			got := newUDPPath(t, l.A, l.B).sendPaced(t, burst, size-udpIPOverhead, 0, time.Second)
+			s := l.Stats().AtoB
+			d := oneWays(got)
+			t.Logf("%d of %d probes arrived, line dropped %d (queue full); one-way min %v max %v; stats %+v",
+				len(got), burst, s.DroppedQueue, d[0], d[len(d)-1], s)
+			if s.Packets != int64(len(got)) || s.Packets+s.DroppedQueue != burst {
+				t.Fatalf("forwarded %d + dropped %d, received %d: want forwarded + dropped = %d = received + dropped",
+					s.Packets, s.DroppedQueue, len(got), burst)
+			}
+			if d[0] < delay+tx {
+				t.Errorf("first probe took %v, less than delay + one serialization %v", d[0], delay+tx)
+			}
+			// The line's spacing: arrivals tx apart.
+			span := got[len(got)-1].arrived - got[0].arrived
+			want := time.Duration(len(got)-1) * tx
+			t.Logf("%d arrivals over %v: %.4f ms apart, want %v (%.2f%% off)", len(got), span,
+				float64(span)/float64(len(got)-1)/1e6, tx, 100*(float64(span)/float64(want)-1))
+			if math.Abs(float64(span-want)) > 0.02*float64(want)+float64(slack) {
+				t.Errorf("arrivals spread over %v, want %v ± 2%%", span, want)
+			}
+			// Nothing waits longer than the queue allows.
+			maxWait := delay + time.Duration(tc.queueBytes*8)*time.Second/rate + tx
+			if d[len(d)-1] > maxWait+slack {
+				t.Errorf("max one-way %v, beyond delay + a full queue %v", d[len(d)-1], maxWait)
+			}
+			if full := int64(2 * burst * size); tc.queueBytes >= full {
+				if s.DroppedQueue != 0 {
+					t.Errorf("dropped %d with room for the whole burst", s.DroppedQueue)
+				}
+				return
+			}
+			// The sender outpaces the line by far, so the queue's worth (the
+			// packet on the line included) plus what drained while the
+			// burst was being sent gets through.
+			if s.DroppedQueue == 0 || len(got) < 20 || len(got) > 40 {
+				t.Errorf("%d delivered and %d dropped; want 20 and a few more delivered", len(got), s.DroppedQueue)
+			}
+		})
+	}
+}

@@ -1,0 +1,176 @@
+//go:build linux
+
+package testbed
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+	"net"
+	"os"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The delay line's accuracy tests measure with UDP probes sent and received
+// by this test process itself, on sockets made inside the two namespaces
+// (Host.Do). Both ends read the same monotonic clock, so a probe's one-way
+// delay is exact up to the scheduling of this process: which can only make
+// a delay look longer, never shorter.
+
+// probeHeader is the sequence number and the send time (ns since the
+// probe's base) at the start of every probe.
+const probeHeader = 16
+
+// udpIPOverhead is the IPv4 and UDP headers around a probe's payload.
+const udpIPOverhead = 28
+
+// arrival is one probe as received.
+type arrival struct {
+	seq     uint64
+	oneWay  time.Duration // receive time − send time
+	arrived time.Duration // since the base
+}
+
+// udpPath is a socket in src connected to a socket in dst.
+type udpPath struct {
+	base     time.Time
+	src, dst *net.UDPConn
+}
+
+// newUDPPath opens dst's socket on dst's address and src's socket
+// connected to it, each inside its own host's namespace.
+func newUDPPath(t *testing.T, src, dst *Host) *udpPath {
+	t.Helper()
+	p := &udpPath{base: time.Now()}
+	if err := dst.Do(func() (err error) {
+		p.dst, err = net.ListenUDP("udp4", &net.UDPAddr{IP: dst.Addr.AsSlice()})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.dst.Close() })
+	p.dst.SetReadBuffer(4 << 20) //nolint:errcheck // best effort; losses show in the counts
+	if err := src.Do(func() (err error) {
+		p.src, err = net.DialUDP("udp4", nil, p.dst.LocalAddr().(*net.UDPAddr))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.src.Close() })
+	return p
+}
+
+// send sends probe seq with size bytes of UDP payload.
+func (p *udpPath) send(seq uint64, size int, buf []byte) error {
+	buf = buf[:max(size, probeHeader)]
+	binary.BigEndian.PutUint64(buf, seq)
+	binary.BigEndian.PutUint64(buf[8:], uint64(time.Since(p.base)))
+	_, err := p.src.Write(buf)
+	return err
+}
+
+// receive collects probes until want have arrived or nothing arrives for
+// quiet; it returns them in arrival order.
+func (p *udpPath) receive(want int, quiet time.Duration) ([]arrival, error) {
+	var got []arrival
+	buf := make([]byte, 65536)
+	for len(got) < want {
+		p.dst.SetReadDeadline(time.Now().Add(quiet)) //nolint:errcheck
+		n, err := p.dst.Read(buf)
+		now := time.Since(p.base)
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return got, nil
+		}
+		if err != nil {
+			return got, err
+		}
+		if n < probeHeader {
+			continue
+		}
+		sent := time.Duration(binary.BigEndian.Uint64(buf[8:]))
+		got = append(got, arrival{seq: binary.BigEndian.Uint64(buf), oneWay: now - sent, arrived: now})
+	}
+	return got, nil
+}
+
+// sendPaced sends n probes of size bytes, one every gap (gap 0: back to
+// back), while receiving them; it returns what arrived.
+func (p *udpPath) sendPaced(t *testing.T, n, size int, gap, quiet time.Duration) []arrival {
+	t.Helper()
+	var got []arrival
+	var rerr error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		got, rerr = p.receive(n, quiet)
+	}()
+	buf := make([]byte, 65536)
+	start := time.Now()
+	for i := range n {
+		if gap > 0 {
+			if d := time.Until(start.Add(time.Duration(i) * gap)); d > 0 {
+				time.Sleep(d)
+			}
+		}
+		if err := p.send(uint64(i), size, buf); err != nil {
+			t.Fatalf("sending probe %d: %v", i, err)
+		}
+	}
+	wg.Wait()
+	if rerr != nil {
+		t.Fatalf("receiving probes: %v", rerr)
+	}
+	return got
+}
+
+// oneWays returns the arrivals' one-way delays, sorted.
+func oneWays(as []arrival) []time.Duration {
+	d := make([]time.Duration, len(as))
+	for i, a := range as {
+		d[i] = a.oneWay
+	}
+	slices.Sort(d)
+	return d
+}
+
+// quantile of sorted durations (nearest rank).
+func quantile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(q*float64(len(sorted)))) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+func stddev(ds []time.Duration) time.Duration {
+	if len(ds) < 2 {
+		return 0
+	}
+	var sum float64
+	for _, d := range ds {
+		sum += float64(d)
+	}
+	mean := sum / float64(len(ds))
+	var ss float64
+	for _, d := range ds {
+		ss += (float64(d) - mean) * (float64(d) - mean)
+	}
+	return time.Duration(math.Sqrt(ss / float64(len(ds)-1)))
+}
+
+// outOfOrder counts arrivals with a lower sequence number than one before.
+func outOfOrder(as []arrival) int {
+	n := 0
+	var hi uint64
+	for i, a := range as {
+		if i > 0 && a.seq < hi {
+			n++
+		}
+		hi = max(hi, a.seq)
+	}
+	return n
+}
