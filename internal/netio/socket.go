@@ -35,8 +35,9 @@ type Socket struct {
 // netpoller); the connection lives on in the Socket.
 func Take(c net.Conn) (*Socket, error) { return take(c) }
 
-// Run runs loop on the connection: on Linux with the socket blocking, on a
-// locked thread, every call bounded by Slice.
+// Run runs loop on the connection: on Linux with the socket blocking in the
+// kernel (raw calls while a place is free, see runRaw), every call bounded
+// by Slice.
 func (s *Socket) Run(loop func(Conn) error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
