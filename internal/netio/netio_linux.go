@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"unsafe"
 
@@ -95,6 +98,22 @@ func acquireRaw() bool {
 
 func setReadLowWater(fd, n int) error {
 	return unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVLOWAT, n)
+}
+
+// maxReceiveBuffer is the largest receive buffer TCP autotuning may grow
+// to in this network namespace (the third field of net.ipv4.tcp_rmem), or
+// 0 when it cannot be read.
+func maxReceiveBuffer() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/tcp_rmem")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 3 {
+		return 0
+	}
+	n, _ := strconv.Atoi(f[2])
+	return n
 }
 
 func shutdownWrite(fd int) error { return unix.Shutdown(fd, unix.SHUT_WR) }

@@ -14,4 +14,5 @@ func take(c net.Conn) (*Socket, error) { return &Socket{conn: c}, nil }
 func runRaw(int, func(Conn) error) error { return errors.ErrUnsupported }
 func shutdownWrite(int) error            { return errors.ErrUnsupported }
 func setReadLowWater(int, int) error     { return errors.ErrUnsupported }
+func maxReceiveBuffer() int              { return 0 } // no batching here
 func closeFD(int) error                  { return errors.ErrUnsupported }

@@ -187,3 +187,22 @@ func TestReadBatch(t *testing.T) {
 		t.Fatalf("reading 10 bytes below the batch: %v", err)
 	}
 }
+
+// Reads are batched only where autotuning may grow the receive buffer far
+// past a batch, and never under a fixed window.
+func TestBatchFor(t *testing.T) {
+	max := maxReceiveBuffer()
+	if max <= 0 {
+		t.Fatal("cannot read net.ipv4.tcp_rmem")
+	}
+	want := Batch
+	if max < batchRoom*Batch {
+		want = 1
+	}
+	if got := BatchFor(0); got != want {
+		t.Fatalf("BatchFor(0) = %d with tcp_rmem max %d, want %d", got, max, want)
+	}
+	if got := BatchFor(64 << 10); got != 1 {
+		t.Fatalf("BatchFor(64 KiB window) = %d, want 1 (no batching)", got)
+	}
+}

@@ -41,7 +41,7 @@ func ping(t *testing.T, args ...string) map[string]any {
 		t.Fatalf("db ping: exit %d: %s", r.Code, r.Stderr)
 	}
 	noSecrets(t, "db ping", r.Stdout, r.Stderr)
-	_, s := records(t, r.Stdout)
+	_, s := itest.Records(t, r.Stdout)
 	if s["partial"] != false {
 		t.Fatalf("partial: %v", s["error"])
 	}
@@ -124,7 +124,7 @@ func pingRun(t *testing.T, serverPid int, args ...string) (map[string]any, float
 		t.Fatalf("db ping: %v: %s", err, errb.String())
 	}
 	noSecrets(t, "db ping", out.String(), errb.String())
-	_, s := records(t, out.String())
+	_, s := itest.Records(t, out.String())
 	return s, other
 }
 
@@ -149,7 +149,7 @@ func TestPingPostgresAgreesWithPgbench(t *testing.T) {
 	agree(t, "PostgreSQL queries/s vs pgbench -c1 -M simple", 0.2, func() (float64, float64) {
 		s, other := pingRun(t, pg.Primary.Pid(), "--dsn", pgDSN(), "--duration", "2s")
 		summary = s
-		q, _ := num(obj(s, "db_ping"), "queries_per_second")
+		q, _ := itest.Num(itest.Obj(s, "db_ping"), "queries_per_second")
 		return q, other
 	}, func() (float64, float64) {
 		cmd := exec.Command(filepath.Join(pg.Bin, "pgbench"), "-n", "-c1", "-T", "2", "-M", "simple", "-f", script,
@@ -169,21 +169,21 @@ func TestPingPostgresAgreesWithPgbench(t *testing.T) {
 	if summary == nil {
 		return
 	}
-	p := obj(summary, "db_ping")
+	p := itest.Obj(summary, "db_ping")
 	for _, k := range []string{"rtt_p50_seconds", "rtt_p99_seconds", "rtt_p99_9_seconds", "rtt_max_seconds"} {
-		if v, ok := num(p, k); !ok || v <= 0 {
+		if v, ok := itest.Num(p, k); !ok || v <= 0 {
 			t.Fatalf("%s = %v", k, p[k])
 		}
 	}
-	c := obj(p, "connect")
-	if v, _ := num(c, "tcp_seconds"); v <= 0 {
+	c := itest.Obj(p, "connect")
+	if v, _ := itest.Num(c, "tcp_seconds"); v <= 0 {
 		t.Fatalf("connect: %v", c)
 	}
-	if v, _ := num(c, "login_seconds"); v <= 0 {
+	if v, _ := itest.Num(c, "login_seconds"); v <= 0 {
 		t.Fatalf("connect: %v", c)
 	}
-	n := obj(p, "network")
-	if share, ok := num(n, "network_share_ratio"); !ok || share <= 0 || share > 1 || n["method"] == "" {
+	n := itest.Obj(p, "network")
+	if share, ok := itest.Num(n, "network_share_ratio"); !ok || share <= 0 || share > 1 || n["method"] == "" {
 		t.Fatalf("network split: %v", n)
 	}
 	fs := summary["findings"].([]any)
@@ -202,7 +202,7 @@ func TestPingMariaDBAgreesWithClient(t *testing.T) {
 	last := 10000.0
 	agree(t, "MariaDB queries/s vs the mariadb client in batch mode", 0.2, func() (float64, float64) {
 		s, other := pingRun(t, maria.Source.Pid(), "--dsn", mySource(), "--duration", "2s")
-		last, _ = num(obj(s, "db_ping"), "queries_per_second")
+		last, _ = itest.Num(itest.Obj(s, "db_ping"), "queries_per_second")
 		return last, other
 	}, func() (float64, float64) {
 		n := int(2 * last)
@@ -227,15 +227,15 @@ func TestPingPayloadAndCount(t *testing.T) {
 	needMaria(t)
 	for _, dsn := range []string{pgDSN(), mySource()} {
 		s := ping(t, "--dsn", dsn, "--payload", "500", "--count", "3000", "--interval", "200ms")
-		p := obj(s, "db_ping")
-		if q, _ := num(p, "queries"); q != 3000 {
+		p := itest.Obj(s, "db_ping")
+		if q, _ := itest.Num(p, "queries"); q != 3000 {
 			t.Fatalf("queries %v, want 3000", q)
 		}
-		if b, _ := num(obj(p, "config"), "payload_bytes"); b != 500 {
+		if b, _ := itest.Num(itest.Obj(p, "config"), "payload_bytes"); b != 500 {
 			t.Fatalf("payload %v", b)
 		}
-		if obj(p, "config")["query"] != "SELECT '<500 characters>'" {
-			t.Fatalf("query shown as %v", obj(p, "config")["query"])
+		if itest.Obj(p, "config")["query"] != "SELECT '<500 characters>'" {
+			t.Fatalf("query shown as %v", itest.Obj(p, "config")["query"])
 		}
 	}
 }
@@ -245,11 +245,11 @@ func TestPingTLS(t *testing.T) {
 	needPG(t)
 	dsn := strings.Replace(pgDSN(), "sslmode=disable", "sslmode=require", 1)
 	s := ping(t, "--dsn", dsn, "--count", "500")
-	c := obj(s, "db_ping", "connect")
-	tcp, _ := num(c, "tcp_seconds")
-	tls, _ := num(c, "tls_seconds")
-	login, _ := num(c, "login_seconds")
-	total, _ := num(c, "total_seconds")
+	c := itest.Obj(s, "db_ping", "connect")
+	tcp, _ := itest.Num(c, "tcp_seconds")
+	tls, _ := itest.Num(c, "tls_seconds")
+	login, _ := itest.Num(c, "login_seconds")
+	total, _ := itest.Num(c, "total_seconds")
 	if c["tls"] != true || tcp <= 0 || tls <= 0 || login <= 0 || tcp+tls+login > total*1.001 {
 		t.Fatalf("connect phases: %v", c)
 	}
@@ -261,11 +261,11 @@ func TestPingAgent(t *testing.T) {
 	needPG(t)
 	a := itest.StartAgent(t, nil)
 	s := ping(t, "--dsn", pgDSN(), "--duration", "2s", "--agent", a.Addr)
-	n := obj(s, "db_ping", "network")
+	n := itest.Obj(s, "db_ping", "network")
 	if n["method"] != "agent_rr" {
 		t.Fatalf("network split: %v", n)
 	}
-	if v, _ := num(n, "agent_rtt_p50_seconds"); v <= 0 {
+	if v, _ := itest.Num(n, "agent_rtt_p50_seconds"); v <= 0 {
 		t.Fatalf("agent rtt: %v", n)
 	}
 }
@@ -281,18 +281,18 @@ func TestPingReconnects(t *testing.T) {
 	if code := p.wait(t, 30*time.Second); code != 0 {
 		t.Fatalf("exit %d: %s", code, p.err.String())
 	}
-	ivs, s := records(t, p.out.String())
+	ivs, s := itest.Records(t, p.out.String())
 	var gapRecords int
 	for _, iv := range ivs {
 		if iv["gap"] != nil {
 			gapRecords++
 		}
 	}
-	gaps, _ := obj(s, "db_ping")["gaps"].([]any)
+	gaps, _ := itest.Obj(s, "db_ping")["gaps"].([]any)
 	if gapRecords < 2 || len(gaps) != 1 || gaps[0].(map[string]any)["end_seconds"] == nil {
 		t.Fatalf("%d gap records, gaps %v", gapRecords, gaps)
 	}
-	if q, _ := num(obj(s, "db_ping"), "queries"); q <= 0 {
+	if q, _ := itest.Num(itest.Obj(s, "db_ping"), "queries"); q <= 0 {
 		t.Fatal("nothing measured")
 	}
 	noSecrets(t, "reconnect", p.out.String(), p.err.String())
@@ -309,10 +309,10 @@ func TestReplReconnects(t *testing.T) {
 	if code := p.wait(t, 30*time.Second); code != 0 {
 		t.Fatalf("exit %d: %s", code, p.err.String())
 	}
-	ivs, s := records(t, p.out.String())
+	ivs, s := itest.Records(t, p.out.String())
 	gapAt := -1
 	for i, iv := range ivs {
-		if obj(iv, "repl")["gap"] != nil {
+		if itest.Obj(iv, "repl")["gap"] != nil {
 			gapAt = i
 			break
 		}
@@ -320,15 +320,15 @@ func TestReplReconnects(t *testing.T) {
 	if gapAt < 0 || gapAt+1 >= len(ivs) {
 		t.Fatalf("no gap followed by figures in %d records", len(ivs))
 	}
-	if len(obj(ivs[gapAt], "repl")["replicas"].([]any)) != 0 {
+	if len(itest.Obj(ivs[gapAt], "repl")["replicas"].([]any)) != 0 {
 		t.Fatal("a gap record carries figures")
 	}
-	after := obj(ivs[gapAt+1], "repl")
+	after := itest.Obj(ivs[gapAt+1], "repl")
 	if after["gap"] != nil {
 		// still reconnecting: take the first record with figures
 		for _, iv := range ivs[gapAt+1:] {
-			if obj(iv, "repl")["gap"] == nil {
-				after = obj(iv, "repl")
+			if itest.Obj(iv, "repl")["gap"] == nil {
+				after = itest.Obj(iv, "repl")
 				break
 			}
 		}
@@ -336,7 +336,7 @@ func TestReplReconnects(t *testing.T) {
 	if _, ok := after["log_generation_bytes_per_second"]; ok {
 		t.Fatalf("a rate across the gap: %v", after)
 	}
-	gaps, _ := obj(s, "repl")["gaps"].([]any)
+	gaps, _ := itest.Obj(s, "repl")["gaps"].([]any)
 	if len(gaps) == 0 || gaps[0].(map[string]any)["of"] != "primary" || gaps[0].(map[string]any)["end_seconds"] == nil {
 		t.Fatalf("summary gaps: %v", gaps)
 	}
@@ -380,7 +380,7 @@ func TestReplPostgres(t *testing.T) {
 		t.Fatalf("db repl: exit %d: %s", r.Code, r.Stderr)
 	}
 	noSecrets(t, "db repl", r.Stdout, r.Stderr)
-	ivs, _ := records(t, r.Stdout)
+	ivs, _ := itest.Records(t, r.Stdout)
 	var gen, send, replay []float64
 	for _, iv := range ivs {
 		st := replicaOf(iv, "standby1")
@@ -390,17 +390,17 @@ func TestReplPostgres(t *testing.T) {
 		if st["state"] != "streaming" || st["verdict_code"] == "silent" {
 			t.Fatalf("standby1 state %v verdict %v", st["state"], st["verdict"])
 		}
-		if g, ok := num(obj(iv, "repl"), "log_generation_bytes_per_second"); ok {
+		if g, ok := itest.Num(itest.Obj(iv, "repl"), "log_generation_bytes_per_second"); ok {
 			gen = append(gen, g)
 		}
-		if v, ok := num(st, "send_bytes_per_second"); ok {
+		if v, ok := itest.Num(st, "send_bytes_per_second"); ok {
 			send = append(send, v)
 		}
-		if v, ok := num(st, "replay_bytes_per_second"); ok {
+		if v, ok := itest.Num(st, "replay_bytes_per_second"); ok {
 			replay = append(replay, v)
 		}
 		for _, k := range []string{"unsent_bytes", "unwritten_bytes", "unflushed_bytes", "unreplayed_bytes"} {
-			if v, ok := num(st, k); !ok || v < 0 || v > 8*rate {
+			if v, ok := itest.Num(st, k); !ok || v < 0 || v > 8*rate {
 				t.Fatalf("%s = %v while streaming at %v B/s", k, st[k], rate)
 			}
 		}
@@ -428,23 +428,23 @@ func TestReplPostgres(t *testing.T) {
 	if r.Code != 0 {
 		t.Fatalf("db repl: exit %d: %s", r.Code, r.Stderr)
 	}
-	ivs, sum := records(t, r.Stdout)
+	ivs, sum := itest.Records(t, r.Stdout)
 	var unreplayed []float64
 	for _, iv := range ivs[1:] {
 		st := replicaOf(iv, "standby1")
-		u, _ := num(st, "unreplayed_bytes")
+		u, _ := itest.Num(st, "unreplayed_bytes")
 		unreplayed = append(unreplayed, u)
-		if v, _ := num(st, "unsent_bytes"); v > 1<<20 {
+		if v, _ := itest.Num(st, "unsent_bytes"); v > 1<<20 {
 			t.Fatalf("unsent %v bytes while only replay is paused", v)
 		}
-		if sr, ok := num(st, "send_bytes_per_second"); ok && (sr < 0.5*rate) {
+		if sr, ok := itest.Num(st, "send_bytes_per_second"); ok && (sr < 0.5*rate) {
 			t.Fatalf("send rate %v while generating %v", sr, rate)
 		}
 	}
 	if unreplayed[len(unreplayed)-1] < unreplayed[0]+rate {
 		t.Fatalf("unreplayed bytes did not grow: %v", unreplayed)
 	}
-	last := obj(obj(sum, "repl"), "last")
+	last := itest.Obj(itest.Obj(sum, "repl"), "last")
 	var st map[string]any
 	for _, x := range last["replicas"].([]any) {
 		if m := x.(map[string]any); m["replica"] == "standby1" {
@@ -464,25 +464,25 @@ func TestReplPostgres(t *testing.T) {
 	time.Sleep(700 * time.Millisecond)
 	r = itest.Run(t, 60*time.Second, nil, "db", "repl", "--dsn", pgDSN(), "--interval", "200ms", "--duration", "250ms", "--json")
 	d := samplePG(t, pgSuper())
-	_, sum = records(t, r.Stdout)
-	for _, x := range obj(obj(sum, "repl"), "last")["replicas"].([]any) {
+	_, sum = itest.Records(t, r.Stdout)
+	for _, x := range itest.Obj(itest.Obj(sum, "repl"), "last")["replicas"].([]any) {
 		m := x.(map[string]any)
 		if m["replica"] != "standby1" {
 			continue
 		}
-		u, _ := num(m, "unreplayed_bytes")
+		u, _ := itest.Num(m, "unreplayed_bytes")
 		if math.Abs(u-float64(d.flush-d.replay)) > 64<<10 {
 			t.Fatalf("unreplayed: narrows %v, pg_stat_replication %d", u, d.flush-d.replay)
 		}
-		s, _ := num(m, "unsent_bytes")
+		s, _ := itest.Num(m, "unsent_bytes")
 		if math.Abs(s-float64(d.current-d.sent)) > 64<<10 {
 			t.Fatalf("unsent: narrows %v, pg_stat_replication %d", s, d.current-d.sent)
 		}
 		t.Logf("static: unreplayed narrows %.0f vs server %d; unsent %.0f vs %d", u, d.flush-d.replay, s, d.current-d.sent)
 	}
-	_, ls := records(t, load.out.String())
-	l := obj(ls, "db_load")
-	if got, _ := num(l, "log_bytes_per_second"); got < 0.8*rate || got > 1.2*rate || l["table_dropped"] != true || l["measure"] != "wal_lsn" {
+	_, ls := itest.Records(t, load.out.String())
+	l := itest.Obj(ls, "db_load")
+	if got, _ := itest.Num(l, "log_bytes_per_second"); got < 0.8*rate || got > 1.2*rate || l["table_dropped"] != true || l["measure"] != "wal_lsn" {
 		t.Fatalf("db load: %v", l)
 	}
 }
@@ -505,13 +505,13 @@ func TestReplMariaDBUnfetched(t *testing.T) {
 		t.Fatalf("db repl: exit %d: %s", r.Code, r.Stderr)
 	}
 	noSecrets(t, "db repl mysql", r.Stdout, r.Stderr)
-	ivs, sum := records(t, r.Stdout)
+	ivs, sum := itest.Records(t, r.Stdout)
 	var unfetched []float64
 	for _, iv := range ivs {
 		st := replicaOf(iv, "replica1")
-		u, _ := num(st, "unsent_bytes")
+		u, _ := itest.Num(st, "unsent_bytes")
 		unfetched = append(unfetched, u)
-		sbm, hasSBM := num(st, "seconds_behind_source_seconds")
+		sbm, hasSBM := itest.Num(st, "seconds_behind_source_seconds")
 		if !(st["seconds_behind_source_null"] == true || hasSBM && sbm == 0) {
 			t.Fatalf("Seconds_Behind_Source %v (null %v)", st["seconds_behind_source_seconds"], st["seconds_behind_source_null"])
 		}
@@ -523,13 +523,13 @@ func TestReplMariaDBUnfetched(t *testing.T) {
 		t.Fatalf("unfetched bytes did not grow: %v", unfetched)
 	}
 	var st map[string]any
-	for _, x := range obj(obj(sum, "repl"), "last")["replicas"].([]any) {
+	for _, x := range itest.Obj(itest.Obj(sum, "repl"), "last")["replicas"].([]any) {
 		st = x.(map[string]any)
 	}
 	if st["verdict_code"] != "send_queue_growing" {
 		t.Fatalf("verdict %v: %v", st["verdict_code"], st["verdict"])
 	}
-	if rpo, _ := num(st, "rpo_bytes"); rpo < 2e6 {
+	if rpo, _ := itest.Num(st, "rpo_bytes"); rpo < 2e6 {
 		t.Fatalf("RPO %v bytes", rpo)
 	}
 	if load.wait(t, 30*time.Second) != 0 {
@@ -680,13 +680,13 @@ func TestReplPostgresSilentStandby(t *testing.T) {
 	if code := p.wait(t, 30*time.Second); code != 0 {
 		t.Fatalf("exit %d: %s", code, p.err.String())
 	}
-	ivs, sum := records(t, p.out.String())
+	ivs, sum := itest.Records(t, p.out.String())
 	first := replicaOf(ivs[0], "standby1")
 	if first["state"] != "streaming" {
 		t.Fatalf("before the stop: %v", first)
 	}
 	var st map[string]any
-	for _, x := range obj(obj(sum, "repl"), "last")["replicas"].([]any) {
+	for _, x := range itest.Obj(itest.Obj(sum, "repl"), "last")["replicas"].([]any) {
 		if m := x.(map[string]any); m["replica"] == "standby1" {
 			st = m
 		}
@@ -694,7 +694,7 @@ func TestReplPostgresSilentStandby(t *testing.T) {
 	if st["state"] != "silent" || st["verdict_code"] != "silent" || !strings.Contains(st["verdict"].(string), "replica silent") {
 		t.Fatalf("after the stop: %v", st)
 	}
-	if s, ok := num(st, "silent_for_seconds"); !ok || s < 1 {
+	if s, ok := itest.Num(st, "silent_for_seconds"); !ok || s < 1 {
 		t.Fatalf("silent for %v", st["silent_for_seconds"])
 	}
 	for _, k := range []string{"unsent_bytes", "unreplayed_bytes", "replay_lag_seconds", "send_bytes_per_second"} {
@@ -705,7 +705,7 @@ func TestReplPostgresSilentStandby(t *testing.T) {
 	if st["gap"] == nil {
 		t.Fatalf("the lost replica connection is not marked: %v", st)
 	}
-	gaps, _ := obj(sum, "repl")["gaps"].([]any)
+	gaps, _ := itest.Obj(sum, "repl")["gaps"].([]any)
 	if len(gaps) == 0 {
 		t.Fatal("no gap in the summary")
 	}

@@ -1,10 +1,8 @@
 package dbtest
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"strings"
@@ -57,49 +55,9 @@ func (p *proc) wait(t *testing.T, limit time.Duration) int {
 	return p.cmd.ProcessState.ExitCode()
 }
 
-// records parses --json output: intervals, then the summary.
-func records(t *testing.T, out string) (ivs []map[string]any, sum map[string]any) {
-	t.Helper()
-	sc := bufio.NewScanner(strings.NewReader(out))
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		var m map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			t.Fatalf("not a JSON line: %q: %v", sc.Text(), err)
-		}
-		if m["schema"] != "narrows/v1" {
-			t.Fatalf("record without schema: %s", sc.Text())
-		}
-		switch m["type"] {
-		case "interval":
-			ivs = append(ivs, m)
-		case "summary":
-			sum = m
-		}
-	}
-	if sum == nil {
-		t.Fatalf("no summary in:\n%s", out)
-	}
-	return ivs, sum
-}
-
-func obj(m any, path ...string) map[string]any {
-	for _, p := range path {
-		mm, _ := m.(map[string]any)
-		m = mm[p]
-	}
-	mm, _ := m.(map[string]any)
-	return mm
-}
-
-func num(m map[string]any, k string) (float64, bool) {
-	v, ok := m[k].(float64)
-	return v, ok
-}
-
 // replicaOf returns a replica's state in a repl interval record.
 func replicaOf(iv map[string]any, name string) map[string]any {
-	repl := obj(iv, "repl")
+	repl := itest.Obj(iv, "repl")
 	if repl == nil {
 		return nil
 	}

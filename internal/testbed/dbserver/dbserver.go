@@ -2,9 +2,11 @@
 // for tests, on loopback ports in temporary directories, and stops them: a
 // PostgreSQL primary with a streaming standby (initdb, pg_basebackup -R),
 // and a MariaDB source with a replica (mariadb-install-db, binary log,
-// CHANGE MASTER TO). Nothing here is a fake: the servers are the ones a
-// DBA runs. As root, PostgreSQL runs as the postgres user and MariaDB as
-// mysql, in directories they own. Test code only.
+// CHANGE MASTER TO). StartPostgresOn places the PostgreSQL pair on two
+// testbed hosts instead, across the link between them. Nothing here is a
+// fake: the servers are the ones a DBA runs. As root, PostgreSQL runs as
+// the postgres user and MariaDB as mysql, in directories they own. Test
+// code only.
 package dbserver
 
 import (
@@ -123,12 +125,39 @@ func pgBin() (string, error) {
 // PGNode is one PostgreSQL server.
 type PGNode struct {
 	Name string
+	Addr string // the address it listens on ("" = 127.0.0.1)
 	Port int
 	Dir  string // data directory
 	Sock string // Unix socket directory
 	Log  string
 	cmd  *exec.Cmd
 	done chan struct{}
+	do   func(func() error) error // runs its processes on its host (nil = here)
+}
+
+// Place puts a server on a host, such as a testbed.Host: it listens on
+// Addr, and its processes are started by Do, which runs a function on a
+// thread inside the host's network namespace (testbed.Host.Do), so that
+// they are children of this process inside that namespace. The zero Place
+// is loopback in this namespace.
+type Place struct {
+	Addr string
+	Do   func(func() error) error
+}
+
+// PostgresOptions place a primary and its standby.
+type PostgresOptions struct {
+	Primary, Standby Place
+}
+
+func (n *PGNode) addr() string { return cmp.Or(n.Addr, "127.0.0.1") }
+
+// inPlace runs fn where the node lives.
+func (n *PGNode) inPlace(fn func() error) error {
+	if n.do == nil {
+		return fn()
+	}
+	return n.do(fn)
 }
 
 // Postgres is a primary and one streaming standby.
@@ -141,9 +170,9 @@ type Postgres struct {
 // DSN is a postgres:// URL for user on node.
 func (p *Postgres) DSN(n *PGNode, user, password string) string {
 	if password == "" {
-		return fmt.Sprintf("postgres://%s@127.0.0.1:%d/postgres?sslmode=disable", user, n.Port)
+		return fmt.Sprintf("postgres://%s@%s/postgres?sslmode=disable", user, net.JoinHostPort(n.addr(), strconv.Itoa(n.Port)))
 	}
-	return fmt.Sprintf("postgres://%s:%s@127.0.0.1:%d/postgres?sslmode=disable", user, password, n.Port)
+	return fmt.Sprintf("postgres://%s:%s@%s/postgres?sslmode=disable", user, password, net.JoinHostPort(n.addr(), strconv.Itoa(n.Port)))
 }
 
 func (p *Postgres) pg(ctx context.Context, env []string, tool string, args ...string) (string, error) {
@@ -156,8 +185,16 @@ func (p *Postgres) Psql(ctx context.Context, n *PGNode, sql string) (string, err
 	return p.pg(ctx, nil, "psql", "-X", "-q", "-At", "-h", n.Sock, "-p", strconv.Itoa(n.Port), "-U", "postgres", "-d", "postgres", "-c", sql)
 }
 
-// StartPostgres makes and starts a primary and a standby.
+// StartPostgres makes and starts a primary and a standby, on loopback.
 func StartPostgres(ctx context.Context) (*Postgres, error) {
+	return StartPostgresOn(ctx, PostgresOptions{})
+}
+
+// StartPostgresOn makes and starts a primary and a streaming standby where
+// opts places them: the primary is made on its host, and the standby is
+// copied from it by pg_basebackup run on the standby's host, so across
+// whatever joins the two.
+func StartPostgresOn(ctx context.Context, opts PostgresOptions) (*Postgres, error) {
 	bin, err := pgBin()
 	if err != nil {
 		return nil, err
@@ -192,13 +229,14 @@ func StartPostgres(ctx context.Context) (*Postgres, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.Primary = &PGNode{Name: "primary", Port: port, Dir: filepath.Join(root, "primary"), Sock: filepath.Join(root, "sock1"), Log: filepath.Join(root, "primary.log")}
+	p.Primary = &PGNode{Name: "primary", Addr: opts.Primary.Addr, Port: port, Dir: filepath.Join(root, "primary"), Sock: filepath.Join(root, "sock1"),
+		Log: filepath.Join(root, "primary.log"), do: opts.Primary.Do}
 	if _, err := p.pg(ctx, nil, "initdb", "-D", p.Primary.Dir, "-U", "postgres", "--pwfile", pw, "-A", "scram-sha-256",
 		"--auth-local", "trust", "-E", "UTF8", "--no-sync"); err != nil {
 		return nil, err
 	}
 	conf := fmt.Sprintf(`
-listen_addresses = '127.0.0.1'
+listen_addresses = '%s'
 port = %d
 unix_socket_directories = '%s'
 wal_level = replica
@@ -216,7 +254,7 @@ max_wal_size = '1GB'
 log_min_messages = warning
 logging_collector = off
 ssl = on
-`, p.Primary.Port, p.Primary.Sock)
+`, p.Primary.addr(), p.Primary.Port, p.Primary.Sock)
 	// A self-signed certificate, so sessions can be timed with TLS too.
 	if err := writeCert(p.Primary.Dir); err != nil {
 		return nil, err
@@ -227,6 +265,16 @@ ssl = on
 	}
 	f.WriteString(conf)
 	f.Close()
+	if p.Primary.addr() != "127.0.0.1" || cmp.Or(opts.Standby.Addr, "127.0.0.1") != "127.0.0.1" {
+		// Off loopback: sessions and the standby's replication connection
+		// come from the other host's address.
+		hba, err := os.OpenFile(filepath.Join(p.Primary.Dir, "pg_hba.conf"), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			return nil, err
+		}
+		hba.WriteString("host all all 0.0.0.0/0 scram-sha-256\nhost replication all 0.0.0.0/0 scram-sha-256\n")
+		hba.Close()
+	}
 	if err := p.start(ctx, p.Primary); err != nil {
 		return nil, err
 	}
@@ -244,16 +292,20 @@ ssl = on
 	if err != nil {
 		return nil, err
 	}
-	p.Standby = &PGNode{Name: "standby1", Port: sport, Dir: filepath.Join(root, "standby"), Sock: filepath.Join(root, "sock2"), Log: filepath.Join(root, "standby.log")}
-	if _, err := p.pg(ctx, []string{"PGPASSWORD=" + SuperPassword}, "pg_basebackup", "-h", "127.0.0.1", "-p", strconv.Itoa(p.Primary.Port),
-		"-U", "postgres", "-D", p.Standby.Dir, "-R", "-X", "stream", "-c", "fast", "--no-sync"); err != nil {
+	p.Standby = &PGNode{Name: "standby1", Addr: opts.Standby.Addr, Port: sport, Dir: filepath.Join(root, "standby"), Sock: filepath.Join(root, "sock2"),
+		Log: filepath.Join(root, "standby.log"), do: opts.Standby.Do}
+	if err := p.Standby.inPlace(func() error {
+		_, err := p.pg(ctx, []string{"PGPASSWORD=" + SuperPassword}, "pg_basebackup", "-h", p.Primary.addr(), "-p", strconv.Itoa(p.Primary.Port),
+			"-U", "postgres", "-D", p.Standby.Dir, "-R", "-X", "stream", "-c", "fast", "--no-sync")
+		return err
+	}); err != nil {
 		return nil, err
 	}
 	f, err = os.OpenFile(filepath.Join(p.Standby.Dir, "postgresql.auto.conf"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(f, "\nport = %d\nunix_socket_directories = '%s'\ncluster_name = 'standby1'\n", p.Standby.Port, p.Standby.Sock)
+	fmt.Fprintf(f, "\nlisten_addresses = '%s'\nport = %d\nunix_socket_directories = '%s'\ncluster_name = 'standby1'\n", p.Standby.addr(), p.Standby.Port, p.Standby.Sock)
 	f.Close()
 	if err := p.start(ctx, p.Standby); err != nil {
 		return nil, err
@@ -314,7 +366,7 @@ func (p *Postgres) start(ctx context.Context, n *PGNode) error {
 		logf.Close()
 		return err
 	}
-	if err := cmd.Start(); err != nil {
+	if err := n.inPlace(cmd.Start); err != nil {
 		logf.Close()
 		return err
 	}

@@ -4,6 +4,7 @@
 // narrows' readings and verdicts come to it. Each experiment is a Go test:
 // short by default (CI), full length with NARROWS_LONG=1 or -args -long,
 // which prints the figures docs/testbed.md records. Tests only; it needs
-// root, network namespaces and TUN devices, and skips (fails under CI=true)
+// root, network namespaces and TUN devices (and, for the replication
+// experiments, the PostgreSQL packages), and skips (fails under CI=true)
 // without them.
 package experiments

@@ -1,0 +1,434 @@
+//go:build linux
+
+package experiments
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/narrows/narrows/internal/itest"
+	"github.com/narrows/narrows/internal/testbed"
+	"github.com/narrows/narrows/internal/testbed/dbserver"
+)
+
+// Experiments 3 and 4 of issue #5: a PostgreSQL primary on host A, its
+// streaming standby on host B (pg_basebackup run on B across the line),
+// `narrows db load` generating log on A and `narrows db repl` watching from
+// A, the way a DBA would run them next to the primary.
+
+// startPG places a primary on l.A and a standby on l.B. It skips when the
+// servers cannot start, and fails instead under CI=true or
+// NARROWS_REQUIRE_DB=1.
+func startPG(t *testing.T, l *testbed.DelayLine) *dbserver.Postgres {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	t0 := time.Now()
+	before := l.Stats()
+	pg, err := dbserver.StartPostgresOn(ctx, dbserver.PostgresOptions{
+		Primary: dbserver.Place{Addr: l.A.Addr.String(), Do: l.A.Do},
+		Standby: dbserver.Place{Addr: l.B.Addr.String(), Do: l.B.Do},
+	})
+	if err != nil {
+		if dbserver.RequireEnv() {
+			t.Fatalf("PostgreSQL is required here (CI=true or NARROWS_REQUIRE_DB=1) but could not start on the testbed: %v", err)
+		}
+		t.Skipf("skipping: PostgreSQL could not start on the testbed: %v (set NARROWS_REQUIRE_DB=1 to make this a failure)", err)
+	}
+	t.Cleanup(pg.Close)
+	after := l.Stats()
+	t.Logf("postgres: primary %s:%d on %s, standby %s:%d on %s, streaming after %v; pg_basebackup and start moved %d bytes A→B across the line",
+		pg.Primary.Addr, pg.Primary.Port, l.A.NS, pg.Standby.Addr, pg.Standby.Port, l.B.NS, time.Since(t0).Round(time.Millisecond),
+		after.AtoB.Bytes-before.AtoB.Bytes)
+	if after.AtoB.Bytes-before.AtoB.Bytes < 1<<20 {
+		t.Fatalf("the base backup did not cross the line: %d bytes A→B", after.AtoB.Bytes-before.AtoB.Bytes)
+	}
+	return pg
+}
+
+// bg is narrows running in the background on a host.
+type bg struct {
+	cmd      *exec.Cmd
+	out, err bytes.Buffer
+	done     chan struct{}
+}
+
+func startOn(t *testing.T, h *testbed.Host, args ...string) *bg {
+	t.Helper()
+	p := &bg{cmd: exec.Command("ip", append([]string{"netns", "exec", h.NS, itest.Binary(t)}, args...)...), done: make(chan struct{})}
+	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.err
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.cmd.Wait(); close(p.done) }() //nolint:errcheck
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			p.cmd.Process.Kill() //nolint:errcheck
+			<-p.done
+		}
+	})
+	return p
+}
+
+func (p *bg) wait(t *testing.T, limit time.Duration) {
+	t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(limit):
+		p.cmd.Process.Kill() //nolint:errcheck
+		<-p.done
+		t.Fatalf("narrows %v did not finish within %s; stderr:\n%s", p.cmd.Args[4:], limit, p.err.String())
+	}
+	if c := p.cmd.ProcessState.ExitCode(); c != 0 {
+		t.Fatalf("narrows %v exited %d; stdout:\n%s\nstderr:\n%s", p.cmd.Args[4:], c, p.out.String(), p.err.String())
+	}
+}
+
+func jnum(m map[string]any, k string) float64 {
+	v, _ := itest.Num(m, k)
+	return v
+}
+
+// standbyIn returns standby1's state in a repl poll (an interval's "repl",
+// or the summary's "repl.last").
+func standbyIn(poll map[string]any) map[string]any {
+	rs, _ := poll["replicas"].([]any)
+	for _, r := range rs {
+		if m, _ := r.(map[string]any); m["replica"] == "standby1" {
+			return m
+		}
+	}
+	return nil
+}
+
+// replPoint is one poll of `narrows db repl` for standby1.
+type replPoint struct {
+	gen, send, replay     float64 // B/s
+	unsent, unreplayed    float64 // B
+	queue                 float64 // unsent + unwritten + unflushed + unreplayed
+	verdictCode, verdict  string
+	paused, pausedPresent bool
+}
+
+// replRun is one `narrows db repl` across the line, with db load running.
+type replRun struct {
+	points          []replPoint // the intervals, the first (no rates yet) left out
+	last            replPoint   // the summary's last poll
+	loadRate        float64     // what db load says it held, B/s
+	unsentSlope     float64     // B/s, least squares over the intervals
+	unreplayedSlope float64
+	interval        time.Duration
+	line            string
+}
+
+func pointOf(iv, st map[string]any) replPoint {
+	p := replPoint{gen: jnum(iv, "log_generation_bytes_per_second"), send: jnum(st, "send_bytes_per_second"),
+		replay: jnum(st, "replay_bytes_per_second"), unsent: jnum(st, "unsent_bytes"), unreplayed: jnum(st, "unreplayed_bytes")}
+	p.queue = p.unsent + jnum(st, "unwritten_bytes") + jnum(st, "unflushed_bytes") + p.unreplayed
+	p.verdictCode, _ = st["verdict_code"].(string)
+	p.verdict, _ = st["verdict"].(string)
+	p.paused, p.pausedPresent = st["replay_paused"].(bool)
+	return p
+}
+
+// slope is the least-squares growth of y, sampled every dt.
+func slope(y []float64, dt time.Duration) float64 {
+	n := float64(len(y))
+	if n < 2 {
+		return 0
+	}
+	var sx, sy, sxx, sxy float64
+	for i, v := range y {
+		x := float64(i) * dt.Seconds()
+		sx, sy, sxx, sxy = sx+x, sy+v, sxx+x*x, sxy+x*v
+	}
+	return (n*sxy - sx*sy) / (n*sxx - sx*sx)
+}
+
+// runRepl holds `narrows db load --rate rate` on the primary for load
+// seconds and, after warm, watches with `narrows db repl` for watch.
+func runRepl(t *testing.T, l *testbed.DelayLine, pg *dbserver.Postgres, rate string, load, warm, watch time.Duration) replRun {
+	t.Helper()
+	primary := pg.DSN(pg.Primary, "narrows", dbserver.NarrowsPassword)
+	standby := pg.DSN(pg.Standby, "narrows", dbserver.NarrowsPassword)
+	ld := startOn(t, l.A, "db", "load", "--dsn", primary, "--rate", rate, "--duration", load.String(), "--json")
+	time.Sleep(warm)
+	const interval = 500 * time.Millisecond
+	before := l.Stats()
+	res := itest.RunWrapped(t, watch+60*time.Second, nil, []string{"ip", "netns", "exec", l.A.NS},
+		"db", "repl", "--dsn", primary, "--replica-dsn", "standby1="+standby, "--interval", interval.String(), "--duration", watch.String(), "--json")
+	after := l.Stats()
+	if res.Code != 0 {
+		t.Fatalf("narrows db repl exited %d\nstdout:\n%s\nstderr:\n%s", res.Code, res.Stdout, res.Stderr)
+	}
+	ld.wait(t, load+60*time.Second)
+	r := replRun{interval: interval, line: lineRecord(before, after)}
+	ivs, sum := itest.Records(t, res.Stdout)
+	if len(ivs) < 4 {
+		t.Fatalf("only %d intervals from db repl:\n%s", len(ivs), res.Stdout)
+	}
+	var unsent, unreplayed []float64
+	for _, iv := range ivs[1:] {
+		st := standbyIn(itest.Obj(iv, "repl"))
+		if st == nil {
+			t.Fatalf("no standby1 in %v", iv)
+		}
+		p := pointOf(itest.Obj(iv, "repl"), st)
+		r.points = append(r.points, p)
+		unsent, unreplayed = append(unsent, p.unsent), append(unreplayed, p.unreplayed)
+	}
+	r.unsentSlope, r.unreplayedSlope = slope(unsent, interval), slope(unreplayed, interval)
+	last := itest.Obj(sum, "repl", "last")
+	st := standbyIn(last)
+	if st == nil {
+		t.Fatalf("no standby1 in the summary: %v", sum)
+	}
+	r.last = pointOf(last, st)
+	_, ls := itest.Records(t, ld.out.String())
+	r.loadRate = jnum(itest.Obj(ls, "db_load"), "log_bytes_per_second")
+	for i, p := range r.points {
+		t.Logf("poll %d: generation %.2f MB/s, send %.2f MB/s, replay %.2f MB/s; unsent %.0f B, unreplayed %.0f B, queue %.0f B; %s",
+			i+1, p.gen/1e6, p.send/1e6, p.replay/1e6, p.unsent, p.unreplayed, p.queue, p.verdictCode)
+	}
+	t.Logf("db load held %.2f MB/s; unsent grew at %.3f MB/s, unreplayed at %.3f MB/s; last verdict %s: %s; %s",
+		r.loadRate/1e6, r.unsentSlope/1e6, r.unreplayedSlope/1e6, r.last.verdictCode, r.last.verdict, r.line)
+	return r
+}
+
+func meanOf(ps []replPoint, f func(replPoint) float64) float64 {
+	s := 0.0
+	for _, p := range ps {
+		s += f(p)
+	}
+	return s / float64(len(ps))
+}
+
+func maxOf(ps []replPoint, f func(replPoint) float64) float64 {
+	m := 0.0
+	for _, p := range ps {
+		m = max(m, f(p))
+	}
+	return m
+}
+
+func replDurations() (load, warm, watch time.Duration) {
+	if long() {
+		return 34 * time.Second, 2 * time.Second, 30 * time.Second
+	}
+	return 8 * time.Second, 1500 * time.Millisecond, 5 * time.Second
+}
+
+// TestReplayNotNetwork is experiment "replay, not network": a fast line
+// (2 ms RTT, no rate limit), replay paused on the standby, log generated
+// at 2 MB/s. Everything is sent at once; the bytes pile up between receipt
+// and replay, at the generation rate, and narrows must name replay.
+func TestReplayNotNetwork(t *testing.T) {
+	testbed.SkipUnlessDelayLine(t)
+	itest.Binary(t)
+	testbed.LockTiming(t)
+	l := testbed.NewTestDelayLine(t, testbed.DelayLineOptions{RTT: 2 * time.Millisecond})
+	pg := startPG(t, l)
+	ctx := context.Background()
+	if _, err := pg.Psql(ctx, pg.Standby, "SELECT pg_wal_replay_pause()"); err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Psql(ctx, pg.Standby, "SELECT pg_wal_replay_resume()") //nolint:errcheck
+	load, warm, watch := replDurations()
+	r := runRepl(t, l, pg, "2MB/s", load, warm, watch)
+
+	gen := meanOf(r.points, func(p replPoint) float64 { return p.gen })
+	send := meanOf(r.points, func(p replPoint) float64 { return p.send })
+	maxUnsent := maxOf(r.points, func(p replPoint) float64 { return p.unsent })
+	t.Logf("RESULT replay: generation %.2f MB/s (db load %.2f), send %.2f MB/s, unsent at most %.0f B, unreplayed growing %.2f MB/s (%.3f of generation), verdict %s (paused %v)",
+		gen/1e6, r.loadRate/1e6, send/1e6, maxUnsent, r.unreplayedSlope/1e6, r.unreplayedSlope/gen, r.last.verdictCode, r.last.paused)
+	if r.last.verdictCode != "replay_bottleneck" || !strings.Contains(r.last.verdict, "replay") {
+		t.Errorf("verdict %s (%s), want replay_bottleneck", r.last.verdictCode, r.last.verdict)
+	}
+	if strings.Contains(r.last.verdict, "network") {
+		t.Errorf("the verdict blames the network on a 2 ms unshaped line: %s", r.last.verdict)
+	}
+	if !r.last.paused {
+		t.Errorf("replay_paused = %v (present %v), want true", r.last.paused, r.last.pausedPresent)
+	}
+	for _, p := range r.points {
+		if p.verdictCode == "send_queue_growing" {
+			t.Errorf("a poll said the send queue grows: %s", p.verdict)
+		}
+	}
+	if maxUnsent > 1<<20 {
+		t.Errorf("unsent reached %.0f B on a fast line with only replay paused", maxUnsent)
+	}
+	if gen < 1.6e6 || gen > 2.4e6 {
+		t.Errorf("generation read %.2f MB/s, want 2 MB/s ± 20%%", gen/1e6)
+	}
+	if d := r.unreplayedSlope/gen - 1; d < -0.2 || d > 0.2 {
+		t.Errorf("unreplayed grew at %.2f MB/s; with replay paused it should grow at the generation rate %.2f MB/s (±20%%)", r.unreplayedSlope/1e6, gen/1e6)
+	}
+}
+
+// TestReplKeepingUp is experiment "same link, load below capacity": 40 ms
+// RTT, 100 Mbit/s, log at 2 MB/s (16 Mbit/s). The standby keeps up: the
+// verdict says so and the queue stays bounded.
+func TestReplKeepingUp(t *testing.T) {
+	testbed.SkipUnlessDelayLine(t)
+	itest.Binary(t)
+	testbed.LockTiming(t)
+	l := testbed.NewTestDelayLine(t, testbed.DelayLineOptions{RTT: 40 * time.Millisecond, RateBitsPerSecond: 100e6})
+	pg := startPG(t, l)
+	load, warm, watch := replDurations()
+	r := runRepl(t, l, pg, "2MB/s", load, warm, watch)
+
+	gen := meanOf(r.points, func(p replPoint) float64 { return p.gen })
+	send := meanOf(r.points, func(p replPoint) float64 { return p.send })
+	maxQueue := maxOf(r.points, func(p replPoint) float64 { return p.queue })
+	maxUnsent := maxOf(r.points, func(p replPoint) float64 { return p.unsent })
+	keeping := 0
+	for _, p := range r.points {
+		if p.verdictCode == "keeping_up" {
+			keeping++
+		}
+	}
+	t.Logf("RESULT keeping up: generation %.2f MB/s (db load %.2f), send %.2f MB/s, unsent at most %.0f B, queue at most %.0f B (%.2f s of generation), unsent slope %.3f MB/s; %d of %d polls keeping up; last verdict %s",
+		gen/1e6, r.loadRate/1e6, send/1e6, maxUnsent, maxQueue, maxQueue/gen, r.unsentSlope/1e6, keeping, len(r.points), r.last.verdictCode)
+	if r.last.verdictCode != "keeping_up" {
+		t.Errorf("last verdict %s (%s), want keeping_up", r.last.verdictCode, r.last.verdict)
+	}
+	if keeping < len(r.points)*3/4 {
+		t.Errorf("only %d of %d polls said keeping up", keeping, len(r.points))
+	}
+	// Bounded: at most about a second of log waits anywhere (the standby
+	// reports its positions every second), and nothing trends upward.
+	if maxQueue > 1.5*gen+(1<<20) {
+		t.Errorf("the queue reached %.0f B, more than 1.5 s of generation + 1 MiB", maxQueue)
+	}
+	if r.unsentSlope > 0.1*gen {
+		t.Errorf("unsent grew at %.3f MB/s, more than 10%% of generation", r.unsentSlope/1e6)
+	}
+	if d := send/gen - 1; d < -0.15 || d > 0.15 {
+		t.Errorf("send %.2f MB/s vs generation %.2f MB/s: a standby that keeps up receives what is generated", send/1e6, gen/1e6)
+	}
+}
+
+// fallingRmem caps the standby host's TCP receive buffer
+// (net.ipv4.tcp_rmem, per namespace) so that one stream across 40 ms is
+// bound by its window, well below the 100 Mbit/s line: the field case of a
+// remote replica that moves 2–3 MB/s on one stream whatever the link.
+// fallingWindow is the --window that gives narrows' own stream the same
+// buffer (Linux doubles SO_RCVBUF: 2 × 64 KiB = 128 KiB).
+const (
+	fallingRmem   = 131072
+	fallingWindow = "64K"
+)
+
+// streamOnce runs one `narrows net stream` A→B with extra flags and returns
+// its throughput in B/s of payload and its *_limited verdict.
+func streamOnce(t *testing.T, l *testbed.DelayLine, d time.Duration, extra ...string) (float64, string) {
+	t.Helper()
+	args := append([]string{"net", "stream", "--to", net.JoinHostPort(l.B.Addr.String(), strconv.Itoa(agentPort)), "--duration", d.String(), "--json"}, extra...)
+	res := itest.RunWrapped(t, d+30*time.Second, nil, []string{"ip", "netns", "exec", l.A.NS}, args...)
+	if res.Code != 0 {
+		t.Fatalf("narrows net stream exited %d\nstdout:\n%s\nstderr:\n%s", res.Code, res.Stdout, res.Stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(res.Stdout), "\n")
+	var s streamSummary
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &s); err != nil || s.Stream == nil {
+		t.Fatalf("stream summary: %v\n%s", err, res.Stdout)
+	}
+	var verdict string
+	for _, f := range s.Findings {
+		if strings.HasSuffix(f.Code, "_limited") {
+			verdict = f.Code
+		}
+	}
+	return s.Stream.Throughput / 8, verdict
+}
+
+// TestReplFallingBehind is experiment "replica falling behind": 40 ms RTT,
+// 100 Mbit/s, the standby host's receive buffer capped at 128 KiB, so one
+// stream carries about window/RTT, some 2 MB/s. `narrows net stream`
+// measures that single-stream capacity first; then `narrows db load`
+// generates 5 MB/s of log, and the send queue must grow at generation −
+// capacity (within 15%), with the verdict naming the network.
+//
+// The capacity is read with --window 64K, which gives narrows' receiver
+// the standby's buffer and reads as data comes, as the walreceiver does.
+// Without --window, narrows' receiver takes the host's capped buffers and
+// reads as data comes (netio.BatchFor turns batching off under a small
+// tcp_rmem cap): that reading must agree with the --window one.
+func TestReplFallingBehind(t *testing.T) {
+	testbed.SkipUnlessDelayLine(t)
+	itest.Binary(t)
+	testbed.LockTiming(t)
+	const rtt = 40 * time.Millisecond
+	l := testbed.NewTestDelayLine(t, testbed.DelayLineOptions{RTT: rtt, RateBitsPerSecond: 100e6})
+	for _, h := range l.Hosts() {
+		setCC(t, h, "reno")
+	}
+	pg := startPG(t, l)
+	// Capped after the base backup (which would take 12 s at 2 MB/s); the
+	// standby is restarted so that its walreceiver connects under the cap.
+	if out, err := exec.Command("ip", "netns", "exec", l.B.NS, "sysctl", "-qw",
+		fmt.Sprintf("net.ipv4.tcp_rmem=4096 %d %d", fallingRmem, fallingRmem)).CombinedOutput(); err != nil {
+		t.Fatalf("capping tcp_rmem on %s: %v: %s", l.B, err, out)
+	}
+	ctx := context.Background()
+	if err := pg.StopStandby(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := pg.StartStandby(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// The single-stream capacity A→B, as narrows measures it.
+	streamFor := 4 * time.Second
+	if long() {
+		streamFor = 10 * time.Second
+	}
+	itest.StartAgent(t, []string{"--listen", net.JoinHostPort(l.B.Addr.String(), strconv.Itoa(agentPort))}, "ip", "netns", "exec", l.B.NS)
+	capacity, streamVerdict := streamOnce(t, l, streamFor, "--window", fallingWindow)
+	// Without --window narrows' receiver takes the host's buffers; it must
+	// not batch its reads under so small a cap (netio.BatchFor), or the
+	// waiting bytes close the window: it read 0.58-0.70 of this before.
+	dflt, dv := streamOnce(t, l, streamFor)
+	t.Logf("RESULT single stream without --window (the host's capped buffers): %.2f MB/s (%s), %.3f of the --window reading", dflt/1e6, dv, dflt/capacity)
+	if r := dflt / capacity; r < 0.85 || r > 1.3 {
+		t.Errorf("without --window narrows read %.2f MB/s, %.3f of the %.2f MB/s read with --window %s on the same capped host: its receiver should not be the limit",
+			dflt/1e6, r, capacity/1e6, fallingWindow)
+	}
+	t.Logf("single stream A→B, --window %s: %.2f MB/s (%s)", fallingWindow, capacity/1e6, streamVerdict)
+	if capacity > 6e6 || capacity < 0.5e6 {
+		t.Fatalf("one stream carried %.2f MB/s; with a %d-byte receive buffer across %v it should be window-bound near 2 MB/s", capacity/1e6, fallingRmem, rtt)
+	}
+
+	load, warm, watch := 10*time.Second, 2*time.Second, 6*time.Second
+	if long() {
+		load, warm, watch = 40*time.Second, 5*time.Second, 30*time.Second
+	}
+	r := runRepl(t, l, pg, "5MB/s", load, warm, watch)
+	gen := meanOf(r.points, func(p replPoint) float64 { return p.gen })
+	send := meanOf(r.points, func(p replPoint) float64 { return p.send })
+	want := gen - capacity
+	ratio := r.unsentSlope / want
+	t.Logf("RESULT falling behind: single stream %.2f MB/s (%s); generation %.2f MB/s (db load %.2f), send %.2f MB/s (%.3f of the stream's capacity); unsent growing %.2f MB/s, generation − capacity %.2f MB/s, ratio %.3f; verdict %s: %s",
+		capacity/1e6, streamVerdict, gen/1e6, r.loadRate/1e6, send/1e6, send/capacity, r.unsentSlope/1e6, want/1e6, ratio, r.last.verdictCode, r.last.verdict)
+	if gen < 1.5*capacity {
+		t.Fatalf("generation %.2f MB/s is not well above the single-stream capacity %.2f MB/s: the machine could not hold the load", gen/1e6, capacity/1e6)
+	}
+	if ratio < 0.85 || ratio > 1.15 {
+		t.Errorf("unsent grew at %.2f MB/s; generation − single-stream capacity is %.2f MB/s: off by %+.1f%%, more than 15%%",
+			r.unsentSlope/1e6, want/1e6, 100*(ratio-1))
+	}
+	if r.last.verdictCode != "send_queue_growing" || !strings.Contains(r.last.verdict, "network") {
+		t.Errorf("verdict %s (%s), want send_queue_growing naming the network", r.last.verdictCode, r.last.verdict)
+	}
+}
