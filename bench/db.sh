@@ -27,6 +27,7 @@ for v in ROUNDS DURATION WATCH; do
 done
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+export NARROWS_BENCH_LIB=$ROOT/bench # bench/contention.py: what other processes' CPU means
 OUT_DIR=$ROOT/bench/out
 OUT_JSON=$OUT_DIR/db.json
 
@@ -117,12 +118,8 @@ cat >"$WORK/measured.py" <<'PY'
 import json, os, resource, subprocess, sys, time
 meta, datadir, out = sys.argv[1:4]
 cmd = sys.argv[4:]
-def busy():
-    f = open("/proc/stat").readline().split()
-    # user + nice + system. irq and softirq are left out, as in net.sh:
-    # loopback's softirq work is charged there or to the task that caused
-    # it, depending on the kernel's accounting, so it would pass for others.
-    return int(f[1]) + int(f[2]) + int(f[3])
+sys.path.insert(0, os.environ["NARROWS_BENCH_LIB"])
+from contention import busy_ticks as busy
 def cluster():
     pid = int(open(os.path.join(datadir, "postmaster.pid")).readline())
     def fields(p):

@@ -29,6 +29,7 @@ case $SIZE in '' | *[!0-9KMGkmg]*) echo "disk.sh: SIZE must be like 512M or 1G, 
 [ -d "$DIR" ] || { echo "disk.sh: DIR=$DIR is not a directory" >&2; exit 2; }
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+export NARROWS_BENCH_LIB=$ROOT/bench # bench/contention.py: what other processes' CPU means
 OUT_DIR=$ROOT/bench/out
 OUT_JSON=$OUT_DIR/disk.json
 RAW_DIR=$OUT_DIR/disk-raw
@@ -216,9 +217,8 @@ def report(results_path, facts_path, out_path):
     print()
     print("wrote %s" % out_path)
 
-def cpu_ticks():
-    f = open("/proc/stat").readline().split()
-    return int(f[1]) + int(f[2]) + int(f[3]) + int(f[6]) + int(f[7])  # user nice system irq softirq
+sys.path.insert(0, os.environ["NARROWS_BENCH_LIB"])
+from contention import busy_ticks as cpu_ticks
 
 def run_measured(meta, out, err, limit, cmd):
     """Run one tool with a time limit; measure how much CPU everything else used meanwhile."""

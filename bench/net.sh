@@ -25,6 +25,7 @@ case $DURATION in '' | *[!0-9]* | 0) echo "net.sh: DURATION must be a positive w
 case $WARMUP in '' | *[!0-9]*) echo "net.sh: WARMUP must be a whole number of seconds, not '$WARMUP'" >&2; exit 2 ;; esac
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+export NARROWS_BENCH_LIB=$ROOT/bench # bench/contention.py: what other processes' CPU means
 OUT_DIR=$ROOT/bench/out
 OUT_JSON=$OUT_DIR/net.json
 RAW_DIR=$OUT_DIR/net-raw
@@ -343,14 +344,8 @@ def report(results_path, facts_path, out_path):
     print()
     print("wrote %s" % out_path)
 
-def cpu_ticks():
-    # system-wide busy ticks outside interrupts: user+nice+system (guest is
-    # already inside user); irq/softirq are left out because, depending on the
-    # kernel's accounting, loopback's softirq work is charged either there or
-    # to the task that triggered it (i.e. to the tool being measured).
-    f = open("/proc/stat").readline().split()
-    user, nice, system = int(f[1]), int(f[2]), int(f[3])
-    return user + nice + system
+sys.path.insert(0, os.environ["NARROWS_BENCH_LIB"])
+from contention import busy_ticks as cpu_ticks
 
 def proc_ticks(pid):
     try:

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParse(t *testing.T) {
@@ -110,5 +111,18 @@ func TestClassifyKeepsPasswordOut(t *testing.T) {
 	err := Classify(d, "connect", errors.New("dial tcp: lookup db1 with Hunter2-long: no such host"))
 	if strings.Contains(err.Error(), "Hunter2-long") {
 		t.Fatalf("password in %q", err)
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	first, most := 250*time.Millisecond, 5*time.Second
+	want := []time.Duration{250 * time.Millisecond, 500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second, 5 * time.Second, 5 * time.Second, 5 * time.Second}
+	for n, w := range want {
+		if got := Backoff(n, first, most); got != w {
+			t.Errorf("Backoff(%d) = %v, want %v", n, got, w)
+		}
+	}
+	if got := Backoff(1000, first, most); got != most {
+		t.Errorf("Backoff(1000) = %v, want the ceiling %v", got, most)
 	}
 }

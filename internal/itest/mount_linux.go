@@ -10,19 +10,15 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/narrows/narrows/internal/testenv"
 )
 
-// Required reports whether tests that need root, mounts or loop devices
-// must run here (CI=true): then they fail instead of skipping.
-func Required() bool { return os.Getenv("CI") == "true" }
-
-// SkipOrFail skips t with the reason, or fails it under CI=true.
+// SkipOrFail skips t with the reason, or fails it where the host's
+// facilities are required (testenv.Host).
 func SkipOrFail(t testing.TB, format string, a ...any) {
 	t.Helper()
-	if Required() {
-		t.Fatalf("required under CI=true: "+format, a...)
-	}
-	t.Skipf("skipping: "+format, a...)
+	testenv.Need(t, testenv.Host, format, a...)
 }
 
 // RequireRoot skips t (fails under CI=true) unless it runs as root.

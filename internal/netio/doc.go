@@ -33,8 +33,11 @@ const Batch = 64 << 10
 // held one stream to 0.58-0.70 of what the replication stream carried.
 // So batching needs a maximum buffer of at least batchRoom × Batch, where
 // a batch costs at most a few percent of the window.
-func BatchFor(window int64) int {
-	if window > 0 || maxReceiveBuffer() < batchRoom*Batch {
+func BatchFor(window int64) int { return batchFor(window, maxReceiveBuffer()) }
+
+// batchFor is the rule, given the namespace's largest receive buffer.
+func batchFor(window int64, maxBuffer int) int {
+	if window > 0 || maxBuffer < batchRoom*Batch {
 		return 1
 	}
 	return Batch

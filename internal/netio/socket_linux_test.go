@@ -191,18 +191,24 @@ func TestReadBatch(t *testing.T) {
 // Reads are batched only where autotuning may grow the receive buffer far
 // past a batch, and never under a fixed window.
 func TestBatchFor(t *testing.T) {
-	max := maxReceiveBuffer()
-	if max <= 0 {
-		t.Fatal("cannot read net.ipv4.tcp_rmem")
+	for _, tc := range []struct {
+		name      string
+		window    int64
+		maxBuffer int
+		want      int
+	}{
+		{"autotuned, Linux's default 6 MiB maximum", 0, 6 << 20, Batch},
+		{"autotuned, this machine's 32 MiB maximum", 0, 32 << 20, Batch},
+		{"autotuned, exactly 32 batches", 0, 32 * Batch, Batch},
+		{"autotuned, but the host caps the buffer at 128 KiB", 0, 128 << 10, 1},
+		{"the maximum cannot be read", 0, 0, 1},
+		{"a fixed window", 64 << 10, 32 << 20, 1},
+	} {
+		if got := batchFor(tc.window, tc.maxBuffer); got != tc.want {
+			t.Errorf("%s: batchFor(%d, %d) = %d, want %d", tc.name, tc.window, tc.maxBuffer, got, tc.want)
+		}
 	}
-	want := Batch
-	if max < batchRoom*Batch {
-		want = 1
-	}
-	if got := BatchFor(0); got != want {
-		t.Fatalf("BatchFor(0) = %d with tcp_rmem max %d, want %d", got, max, want)
-	}
-	if got := BatchFor(64 << 10); got != 1 {
-		t.Fatalf("BatchFor(64 KiB window) = %d, want 1 (no batching)", got)
+	if maxReceiveBuffer() <= 0 {
+		t.Error("cannot read net.ipv4.tcp_rmem on Linux")
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/narrows/narrows/internal/itest"
+	"github.com/narrows/narrows/internal/testenv"
 )
 
 // These tests hold the delay line to the figures issue #5 sets for it,
@@ -227,8 +228,8 @@ func TestDelayLineThroughput(t *testing.T) {
 			name     string
 			readings []float64
 		}{"iperf3 -P 8", iperfIP})
-	} else if RequireEnv() {
-		t.Error("iperf3 is required here (CI=true or NARROWS_REQUIRE_NETNS=1) but not on PATH")
+	} else if testenv.Required(testenv.NetNS) {
+		t.Error("iperf3 is required here (CI=true or NARROWS_REQUIRE_NETNS=1) but not on PATH: apt-get install iperf3")
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,26 +2,18 @@ package testbed
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
-)
 
-// RequireEnv reports whether namespaces are mandatory in this environment:
-// CI=true or NARROWS_REQUIRE_NETNS=1. Then tests fail instead of skipping.
-func RequireEnv() bool {
-	return os.Getenv("CI") == "true" || os.Getenv("NARROWS_REQUIRE_NETNS") == "1"
-}
+	"github.com/narrows/narrows/internal/testenv"
+)
 
 // SkipUnlessAvailable skips t (or fails it, when RequireEnv) if namespaces
 // cannot be made here, giving Available's reason.
 func SkipUnlessAvailable(t testing.TB) {
 	t.Helper()
 	if err := Available(); err != nil {
-		if RequireEnv() {
-			t.Fatalf("network namespaces are required here (CI=true or NARROWS_REQUIRE_NETNS=1) but unavailable: %v", err)
-		}
-		t.Skipf("skipping: network namespaces unavailable: %v (set NARROWS_REQUIRE_NETNS=1 to make this a failure)", err)
+		testenv.Need(t, testenv.NetNS, "network namespaces are unavailable: %v", err)
 	}
 }
 
@@ -52,10 +44,7 @@ func NewTestLink(t testing.TB, opts LinkOptions) *Link {
 func SkipUnlessDelayLine(t testing.TB) {
 	t.Helper()
 	if err := DelayLineAvailable(); err != nil {
-		if RequireEnv() {
-			t.Fatalf("network namespaces and TUN devices are required here (CI=true or NARROWS_REQUIRE_NETNS=1) but unavailable: %v", err)
-		}
-		t.Skipf("skipping: delay line unavailable: %v (set NARROWS_REQUIRE_NETNS=1 to make this a failure)", err)
+		testenv.Need(t, testenv.NetNS, "the delay line (namespaces and TUN devices) is unavailable: %v", err)
 	}
 }
 

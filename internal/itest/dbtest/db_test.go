@@ -20,6 +20,7 @@ import (
 
 	"github.com/narrows/narrows/internal/itest"
 	"github.com/narrows/narrows/internal/testbed/dbserver"
+	"github.com/narrows/narrows/internal/testenv"
 )
 
 const wrongPassword = "Wr0ng-Passw0rd-99"
@@ -98,7 +99,7 @@ func agree(t *testing.T, what string, tol float64, narrows, peer func() (float64
 	}
 	// Too busy for fair rounds. Where the test must run (CI), compare the
 	// best round of each instead: other work can only lower a reading.
-	if dbserver.RequireEnv() {
+	if testenv.Required(testenv.DB) {
 		n, p := slices.Max(all), slices.Max(allPeer)
 		if math.Abs(n/p-1) > tol {
 			t.Fatalf("%s: busy machine (%d of %d rounds disturbed); best rounds narrows %.0f vs peer %.0f, ratio %.3f, off by more than %.0f%%",

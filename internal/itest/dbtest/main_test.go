@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/narrows/narrows/internal/testbed/dbserver"
+	"github.com/narrows/narrows/internal/testenv"
 )
 
 var (
@@ -42,10 +43,7 @@ func need(t *testing.T, name string, err error) {
 	if err == nil {
 		return
 	}
-	if dbserver.RequireEnv() {
-		t.Fatalf("%s is required here (CI=true or NARROWS_REQUIRE_DB=1) but could not start: %v", name, err)
-	}
-	t.Skipf("skipping: %s could not start: %v (set NARROWS_REQUIRE_DB=1 to make this a failure)", name, err)
+	testenv.Need(t, testenv.DB, "%s could not start: %v", name, err)
 }
 
 func needPG(t *testing.T)    { t.Helper(); need(t, "PostgreSQL", pgErr) }

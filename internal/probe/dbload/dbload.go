@@ -72,7 +72,8 @@ func engineFor(e dbconn.Engine) engine {
 	}
 }
 
-func backoff(n int) time.Duration { return min(500*time.Millisecond<<min(n, 5), 10*time.Second) }
+// backoff is the wait before reconnect attempt n.
+func backoff(n int) time.Duration { return dbconn.Backoff(n, 500*time.Millisecond, 10*time.Second) }
 
 // Run generates log until the duration is over or ctx is done, then drops
 // the table. Errors before the first row are dbconn.Errors a person can fix.

@@ -138,37 +138,20 @@ func (e *myEngine) insert(ctx context.Context, c *dbconn.Conn, t string, rows []
 }
 
 func (e *myEngine) logBytes(ctx context.Context, c *dbconn.Conn) (int64, error) {
-	rows, err := c.Conn.QueryContext(ctx, "SHOW BINARY LOGS")
+	rows, err := dbconn.QueryMaps(ctx, c.Conn, "SHOW BINARY LOGS")
 	if err != nil {
 		return 0, err
 	}
-	var sizes []int64
-	cols, _ := rows.Columns()
-	for rows.Next() {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			rows.Close()
-			return 0, err
-		}
-		if len(vals) > 1 {
-			sizes = append(sizes, parseInt(vals[1].String))
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return 0, err
-	}
-	if len(sizes) == 0 {
-		return 0, errNoPosition
-	}
 	// The active log's size is its current position.
 	var sum int64
-	for _, s := range sizes {
-		sum += s
+	found := false
+	for _, r := range rows {
+		if v := r["file_size"]; v != nil {
+			sum, found = sum+parseInt(*v), true
+		}
+	}
+	if !found {
+		return 0, errNoPosition
 	}
 	return sum, nil
 }

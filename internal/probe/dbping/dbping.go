@@ -58,10 +58,7 @@ func PayloadQuery(n int64) string {
 }
 
 // backoff is how long to wait before reconnect attempt n (0-based).
-func backoff(n int) time.Duration {
-	d := 250 * time.Millisecond << min(n, 5)
-	return min(d, 5*time.Second)
-}
+func backoff(n int) time.Duration { return dbconn.Backoff(n, 250*time.Millisecond, 5*time.Second) }
 
 // Run measures. On error the result holds what was measured until then.
 func Run(ctx context.Context, d *dbconn.DSN, cfg Config, emit probe.Emit) (*result.DBPing, error) {

@@ -54,7 +54,7 @@ func firstSpelling(ctx context.Context, c *sql.Conn, qs []string) (string, []map
 	var err error
 	for _, q := range qs {
 		var rows []map[string]*string
-		rows, err = queryMaps(ctx, c, q)
+		rows, err = dbconn.QueryMaps(ctx, c, q)
 		if err == nil {
 			return q, rows, nil
 		}
@@ -70,7 +70,7 @@ func (w *myWatcher) check(ctx context.Context, c *sql.Conn) error {
 	if err := c.QueryRowContext(ctx, "SELECT CURRENT_USER()").Scan(&user); err != nil {
 		return err
 	}
-	rows, err := queryMaps(ctx, c, "SELECT @@log_bin AS log_bin")
+	rows, err := dbconn.QueryMaps(ctx, c, "SELECT @@log_bin AS log_bin")
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func (w *myWatcher) check(ctx context.Context, c *sql.Conn) error {
 	}
 	q, _, err := firstSpelling(ctx, c, myStatusQueries)
 	if err == nil {
-		_, err = queryMaps(ctx, c, myBinaryLogs)
+		_, err = dbconn.QueryMaps(ctx, c, myBinaryLogs)
 	}
 	if isDenied(err) {
 		return dbconn.Permissionf("user %s lacks REPLICATION CLIENT (MariaDB 10.5+: BINLOG MONITOR), needed to read the binary log position: GRANT REPLICATION CLIENT ON *.* TO %s", user, user)
@@ -142,7 +142,7 @@ func (w *myWatcher) poll(ctx context.Context, c *sql.Conn, reps []*replicaConn) 
 			rr = append(rr, repRow{rc: rc})
 			continue
 		}
-		rows, err := queryMaps(ctx, rc.conn.Conn, rc.statusQuery)
+		rows, err := dbconn.QueryMaps(ctx, rc.conn.Conn, rc.statusQuery)
 		if err != nil || len(rows) == 0 {
 			if err == nil {
 				err = fmt.Errorf("%s is empty: replication is no longer configured", rc.statusQuery)
@@ -153,11 +153,11 @@ func (w *myWatcher) poll(ctx context.Context, c *sql.Conn, reps []*replicaConn) 
 		}
 		rr = append(rr, repRow{rc: rc, row: rows[0]})
 	}
-	logRows, err := queryMaps(ctx, c, myBinaryLogs)
+	logRows, err := dbconn.QueryMaps(ctx, c, myBinaryLogs)
 	if err != nil {
 		return nil, err
 	}
-	st, err := queryMaps(ctx, c, w.statusQuery)
+	st, err := dbconn.QueryMaps(ctx, c, w.statusQuery)
 	if err != nil {
 		return nil, err
 	}

@@ -90,7 +90,7 @@ func epoch(f float64) time.Time {
 }
 
 func (*pgWatcher) check(ctx context.Context, c *sql.Conn) error {
-	rows, err := queryMaps(ctx, c, pgCheck)
+	rows, err := dbconn.QueryMaps(ctx, c, pgCheck)
 	if err != nil {
 		return err
 	}
@@ -111,7 +111,7 @@ func (*pgWatcher) check(ctx context.Context, c *sql.Conn) error {
 func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
 func (*pgWatcher) checkReplica(ctx context.Context, rc *replicaConn) error {
-	rows, err := queryMaps(ctx, rc.conn.Conn, pgStandbyCheck)
+	rows, err := dbconn.QueryMaps(ctx, rc.conn.Conn, pgStandbyCheck)
 	if err != nil {
 		return err
 	}
@@ -147,11 +147,11 @@ func standbyName(conninfo, cluster string) string {
 }
 
 func (*pgWatcher) poll(ctx context.Context, c *sql.Conn, reps []*replicaConn) (*snapshot, error) {
-	rows, err := queryMaps(ctx, c, pgReplication)
+	rows, err := dbconn.QueryMaps(ctx, c, pgReplication)
 	if err != nil {
 		return nil, err
 	}
-	prim, err := queryMaps(ctx, c, pgPrimary)
+	prim, err := dbconn.QueryMaps(ctx, c, pgPrimary)
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +206,7 @@ func (*pgWatcher) poll(ctx context.Context, c *sql.Conn, reps []*replicaConn) (*
 			x.gap = rc.gapCopy()
 			continue
 		}
-		sr, err := queryMaps(ctx, rc.conn.Conn, pgStandby)
+		sr, err := dbconn.QueryMaps(ctx, rc.conn.Conn, pgStandby)
 		if err != nil || len(sr) != 1 {
 			if err == nil {
 				err = fmt.Errorf("no answer from the standby")

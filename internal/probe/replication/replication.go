@@ -108,7 +108,7 @@ func (rc *replicaConn) fail(err error) {
 	}
 	rc.gap = &result.Gap{Of: rc.Name, Start: result.Seconds(time.Since(rc.start)), Reason: rc.DSN.Scrub(oneLine(err.Error()))}
 	rc.attempts = 0
-	rc.retryAt = time.Now().Add(backoff(0))
+	rc.retryAt = time.Now().Add(reconnectAfter(0))
 }
 
 // gapCopy is the replica's open gap as a record shows it.
@@ -131,9 +131,9 @@ func newWatcher(e dbconn.Engine) watcher {
 	}
 }
 
-func backoff(n int) time.Duration {
-	d := 500 * time.Millisecond << min(n, 5)
-	return min(d, 10*time.Second)
+// reconnectAfter is the wait before reconnect attempt n.
+func reconnectAfter(n int) time.Duration {
+	return dbconn.Backoff(n, 500*time.Millisecond, 10*time.Second)
 }
 
 // Run watches until ctx is done or the duration is over, emitting one
@@ -193,7 +193,7 @@ func Run(ctx context.Context, primary *dbconn.DSN, cfg Config, emit Emit) (*resu
 			}
 			// A replica that is down is what we are here to see.
 			rc.gap = &result.Gap{Of: r.Name, Reason: r.DSN.Scrub(oneLine(err.Error()))}
-			rc.retryAt = time.Now().Add(backoff(0))
+			rc.retryAt = time.Now().Add(reconnectAfter(0))
 			continue
 		}
 		rc.conn = c
@@ -256,7 +256,7 @@ func Run(ctx context.Context, primary *dbconn.DSN, cfg Config, emit Emit) (*resu
 			} else {
 				primaryAttempts++
 				primaryGap.Reason = primary.Scrub(oneLine(err.Error()))
-				primaryRetry = time.Now().Add(backoff(primaryAttempts))
+				primaryRetry = time.Now().Add(reconnectAfter(primaryAttempts))
 			}
 		}
 		for _, rc := range reps {
@@ -284,7 +284,7 @@ func Run(ctx context.Context, primary *dbconn.DSN, cfg Config, emit Emit) (*resu
 				} else {
 					rc.attempts++
 					rc.gap.Reason = rc.DSN.Scrub(oneLine(err.Error()))
-					rc.retryAt = time.Now().Add(backoff(rc.attempts))
+					rc.retryAt = time.Now().Add(reconnectAfter(rc.attempts))
 				}
 			}
 		}
@@ -306,7 +306,7 @@ func Run(ctx context.Context, primary *dbconn.DSN, cfg Config, emit Emit) (*resu
 				conn.Close()
 				conn = nil
 				primaryGap = &result.Gap{Of: "primary", Start: result.Seconds(t.since()), Reason: primary.Scrub(oneLine(err.Error()))}
-				primaryRetry = time.Now().Add(backoff(0))
+				primaryRetry = time.Now().Add(reconnectAfter(0))
 				g := *primaryGap
 				poll = &result.ReplPoll{At: time.Now().UTC(), Engine: string(primary.Engine), Replicas: []result.ReplicaState{}, Gap: &g}
 				t.resetRates()
@@ -524,42 +524,6 @@ func (t *tracker) state(r *raw, m *memo, s *snapshot) result.ReplicaState {
 		m.prev = nil
 	}
 	return st
-}
-
-// queryMaps runs q and returns each row as column name → value (nil for
-// NULL), so that engines' differently spelled columns can be looked up.
-func queryMaps(ctx context.Context, c *sql.Conn, q string) ([]map[string]*string, error) {
-	rows, err := c.QueryContext(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return nil, err
-	}
-	var out []map[string]*string
-	for rows.Next() {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
-		}
-		m := make(map[string]*string, len(cols))
-		for i, c := range cols {
-			if vals[i].Valid {
-				v := vals[i].String
-				m[strings.ToLower(c)] = &v
-			} else {
-				m[strings.ToLower(c)] = nil
-			}
-		}
-		out = append(out, m)
-	}
-	return out, rows.Err()
 }
 
 // col returns the first of names present in row (any spelling), and

@@ -69,7 +69,7 @@ func mssqlDenied(err error) bool {
 }
 
 func (w *msWatcher) check(ctx context.Context, c *sql.Conn) error {
-	rows, err := queryMaps(ctx, c, MSSQLCheck)
+	rows, err := dbconn.QueryMaps(ctx, c, MSSQLCheck)
 	user := ""
 	if len(rows) == 1 {
 		user = str(rows[0], "usr")
@@ -102,7 +102,7 @@ func (w *msWatcher) check(ctx context.Context, c *sql.Conn) error {
 func (*msWatcher) checkReplica(context.Context, *replicaConn) error { return nil }
 
 func (w *msWatcher) counters(ctx context.Context, c *sql.Conn) (map[string]*float64, error) {
-	rows, err := queryMaps(ctx, c, MSSQLCounters)
+	rows, err := dbconn.QueryMaps(ctx, c, MSSQLCounters)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +110,7 @@ func (w *msWatcher) counters(ctx context.Context, c *sql.Conn) (map[string]*floa
 }
 
 func (w *msWatcher) poll(ctx context.Context, c *sql.Conn, _ []*replicaConn) (*snapshot, error) {
-	states, err := queryMaps(ctx, c, MSSQLReplicaStates)
+	states, err := dbconn.QueryMaps(ctx, c, MSSQLReplicaStates)
 	if err != nil {
 		return nil, err
 	}

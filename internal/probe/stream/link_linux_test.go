@@ -9,7 +9,6 @@ import (
 	"io"
 	"math"
 	"net"
-	"os"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/narrows/narrows/internal/itest"
 	"github.com/narrows/narrows/internal/testbed"
+	"github.com/narrows/narrows/internal/testenv"
 )
 
 // The shaped link both tools measure, and what each run asks for.
@@ -114,10 +114,7 @@ type iperf3Result struct {
 // (payload is about 1448/1514 of the shaped rate).
 func TestStreamMatchesIperf3OnShapedLink(t *testing.T) {
 	if _, err := exec.LookPath("iperf3"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("iperf3 is required under CI=true but is not on PATH: %v", err)
-		}
-		t.Skipf("skipping: iperf3 not on PATH (%v); install it (Debian: apt-get install iperf3) to compare narrows against it", err)
+		testenv.Need(t, testenv.NetNS, "iperf3 is not on PATH (%v): install it (Debian: apt-get install iperf3) to compare narrows against it", err)
 	}
 	link := testbed.NewTestLink(t, testbed.LinkOptions{RateBitsPerSecond: linkRate})
 	a, b := link.A, link.B

@@ -42,12 +42,6 @@ const (
 	ReplPassword    = "r3pl-Pw-55aa"
 )
 
-// RequireEnv reports whether real servers are mandatory here (CI=true or
-// NARROWS_REQUIRE_DB=1): tests then fail instead of skipping.
-func RequireEnv() bool {
-	return os.Getenv("CI") == "true" || os.Getenv("NARROWS_REQUIRE_DB") == "1"
-}
-
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -403,13 +397,7 @@ func (n *PGNode) stop() {
 	if n == nil || n.cmd == nil {
 		return
 	}
-	n.cmd.Process.Signal(os.Interrupt)
-	select {
-	case <-n.done:
-	case <-time.After(30 * time.Second):
-		n.cmd.Process.Kill()
-		<-n.done
-	}
+	stopServer(n.cmd.Process, n.done, os.Interrupt, 30*time.Second)
 	n.cmd = nil
 }
 
@@ -692,15 +680,22 @@ func (m *MariaDB) Close() {
 		if n == nil || n.cmd == nil {
 			continue
 		}
-		n.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-n.done:
-		case <-time.After(20 * time.Second):
-			n.cmd.Process.Kill()
-			<-n.done
-		}
+		stopServer(n.cmd.Process, n.done, syscall.SIGTERM, 20*time.Second)
 	}
 	if m.root != "" {
 		os.RemoveAll(m.root)
+	}
+}
+
+// stopServer asks a server to shut down with sig (PostgreSQL: SIGINT is its
+// fast shutdown; MariaDB: SIGTERM), kills it after grace, and waits until
+// done says it has exited.
+func stopServer(p *os.Process, done <-chan struct{}, sig os.Signal, grace time.Duration) {
+	p.Signal(sig)
+	select {
+	case <-done:
+	case <-time.After(grace):
+		p.Kill()
+		<-done
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/narrows/narrows/internal/itest"
 	"github.com/narrows/narrows/internal/testbed"
 	"github.com/narrows/narrows/internal/testbed/dbserver"
+	"github.com/narrows/narrows/internal/testenv"
 )
 
 // Experiments 3 and 4 of issue #5: a PostgreSQL primary on host A, its
@@ -38,10 +39,7 @@ func startPG(t *testing.T, l *testbed.DelayLine) *dbserver.Postgres {
 		Standby: dbserver.Place{Addr: l.B.Addr.String(), Do: l.B.Do},
 	})
 	if err != nil {
-		if dbserver.RequireEnv() {
-			t.Fatalf("PostgreSQL is required here (CI=true or NARROWS_REQUIRE_DB=1) but could not start on the testbed: %v", err)
-		}
-		t.Skipf("skipping: PostgreSQL could not start on the testbed: %v (set NARROWS_REQUIRE_DB=1 to make this a failure)", err)
+		testenv.Need(t, testenv.DB, "PostgreSQL could not start on the testbed: %v", err)
 	}
 	t.Cleanup(pg.Close)
 	after := l.Stats()
