@@ -346,6 +346,16 @@ func dbload(r *result.DBLoad) []result.Finding {
 		f.Detail = "The server did not tell this user its log position, so the rate counts the bytes narrows inserted; the log is somewhat larger."
 	}
 	out := []result.Finding{f}
+	if c := r.CommitLatency; c != nil && r.Commits > 0 && c.P50 > 0 {
+		// A session that commits one transaction at a time waits this long
+		// for each: the figure a synchronous replica or a slow log disk
+		// raises, and the ceiling on one session's commit rate.
+		out = append(out, result.Finding{Code: "load.commit_latency", Severity: "info",
+			Summary: fmt.Sprintf("Each commit took %s at p50 (p99 %s) over %s commits: one session committing one transaction at a time can commit at most %s times a second.",
+				metric.FormatDuration(c.P50.D()), metric.FormatDuration(c.P99.D()), metric.FormatCount(r.Commits), metric.FormatCount(int64(1/c.P50.D().Seconds()))),
+			Detail: "Each commit is timed from sending the INSERT to the server's answer: the round trip to the server, the insert, the log flush and, with a synchronous replica, the round trip to the replica and its flush.",
+			Values: map[string]float64{"commit_latency_p50_seconds": c.P50.D().Seconds(), "commit_latency_p99_seconds": c.P99.D().Seconds(), "commits_per_second_one_session": 1 / c.P50.D().Seconds()}})
+	}
 	if r.Rate < 0.9*r.Config.Rate && r.Stopped == "" {
 		out = append(out, result.Finding{Code: "load.below_target", Severity: "warning",
 			Summary: fmt.Sprintf("The server took only %.0f%% of the asked rate: its log writes or CPU, or this client, set the limit.", 100*r.Rate/r.Config.Rate),

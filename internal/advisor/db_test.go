@@ -95,3 +95,28 @@ func TestDBPingFindings(t *testing.T) {
 		t.Fatalf("split finding %+v", fs[1])
 	}
 }
+
+// TestDBLoadCommitLatency: the commit latency finding turns p50 into one
+// session's ceiling on commits a second, and is left out when nothing was
+// timed.
+func TestDBLoadCommitLatency(t *testing.T) {
+	ms := func(f float64) result.Seconds { return result.Seconds(f * float64(time.Millisecond)) }
+	r := &result.DBLoad{Config: result.DBLoadConfig{Rate: 40e3}, Rate: 40e3, LogBytes: 160e3, Duration: result.Seconds(4 * time.Second),
+		Rows: 145, Table: "narrows_load", Dropped: true, Commits: 145, CommitLatency: &result.Latencies{P50: ms(12.5), P99: ms(14)}}
+	var got *result.Finding
+	for _, f := range dbload(r) {
+		if f.Code == "load.commit_latency" {
+			got = &f
+		}
+	}
+	if got == nil || got.Values["commits_per_second_one_session"] != 80 || got.Values["commit_latency_p50_seconds"] != 0.0125 ||
+		!strings.Contains(got.Summary, "12.5 ms at p50 (p99 14.0 ms) over 145 commits") || !strings.Contains(got.Summary, "at most 80 times a second") {
+		t.Fatalf("commit latency finding %+v", got)
+	}
+	r.Commits, r.CommitLatency = 0, nil
+	for _, f := range dbload(r) {
+		if f.Code == "load.commit_latency" {
+			t.Fatalf("a finding without commits: %+v", f)
+		}
+	}
+}

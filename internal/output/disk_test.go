@@ -9,8 +9,8 @@ import (
 
 func us(f float64) result.Seconds { return result.Seconds(f * float64(time.Microsecond)) }
 
-func lat(p50, p90, p99, p999, max float64) result.DiskLatency {
-	return result.DiskLatency{Min: us(p50 * 0.6), Mean: us(p50 * 1.05), P50: us(p50), P90: us(p90), P99: us(p99), P999: us(p999), Max: us(max)}
+func lat(p50, p90, p99, p999, max float64) result.Latencies {
+	return result.Latencies{Min: us(p50 * 0.6), Mean: us(p50 * 1.05), P50: us(p50), P90: us(p90), P99: us(p99), P999: us(p999), Max: us(max)}
 }
 
 // diskFixture is a fixed run on an SSD-backed ext4 volume: a few patterns
@@ -26,24 +26,24 @@ func diskFixture() ([]result.Interval, *result.Report) {
 		Path: "/var/lib/postgresql", Filesystem: "ext4", FileBytes: 1 << 30, Engine: "io_uring", Direct: true, Layout: result.Seconds(1800 * time.Millisecond),
 		Patterns: []result.DiskPattern{
 			{Profile: "data", Name: "randread 8 KiB QD1", RW: "randread", BlockBytes: 8192, QueueDepth: 1, Threads: 1, Sync: "none",
-				Duration: sec, IOs: 36_000, Bytes: 36_000 * 8192, IOPS: 12_000, Throughput: 98_304_000, DiskLatency: lat(80, 95, 140, 400, 2100), CPU: 21},
+				Duration: sec, IOs: 36_000, Bytes: 36_000 * 8192, IOPS: 12_000, Throughput: 98_304_000, Latencies: lat(80, 95, 140, 400, 2100), CPU: 21},
 			{Profile: "data", Name: "randread 8 KiB QD32", RW: "randread", BlockBytes: 8192, QueueDepth: 32, Threads: 1, Sync: "none",
-				Duration: sec, IOs: 390_000, Bytes: 390_000 * 8192, IOPS: 130_000, Throughput: 1_064_960_000, DiskLatency: lat(240, 290, 420, 900, 5000), CPU: 88},
+				Duration: sec, IOs: 390_000, Bytes: 390_000 * 8192, IOPS: 130_000, Throughput: 1_064_960_000, Latencies: lat(240, 290, 420, 900, 5000), CPU: 88},
 			{Profile: "data", Name: "mix 70/30 8 KiB QD8", RW: "mix", ReadPercent: 70, BlockBytes: 8192, QueueDepth: 8, Threads: 1, Sync: "none",
-				Duration: sec, IOs: 180_000, Bytes: 180_000 * 8192, IOPS: 60_000, Throughput: 491_520_000, DiskLatency: lat(120, 150, 260, 700, 3000), CPU: 55,
-				Read:  &result.DiskDirection{IOs: 126_000, IOPS: 42_000, Throughput: 344_064_000, DiskLatency: lat(115, 140, 240, 650, 3000)},
-				Write: &result.DiskDirection{IOs: 54_000, IOPS: 18_000, Throughput: 147_456_000, DiskLatency: lat(130, 170, 300, 800, 2900)}},
+				Duration: sec, IOs: 180_000, Bytes: 180_000 * 8192, IOPS: 60_000, Throughput: 491_520_000, Latencies: lat(120, 150, 260, 700, 3000), CPU: 55,
+				Read:  &result.DiskDirection{IOs: 126_000, IOPS: 42_000, Throughput: 344_064_000, Latencies: lat(115, 140, 240, 650, 3000)},
+				Write: &result.DiskDirection{IOs: 54_000, IOPS: 18_000, Throughput: 147_456_000, Latencies: lat(130, 170, 300, 800, 2900)}},
 			{Profile: "log", Name: "write 4 KiB + fdatasync", RW: "write", BlockBytes: 4096, QueueDepth: 1, Threads: 1, Sync: "fdatasync",
-				Duration: sec, IOs: 6_900, Bytes: 6_900 * 4096, IOPS: 2_300, Throughput: 9_420_800, DiskLatency: lat(431, 545, 1940, 4880, 9100),
+				Duration: sec, IOs: 6_900, Bytes: 6_900 * 4096, IOPS: 2_300, Throughput: 9_420_800, Latencies: lat(431, 545, 1940, 4880, 9100),
 				Flushes: 6_900, FlushRate: 2_300, WriteLatency: &w, FlushLatency: &f, CPU: 9},
 			{Profile: "log", Name: "write 4 KiB O_DSYNC", RW: "write", BlockBytes: 4096, QueueDepth: 1, Threads: 1, Sync: "dsync",
-				Duration: sec, IOs: 7_500, Bytes: 7_500 * 4096, IOPS: 2_500, Throughput: 10_240_000, DiskLatency: lat(395, 500, 1700, 4100, 8000),
+				Duration: sec, IOs: 7_500, Bytes: 7_500 * 4096, IOPS: 2_500, Throughput: 10_240_000, Latencies: lat(395, 500, 1700, 4100, 8000),
 				Flushes: 7_500, FlushRate: 2_500, CPU: 7},
 			{Profile: "backup", Name: "read 1 MiB QD8", RW: "read", BlockBytes: 1 << 20, QueueDepth: 8, Threads: 1, Sync: "none",
-				Duration: sec, IOs: 3_000, Bytes: 3_000 << 20, IOPS: 1_000, Throughput: 1_048_576_000, DiskLatency: lat(7900, 8100, 8400, 10700, 11400), CPU: 8},
+				Duration: sec, IOs: 3_000, Bytes: 3_000 << 20, IOPS: 1_000, Throughput: 1_048_576_000, Latencies: lat(7900, 8100, 8400, 10700, 11400), CPU: 8},
 			{Profile: "backup", Name: "write 1 MiB QD8", RW: "write", BlockBytes: 1 << 20, QueueDepth: 8, Threads: 1, Sync: "none",
 				Duration: result.Seconds(1200 * time.Millisecond), IOs: 600, Bytes: 600 << 20, IOPS: 500, Throughput: 524_288_000,
-				DiskLatency: lat(15000, 17000, 21000, 30000, 31000), CPU: 4, Stopped: "interrupted"},
+				Latencies: lat(15000, 17000, 21000, 30000, 31000), CPU: 4, Stopped: "interrupted"},
 		},
 	}
 	rep.Disk = d

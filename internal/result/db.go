@@ -244,9 +244,16 @@ type DBLoad struct {
 	// Measure says how log bytes were counted: "wal_lsn", "binlog_position",
 	// "log_bytes_flushed" or "payload" (the server gave no log position).
 	Measure string `json:"measure"`
-	Dropped bool   `json:"table_dropped"`
-	Gaps    []Gap  `json:"gaps"`
-	Stopped string `json:"stopped,omitempty"`
+	// Commits are the transactions narrows committed: each INSERT runs on
+	// its own, so each is one commit. CommitLatency times each from sending
+	// the INSERT to the server's answer: the round trip, the insert, the
+	// log flush and, with a synchronous replica, the replica's
+	// acknowledgement. What a committing session waits.
+	Commits       int64      `json:"commits"`
+	CommitLatency *Latencies `json:"commit_latency,omitempty"`
+	Dropped       bool       `json:"table_dropped"`
+	Gaps          []Gap      `json:"gaps"`
+	Stopped       string     `json:"stopped,omitempty"`
 }
 
 // DBLoadConfig is what was asked for.
@@ -262,5 +269,9 @@ type LoadInterval struct {
 	LogBytes int64   `json:"log_bytes"`
 	Rate     float64 `json:"log_bytes_per_second"`
 	Rows     int64   `json:"rows"`
-	Gap      *Gap    `json:"gap,omitempty"`
+	// Commits in the interval and the p50 and p99 of their latency.
+	Commits   int64    `json:"commits,omitempty"`
+	CommitP50 *Seconds `json:"commit_latency_p50_seconds,omitempty"`
+	CommitP99 *Seconds `json:"commit_latency_p99_seconds,omitempty"`
+	Gap       *Gap     `json:"gap,omitempty"`
 }

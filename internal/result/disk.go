@@ -1,7 +1,5 @@
 package result
 
-import "github.com/narrows/narrows/internal/metric"
-
 // Disk is the summary of `narrows disk`.
 type Disk struct {
 	Config DiskConfig `json:"config"`
@@ -51,25 +49,6 @@ const (
 	SyncDsync     = "dsync"     // each write durable on its own (O_DSYNC)
 )
 
-// DiskLatency is a distribution of I/O latencies.
-type DiskLatency struct {
-	Min  Seconds `json:"latency_min_seconds"`
-	Mean Seconds `json:"latency_mean_seconds"`
-	P50  Seconds `json:"latency_p50_seconds"`
-	P90  Seconds `json:"latency_p90_seconds"`
-	P99  Seconds `json:"latency_p99_seconds"`
-	P999 Seconds `json:"latency_p99_9_seconds"`
-	Max  Seconds `json:"latency_max_seconds"`
-}
-
-// DiskLatencyOf reads a histogram.
-func DiskLatencyOf(h *metric.Histogram) DiskLatency {
-	return DiskLatency{
-		Min: Seconds(h.Min()), Mean: Seconds(h.Mean()), P50: Seconds(h.Quantile(0.5)), P90: Seconds(h.Quantile(0.9)),
-		P99: Seconds(h.Quantile(0.99)), P999: Seconds(h.Quantile(0.999)), Max: Seconds(h.Max()),
-	}
-}
-
 // DiskPattern is the summary of one pattern (one line of a profile).
 type DiskPattern struct {
 	Profile     string `json:"profile"`
@@ -89,16 +68,16 @@ type DiskPattern struct {
 	// The latency of each I/O, from the system call that submitted it to
 	// its completion. With fdatasync it is a whole commit: the write and
 	// then its flush; with dsync the write, which returns once durable.
-	DiskLatency
+	Latencies
 	// Read and Write split a mix.
 	Read  *DiskDirection `json:"read,omitempty"`
 	Write *DiskDirection `json:"write,omitempty"`
 	// With a sync mode: flushes completed (each write made durable), and
 	// with fdatasync the write and the flush timed apart.
-	Flushes      int64        `json:"flushes,omitempty"`
-	FlushRate    float64      `json:"flushes_per_second,omitempty"`
-	WriteLatency *DiskLatency `json:"write_latency,omitempty"`
-	FlushLatency *DiskLatency `json:"flush_latency,omitempty"`
+	Flushes      int64      `json:"flushes,omitempty"`
+	FlushRate    float64    `json:"flushes_per_second,omitempty"`
+	WriteLatency *Latencies `json:"write_latency,omitempty"`
+	FlushLatency *Latencies `json:"flush_latency,omitempty"`
 
 	// CPU is what narrows used while the pattern ran, in percent of one core.
 	CPU            float64 `json:"cpu_percent_of_core,omitempty"`
@@ -112,7 +91,7 @@ type DiskDirection struct {
 	IOs        int64   `json:"ios"`
 	IOPS       float64 `json:"iops"`
 	Throughput float64 `json:"bytes_per_second"`
-	DiskLatency
+	Latencies
 }
 
 // DiskInterval is the disk part of an interval record.
@@ -125,6 +104,6 @@ type DiskInterval struct {
 	ByteRate float64 `json:"bytes_per_second"`
 	// Latency is the pattern's headline latency (a whole commit for log
 	// patterns); FlushLatency the fdatasync alone.
-	Latency      DiskLatency  `json:"latency"`
-	FlushLatency *DiskLatency `json:"flush_latency,omitempty"`
+	Latency      Latencies  `json:"latency"`
+	FlushLatency *Latencies `json:"flush_latency,omitempty"`
 }

@@ -96,9 +96,25 @@ type Latency struct {
 	Max  Seconds `json:"rtt_max_seconds"`
 }
 
-// LatencyOf reads a histogram.
-func LatencyOf(h *metric.Histogram) Latency {
-	return Latency{
+// LatencyOf reads a histogram. (Latency and Latencies differ only in
+// their JSON names, so one serves the other.)
+func LatencyOf(h *metric.Histogram) Latency { return Latency(LatenciesOf(h)) }
+
+// Latencies is a distribution of the latencies of operations that are not
+// network round trips: I/Os (narrows disk) and commits (narrows db load).
+type Latencies struct {
+	Min  Seconds `json:"latency_min_seconds"`
+	Mean Seconds `json:"latency_mean_seconds"`
+	P50  Seconds `json:"latency_p50_seconds"`
+	P90  Seconds `json:"latency_p90_seconds"`
+	P99  Seconds `json:"latency_p99_seconds"`
+	P999 Seconds `json:"latency_p99_9_seconds"`
+	Max  Seconds `json:"latency_max_seconds"`
+}
+
+// LatenciesOf reads a histogram.
+func LatenciesOf(h *metric.Histogram) Latencies {
+	return Latencies{
 		Min: Seconds(h.Min()), Mean: Seconds(h.Mean()), P50: Seconds(h.Quantile(0.5)), P90: Seconds(h.Quantile(0.9)),
 		P99: Seconds(h.Quantile(0.99)), P999: Seconds(h.Quantile(0.999)), Max: Seconds(h.Max()),
 	}

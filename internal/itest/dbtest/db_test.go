@@ -486,6 +486,18 @@ func TestReplPostgres(t *testing.T) {
 	if got, _ := itest.Num(l, "log_bytes_per_second"); got < 0.8*rate || got > 1.2*rate || l["table_dropped"] != true || l["measure"] != "wal_lsn" {
 		t.Fatalf("db load: %v", l)
 	}
+	// Each INSERT commits on its own and is timed: the summary counts them
+	// and gives their latency (TestSyncCommit in the testbed checks the
+	// figure against a round trip it knows).
+	commits, _ := itest.Num(l, "commits")
+	rows, _ := itest.Num(l, "rows")
+	c := itest.Obj(l, "commit_latency")
+	p50, _ := itest.Num(c, "latency_p50_seconds")
+	p99, _ := itest.Num(c, "latency_p99_seconds")
+	most, _ := itest.Num(c, "latency_max_seconds")
+	if commits < 10 || commits > rows || !(p50 > 0 && p50 <= p99 && p99 <= most) || most > 30 {
+		t.Fatalf("db load commits %v of %v rows, commit latency %v", commits, rows, c)
+	}
 }
 
 // TestReplMariaDBUnfetched: with the IO thread stopped under load, the

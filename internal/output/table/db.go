@@ -86,9 +86,14 @@ func (t *Writer) dbInterval(iv result.Interval) error {
 		}
 		if t.header != "db load" {
 			t.header = "db load"
-			_, err = fmt.Fprintf(t.w, "%-14s %14s %12s %10s\n", "interval", "log rate", "log", "rows")
+			_, err = fmt.Fprintf(t.w, "%-14s %14s %12s %10s %9s %11s %11s\n", "interval", "log rate", "log", "rows", "commits", "commit p50", "commit p99")
 		}
-		_, err = fmt.Fprintf(t.w, "%-14s %14s %12s %10s\n", span(iv), metric.FormatByteRate(l.Rate), metric.FormatBytes(l.LogBytes), metric.FormatCount(l.Rows))
+		p50, p99 := "-", "-"
+		if l.CommitP50 != nil && l.CommitP99 != nil {
+			p50, p99 = dur(*l.CommitP50), dur(*l.CommitP99)
+		}
+		_, err = fmt.Fprintf(t.w, "%-14s %14s %12s %10s %9s %11s %11s\n", span(iv), metric.FormatByteRate(l.Rate), metric.FormatBytes(l.LogBytes),
+			metric.FormatCount(l.Rows), metric.FormatCount(l.Commits), p50, p99)
 	case result.ProbeRepl:
 		p := iv.Repl
 		if p == nil {
@@ -266,6 +271,10 @@ func dbSummary(b *strings.Builder, r *result.Report) {
 			dropped = "NOT dropped"
 		}
 		fmt.Fprintf(b, "table        %s: %s rows of %s, %s\n", l.Table, metric.FormatCount(l.Rows), metric.FormatBytes(l.Config.RowBytes), dropped)
+		if c := l.CommitLatency; c != nil {
+			fmt.Fprintf(b, "commits      %s, each an INSERT on its own: latency p50 %s, p90 %s, p99 %s, max %s\n", metric.FormatCount(l.Commits),
+				dur(c.P50), dur(c.P90), dur(c.P99), dur(c.Max))
+		}
 		for _, g := range l.Gaps {
 			gapLine(b, g)
 		}

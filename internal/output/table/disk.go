@@ -85,7 +85,7 @@ func patternRows(b *strings.Builder, p result.DiskPattern, w int) {
 	if p.CPUUnavailable == "" {
 		cpu = fmt.Sprintf("%.0f%%", p.CPU)
 	}
-	row := func(name string, rate, bytesPerSec float64, label string, l result.DiskLatency, cpu string) {
+	row := func(name string, rate, bytesPerSec float64, label string, l result.Latencies, cpu string) {
 		r, mb := "", ""
 		if rate >= 0 {
 			r, mb = metric.FormatCount(int64(rate+0.5)), metric.FormatByteRate(bytesPerSec)
@@ -97,14 +97,14 @@ func patternRows(b *strings.Builder, p result.DiskPattern, w int) {
 	case p.WriteLatency != nil && p.FlushLatency != nil:
 		row(p.Name, p.FlushRate, p.Throughput, "write", *p.WriteLatency, cpu)
 		row("", -1, 0, "flush", *p.FlushLatency, "")
-		row("", -1, 0, "commit", p.DiskLatency, "")
+		row("", -1, 0, "commit", p.Latencies, "")
 	case p.Sync == result.SyncDsync:
-		row(p.Name, p.FlushRate, p.Throughput, "commit", p.DiskLatency, cpu)
+		row(p.Name, p.FlushRate, p.Throughput, "commit", p.Latencies, cpu)
 	default:
-		row(p.Name, p.IOPS, p.Throughput, "", p.DiskLatency, cpu)
+		row(p.Name, p.IOPS, p.Throughput, "", p.Latencies, cpu)
 		if p.Read != nil && p.Write != nil {
-			row("  reads", p.Read.IOPS, p.Read.Throughput, "", p.Read.DiskLatency, "")
-			row("  writes", p.Write.IOPS, p.Write.Throughput, "", p.Write.DiskLatency, "")
+			row("  reads", p.Read.IOPS, p.Read.Throughput, "", p.Read.Latencies, "")
+			row("  writes", p.Write.IOPS, p.Write.Throughput, "", p.Write.Latencies, "")
 		}
 	}
 	if p.Stopped != "" {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/narrows/narrows/internal/dbconn"
+	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/probe"
 	"github.com/narrows/narrows/internal/result"
 )
@@ -140,9 +141,14 @@ func Run(ctx context.Context, d *dbconn.DSN, cfg Config, emit probe.Emit) (*resu
 		}
 	}()
 
-	g := &gen{cfg: cfg, eng: eng, emit: emit, rng: rand.NewChaCha8([32]byte{'n', 'a', 'r', 'r', 'o', 'w', 's'})}
+	g := &gen{cfg: cfg, eng: eng, emit: emit, rng: rand.NewChaCha8([32]byte{'n', 'a', 'r', 'r', 'o', 'w', 's'}),
+		all: metric.NewHistogram(), cur: metric.NewHistogram()}
 	runErr := g.run(ctx, d, &conn, res)
-	res.Rows, res.LogBytes, res.PayloadBytes = g.rows, g.logTotal, g.payload
+	res.Rows, res.LogBytes, res.PayloadBytes, res.Commits = g.rows, g.logTotal, g.payload, g.commits
+	if g.all.Count() > 0 {
+		l := result.LatenciesOf(g.all)
+		res.CommitLatency = &l
+	}
 	res.Duration = result.Seconds(g.active)
 	if g.active > 0 {
 		res.Rate = float64(g.logTotal) / g.active.Seconds()
@@ -163,6 +169,10 @@ type gen struct {
 	logTotal, payload int64
 	active            time.Duration
 	sinceTruncate     int64
+	// commits counts the INSERTs (each commits on its own); all and cur
+	// hold their latencies for the run and for the current interval.
+	commits  int64
+	all, cur *metric.Histogram
 }
 
 // run paces inserts on the server's log position.
@@ -194,9 +204,14 @@ func (g *gen) run(ctx context.Context, d *dbconn.DSN, connp **dbconn.Conn, res *
 				for i := range batch {
 					g.rng.Read(batch[i])
 				}
+				t0 := time.Now()
 				if err = g.eng.insert(ctx, conn, cfg.Table, batch); err != nil {
 					break
 				}
+				lat := time.Since(t0)
+				g.all.Record(lat)
+				g.cur.Record(lat)
+				g.commits++
 				g.rows += int64(len(batch))
 				g.payload += int64(len(buf))
 				g.sinceTruncate += int64(len(buf))
@@ -218,7 +233,12 @@ func (g *gen) run(ctx context.Context, d *dbconn.DSN, connp **dbconn.Conn, res *
 			if now := time.Now(); now.Sub(lastReport) >= cfg.Interval {
 				iv := result.NewInterval(result.ProbeDBLoad, lastReport.Sub(runStart), now.Sub(runStart))
 				iv.Load = &result.LoadInterval{LogBytes: segLog - lastLog, Rows: g.rows - lastRows,
-					Rate: float64(segLog-lastLog) / now.Sub(lastReport).Seconds()}
+					Rate: float64(segLog-lastLog) / now.Sub(lastReport).Seconds(), Commits: int64(g.cur.Count())}
+				if g.cur.Count() > 0 {
+					p50, p99 := result.Seconds(g.cur.Quantile(0.5)), result.Seconds(g.cur.Quantile(0.99))
+					iv.Load.CommitP50, iv.Load.CommitP99 = &p50, &p99
+				}
+				g.cur.Reset()
 				g.emit(iv)
 				lastLog, lastRows, lastReport = segLog, g.rows, now
 			}

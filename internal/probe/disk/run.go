@@ -154,12 +154,12 @@ func guard(f func() error) (err error) {
 
 func (j *job) interval(s *stats, from, to time.Duration) result.Interval {
 	iv := result.NewInterval("disk", from, to)
-	d := &result.DiskInterval{Profile: j.p.Profile, Pattern: j.p.Name(), IOs: s.ios, Bytes: s.bytes, Latency: result.DiskLatencyOf(s.lat)}
+	d := &result.DiskInterval{Profile: j.p.Profile, Pattern: j.p.Name(), IOs: s.ios, Bytes: s.bytes, Latency: result.LatenciesOf(s.lat)}
 	if secs := (to - from).Seconds(); secs > 0 {
 		d.IOPS, d.ByteRate = float64(s.ios)/secs, float64(s.bytes)/secs
 	}
 	if s.flush != nil {
-		f := result.DiskLatencyOf(s.flush)
+		f := result.LatenciesOf(s.flush)
 		d.FlushLatency = &f
 	}
 	iv.Disk = d
@@ -170,7 +170,7 @@ func (j *job) summary(s *stats, d time.Duration) result.DiskPattern {
 	p := j.p
 	pr := result.DiskPattern{Profile: p.Profile, Name: p.Name(), RW: string(p.RW), BlockBytes: p.Block, QueueDepth: p.QD,
 		Threads: p.Threads, Sync: p.Sync, Duration: result.Seconds(d), IOs: s.ios, Bytes: s.bytes,
-		DiskLatency: result.DiskLatencyOf(s.lat)}
+		Latencies: result.LatenciesOf(s.lat)}
 	secs := d.Seconds()
 	rate := func(n int64) float64 {
 		if secs <= 0 {
@@ -181,14 +181,14 @@ func (j *job) summary(s *stats, d time.Duration) result.DiskPattern {
 	pr.IOPS, pr.Throughput = rate(s.ios), rate(s.bytes)
 	if p.RW == Mix {
 		pr.ReadPercent = p.ReadPercent
-		pr.Read = &result.DiskDirection{IOs: s.rdIOs, IOPS: rate(s.rdIOs), Throughput: rate(s.rdBytes), DiskLatency: result.DiskLatencyOf(s.rd)}
-		pr.Write = &result.DiskDirection{IOs: s.wrIOs, IOPS: rate(s.wrIOs), Throughput: rate(s.wrBytes), DiskLatency: result.DiskLatencyOf(s.wr)}
+		pr.Read = &result.DiskDirection{IOs: s.rdIOs, IOPS: rate(s.rdIOs), Throughput: rate(s.rdBytes), Latencies: result.LatenciesOf(s.rd)}
+		pr.Write = &result.DiskDirection{IOs: s.wrIOs, IOPS: rate(s.wrIOs), Throughput: rate(s.wrBytes), Latencies: result.LatenciesOf(s.wr)}
 	}
 	if p.Sync != result.SyncNone {
 		pr.Flushes, pr.FlushRate = s.ios, pr.IOPS
 	}
 	if s.write != nil {
-		w, f := result.DiskLatencyOf(s.write), result.DiskLatencyOf(s.flush)
+		w, f := result.LatenciesOf(s.write), result.LatenciesOf(s.flush)
 		pr.WriteLatency, pr.FlushLatency = &w, &f
 	}
 	return pr

@@ -111,7 +111,7 @@ func checkPattern(t *testing.T, want Pattern, p result.DiskPattern) {
 		t.Fatalf("%s: %d I/Os, %v IOPS, %d bytes", p.Name, p.IOs, p.IOPS, p.Bytes)
 	}
 	if !(p.Min > 0 && p.Min <= p.P50 && p.P50 <= p.P90 && p.P90 <= p.P99 && p.P99 <= p.P999 && p.P999 <= p.Max) {
-		t.Fatalf("%s: latencies out of order: %+v", p.Name, p.DiskLatency)
+		t.Fatalf("%s: latencies out of order: %+v", p.Name, p.Latencies)
 	}
 	if p.CPUUnavailable != "" || p.CPU <= 0 {
 		t.Fatalf("%s: cpu %v (%s)", p.Name, p.CPU, p.CPUUnavailable)

@@ -2,8 +2,8 @@
 // for tests, on loopback ports in temporary directories, and stops them: a
 // PostgreSQL primary with a streaming standby (initdb, pg_basebackup -R),
 // and a MariaDB source with a replica (mariadb-install-db, binary log,
-// CHANGE MASTER TO). StartPostgresOn places the PostgreSQL pair on two
-// testbed hosts instead, across the link between them. Nothing here is a
+// CHANGE MASTER TO). StartPostgresOn and StartMariaDBOn place either pair
+// on two testbed hosts instead, across the link between them. Nothing here is a
 // fake: the servers are the ones a DBA runs. As root, PostgreSQL runs as
 // the postgres user and MariaDB as mysql, in directories they own. Test
 // code only.
@@ -443,10 +443,27 @@ func (p *Postgres) Close() {
 // MariaNode is one MariaDB server.
 type MariaNode struct {
 	Name string
+	Addr string // the address it listens on ("" = 127.0.0.1)
 	Port int
 	Dir  string
 	cmd  *exec.Cmd
 	done chan struct{}
+	do   func(func() error) error // runs its processes on its host (nil = here)
+}
+
+// MariaOptions place a source and its replica.
+type MariaOptions struct {
+	Source, Replica Place
+}
+
+func (n *MariaNode) addr() string { return cmp.Or(n.Addr, "127.0.0.1") }
+
+// inPlace runs fn where the node lives.
+func (n *MariaNode) inPlace(fn func() error) error {
+	if n.do == nil {
+		return fn()
+	}
+	return n.do(fn)
 }
 
 // Pid is the server's process id (0 when stopped).
@@ -468,10 +485,12 @@ type MariaDB struct {
 
 // DSN is a mysql:// URL for user on node, database narrows.
 func (m *MariaDB) DSN(n *MariaNode, user, password string) string {
-	return fmt.Sprintf("mysql://%s:%s@127.0.0.1:%d/narrows", user, password, n.Port)
+	return fmt.Sprintf("mysql://%s:%s@%s/narrows", user, password, net.JoinHostPort(n.addr(), strconv.Itoa(n.Port)))
 }
 
-// SQL runs statements on a node as root over its socket.
+// SQL runs statements on a node as root over its socket. A Unix socket
+// is a file, not in any network namespace, so this works wherever the
+// node is placed.
 func (m *MariaDB) SQL(ctx context.Context, n *MariaNode, sql string) (string, error) {
 	return run(ctx, nil, "mariadb", "--no-defaults", "-uroot", "--socket="+n.Socket(), "-N", "-B", "-e", sql)
 }
@@ -502,8 +521,23 @@ func mariaBins() (server, install string, err error) {
 	return server, install, nil
 }
 
-// StartMariaDB makes and starts a source and a replica.
+// StartMariaDB makes and starts a source and a replica, on loopback.
 func StartMariaDB(ctx context.Context) (*MariaDB, error) {
+	return StartMariaDBOn(ctx, MariaOptions{})
+}
+
+// StartMariaDBOn makes and starts a source and a replica where opts places
+// them: each mariadbd is started on its host and listens on its address,
+// and the replica's IO thread connects to the source's address, so the
+// binary log crosses whatever joins the two.
+//
+// Seeding: both data directories are made fresh by mariadb-install-db,
+// with the same system tables and no data, so the replica starts from the
+// source's binary log position of the moment instead of from a copy (no
+// base backup crosses the link, unlike StartPostgresOn); the users and the
+// narrows database are made on the source after that position and reach
+// the replica through replication.
+func StartMariaDBOn(ctx context.Context, opts MariaOptions) (*MariaDB, error) {
 	server, install, err := mariaBins()
 	if err != nil {
 		return nil, err
@@ -519,12 +553,12 @@ func StartMariaDB(ctx context.Context) (*MariaDB, error) {
 			m.Close()
 		}
 	}()
-	mk := func(name string) (*MariaNode, error) {
+	mk := func(name string, pl Place) (*MariaNode, error) {
 		port, err := freePort()
 		if err != nil {
 			return nil, err
 		}
-		n := &MariaNode{Name: name, Port: port, Dir: filepath.Join(root, name)}
+		n := &MariaNode{Name: name, Addr: pl.Addr, Port: port, Dir: filepath.Join(root, name), do: pl.Do}
 		args := []string{"--no-defaults", "--datadir=" + filepath.Join(n.Dir, "data"), "--auth-root-authentication-method=socket",
 			"--skip-test-db", "--skip-name-resolve"}
 		if os.Geteuid() == 0 {
@@ -555,8 +589,8 @@ func StartMariaDB(ctx context.Context) (*MariaDB, error) {
 		err error
 	}
 	ch := make(chan made, 2)
-	for _, name := range []string{"source", "replica"} {
-		go func() { n, err := mk(name); ch <- made{n, err} }()
+	for name, pl := range map[string]Place{"source": opts.Source, "replica": opts.Replica} {
+		go func() { n, err := mk(name, pl); ch <- made{n, err} }()
 	}
 	var firstErr error
 	for range 2 { // both, so that no install still writes when Close removes the files
@@ -587,22 +621,34 @@ func StartMariaDB(ctx context.Context) (*MariaDB, error) {
 	if len(f) < 2 {
 		return nil, fmt.Errorf("SHOW MASTER STATUS: %q", status)
 	}
-	if _, err := m.SQL(ctx, m.Replica, fmt.Sprintf(`CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=%d, MASTER_USER='repl',
-  MASTER_PASSWORD='%s', MASTER_LOG_FILE='%s', MASTER_LOG_POS=%s, MASTER_USE_GTID=no, MASTER_CONNECT_RETRY=1; START SLAVE`,
-		m.Source.Port, ReplPassword, f[0], f[1])); err != nil {
+	// Made on the source after the replica's starting point: they reach
+	// the replica through replication. Off loopback, sessions and the
+	// replica's IO thread come from the other host's address (or the
+	// host's own, for a client beside the server): each user is made for
+	// any host as well as for 127.0.0.1.
+	hosts := []string{"127.0.0.1"}
+	if m.Source.addr() != "127.0.0.1" || m.Replica.addr() != "127.0.0.1" {
+		hosts = append(hosts, "%")
+	}
+	users := "CREATE DATABASE narrows;\n"
+	for _, h := range hosts {
+		users += fmt.Sprintf(`CREATE USER 'repl'@'%[1]s' IDENTIFIED BY '%[2]s';
+GRANT REPLICATION SLAVE ON *.* TO 'repl'@'%[1]s';
+CREATE USER 'narrows'@'%[1]s' IDENTIFIED BY '%[3]s';
+GRANT ALL ON narrows.* TO 'narrows'@'%[1]s';
+GRANT REPLICATION CLIENT, BINLOG MONITOR, REPLICA MONITOR, RELOAD ON *.* TO 'narrows'@'%[1]s';
+CREATE USER 'limited'@'%[1]s' IDENTIFIED BY 'limited-pw-1';
+GRANT SELECT ON narrows.* TO 'limited'@'%[1]s';
+`, h, ReplPassword, NarrowsPassword)
+	}
+	if _, err := m.SQL(ctx, m.Source, users); err != nil {
 		return nil, err
 	}
-	// Made on the source after the replica's starting point: they reach
-	// the replica through replication.
-	if _, err := m.SQL(ctx, m.Source, fmt.Sprintf(`
-CREATE USER 'repl'@'127.0.0.1' IDENTIFIED BY '%s';
-GRANT REPLICATION SLAVE ON *.* TO 'repl'@'127.0.0.1';
-CREATE DATABASE narrows;
-CREATE USER 'narrows'@'127.0.0.1' IDENTIFIED BY '%s';
-GRANT ALL ON narrows.* TO 'narrows'@'127.0.0.1';
-GRANT REPLICATION CLIENT, BINLOG MONITOR, REPLICA MONITOR, RELOAD ON *.* TO 'narrows'@'127.0.0.1';
-CREATE USER 'limited'@'127.0.0.1' IDENTIFIED BY 'limited-pw-1';
-GRANT SELECT ON narrows.* TO 'limited'@'127.0.0.1';`, ReplPassword, NarrowsPassword)); err != nil {
+	// The repl user exists by now, so the IO thread's first connection
+	// succeeds (no retry wait).
+	if _, err := m.SQL(ctx, m.Replica, fmt.Sprintf(`CHANGE MASTER TO MASTER_HOST='%s', MASTER_PORT=%d, MASTER_USER='repl',
+  MASTER_PASSWORD='%s', MASTER_LOG_FILE='%s', MASTER_LOG_POS=%s, MASTER_USE_GTID=no, MASTER_CONNECT_RETRY=1; START SLAVE`,
+		m.Source.addr(), m.Source.Port, ReplPassword, f[0], f[1])); err != nil {
 		return nil, err
 	}
 	if err := m.WaitReplicating(ctx, 30*time.Second); err != nil {
@@ -614,7 +660,7 @@ GRANT SELECT ON narrows.* TO 'limited'@'127.0.0.1';`, ReplPassword, NarrowsPassw
 
 func (m *MariaDB) start(ctx context.Context, server string, n *MariaNode, id int) error {
 	args := []string{"--no-defaults", "--datadir=" + filepath.Join(n.Dir, "data"), "--port=" + strconv.Itoa(n.Port),
-		"--bind-address=127.0.0.1", "--socket=" + n.Socket(), "--pid-file=" + filepath.Join(n.Dir, "pid"),
+		"--bind-address=" + n.addr(), "--socket=" + n.Socket(), "--pid-file=" + filepath.Join(n.Dir, "pid"),
 		"--log-error=" + filepath.Join(n.Dir, "error.log"), "--server-id=" + strconv.Itoa(id),
 		"--log-bin=" + filepath.Join(n.Dir, "data", "binlog"), "--binlog-format=ROW", "--skip-name-resolve",
 		"--innodb-buffer-pool-size=64M", "--innodb-log-file-size=64M", "--innodb-flush-log-at-trx-commit=2",
@@ -631,7 +677,9 @@ func (m *MariaDB) start(ctx context.Context, server string, n *MariaNode, id int
 	if err := asChild(cmd, "", syscall.SIGKILL); err != nil {
 		return err
 	}
-	if err := cmd.Start(); err != nil {
+	// Started on its host, so that it listens there and its IO thread
+	// connects from there.
+	if err := n.inPlace(cmd.Start); err != nil {
 		return err
 	}
 	n.cmd, n.done = cmd, make(chan struct{})
@@ -655,20 +703,37 @@ func (m *MariaDB) start(ctx context.Context, server string, n *MariaNode, id int
 }
 
 // WaitReplicating waits until both replication threads run and the
-// replica has applied everything the source has.
+// replica has applied everything the source had when it was called.
 func (m *MariaDB) WaitReplicating(ctx context.Context, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
+	status, err := m.SQL(ctx, m.Source, "SHOW MASTER STATUS")
+	if err != nil {
+		return err
+	}
+	f := strings.Fields(status)
+	if len(f) < 2 {
+		return fmt.Errorf("SHOW MASTER STATUS: %q", status)
+	}
+	file, pos := f[0], f[1]
+	want, _ := strconv.ParseInt(pos, 10, 64)
 	for {
 		out, err := run(ctx, nil, "mariadb", "--no-defaults", "-uroot", "--socket="+m.Replica.Socket(), "-e", "SHOW SLAVE STATUS\\G")
-		if err == nil && strings.Contains(out, "Slave_IO_Running: Yes") && strings.Contains(out, "Slave_SQL_Running: Yes") {
-			if _, err := m.SQL(ctx, m.Replica, "SELECT 1 FROM mysql.user WHERE user = 'narrows'"); err == nil {
-				if o, _ := m.SQL(ctx, m.Replica, "SELECT count(*) FROM mysql.user WHERE user = 'narrows'"); strings.TrimSpace(o) == "1" {
-					return nil
+		if err == nil {
+			st := map[string]string{}
+			for _, line := range strings.Split(out, "\n") {
+				if k, v, ok := strings.Cut(strings.TrimSpace(line), ": "); ok {
+					st[k] = v
 				}
+			}
+			execPos, _ := strconv.ParseInt(st["Exec_Master_Log_Pos"], 10, 64)
+			// Binary log names differ only in their zero-padded number.
+			applied := st["Relay_Master_Log_File"] > file || st["Relay_Master_Log_File"] == file && execPos >= want
+			if st["Slave_IO_Running"] == "Yes" && st["Slave_SQL_Running"] == "Yes" && applied {
+				return nil
 			}
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("the replica is not replicating after %s: %v\n%s", limit, err, out)
+			return fmt.Errorf("the replica is not replicating, or has not applied the source's log up to %s:%s, after %s: %v\n%s", file, pos, limit, err, out)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

@@ -97,25 +97,28 @@ func jnum(m map[string]any, k string) float64 {
 	return v
 }
 
-// standbyIn returns standby1's state in a repl poll (an interval's "repl",
-// or the summary's "repl.last").
-func standbyIn(poll map[string]any) map[string]any {
+// replicaIn returns the named replica's state in a repl poll (an
+// interval's "repl", or the summary's "repl.last").
+func replicaIn(poll map[string]any, name string) map[string]any {
 	rs, _ := poll["replicas"].([]any)
 	for _, r := range rs {
-		if m, _ := r.(map[string]any); m["replica"] == "standby1" {
+		if m, _ := r.(map[string]any); m["replica"] == name {
 			return m
 		}
 	}
 	return nil
 }
 
-// replPoint is one poll of `narrows db repl` for standby1.
+// replPoint is one poll of `narrows db repl` for one replica.
 type replPoint struct {
 	gen, send, replay     float64 // B/s
 	unsent, unreplayed    float64 // B
 	queue                 float64 // unsent + unwritten + unflushed + unreplayed
+	logBytes              float64 // the primary's log position as a byte offset
+	logPos                string  // and as the engine writes it (LSN, binlog file:pos)
 	verdictCode, verdict  string
 	paused, pausedPresent bool
+	st                    map[string]any // the replica's state as narrows wrote it
 }
 
 // replRun is one `narrows db repl` across the line, with db load running.
@@ -127,11 +130,22 @@ type replRun struct {
 	unreplayedSlope float64
 	interval        time.Duration
 	line            string
+	// logFirst and logPosFirst are the primary's log position at the
+	// first poll (the one left out of points); with last's, the log
+	// generated while db repl watched.
+	logFirst    float64
+	logPosFirst string
+	// lineAtoB is what the line delivered A→B (IP bytes) while db repl
+	// ran, lineFor; pollSpan is from its first poll to its last.
+	lineAtoB          int64
+	lineFor, pollSpan time.Duration
 }
 
 func pointOf(iv, st map[string]any) replPoint {
 	p := replPoint{gen: jnum(iv, "log_generation_bytes_per_second"), send: jnum(st, "send_bytes_per_second"),
-		replay: jnum(st, "replay_bytes_per_second"), unsent: jnum(st, "unsent_bytes"), unreplayed: jnum(st, "unreplayed_bytes")}
+		replay: jnum(st, "replay_bytes_per_second"), unsent: jnum(st, "unsent_bytes"), unreplayed: jnum(st, "unreplayed_bytes"),
+		logBytes: jnum(iv, "log_bytes"), st: st}
+	p.logPos, _ = iv["log_position"].(string)
 	p.queue = p.unsent + jnum(st, "unwritten_bytes") + jnum(st, "unflushed_bytes") + p.unreplayed
 	p.verdictCode, _ = st["verdict_code"].(string)
 	p.verdict, _ = st["verdict"].(string)
@@ -157,29 +171,44 @@ func slope(y []float64, dt time.Duration) float64 {
 // seconds and, after warm, watches with `narrows db repl` for watch.
 func runRepl(t *testing.T, l *testbed.DelayLine, pg *dbserver.Postgres, rate string, load, warm, watch time.Duration) replRun {
 	t.Helper()
-	primary := pg.DSN(pg.Primary, "narrows", dbserver.NarrowsPassword)
-	standby := pg.DSN(pg.Standby, "narrows", dbserver.NarrowsPassword)
+	return runReplDSN(t, l, pg.DSN(pg.Primary, "narrows", dbserver.NarrowsPassword),
+		"standby1", pg.DSN(pg.Standby, "narrows", dbserver.NarrowsPassword), rate, load, warm, watch)
+}
+
+// runReplDSN is runRepl given the primary's DSN and one replica's name
+// and DSN (any engine narrows reads): db load and db repl both run on
+// host A, the replica is named with --replica-dsn name=replica.
+func runReplDSN(t *testing.T, l *testbed.DelayLine, primary, name, standby, rate string, load, warm, watch time.Duration) replRun {
+	t.Helper()
 	ld := startOn(t, l.A, "db", "load", "--dsn", primary, "--rate", rate, "--duration", load.String(), "--json")
 	time.Sleep(warm)
 	const interval = 500 * time.Millisecond
-	before := l.Stats()
+	before, t0 := l.Stats(), time.Now()
 	res := itest.RunWrapped(t, watch+60*time.Second, nil, []string{"ip", "netns", "exec", l.A.NS},
-		"db", "repl", "--dsn", primary, "--replica-dsn", "standby1="+standby, "--interval", interval.String(), "--duration", watch.String(), "--json")
-	after := l.Stats()
+		"db", "repl", "--dsn", primary, "--replica-dsn", name+"="+standby, "--interval", interval.String(), "--duration", watch.String(), "--json")
+	after, lineFor := l.Stats(), time.Since(t0)
 	if res.Code != 0 {
 		t.Fatalf("narrows db repl exited %d\nstdout:\n%s\nstderr:\n%s", res.Code, res.Stdout, res.Stderr)
 	}
 	ld.wait(t, load+60*time.Second)
-	r := replRun{interval: interval, line: lineRecord(before, after)}
+	r := replRun{interval: interval, line: lineRecord(before, after), lineAtoB: after.AtoB.Bytes - before.AtoB.Bytes, lineFor: lineFor}
 	ivs, sum := itest.Records(t, res.Stdout)
 	if len(ivs) < 4 {
 		t.Fatalf("only %d intervals from db repl:\n%s", len(ivs), res.Stdout)
 	}
+	r.logFirst = jnum(itest.Obj(ivs[0], "repl"), "log_bytes")
+	r.logPosFirst, _ = itest.Obj(ivs[0], "repl")["log_position"].(string)
+	at := func(iv map[string]any) time.Time {
+		s, _ := itest.Obj(iv, "repl")["at"].(string)
+		v, _ := time.Parse(time.RFC3339Nano, s)
+		return v
+	}
+	r.pollSpan = at(ivs[len(ivs)-1]).Sub(at(ivs[0]))
 	var unsent, unreplayed []float64
 	for _, iv := range ivs[1:] {
-		st := standbyIn(itest.Obj(iv, "repl"))
+		st := replicaIn(itest.Obj(iv, "repl"), name)
 		if st == nil {
-			t.Fatalf("no standby1 in %v", iv)
+			t.Fatalf("no %s in %v", name, iv)
 		}
 		p := pointOf(itest.Obj(iv, "repl"), st)
 		r.points = append(r.points, p)
@@ -187,9 +216,9 @@ func runRepl(t *testing.T, l *testbed.DelayLine, pg *dbserver.Postgres, rate str
 	}
 	r.unsentSlope, r.unreplayedSlope = slope(unsent, interval), slope(unreplayed, interval)
 	last := itest.Obj(sum, "repl", "last")
-	st := standbyIn(last)
+	st := replicaIn(last, name)
 	if st == nil {
-		t.Fatalf("no standby1 in the summary: %v", sum)
+		t.Fatalf("no %s in the summary: %v", name, sum)
 	}
 	r.last = pointOf(last, st)
 	_, ls := itest.Records(t, ld.out.String())
