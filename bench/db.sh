@@ -90,7 +90,7 @@ shared_buffers = '64MB'
 log_min_messages = warning
 EOF
 "${AS[@]}" "$PGBIN/pg_ctl" -D "$PRIMARY" -l "$WORK/primary.log" -w start >/dev/null
-PGPASSWORD=$PW "${AS[@]}" env PGPASSWORD="$PW" "$PGBIN/pg_basebackup" -h 127.0.0.1 -p "$P1" -U postgres -D "$STANDBY" -R -X stream -c fast --no-sync
+"${AS[@]}" env PGPASSWORD="$PW" "$PGBIN/pg_basebackup" -h 127.0.0.1 -p "$P1" -U postgres -D "$STANDBY" -R -X stream -c fast --no-sync
 cat >>"$STANDBY/postgresql.auto.conf" <<EOF
 port = $P2
 unix_socket_directories = '$WORK/sock2'
@@ -109,6 +109,33 @@ done
 RESULTS=$WORK/results.jsonl
 : >"$RESULTS"
 FAILURES=0
+BUSY=0.25 # cores used by other processes that make a run unfair
+
+# cluster.py DATADIR: the CPU time, in clock ticks, of a cluster's processes:
+# the postmaster with its reaped children, plus every live child. Imported
+# by measured.py too.
+cat >"$WORK/cluster.py" <<'PY'
+import os, sys
+def cluster_ticks(datadir):
+    pid = int(open(os.path.join(datadir, "postmaster.pid")).readline())
+    def fields(p):
+        d = open("/proc/%d/stat" % p).read()
+        return d[d.rindex(")") + 2:].split()
+    f = fields(pid)
+    total = int(f[11]) + int(f[12]) + int(f[13]) + int(f[14])  # utime stime cutime cstime
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            g = fields(int(p))
+        except OSError:
+            continue
+        if int(g[1]) == pid:
+            total += int(g[11]) + int(g[12])
+    return total
+if __name__ == "__main__":
+    print(cluster_ticks(sys.argv[1]))
+PY
 
 # measured META DATADIR OUT CMD...: runs CMD (stdout to OUT), and records
 # how many cores everything else on the machine used meanwhile: the
@@ -120,28 +147,13 @@ meta, datadir, out = sys.argv[1:4]
 cmd = sys.argv[4:]
 sys.path.insert(0, os.environ["NARROWS_BENCH_LIB"])
 from contention import busy_ticks as busy
-def cluster():
-    pid = int(open(os.path.join(datadir, "postmaster.pid")).readline())
-    def fields(p):
-        d = open("/proc/%d/stat" % p).read()
-        return d[d.rindex(")") + 2:].split()
-    f = fields(pid)
-    t = int(f[11]) + int(f[12]) + int(f[13]) + int(f[14])
-    for p in os.listdir("/proc"):
-        if p.isdigit():
-            try:
-                g = fields(int(p))
-            except OSError:
-                continue
-            if int(g[1]) == pid:
-                t += int(g[11]) + int(g[12])
-    return t
+from cluster import cluster_ticks
 hz = os.sysconf("SC_CLK_TCK")
-b0, c0, r0, w0 = busy(), cluster(), resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic()
+b0, c0, r0, w0 = busy(), cluster_ticks(datadir), resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic()
 with open(out, "w") as fo:
     rc = subprocess.call(cmd, stdout=fo, stderr=subprocess.STDOUT)
 wall = time.monotonic() - w0
-b1, c1, r1 = busy(), cluster(), resource.getrusage(resource.RUSAGE_CHILDREN)
+b1, c1, r1 = busy(), cluster_ticks(datadir), resource.getrusage(resource.RUSAGE_CHILDREN)
 own = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
 other = max(0.0, (b1 - b0) / hz - (c1 - c0) / hz - own) / wall
 json.dump({"rc": rc, "wall_seconds": wall, "own_cpu_seconds": own, "server_cpu_seconds": (c1 - c0) / hz, "other_cpu_cores": other}, open(meta, "w"))
@@ -166,7 +178,7 @@ run_pgbench() {
 		return 1
 	fi
 }
-show() { tail -n 1 "$RESULTS" | python3 -c 'import json,sys; r=json.load(sys.stdin); o=r["other_cpu_cores"]; print("  round %d %-8s %10.0f queries/s  (other processes: %.2f cores%s)" % (r["round"], r["tool"], r["qps"], o, ", BUSY" if o > 0.25 else ""))'; }
+show() { tail -n 1 "$RESULTS" | python3 -c 'import json,sys; r=json.load(sys.stdin); o=r["other_cpu_cores"]; print("  round %d %-8s %10.0f queries/s  (other processes: %.2f cores%s)" % (r["round"], r["tool"], r["qps"], o, ", BUSY" if o > float(sys.argv[1]) else ""))' "$BUSY"; }
 
 echo "db.sh: (a) $ROUNDS round(s) of ${DURATION}s each: narrows db ping vs pgbench -n -c1 -M simple, SELECT 1"
 # warm-up, thrown away
@@ -182,29 +194,8 @@ for r in $(seq 1 "$ROUNDS"); do
 	fi
 done
 
-# (b) the watcher's cost: CPU time of a cluster's processes (the postmaster
-# with its reaped children, plus every live child) over WATCH seconds.
-cluster_ticks() { # cluster_ticks DATADIR
-	python3 - "$1" <<'PY'
-import os, sys
-pid = int(open(os.path.join(sys.argv[1], "postmaster.pid")).readline())
-def fields(p):
-    d = open("/proc/%d/stat" % p).read()
-    return d[d.rindex(")") + 2:].split()
-f = fields(pid)
-total = int(f[11]) + int(f[12]) + int(f[13]) + int(f[14])  # utime stime cutime cstime
-for p in os.listdir("/proc"):
-    if not p.isdigit():
-        continue
-    try:
-        g = fields(int(p))
-    except OSError:
-        continue
-    if int(g[1]) == pid:
-        total += int(g[11]) + int(g[12])
-print(total)
-PY
-}
+# (b) the watcher's cost: CPU time of a cluster's processes over WATCH seconds.
+cluster_ticks() { python3 "$WORK/cluster.py" "$1"; } # cluster_ticks DATADIR
 HZ=$(getconf CLK_TCK)
 watch_window() { # watch_window on|off ROUND
 	local p0 s0 p1 s1 wpid=
@@ -230,13 +221,13 @@ for r in $(seq 1 "$WR"); do
 done
 
 mkdir -p "$OUT_DIR"
-python3 - "$RESULTS" "$OUT_JSON" "$ROUNDS" "$DURATION" "$WATCH" "$("$BIN" version)" "$("$PGBIN/pgbench" --version)" "$(git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown)" <<'PY'
+python3 - "$RESULTS" "$OUT_JSON" "$ROUNDS" "$DURATION" "$WATCH" "$("$BIN" version)" "$("$PGBIN/pgbench" --version)" "$(git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown)" "$BUSY" <<'PY'
 import json, os, statistics, sys, time
 res, out, rounds, duration, watch, vn, vp, commit = sys.argv[1:9]
+BUSY = float(sys.argv[9])  # cores used by other processes that make a run unfair
 rs = [json.loads(l) for l in open(res) if l.strip()]
 def med(v):
     return statistics.median(v) if v else None
-BUSY = 0.25  # cores used by other processes that make a run unfair
 def runs(tool):
     return {r["round"]: r for r in rs if r["tool"] == tool}
 nr, pr = runs("narrows"), runs("pgbench")

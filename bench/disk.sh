@@ -358,24 +358,32 @@ for rnd in $(seq 1 "$ROUNDS"); do
 done
 
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
-export BF_DATE=$DATE BF_ROUNDS=$ROUNDS BF_DURATION=$DURATION BF_SIZE=$SIZE BF_DIR=$DIR BF_FS=$FS BF_NPROC=$NPROC BF_KERNEL=$KERNEL \
+# The exact commands, from tool_cmd itself, with the directory written DIR.
+BF_COMMANDS=$(for test in randread mix log; do for tool in narrows fio; do
+	tool_cmd "$test" "$tool"
+	line=${CMD[*]}
+	line=${line//"$BIN"/narrows}
+	printf '%s\t%s\t%s\n' "$test" "$tool" "${line//"$BENCH_DIR"/DIR}"
+done; done)
+export BF_COMMANDS BF_DATE=$DATE BF_ROUNDS=$ROUNDS BF_DURATION=$DURATION BF_SIZE=$SIZE BF_DIR=$DIR BF_FS=$FS BF_NPROC=$NPROC BF_KERNEL=$KERNEL \
 	BF_CPU_MODEL=$CPU_MODEL BF_LOAD_BEFORE=$LOAD_BEFORE BF_LOAD_AFTER=$LOAD_AFTER BF_V_NARROWS=$V_NARROWS BF_V_FIO=$V_FIO BF_V_GO=$V_GO \
 	BF_GIT_COMMIT=$GIT_COMMIT BF_GIT_DIRTY=$GIT_DIRTY BF_RAW_DIR=$RAW_DIR
 python3 - "$WORK/facts.json" <<'PY'
 import json, os, sys
 e = os.environ
 d, s = int(e["BF_DURATION"]), e["BF_SIZE"]
-fio = "fio --name=bench --filename=DIR/fio-bench.dat --size=%s --ioengine=io_uring --direct=1 --time_based --runtime=%d --norandommap --randrepeat=1 --output-format=json" % (s, d)
-nar = "narrows disk --path DIR --size %s --duration %ds --engine io_uring --json" % (s, d)
+# Where each figure compared is read from, after the command that makes it.
+figure = {("randread", "fio"): "  (read.iops)", ("mix", "fio"): "  (read.iops + write.iops)",
+          ("log", "narrows"): "  (flush_latency.latency_p50_seconds)", ("log", "fio"): "  (sync.lat_ns.percentile 50)"}
+commands = {}
+for line in e["BF_COMMANDS"].splitlines():
+    test, tool, cmd = line.split("\t")
+    commands.setdefault(test, {})[tool] = cmd + figure.get((test, tool), "")
 json.dump({
     "date": e["BF_DATE"],
     "config": {"rounds": int(e["BF_ROUNDS"]), "duration_seconds": d, "size": s, "directory": e["BF_DIR"],
                "order": "odd rounds: narrows first, then fio; even rounds: fio first",
-               "commands": {
-                   "randread": {"narrows": nar + " --rw randread --block 4K --qd 32", "fio": fio + " --rw=randread --bs=4k --iodepth=32  (read.iops)"},
-                   "mix": {"narrows": nar + " --rw mix --mix 70 --block 8K --qd 8", "fio": fio + " --rw=randrw --rwmixread=70 --bs=8k --iodepth=8  (read.iops + write.iops)"},
-                   "log": {"narrows": nar + " --rw write --block 16K --qd 1 --sync fdatasync  (flush_latency.latency_p50_seconds)",
-                           "fio": fio + " --rw=write --bs=16k --iodepth=1 --fdatasync=1 --overwrite=1  (sync.lat_ns.percentile 50)"}}},
+               "commands": commands},
     "machine": {"nproc": int(e["BF_NPROC"]), "kernel": e["BF_KERNEL"], "cpu_model": e["BF_CPU_MODEL"], "filesystem": e["BF_FS"],
                 "loadavg_before": e["BF_LOAD_BEFORE"], "loadavg_after": e["BF_LOAD_AFTER"]},
     "tools": {"narrows": e["BF_V_NARROWS"], "narrows_git_commit": e["BF_GIT_COMMIT"], "narrows_git_dirty": e["BF_GIT_DIRTY"] == "true",

@@ -181,12 +181,27 @@ func rr(r *result.RR) []result.Finding {
 			"At the p99 round trip it would be %.2f s. Fewer, larger queries (or a closer app server) are the cure; bandwidth is not.",
 			metric.FormatCount(int64(r.Rate)), wireP99),
 		Values: map[string]float64{"queries": float64(q), "wire_seconds": wireMean, "wire_p99_seconds": wireP99}}}
-	if r.P50 > 0 && r.P99.D() > 5*r.P50.D() {
-		out = append(out, result.Finding{Code: "rr.tail", Severity: "warning",
-			Summary: fmt.Sprintf("Jittery: 1%% of round trips took over %s, %.0f× the median %s.",
-				metric.FormatDuration(r.P99.D()), float64(r.P99)/float64(r.P50), metric.FormatDuration(r.P50.D())),
-			Detail: "A chatty session feels the tail: look for CPU power saving, interrupt moderation, a busy virtual switch or a congested hop.",
-			Values: map[string]float64{"p99_to_p50_ratio": float64(r.P99) / float64(r.P50)}})
+	if f, ok := tail("rr.tail", "round trips", r.Latency,
+		"A chatty session feels the tail: look for CPU power saving, interrupt moderation, a busy virtual switch or a congested hop."); ok {
+		out = append(out, f)
 	}
 	return out
+}
+
+// TailRatio: a p99 over this many times the p50 is a tail a chatty session
+// feels.
+const TailRatio = 5
+
+// tail is the jitter finding of a round-trip distribution (what names its
+// trips: "round trips", "queries"), when its p99 is over TailRatio × p50.
+func tail(code, what string, l result.Latency, detail string) (result.Finding, bool) {
+	if l.P50 <= 0 || l.P99.D() <= TailRatio*l.P50.D() {
+		return result.Finding{}, false
+	}
+	ratio := float64(l.P99) / float64(l.P50)
+	return result.Finding{Code: code, Severity: "warning",
+		Summary: fmt.Sprintf("Jittery: 1%% of %s took over %s, %.0f× the median %s.",
+			what, metric.FormatDuration(l.P99.D()), ratio, metric.FormatDuration(l.P50.D())),
+		Detail: detail,
+		Values: map[string]float64{"p99_to_p50_ratio": ratio}}, true
 }

@@ -21,17 +21,6 @@ const (
 	GrowthShare = 0.1
 )
 
-// Verdict codes: see result.Verdict*.
-const (
-	VerdictKeepingUp  = result.VerdictKeepingUp
-	VerdictCatchingUp = result.VerdictCatchingUp
-	VerdictSendQueue  = result.VerdictSendQueue
-	VerdictDisk       = result.VerdictDisk
-	VerdictReplay     = result.VerdictReplay
-	VerdictSilent     = result.VerdictSilent
-	VerdictUnknown    = result.VerdictUnknown
-)
-
 func mb(bytesPerSecond float64) string { return metric.FormatByteRate(bytesPerSecond) }
 
 // dur formats a time the way a DBA reads it: "0 s", not "0 ns".
@@ -157,40 +146,40 @@ func replica(st *result.ReplicaState, pollGen *float64) {
 	switch {
 	case st.State == result.ReplicaSilent:
 		if s, ok := val(st.SilentFor); ok {
-			set(VerdictSilent, fmt.Sprintf("replica silent for %.0f s: the primary has not heard from it (%s), so its lag is unknown, not 0", s.D().Seconds(), st.EngineState))
+			set(result.VerdictSilent, fmt.Sprintf("replica silent for %.0f s: the primary has not heard from it (%s), so its lag is unknown, not 0", s.D().Seconds(), st.EngineState))
 		} else {
-			set(VerdictSilent, fmt.Sprintf("replica silent: not heard from since narrows started (%s), so its lag is unknown, not 0", st.EngineState))
+			set(result.VerdictSilent, fmt.Sprintf("replica silent: not heard from since narrows started (%s), so its lag is unknown, not 0", st.EngineState))
 		}
 	case !hasUnsent && !hasUnreplayed:
-		set(VerdictUnknown, "no position figures for this replica in this poll")
+		set(result.VerdictUnknown, "no position figures for this replica in this poll")
 	case st.IOThread != "" && st.IOThread != "Yes" && genKnown:
-		set(VerdictSendQueue, fmt.Sprintf("send queue growing at %s because generation %s > fetch 0 B/s: the IO thread is not running (%s); %s not fetched",
+		set(result.VerdictSendQueue, fmt.Sprintf("send queue growing at %s because generation %s > fetch 0 B/s: the IO thread is not running (%s); %s not fetched",
 			mb(gen), mb(gen), st.IOThread, size(unsent)))
 	case hasUnsent && unsent > small && genKnown && hasSend && gen-sendRate > growth:
-		set(VerdictSendQueue, fmt.Sprintf("send queue growing at %s because generation %s > send %s: %s not yet sent (sender or network)",
+		set(result.VerdictSendQueue, fmt.Sprintf("send queue growing at %s because generation %s > send %s: %s not yet sent (sender or network)",
 			mb(gen-sendRate), mb(gen), mb(sendRate), size(unsent)))
 	case st.Unflushed != nil && unwritten+unflushed > small && hasSend && hasFlush && sendRate-flushRate > growth:
-		set(VerdictDisk, fmt.Sprintf("the standby's disk is the bottleneck: %s received but not flushed, growing at %s (received %s, flushed %s)",
+		set(result.VerdictDisk, fmt.Sprintf("the standby's disk is the bottleneck: %s received but not flushed, growing at %s (received %s, flushed %s)",
 			size(unwritten+unflushed), mb(sendRate-flushRate), mb(sendRate), mb(flushRate)))
 	case st.SQLThread != "" && st.SQLThread != "Yes" && genKnown:
-		set(VerdictReplay, fmt.Sprintf("replay is the bottleneck: the SQL thread is not running (%s); %s fetched but not applied", st.SQLThread, size(unreplayed)))
+		set(result.VerdictReplay, fmt.Sprintf("replay is the bottleneck: the SQL thread is not running (%s); %s fetched but not applied", st.SQLThread, size(unreplayed)))
 	case hasUnreplayed && unreplayed > small && hasReplay && genKnown && gen-replayRate > growth:
 		paused := ""
 		if p, ok := val(st.ReplayPaused); ok && p {
 			paused = " — replay is paused on the standby (pg_wal_replay_resume() resumes it)"
 		}
-		set(VerdictReplay, fmt.Sprintf("replay is the bottleneck: %s received but not replayed, growing at %s (replay %s, generation %s)%s",
+		set(result.VerdictReplay, fmt.Sprintf("replay is the bottleneck: %s received but not replayed, growing at %s (replay %s, generation %s)%s",
 			size(unreplayed), mb(gen-replayRate), mb(replayRate), mb(gen), paused))
 	case hasUnreplayed && unreplayed > small && hasReplay && replayRate == 0:
-		set(VerdictReplay, fmt.Sprintf("replay is the bottleneck: %s received but not replayed and replay is not moving", size(unreplayed)))
+		set(result.VerdictReplay, fmt.Sprintf("replay is the bottleneck: %s received but not replayed and replay is not moving", size(unreplayed)))
 	case total > small:
 		if c, ok := val(st.CatchUp); ok {
-			set(VerdictCatchingUp, fmt.Sprintf("catching up: %s behind (%s), caught up in about %s at current rates", size(total), behindWhat(), dur(c.D())))
+			set(result.VerdictCatchingUp, fmt.Sprintf("catching up: %s behind (%s), caught up in about %s at current rates", size(total), behindWhat(), dur(c.D())))
 		} else {
-			set(VerdictCatchingUp, fmt.Sprintf("behind by %s (%s), not growing fast enough to call a trend", size(total), behindWhat()))
+			set(result.VerdictCatchingUp, fmt.Sprintf("behind by %s (%s), not growing fast enough to call a trend", size(total), behindWhat()))
 		}
 	default:
-		set(VerdictKeepingUp, fmt.Sprintf("keeping up: %s behind (%s)", size(total), behindWhat()))
+		set(result.VerdictKeepingUp, fmt.Sprintf("keeping up: %s behind (%s)", size(total), behindWhat()))
 	}
 }
 
@@ -199,13 +188,13 @@ func dbping(r *result.DBPing) []result.Finding {
 		return nil
 	}
 	q := r.Config.Queries
-	wire := float64(q) * r.Mean.D().Seconds()
+	waiting := float64(q) * r.Mean.D().Seconds()
 	f := result.Finding{Code: "db.round_trip_time", Severity: "info",
 		Summary: fmt.Sprintf("A report that issues %s queries spends %.2f s on round trips (%s each on average, %s queries/s in one session).",
-			metric.FormatCount(q), wire, metric.FormatDuration(r.Mean.D()), metric.FormatCount(int64(r.Rate+0.5))),
+			metric.FormatCount(q), waiting, metric.FormatDuration(r.Mean.D()), metric.FormatCount(int64(r.Rate+0.5))),
 		Detail: "That is the time one session spends waiting for answers to trivial queries, before any real work: " +
 			"a chatty report or ORM page pays it for every query it sends one after another. Fewer, larger queries, or an application server closer to the database, are the cure.",
-		Values: map[string]float64{"queries": float64(q), "round_trip_seconds": wire, "queries_per_second": r.Rate}}
+		Values: map[string]float64{"queries": float64(q), "round_trip_seconds": waiting, "queries_per_second": r.Rate}}
 	out := []result.Finding{f}
 	if n := r.Network; n != nil && r.P50 > 0 {
 		how := fmt.Sprintf("TCP handshakes to %s's port, median of %d", r.Engine, n.TCPConnectSamples)
@@ -249,12 +238,9 @@ func dbping(r *result.DBPing) []result.Finding {
 		}
 		out = append(out, cf)
 	}
-	if r.P50 > 0 && r.P99.D() > 5*r.P50.D() {
-		out = append(out, result.Finding{Code: "db.tail", Severity: "warning",
-			Summary: fmt.Sprintf("Jittery: 1%% of queries took over %s, %.0f× the median %s.",
-				metric.FormatDuration(r.P99.D()), float64(r.P99)/float64(r.P50), metric.FormatDuration(r.P50.D())),
-			Detail: "A chatty session feels the tail: look for CPU power saving or contention on the server or the client, a busy virtual switch, or a congested hop.",
-			Values: map[string]float64{"p99_to_p50_ratio": float64(r.P99) / float64(r.P50)}})
+	if f, ok := tail("db.tail", "queries", r.Latency,
+		"A chatty session feels the tail: look for CPU power saving or contention on the server or the client, a busy virtual switch, or a congested hop."); ok {
+		out = append(out, f)
 	}
 	if len(r.Gaps) > 0 {
 		out = append(out, gapFinding(r.Gaps))
@@ -286,7 +272,7 @@ func repl(r *result.Repl) []result.Finding {
 			}
 			f := result.Finding{Code: "repl." + st.VerdictCode, Severity: "info", Summary: fmt.Sprintf("%s: %s.", name, st.Verdict),
 				Values: map[string]float64{}}
-			if st.VerdictCode != VerdictKeepingUp && st.VerdictCode != VerdictCatchingUp {
+			if st.VerdictCode != result.VerdictKeepingUp && st.VerdictCode != result.VerdictCatchingUp {
 				f.Severity = "warning"
 			}
 			var d []string
@@ -304,7 +290,7 @@ func repl(r *result.Repl) []result.Finding {
 				if s > 0 {
 					d = append(d, fmt.Sprintf("At current rates it catches up in %s.", metric.FormatDuration(s.D())))
 				}
-			} else if st.VerdictCode != VerdictSilent && st.VerdictCode != VerdictUnknown {
+			} else if st.VerdictCode != result.VerdictSilent && st.VerdictCode != result.VerdictUnknown {
 				d = append(d, "At current rates it does not catch up.")
 			}
 			if s, ok := val(st.RedoTime); ok && s > 0 {

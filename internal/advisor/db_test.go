@@ -23,14 +23,14 @@ func TestReplVerdicts(t *testing.T) {
 		check    func(t *testing.T, st result.ReplicaState)
 	}{
 		{"keeping up", f64(20 * MB), result.ReplicaState{State: "streaming", Unsent: i64(0), Unwritten: i64(0), Unflushed: i64(0), Unreplayed: i64(4096),
-			SendRate: f64(20 * MB), WriteRate: f64(20 * MB), FlushRate: f64(20 * MB), ReplayRate: f64(20 * MB)}, VerdictKeepingUp, "keeping up",
+			SendRate: f64(20 * MB), WriteRate: f64(20 * MB), FlushRate: f64(20 * MB), ReplayRate: f64(20 * MB)}, result.VerdictKeepingUp, "keeping up",
 			func(t *testing.T, st result.ReplicaState) {
 				if st.RPOSeconds == nil || *st.RPOSeconds != 0 || *st.RPOBytes != 0 || st.CatchUp == nil {
 					t.Fatalf("RPO %v catch-up %v", st.RPOSeconds, st.CatchUp)
 				}
 			}},
 		{"send queue growing", f64(20 * MB), result.ReplicaState{State: "streaming", Unsent: i64(40_000_000), Unwritten: i64(0), Unflushed: i64(0), Unreplayed: i64(0),
-			SendRate: f64(12 * MB), WriteRate: f64(12 * MB), FlushRate: f64(12 * MB), ReplayRate: f64(12 * MB)}, VerdictSendQueue,
+			SendRate: f64(12 * MB), WriteRate: f64(12 * MB), FlushRate: f64(12 * MB), ReplayRate: f64(12 * MB)}, result.VerdictSendQueue,
 			"send queue growing at 8 MB/s because generation 20 MB/s > send 12 MB/s",
 			func(t *testing.T, st result.ReplicaState) {
 				if st.RPOSeconds == nil || st.RPOSeconds.D() != 2*time.Second || st.CatchUp != nil {
@@ -38,27 +38,27 @@ func TestReplVerdicts(t *testing.T) {
 				}
 			}},
 		{"replay paused", f64(5 * MB), result.ReplicaState{State: "streaming", Unsent: i64(0), Unwritten: i64(0), Unflushed: i64(0), Unreplayed: i64(30_000_000),
-			SendRate: f64(5 * MB), WriteRate: f64(5 * MB), FlushRate: f64(5 * MB), ReplayRate: f64(0), ReplayPaused: new(true)}, VerdictReplay,
+			SendRate: f64(5 * MB), WriteRate: f64(5 * MB), FlushRate: f64(5 * MB), ReplayRate: f64(0), ReplayPaused: new(true)}, result.VerdictReplay,
 			"replay is the bottleneck", func(t *testing.T, st result.ReplicaState) {
 				if !strings.Contains(st.Verdict, "paused") || st.RedoTime != nil {
 					t.Fatalf("%q redo %v", st.Verdict, st.RedoTime)
 				}
 			}},
 		{"standby disk", f64(20 * MB), result.ReplicaState{State: "streaming", Unsent: i64(0), Unwritten: i64(10_000_000), Unflushed: i64(20_000_000), Unreplayed: i64(0),
-			SendRate: f64(20 * MB), WriteRate: f64(20 * MB), FlushRate: f64(9 * MB), ReplayRate: f64(9 * MB)}, VerdictDisk, "disk is the bottleneck", nil},
+			SendRate: f64(20 * MB), WriteRate: f64(20 * MB), FlushRate: f64(9 * MB), ReplayRate: f64(9 * MB)}, result.VerdictDisk, "disk is the bottleneck", nil},
 		{"catching up", f64(5 * MB), result.ReplicaState{State: "streaming", Unsent: i64(0), Unwritten: i64(0), Unflushed: i64(0), Unreplayed: i64(100_000_000),
-			SendRate: f64(5 * MB), WriteRate: f64(5 * MB), FlushRate: f64(5 * MB), ReplayRate: f64(25 * MB)}, VerdictCatchingUp, "caught up in about 5.00 s",
+			SendRate: f64(5 * MB), WriteRate: f64(5 * MB), FlushRate: f64(5 * MB), ReplayRate: f64(25 * MB)}, result.VerdictCatchingUp, "caught up in about 5.00 s",
 			func(t *testing.T, st result.ReplicaState) {
 				if st.RedoTime == nil || st.RedoTime.D() != 4*time.Second {
 					t.Fatalf("redo %v, want 4 s", st.RedoTime)
 				}
 			}},
 		{"silent, not zero lag", f64(5 * MB), result.ReplicaState{State: "silent", SilentFor: sec(12 * time.Second), EngineState: "not connected to the primary"},
-			VerdictSilent, "replica silent for 12 s", nil},
+			result.VerdictSilent, "replica silent for 12 s", nil},
 		{"mysql io thread stopped, SBM NULL", f64(2 * MB), result.ReplicaState{State: "stopped", Unsent: i64(3_000_000), Unreplayed: i64(0),
-			SendRate: f64(0), ReplayRate: f64(0), IOThread: "No", SQLThread: "Yes", SecondsBehindNull: true}, VerdictSendQueue, "IO thread is not running", nil},
+			SendRate: f64(0), ReplayRate: f64(0), IOThread: "No", SQLThread: "Yes", SecondsBehindNull: true}, result.VerdictSendQueue, "IO thread is not running", nil},
 		{"sql server per-database generation", nil, result.ReplicaState{State: "streaming", Generation: f64(7 * MB), Unsent: i64(14_000_000), Unreplayed: i64(0),
-			SendRate: f64(2 * MB), ReplayRate: f64(2 * MB)}, VerdictSendQueue, "generation 7 MB/s > send 2 MB/s",
+			SendRate: f64(2 * MB), ReplayRate: f64(2 * MB)}, result.VerdictSendQueue, "generation 7 MB/s > send 2 MB/s",
 			func(t *testing.T, st result.ReplicaState) {
 				if st.RPOSeconds == nil || st.RPOSeconds.D() != 2*time.Second {
 					t.Fatalf("RPO %v", st.RPOSeconds)

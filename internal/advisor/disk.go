@@ -3,6 +3,7 @@ package advisor
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/narrows/narrows/internal/metric"
@@ -53,10 +54,13 @@ func patternsOf(d *result.Disk, profile string) []result.DiskPattern {
 	return ps
 }
 
+// memoryBacked says the filesystem lives in RAM: its figures are memory's.
+func memoryBacked(d *result.Disk) bool { return d.Filesystem == "tmpfs" || d.Filesystem == "ramfs" }
+
 // diskPlace: when the figures are not the disk's (first), and a cache
 // that may stand in front of it (last).
 func diskPlace(d *result.Disk) (out, cache []result.Finding) {
-	if d.Filesystem == "tmpfs" || d.Filesystem == "ramfs" {
+	if memoryBacked(d) {
 		out = append(out, result.Finding{Code: "disk.memory_backed", Severity: "warning",
 			Summary: fmt.Sprintf("%s is on %s: these figures are memory, not a disk.", d.Path, d.Filesystem),
 			Detail:  "Measure the directory that holds the database's data or log files; a database on a RAM filesystem loses everything at a reboot."})
@@ -75,7 +79,7 @@ func diskPlace(d *result.Disk) (out, cache []result.Finding) {
 	for _, p := range d.Patterns {
 		reads = reads || p.RW == "randread" || p.RW == "mix" || p.RW == "read"
 	}
-	if !d.Device && d.FileBytes < SmallFile && reads && d.Filesystem != "tmpfs" && d.Filesystem != "ramfs" {
+	if !d.Device && d.FileBytes < SmallFile && reads && !memoryBacked(d) {
 		cache = append(cache, result.Finding{Code: "disk.small_test_file", Severity: "info",
 			Summary: fmt.Sprintf("The test file is %s: a RAID controller or SAN cache of that size can serve the reads.", metric.FormatBytes(d.FileBytes)),
 			Detail:  "To measure the disks behind a cache, use --size larger than the cache (e.g. --size 32G on a SAN volume), and a --duration long enough to get past it.",
@@ -128,13 +132,21 @@ func logFloor(d *result.Disk) (result.Finding, bool) {
 // logMore: the tail, the sync method, and flushes too fast to be true.
 func logMore(d *result.Disk) []result.Finding {
 	var out []result.Finding
-	byKey := map[string]result.DiskPattern{}
-	for _, p := range patternsOf(d, result.ProfileLog) {
-		byKey[fmt.Sprintf("%d/%s", p.BlockBytes, p.Sync)] = p
+	logs := patternsOf(d, result.ProfileLog)
+	type key struct {
+		block int64
+		sync  string
 	}
+	byKey := map[key]result.DiskPattern{}
+	var sizes []int64
+	for _, p := range logs {
+		byKey[key{p.BlockBytes, p.Sync}] = p
+		sizes = append(sizes, p.BlockBytes)
+	}
+	slices.Sort(sizes)
 	// The tail, on the worst pattern.
 	var worst *result.DiskPattern
-	for _, p := range patternsOf(d, result.ProfileLog) {
+	for _, p := range logs {
 		if p.P50 > 0 && p.P999.D() > time.Millisecond && float64(p.P999) > 10*float64(p.P50) && (worst == nil || p.P999 > worst.P999) {
 			worst = &p
 		}
@@ -147,9 +159,9 @@ func logMore(d *result.Disk) []result.Finding {
 			Values: map[string]float64{"commit_p99_9_seconds": worst.P999.D().Seconds(), "p99_9_to_p50_ratio": float64(worst.P999) / float64(worst.P50)}})
 	}
 	// fdatasync against O_DSYNC, at the smallest size that has both.
-	for _, bs := range []int64{4 << 10, 16 << 10, 60 << 10} {
-		fd, ok1 := byKey[fmt.Sprintf("%d/%s", bs, result.SyncFdatasync)]
-		ds, ok2 := byKey[fmt.Sprintf("%d/%s", bs, result.SyncDsync)]
+	for _, bs := range slices.Compact(sizes) {
+		fd, ok1 := byKey[key{bs, result.SyncFdatasync}]
+		ds, ok2 := byKey[key{bs, result.SyncDsync}]
 		if !ok1 || !ok2 || fd.P50 <= 0 || ds.P50 <= 0 {
 			continue
 		}
@@ -167,8 +179,8 @@ func logMore(d *result.Disk) []result.Finding {
 		break
 	}
 	// Flushes faster than media.
-	if d.Direct && d.Filesystem != "tmpfs" && d.Filesystem != "ramfs" {
-		for _, p := range patternsOf(d, result.ProfileLog) {
+	if d.Direct && !memoryBacked(d) {
+		for _, p := range logs {
 			if p.FlushLatency != nil && p.FlushLatency.P50 > 0 && p.FlushLatency.P50.D() < LogFlushTooFast {
 				out = append(out, result.Finding{Code: "disk.log_flush_fast", Severity: "info",
 					Summary: fmt.Sprintf("A flush took only %s at the median: that is a write cache answering, not the media.", metric.FormatDuration(p.FlushLatency.P50.D())),

@@ -16,9 +16,7 @@ import (
 	"github.com/narrows/narrows/internal/client"
 	"github.com/narrows/narrows/internal/dbconn"
 	"github.com/narrows/narrows/internal/metric"
-	"github.com/narrows/narrows/internal/output/jsonl"
 	"github.com/narrows/narrows/internal/output/prom"
-	"github.com/narrows/narrows/internal/output/table"
 	"github.com/narrows/narrows/internal/probe/dbload"
 	"github.com/narrows/narrows/internal/probe/dbping"
 	"github.com/narrows/narrows/internal/probe/replication"
@@ -60,20 +58,13 @@ func (c *dbCommon) setup(env Env, cmd string) (*dbSetup, error) {
 		return nil, usagef("%s: --dsn: %v", cmd, err)
 	}
 	s := &dbSetup{dsn: d}
-	if s.interval, err = positiveDuration("--interval", c.interval); err != nil {
+	if s.interval, err = intervalFlag(c.interval); err != nil {
 		return nil, err
-	}
-	if s.interval < 10*time.Millisecond {
-		return nil, usagef("--interval %s: must be at least 10ms", c.interval)
 	}
 	if s.timeout, err = positiveDuration("--timeout", c.timeout); err != nil {
 		return nil, err
 	}
-	if c.json {
-		s.out = jsonl.New(env.Stdout)
-	} else {
-		s.out = table.New(env.Stdout)
-	}
+	s.out = output(env, c.json)
 	return s, nil
 }
 
@@ -97,8 +88,9 @@ func dbErr(err error, dsns ...*dbconn.DSN) error {
 	return errors.New(msg)
 }
 
-// measuredNothing says a run failed before it measured anything: then the
-// error alone is printed, without an empty summary.
+// dbFinish ends a db command: a run that failed before it measured
+// anything (measured false) prints the error alone, without an empty
+// summary; otherwise the summary goes out as finish writes it.
 func dbFinish(ctx context.Context, out sink, rep *result.Report, err error, measured bool, dsns ...*dbconn.DSN) error {
 	err = dbErr(err, dsns...)
 	if err != nil && !measured && ctx.Err() == nil {
@@ -150,8 +142,13 @@ func dbPing(ctx context.Context, env Env, args []string) error {
 		cfg.PayloadBytes = n
 		cfg.Query, cfg.Display = dbping.PayloadQuery(n), fmt.Sprintf("SELECT '<%d characters>'", n)
 	}
-	if *count < 0 || *queries < 1 || *probes < 0 || *probes > 100 {
-		return usagef("--count must not be negative, --queries must be at least 1, --tcp-probes 0 to 100")
+	switch {
+	case *count < 0:
+		return usagef("--count %d: must not be negative (0: stop after --duration)", *count)
+	case *queries < 1:
+		return usagef("--queries %d: must be at least 1", *queries)
+	case *probes < 0 || *probes > 100:
+		return usagef("--tcp-probes %d: use 0 to 100", *probes)
 	}
 	if *agent != "" {
 		addr, err := agentAddr(*agent)
@@ -163,7 +160,10 @@ func dbPing(ctx context.Context, env Env, args []string) error {
 			return err
 		}
 		opts := client.Options{Addr: addr, Software: Version, Timeout: s.timeout, Secret: sec}
-		req := int64(len(cfg.Query)) + 5 // the query as the wire carries it: type byte, length, text, NUL
+		// The query about as the wire carries it: the text plus the
+		// framing (MySQL: 4-byte header and command byte; PostgreSQL:
+		// type byte, 4-byte length and a NUL, one byte more).
+		req := int64(len(cfg.Query)) + 5
 		cfg.AgentName = addr
 		cfg.Agent = func(ctx context.Context) (*result.RR, error) {
 			sess, err := connect(ctx, opts)
@@ -176,18 +176,26 @@ func dbPing(ctx context.Context, env Env, args []string) error {
 		}
 	}
 	rep := result.NewReport("db ping", s.dsn.Redacted, tool(), env.Now())
-	what := s.dsnWhat(cfg.Duration, cfg.Count)
+	what := cfg.Duration.String()
+	if cfg.Count > 0 {
+		what = metric.FormatCount(cfg.Count) + " queries"
+	}
 	banner(env, c.json, "narrows db ping → %s: one session, one query outstanding, %s, %s", s.dsn.Redacted, cfg.Display, what)
 	res, runErr := dbping.Run(ctx, s.dsn, cfg, emitter(s.out))
 	rep.DBPing = res
 	return dbFinish(ctx, s.out, rep, runErr, res.Queries > 0, s.dsn)
 }
 
-func (s *dbSetup) dsnWhat(d time.Duration, count int64) string {
-	if count > 0 {
-		return metric.FormatCount(count) + " queries"
+// untilFlag reads a --duration where 0 means until Ctrl-C, and says how
+// long the run lasts.
+func untilFlag(v string) (d time.Duration, until string, err error) {
+	if v == "0" {
+		return 0, "until Ctrl-C", nil
 	}
-	return d.String()
+	if d, err = positiveDuration("--duration", v); err != nil {
+		return 0, "", err
+	}
+	return d, "for " + d.String(), nil
 }
 
 // replicaFlags collects --replica-dsn, repeatable.
@@ -222,10 +230,9 @@ func dbRepl(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	cfg := replication.Config{Interval: s.interval, Timeout: s.timeout}
-	if *duration != "0" {
-		if cfg.Duration, err = positiveDuration("--duration", *duration); err != nil {
-			return err
-		}
+	var until string
+	if cfg.Duration, until, err = untilFlag(*duration); err != nil {
+		return err
 	}
 	if cfg.SilentAfter, err = positiveDuration("--silent-after", *silentAfter); err != nil {
 		return err
@@ -267,10 +274,6 @@ func dbRepl(ctx context.Context, env Env, args []string) error {
 		}
 	}
 	rep := result.NewReport("db repl", s.dsn.Redacted, tool(), env.Now())
-	until := "until Ctrl-C"
-	if cfg.Duration > 0 {
-		until = "for " + cfg.Duration.String()
-	}
 	banner(env, c.json, "narrows db repl → %s: every %s, %s", s.dsn.Redacted, s.interval, until)
 	emit := func(iv result.Interval) {
 		if iv.Repl != nil {
@@ -329,10 +332,9 @@ func dbLoad(ctx context.Context, env Env, args []string) error {
 	if cfg.Rate, err = parseRate(*rateFlag); err != nil {
 		return usagef("--rate: %v", err)
 	}
-	if *duration != "0" {
-		if cfg.Duration, err = positiveDuration("--duration", *duration); err != nil {
-			return err
-		}
+	var until string
+	if cfg.Duration, until, err = untilFlag(*duration); err != nil {
+		return err
 	}
 	if !dbload.ValidTable(cfg.Table) {
 		return usagef("--table %q: use letters, digits and _ (at most 63), starting with a letter or _", cfg.Table)
@@ -344,10 +346,6 @@ func dbLoad(ctx context.Context, env Env, args []string) error {
 		return usagef("--row-size %s: use 16 bytes to 1M", *rowSize)
 	}
 	rep := result.NewReport("db load", s.dsn.Redacted, tool(), env.Now())
-	until := "until Ctrl-C"
-	if cfg.Duration > 0 {
-		until = "for " + cfg.Duration.String()
-	}
 	banner(env, c.json, "narrows db load → %s: %s of log into scratch table %s, %s", s.dsn.Redacted, metric.FormatByteRate(cfg.Rate), cfg.Table, until)
 	res, runErr := dbload.Run(ctx, s.dsn, cfg, emitter(s.out))
 	rep.DBLoad = res

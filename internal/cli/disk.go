@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/narrows/narrows/internal/metric"
-	"github.com/narrows/narrows/internal/output/jsonl"
-	"github.com/narrows/narrows/internal/output/table"
 	"github.com/narrows/narrows/internal/probe/disk"
 	"github.com/narrows/narrows/internal/result"
 )
@@ -56,11 +54,8 @@ func diskCmd(ctx context.Context, env Env, args []string) (err error) {
 	if cfg.Duration, err = positiveDuration("--duration", *duration); err != nil {
 		return err
 	}
-	if cfg.Interval, err = positiveDuration("--interval", *interval); err != nil {
+	if cfg.Interval, err = intervalFlag(*interval); err != nil {
 		return err
-	}
-	if cfg.Interval < 10*time.Millisecond {
-		return usagef("--interval %s: must be at least 10ms", *interval)
 	}
 	if cfg.Size, err = metric.ParseSize(*size); err != nil {
 		return usagef("--size: %v", err)
@@ -124,10 +119,7 @@ func diskCmd(ctx context.Context, env Env, args []string) (err error) {
 		fmt.Fprintf(env.Stderr, "narrows: notice: %s\n", n)
 	}
 	sum := t.Summary()
-	var out sink = table.New(env.Stdout)
-	if *asJSON {
-		out = jsonl.New(env.Stdout)
-	}
+	out := output(env, *asJSON)
 	banner(env, *asJSON, "narrows disk → %s: %s", sum.Path, describe(t, sum, cfg))
 	if err := t.Layout(ctx); err != nil {
 		if ctx.Err() != nil {

@@ -128,14 +128,7 @@ func TestDiskInterruptLeavesNoFile(t *testing.T) {
 		t.Fatalf("%d test files while measuring, want 1", n)
 	}
 	cmd.Process.Signal(os.Interrupt)
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(15 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("SIGINT did not end the run")
-	}
+	waitExit(t, cmd, 15*time.Second, "SIGINT did not end the run")
 	if code := cmd.ProcessState.ExitCode(); code != cli.ExitInterrupted {
 		t.Fatalf("exit %d, want %d; stderr %s", code, cli.ExitInterrupted, errb.String())
 	}
@@ -146,6 +139,20 @@ func TestDiskInterruptLeavesNoFile(t *testing.T) {
 	}
 	if left := itest.DatFiles(t, dir); len(left) != 0 {
 		t.Fatalf("SIGINT left %v behind", left)
+	}
+}
+
+// waitExit waits for a started command to end; if it has not within
+// limit it is killed and t fails with why.
+func waitExit(t *testing.T, cmd *exec.Cmd, limit time.Duration, why string) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(limit):
+		cmd.Process.Kill()
+		t.Fatal(why)
 	}
 }
 
@@ -292,14 +299,7 @@ func fillsUp(t *testing.T) (o outcome) {
 		}
 		filler.Close()
 		cmd.Process.Signal(syscall.SIGCONT)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			cmd.Process.Kill()
-			t.Fatal("narrows did not end on a full filesystem")
-		}
+		waitExit(t, cmd, 30*time.Second, "narrows did not end on a full filesystem")
 		o.code, o.stderr, o.dir = cmd.ProcessState.ExitCode(), errb.String(), dir
 		return o
 	}

@@ -27,6 +27,26 @@ type sink interface {
 	Report(*result.Report) error
 }
 
+// output is the sink --json asks for: JSON lines, else the table.
+func output(env Env, asJSON bool) sink {
+	if asJSON {
+		return jsonl.New(env.Stdout)
+	}
+	return table.New(env.Stdout)
+}
+
+// minInterval is the shortest --interval any probe reports at.
+const minInterval = 10 * time.Millisecond
+
+// intervalFlag reads --interval: a duration of at least minInterval.
+func intervalFlag(v string) (time.Duration, error) {
+	d, err := positiveDuration("--interval", v)
+	if err == nil && d < minInterval {
+		err = usagef("--interval %s: must be at least %s", v, minInterval)
+	}
+	return d, err
+}
+
 // netFlags are the flags every net probe shares.
 type netFlags struct {
 	to, secretFile, duration, interval, timeout string
@@ -61,11 +81,8 @@ func (n *netFlags) setup(env Env) (*netSetup, error) {
 	if s.duration, err = positiveDuration("--duration", n.duration); err != nil {
 		return nil, err
 	}
-	if s.interval, err = positiveDuration("--interval", n.interval); err != nil {
+	if s.interval, err = intervalFlag(n.interval); err != nil {
 		return nil, err
-	}
-	if s.interval < 10*time.Millisecond {
-		return nil, usagef("--interval %s: must be at least 10ms", n.interval)
 	}
 	if s.opts.Timeout, err = positiveDuration("--timeout", n.timeout); err != nil {
 		return nil, err
@@ -73,11 +90,7 @@ func (n *netFlags) setup(env Env) (*netSetup, error) {
 	if s.opts.Secret, err = secret(env, n.secretFile); err != nil {
 		return nil, err
 	}
-	if n.json {
-		s.out = jsonl.New(env.Stdout)
-	} else {
-		s.out = table.New(env.Stdout)
-	}
+	s.out = output(env, n.json)
 	return s, nil
 }
 

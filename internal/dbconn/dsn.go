@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -69,9 +70,7 @@ func Parse(s string) (*DSN, error) {
 	if err != nil {
 		// url's error quotes the whole input: say what is wrong without it.
 		msg := "it is not a valid URL"
-		var ue *url.Error
-		if e, ok := err.(*url.Error); ok {
-			ue = e
+		if ue, ok := err.(*url.Error); ok {
 			msg = scrubAll(ue.Err.Error(), []string{s})
 		}
 		return nil, &Error{Kind: BadDSN, Msg: fmt.Sprintf("DSN %q: %s (special characters in a password must be percent-encoded, e.g. @ as %%40)", red, msg)}
@@ -81,7 +80,7 @@ func Parse(s string) (*DSN, error) {
 		d.User = u.User.Username()
 		d.password, _ = u.User.Password()
 	}
-	for _, k := range []string{"password", "pwd", "passwd"} {
+	for _, k := range passwordParams {
 		if v := d.Params.Get(k); v != "" && d.password == "" {
 			d.password = v
 		}
@@ -117,6 +116,11 @@ func Parse(s string) (*DSN, error) {
 	return d, nil
 }
 
+// passwordParams are the query parameters that carry a password.
+var passwordParams = []string{"password", "pwd", "passwd"}
+
+func isPasswordParam(k string) bool { return slices.Contains(passwordParams, strings.ToLower(k)) }
+
 // userinfo matches "scheme://user:password@" for DSNs url.Parse rejects.
 var userinfo = regexp.MustCompile(`(://[^:/@?#]*:)[^/?#]*@`)
 
@@ -144,8 +148,7 @@ func Redact(s string) string {
 		if q := u.Query(); len(q) > 0 {
 			changed := false
 			for k := range q {
-				switch strings.ToLower(k) {
-				case "password", "pwd", "passwd":
+				if isPasswordParam(k) {
 					q.Set(k, Mask)
 					changed = true
 				}

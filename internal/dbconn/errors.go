@@ -67,23 +67,18 @@ func Classify(d *DSN, what string, err error) error {
 		return err
 	}
 	target := d.Redacted
-	msg := d.Scrub(oneLine(err.Error()))
-	out := &Error{Kind: Other, Err: err}
+	out := &Error{Kind: KindOf(err), Err: err}
+	msg := d.Reason(err)
 	var pg *pgconn.PgError
 	var my *mysql.MySQLError
 	var ms mssql.Error
 	switch {
 	case errors.As(err, &pg):
-		out.Kind = pgKind(pg.Code)
 		msg = d.Scrub(fmt.Sprintf("%s (SQLSTATE %s)", pg.Message, pg.Code))
 	case errors.As(err, &my):
-		out.Kind = mysqlKind(my.Number)
 		msg = d.Scrub(fmt.Sprintf("%s (error %d)", my.Message, my.Number))
 	case errors.As(err, &ms):
-		out.Kind = mssqlKind(ms.Number)
 		msg = d.Scrub(fmt.Sprintf("%s (error %d)", ms.Message, ms.Number))
-	case isUnreachable(err):
-		out.Kind = Unreachable
 	}
 	switch out.Kind {
 	case Auth:
@@ -98,6 +93,28 @@ func Classify(d *DSN, what string, err error) error {
 		out.Msg = fmt.Sprintf("%s: %s: %s", what, target, msg)
 	}
 	return out
+}
+
+// KindOf says what a driver error means for the person running narrows:
+// the engine's error code read as a Kind (Auth, NoDatabase, Permission),
+// Unreachable for a server nothing answers for, else Other.
+func KindOf(err error) Kind {
+	var pg *pgconn.PgError
+	var my *mysql.MySQLError
+	var ms mssql.Error
+	switch {
+	case err == nil:
+		return Other
+	case errors.As(err, &pg):
+		return pgKind(pg.Code)
+	case errors.As(err, &my):
+		return mysqlKind(my.Number)
+	case errors.As(err, &ms):
+		return mssqlKind(ms.Number)
+	case isUnreachable(err):
+		return Unreachable
+	}
+	return Other
 }
 
 func pgKind(code string) Kind {
@@ -189,5 +206,9 @@ func NotPrimaryf(format string, a ...any) error {
 func Refusedf(format string, a ...any) error {
 	return &Error{Kind: Refused, Msg: fmt.Sprintf(format, a...)}
 }
+
+// Reason is err as one line without d's password: what a gap or a message
+// shows of a driver's error.
+func (d *DSN) Reason(err error) string { return d.Scrub(oneLine(err.Error())) }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

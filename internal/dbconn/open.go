@@ -142,7 +142,7 @@ func connector(d *DSN, opt Options, r *recorder) (*sql.DB, error) {
 	case Postgres:
 		cfg, err := pgx.ParseConfig(d.Raw)
 		if err != nil {
-			return nil, &Error{Kind: BadDSN, Msg: fmt.Sprintf("DSN %q: %s", d.Redacted, d.Scrub(oneLine(err.Error())))}
+			return nil, badDSN(d, err)
 		}
 		cfg.DialFunc = r.dial
 		cfg.ConnectTimeout = opt.Timeout
@@ -178,13 +178,13 @@ func connector(d *DSN, opt Options, r *recorder) (*sql.DB, error) {
 		}
 		c, err := mysql.NewConnector(cfg)
 		if err != nil {
-			return nil, &Error{Kind: BadDSN, Msg: fmt.Sprintf("DSN %q: %s", d.Redacted, d.Scrub(oneLine(err.Error())))}
+			return nil, badDSN(d, err)
 		}
 		return sql.OpenDB(c), nil
 	case SQLServer:
 		cfg, err := msdsn.Parse(d.Raw)
 		if err != nil {
-			return nil, &Error{Kind: BadDSN, Msg: fmt.Sprintf("DSN %q: %s", d.Redacted, d.Scrub(oneLine(err.Error())))}
+			return nil, badDSN(d, err)
 		}
 		cfg.TLSConfig = r.wrapTLS(cfg.TLSConfig)
 		if cfg.AppName == "" {
@@ -201,6 +201,11 @@ func connector(d *DSN, opt Options, r *recorder) (*sql.DB, error) {
 	return nil, &Error{Kind: BadDSN, Msg: fmt.Sprintf("DSN %q: unsupported engine", d.Redacted)}
 }
 
+// badDSN is a DSN the engine's driver cannot read.
+func badDSN(d *DSN, err error) error {
+	return &Error{Kind: BadDSN, Msg: fmt.Sprintf("DSN %q: %s", d.Redacted, d.Reason(err))}
+}
+
 type dialerFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 
 func (f dialerFunc) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -213,8 +218,7 @@ func mysqlConfig(d *DSN) (*mysql.Config, error) {
 	q := d.Params
 	params := make([]string, 0, len(q))
 	for k, vs := range q {
-		switch strings.ToLower(k) {
-		case "password", "pwd", "passwd":
+		if isPasswordParam(k) {
 			continue
 		}
 		for _, v := range vs {
@@ -227,7 +231,7 @@ func mysqlConfig(d *DSN) (*mysql.Config, error) {
 	}
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
-		return nil, &Error{Kind: BadDSN, Msg: fmt.Sprintf("DSN %q: %s", d.Redacted, d.Scrub(oneLine(err.Error())))}
+		return nil, badDSN(d, err)
 	}
 	cfg.User, cfg.Passwd = d.User, d.password
 	return cfg, nil

@@ -144,7 +144,6 @@ const (
 	ReplicaStreaming = "streaming"
 	ReplicaSilent    = "silent"
 	ReplicaStopped   = "stopped" // MySQL: a replication thread is not running
-	ReplicaUnknown   = "unknown"
 )
 
 // Verdict codes of a replica, a fixed set (also Prometheus label values).

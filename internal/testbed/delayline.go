@@ -46,7 +46,7 @@ const DefaultQueueDelay = 50 * time.Millisecond
 
 // DefaultMaxHeld bounds the packets one direction holds at once (in the
 // queue or "on the wire"), so a runaway sender cannot exhaust memory: about
-// 96 MiB at MTU 1500. 65,536 full-size packets in flight is 786 Mbit/s at
+// 94 MiB at MTU 1500. 65,536 full-size packets in flight is 786 Mbit/s at
 // a one-second one-way delay.
 const DefaultMaxHeld = 1 << 16
 
@@ -80,7 +80,8 @@ type DelayLineOptions struct {
 	NoRealtime bool
 }
 
-// paths resolves the two directions, with defaults filled in and checked.
+// paths resolves the two directions, with defaults filled in and checked;
+// o.MTU must be set.
 func (o DelayLineOptions) paths() (ab, ba Path, err error) {
 	shared := func(delay time.Duration) Path {
 		return Path{Delay: delay, Jitter: o.Jitter, RateBitsPerSecond: o.RateBitsPerSecond, Loss: o.Loss,
@@ -96,14 +97,10 @@ func (o DelayLineOptions) paths() (ab, ba Path, err error) {
 	if o.BtoA != nil {
 		ba = *o.BtoA
 	}
-	mtu := o.MTU
-	if mtu == 0 {
-		mtu = DefaultMTU
-	}
-	if ab, err = ab.withDefaults(mtu); err != nil {
+	if ab, err = ab.withDefaults(o.MTU); err != nil {
 		return ab, ba, fmt.Errorf("testbed: A→B: %w", err)
 	}
-	if ba, err = ba.withDefaults(mtu); err != nil {
+	if ba, err = ba.withDefaults(o.MTU); err != nil {
 		return ab, ba, fmt.Errorf("testbed: B→A: %w", err)
 	}
 	return ab, ba, nil

@@ -93,7 +93,7 @@ func (f *forwarder) run() {
 	runtime.LockOSThread()
 	if err := unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0); err != nil {
 		close(f.started)
-		f.fail(fmt.Errorf("testbed: PR_SET_TIMERSLACK: %w", err))
+		f.publish(fmt.Errorf("testbed: PR_SET_TIMERSLACK: %w", err))
 		return
 	}
 	if f.realtime {
@@ -232,8 +232,6 @@ func (f *forwarder) publish(err error) {
 		f.err = err
 	}
 }
-
-func (f *forwarder) fail(err error) { f.publish(err) }
 
 func (f *forwarder) snapshot() (PathStats, error) {
 	f.mu.Lock()

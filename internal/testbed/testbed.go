@@ -17,12 +17,13 @@ var ErrUnsupported = errors.New("testbed: not supported on this platform")
 // "narrows-<pid>-<n>-a" and "narrows-<pid>-<n>-b". CleanupStale relies on it.
 const NamePrefix = "narrows-"
 
-// Host is one end of a Link: a network namespace with one veth device.
+// Host is one end of a Link or a DelayLine: a network namespace with one
+// device (a veth end, or a TUN device).
 type Host struct {
 	Name string     // "a" or "b"
 	NS   string     // network namespace name, as shown by `ip netns list`
 	Addr netip.Addr // IPv4 address of Dev, in 198.18.0.0/15
-	Dev  string     // the veth device inside NS
+	Dev  string     // the device inside NS
 }
 
 // Command runs name/args inside the host's namespace

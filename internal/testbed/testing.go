@@ -8,8 +8,9 @@ import (
 	"github.com/narrows/narrows/internal/testenv"
 )
 
-// SkipUnlessAvailable skips t (or fails it, when RequireEnv) if namespaces
-// cannot be made here, giving Available's reason.
+// SkipUnlessAvailable skips t if namespaces cannot be made here, giving
+// Available's reason; under CI=true or NARROWS_REQUIRE_NETNS=1 it fails t
+// instead (testenv.Need).
 func SkipUnlessAvailable(t testing.TB) {
 	t.Helper()
 	if err := Available(); err != nil {

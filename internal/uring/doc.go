@@ -3,17 +3,12 @@
 // io_uring_enter to submit and wait. It owns the ring memory and its
 // memory ordering (head and tail through sync/atomic) and nothing else:
 // it opens no files, allocates no I/O buffers and keeps no statistics.
-// On other systems New returns ErrUnavailable, and callers use their
-// portable path.
+// Rings exist on Linux only: elsewhere the package holds just the ABI
+// types below, and callers (internal/probe/disk) use their portable path.
 //
 // The ABI (struct layouts, mmap offsets, opcodes and flags) follows the
 // Linux uapi header include/uapi/linux/io_uring.h.
 package uring
-
-import "errors"
-
-// ErrUnavailable says io_uring cannot be had on this platform.
-var ErrUnavailable = errors.New("io_uring is only available on Linux")
 
 // Opcodes (enum io_uring_op).
 const (

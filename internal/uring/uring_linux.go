@@ -25,8 +25,6 @@ const (
 
 	// FeatSingleMMap: the SQ and CQ rings share one mapping (Linux 5.4).
 	FeatSingleMMap = 1 << 0
-	// FeatNoDrop: the kernel keeps completions that overflow the CQ ring.
-	FeatNoDrop = 1 << 1
 
 	enterGetEvents = 1 << 0
 
@@ -91,9 +89,9 @@ type Ring struct {
 
 	inflight uint32 // submitted to the kernel and not yet reaped
 
-	features, flags uint32
-	singleMMap      bool
-	raw             bool
+	features   uint32
+	singleMMap bool
+	raw        bool
 }
 
 // New sets up a ring with at least entries submission entries (rounded up
@@ -113,14 +111,13 @@ func New(entries uint32, opts Options) (*Ring, error) {
 		if err != unix.EINVAL || p.flags&drop == 0 {
 			break
 		}
-		flags := p.flags &^ drop
-		p = params{flags: flags}
+		p = params{flags: p.flags &^ drop}
 		fd, err = setup(entries, &p)
 	}
 	if err != nil {
 		return nil, os.NewSyscallError("io_uring_setup", err)
 	}
-	r := &Ring{fd: fd, features: p.features, flags: p.flags, sqEntries: p.sqEntries, cqEntries: p.cqEntries, raw: opts.Raw}
+	r := &Ring{fd: fd, features: p.features, sqEntries: p.sqEntries, cqEntries: p.cqEntries, raw: opts.Raw}
 	if err := r.mmap(&p); err != nil {
 		r.Close()
 		return nil, err
@@ -204,9 +201,6 @@ func (r *Ring) CQEntries() uint32 { return r.cqEntries }
 
 // Features are the IORING_FEAT_* bits the kernel reported.
 func (r *Ring) Features() uint32 { return r.features }
-
-// SingleIssuer says whether the ring runs with SINGLE_ISSUER|DEFER_TASKRUN.
-func (r *Ring) SingleIssuer() bool { return r.flags&setupDeferTaskrun != 0 }
 
 // InFlight is how many submitted operations have not been reaped.
 func (r *Ring) InFlight() uint32 { return r.inflight }

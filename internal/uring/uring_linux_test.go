@@ -187,12 +187,13 @@ func TestFileIO(t *testing.T) {
 		out[i] = byte(i*7 + 3)
 	}
 
-	do := func(prep func(*SQE)) int32 {
+	// do runs one operation on the file (prep may point it elsewhere) and
+	// returns its result; t is the (sub)test calling it.
+	do := func(t *testing.T, prep func(*SQE)) int32 {
 		t.Helper()
 		sqe := r.SQE()
+		sqe.Fd, sqe.UserData = int32(fd), 42
 		prep(sqe)
-		sqe.Fd = int32(fd)
-		sqe.UserData = 42
 		if n, err := r.Submit(1); err != nil || n != 1 {
 			t.Fatalf("submit: %d %v", n, err)
 		}
@@ -217,7 +218,7 @@ func TestFileIO(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := do(c.prep); got != c.want {
+			if got := do(t, c.prep); got != c.want {
 				t.Fatalf("res %d, want %d", got, c.want)
 			}
 		})
@@ -233,15 +234,9 @@ func TestFileIO(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer unix.Close(dir)
-		sqe := r.SQE()
-		sqe.Opcode, sqe.Fd, sqe.Addr, sqe.Len, sqe.UserData = OpRead, int32(dir), Addr(in), 4096, 7
-		r.Submit(1)
-		var c [1]CQE
-		for r.Reap(c[:]) == 0 {
-			r.Submit(1)
-		}
-		if c[0].Res != -int32(unix.EISDIR) {
-			t.Fatalf("read of a directory: res %d, want -EISDIR", c[0].Res)
+		res := do(t, func(s *SQE) { s.Opcode, s.Fd, s.Addr, s.Len = OpRead, int32(dir), Addr(in), 4096 })
+		if res != -int32(unix.EISDIR) {
+			t.Fatalf("read of a directory: res %d, want -EISDIR", res)
 		}
 	})
 }

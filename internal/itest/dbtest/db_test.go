@@ -138,9 +138,8 @@ func within(t *testing.T, what string, got, want, tol float64) {
 }
 
 // TestPingPostgresAgreesWithPgbench: one session, SELECT 1, simple protocol:
-// narrows' queries per second within 20% of pgbench -c1 on the same server.
-// Two alternating rounds each, the better of each compared (the machine is
-// shared: the better round is the less disturbed one).
+// narrows' queries per second within 20% of pgbench -c1 on the same server,
+// over alternating rounds as agree runs them.
 func TestPingPostgresAgreesWithPgbench(t *testing.T) {
 	needPG(t)
 	script := filepath.Join(t.TempDir(), "select1.sql")
@@ -277,8 +276,7 @@ func TestPingReconnects(t *testing.T) {
 	needPG(t)
 	p := start(t, "db", "ping", "--dsn", pgDSN(), "--duration", "5s", "--interval", "250ms", "--json")
 	time.Sleep(1500 * time.Millisecond)
-	super := open(t, pgSuper())
-	exec1(t, super, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'narrows' AND usename = 'narrows'`)
+	killSessions(t)
 	if code := p.wait(t, 30*time.Second); code != 0 {
 		t.Fatalf("exit %d: %s", code, p.err.String())
 	}
@@ -305,8 +303,7 @@ func TestReplReconnects(t *testing.T) {
 	needPG(t)
 	p := start(t, "db", "repl", "--dsn", pgDSN(), "--interval", "250ms", "--duration", "4s", "--json")
 	time.Sleep(1200 * time.Millisecond)
-	super := open(t, pgSuper())
-	exec1(t, super, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'narrows' AND usename = 'narrows'`)
+	killSessions(t)
 	if code := p.wait(t, 30*time.Second); code != 0 {
 		t.Fatalf("exit %d: %s", code, p.err.String())
 	}
@@ -318,21 +315,23 @@ func TestReplReconnects(t *testing.T) {
 			break
 		}
 	}
-	if gapAt < 0 || gapAt+1 >= len(ivs) {
-		t.Fatalf("no gap followed by figures in %d records", len(ivs))
+	if gapAt < 0 {
+		t.Fatalf("no gap in %d records", len(ivs))
 	}
 	if len(itest.Obj(ivs[gapAt], "repl")["replicas"].([]any)) != 0 {
 		t.Fatal("a gap record carries figures")
 	}
-	after := itest.Obj(ivs[gapAt+1], "repl")
-	if after["gap"] != nil {
-		// still reconnecting: take the first record with figures
-		for _, iv := range ivs[gapAt+1:] {
-			if itest.Obj(iv, "repl")["gap"] == nil {
-				after = itest.Obj(iv, "repl")
-				break
-			}
+	// The first record with figures after the gap (there may be more gap
+	// records while it reconnects).
+	var after map[string]any
+	for _, iv := range ivs[gapAt+1:] {
+		if itest.Obj(iv, "repl")["gap"] == nil {
+			after = itest.Obj(iv, "repl")
+			break
 		}
+	}
+	if after == nil {
+		t.Fatalf("no figures after the gap in %d records", len(ivs))
 	}
 	if _, ok := after["log_generation_bytes_per_second"]; ok {
 		t.Fatalf("a rate across the gap: %v", after)
@@ -445,13 +444,7 @@ func TestReplPostgres(t *testing.T) {
 	if unreplayed[len(unreplayed)-1] < unreplayed[0]+rate {
 		t.Fatalf("unreplayed bytes did not grow: %v", unreplayed)
 	}
-	last := itest.Obj(itest.Obj(sum, "repl"), "last")
-	var st map[string]any
-	for _, x := range last["replicas"].([]any) {
-		if m := x.(map[string]any); m["replica"] == "standby1" {
-			st = m
-		}
-	}
+	st := lastReplica(t, sum, "standby1")
 	if st["verdict_code"] != "replay_bottleneck" || !strings.Contains(st["verdict"].(string), "replay is the bottleneck") || st["replay_paused"] != true {
 		t.Fatalf("verdict %v (%v), paused %v", st["verdict_code"], st["verdict"], st["replay_paused"])
 	}
@@ -465,22 +458,20 @@ func TestReplPostgres(t *testing.T) {
 	time.Sleep(700 * time.Millisecond)
 	r = itest.Run(t, 60*time.Second, nil, "db", "repl", "--dsn", pgDSN(), "--interval", "200ms", "--duration", "250ms", "--json")
 	d := samplePG(t, pgSuper())
-	_, sum = itest.Records(t, r.Stdout)
-	for _, x := range itest.Obj(itest.Obj(sum, "repl"), "last")["replicas"].([]any) {
-		m := x.(map[string]any)
-		if m["replica"] != "standby1" {
-			continue
-		}
-		u, _ := itest.Num(m, "unreplayed_bytes")
-		if math.Abs(u-float64(d.flush-d.replay)) > 64<<10 {
-			t.Fatalf("unreplayed: narrows %v, pg_stat_replication %d", u, d.flush-d.replay)
-		}
-		s, _ := itest.Num(m, "unsent_bytes")
-		if math.Abs(s-float64(d.current-d.sent)) > 64<<10 {
-			t.Fatalf("unsent: narrows %v, pg_stat_replication %d", s, d.current-d.sent)
-		}
-		t.Logf("static: unreplayed narrows %.0f vs server %d; unsent %.0f vs %d", u, d.flush-d.replay, s, d.current-d.sent)
+	if r.Code != 0 {
+		t.Fatalf("db repl: exit %d: %s", r.Code, r.Stderr)
 	}
+	_, sum = itest.Records(t, r.Stdout)
+	m := lastReplica(t, sum, "standby1")
+	u, _ := itest.Num(m, "unreplayed_bytes")
+	if math.Abs(u-float64(d.flush-d.replay)) > 64<<10 {
+		t.Fatalf("unreplayed: narrows %v, pg_stat_replication %d", u, d.flush-d.replay)
+	}
+	s, _ := itest.Num(m, "unsent_bytes")
+	if math.Abs(s-float64(d.current-d.sent)) > 64<<10 {
+		t.Fatalf("unsent: narrows %v, pg_stat_replication %d", s, d.current-d.sent)
+	}
+	t.Logf("static: unreplayed narrows %.0f vs server %d; unsent %.0f vs %d", u, d.flush-d.replay, s, d.current-d.sent)
 	_, ls := itest.Records(t, load.out.String())
 	l := itest.Obj(ls, "db_load")
 	if got, _ := itest.Num(l, "log_bytes_per_second"); got < 0.8*rate || got > 1.2*rate || l["table_dropped"] != true || l["measure"] != "wal_lsn" {
@@ -535,10 +526,7 @@ func TestReplMariaDBUnfetched(t *testing.T) {
 	if unfetched[len(unfetched)-1] < unfetched[0]+2e6 {
 		t.Fatalf("unfetched bytes did not grow: %v", unfetched)
 	}
-	var st map[string]any
-	for _, x := range itest.Obj(itest.Obj(sum, "repl"), "last")["replicas"].([]any) {
-		st = x.(map[string]any)
-	}
+	st := lastReplica(t, sum, "replica1")
 	if st["verdict_code"] != "send_queue_growing" {
 		t.Fatalf("verdict %v: %v", st["verdict_code"], st["verdict"])
 	}
@@ -591,7 +579,7 @@ func TestBadInput(t *testing.T) {
 		{"load on a foreign table", []string{"db", "load", "--dsn", pgDSN(), "--rate", "1MB/s", "--duration", "1s", "--table", "someones_table"}, "is not narrows' own scratch table"},
 		{"load bad rate", []string{"db", "load", "--dsn", pgDSN(), "--rate", "fast"}, `invalid rate "fast"`},
 		{"bad query", []string{"db", "ping", "--dsn", pgDSN(), "--query", "SELEC 1", "--duration", "1s"}, "syntax error"},
-		{"prometheus address taken", []string{"db", "repl", "--dsn", pgDSN(), "--prometheus-listen", "256.1.1.1:1"}, "--prometheus-listen"},
+		{"prometheus address invalid", []string{"db", "repl", "--dsn", pgDSN(), "--prometheus-listen", "256.1.1.1:1"}, "--prometheus-listen"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -698,12 +686,7 @@ func TestReplPostgresSilentStandby(t *testing.T) {
 	if first["state"] != "streaming" {
 		t.Fatalf("before the stop: %v", first)
 	}
-	var st map[string]any
-	for _, x := range itest.Obj(itest.Obj(sum, "repl"), "last")["replicas"].([]any) {
-		if m := x.(map[string]any); m["replica"] == "standby1" {
-			st = m
-		}
-	}
+	st := lastReplica(t, sum, "standby1")
 	if st["state"] != "silent" || st["verdict_code"] != "silent" || !strings.Contains(st["verdict"].(string), "replica silent") {
 		t.Fatalf("after the stop: %v", st)
 	}

@@ -3,7 +3,6 @@ package dbtest
 import (
 	"bytes"
 	"context"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -55,19 +54,39 @@ func (p *proc) wait(t *testing.T, limit time.Duration) int {
 	return p.cmd.ProcessState.ExitCode()
 }
 
-// replicaOf returns a replica's state in a repl interval record.
-func replicaOf(iv map[string]any, name string) map[string]any {
-	repl := itest.Obj(iv, "repl")
-	if repl == nil {
-		return nil
-	}
-	rs, _ := repl["replicas"].([]any)
+// replicaIn returns a replica's state in a poll: an interval record's
+// "repl", or the summary's "repl"/"last"; nil when it is not there.
+func replicaIn(poll map[string]any, name string) map[string]any {
+	rs, _ := poll["replicas"].([]any)
 	for _, r := range rs {
 		if m := r.(map[string]any); m["replica"] == name {
 			return m
 		}
 	}
 	return nil
+}
+
+// replicaOf returns a replica's state in a repl interval record.
+func replicaOf(iv map[string]any, name string) map[string]any {
+	return replicaIn(itest.Obj(iv, "repl"), name)
+}
+
+// lastReplica returns a replica's state in a repl summary's last poll,
+// failing the test when it is not there.
+func lastReplica(t *testing.T, sum map[string]any, name string) map[string]any {
+	t.Helper()
+	st := replicaIn(itest.Obj(sum, "repl", "last"), name)
+	if st == nil {
+		t.Fatalf("no %s in the summary's last poll: %v", name, itest.Obj(sum, "repl", "last"))
+	}
+	return st
+}
+
+// killSessions ends narrows' own sessions on the PostgreSQL primary, as an
+// administrator or a failover would.
+func killSessions(t *testing.T) {
+	t.Helper()
+	exec1(t, open(t, pgSuper()), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'narrows' AND usename = 'narrows'`)
 }
 
 // open opens a session as a DBA would, for checks done by hand.
@@ -102,5 +121,3 @@ func noSecrets(t *testing.T, what string, texts ...string) {
 		}
 	}
 }
-
-var _ = os.Getenv

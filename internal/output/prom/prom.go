@@ -49,8 +49,7 @@ var (
 // Exporter is a prometheus.Collector of the latest poll.
 type Exporter struct {
 	mu     sync.Mutex
-	last   *result.ReplPoll // last poll that reached the primary
-	up     bool
+	last   *result.ReplPoll // the last poll, if it reached the primary; nil during a gap
 	polls  float64
 	errors float64
 }
@@ -75,10 +74,9 @@ func (e *Exporter) Update(p *result.ReplPoll) {
 	e.polls++
 	if p.Gap != nil {
 		e.errors++
-		e.up = false
+		e.last = nil
 		return
 	}
-	e.up = true
 	e.last = p
 }
 
@@ -119,16 +117,13 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	defer e.mu.Unlock()
 	ch <- prometheus.MustNewConstMetric(descPolls, prometheus.CounterValue, e.polls)
 	ch <- prometheus.MustNewConstMetric(descPollErrors, prometheus.CounterValue, e.errors)
-	up := 0.0
-	if e.up {
-		up = 1
-	}
-	gauge(ch, descUp, up)
 	p := e.last
-	if p == nil || !e.up {
+	if p == nil {
 		// During a gap nothing but the gap is reported: no stale figures.
+		gauge(ch, descUp, 0)
 		return
 	}
+	gauge(ch, descUp, 1)
 	gauge(ch, descPollTime, p.PollTime.D().Seconds())
 	optFloat(ch, descGeneration, p.GenerationRate, "")
 	optInt(ch, descPosition, p.LogBytes)
@@ -136,13 +131,12 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 		l := []string{r.Name, r.Database}
 		queues := []*int64{r.Unsent, r.Unwritten, r.Unflushed, r.Unreplayed}
 		rates := []*float64{r.SendRate, r.WriteRate, r.FlushRate, r.ReplayRate}
+		lags := []*result.Seconds{nil, r.WriteLag, r.FlushLag, r.ReplayLag}
 		for i, st := range Stages {
 			optInt(ch, descQueue, queues[i], r.Name, r.Database, st)
 			optFloat(ch, descStageRate, rates[i], r.Name, r.Database, st)
+			optSecs(ch, descLag, lags[i], r.Name, r.Database, st)
 		}
-		optSecs(ch, descLag, r.WriteLag, r.Name, r.Database, "write")
-		optSecs(ch, descLag, r.FlushLag, r.Name, r.Database, "flush")
-		optSecs(ch, descLag, r.ReplayLag, r.Name, r.Database, "replay")
 		if r.Database != "" {
 			optFloat(ch, descGeneration, r.Generation, r.Database)
 		}

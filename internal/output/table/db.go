@@ -112,10 +112,6 @@ func (t *Writer) dbInterval(iv result.Interval) error {
 			_, err = fmt.Fprintf(t.w, replRow, at(iv), "(none)", "-", rateOf(p.GenerationRate), "-", "-", "-", "-", "-", "-", "-", "no replica connected")
 		}
 		for _, r := range p.Replicas {
-			name := r.Name
-			if r.Database != "" {
-				name += "/" + r.Database
-			}
 			gen := p.GenerationRate
 			if r.Generation != nil {
 				gen = r.Generation
@@ -151,11 +147,19 @@ func (t *Writer) dbInterval(iv result.Interval) error {
 			if r.Gap != nil {
 				verdict += " [replica connection lost: " + r.Gap.Reason + "]"
 			}
-			_, err = fmt.Fprintf(t.w, replRow, at(iv), clip(name, 16), r.State, rateOf(gen), bytesOf(r.Unsent), mid, bytesOf(r.Unreplayed),
+			_, err = fmt.Fprintf(t.w, replRow, at(iv), clip(replicaName(r), 16), r.State, rateOf(gen), bytesOf(r.Unsent), mid, bytesOf(r.Unreplayed),
 				rateOf(r.SendRate), rateOf(r.ReplayRate), lag, reply, verdict)
 		}
 	}
 	return err
+}
+
+// replicaName is the replica, with the database for SQL Server.
+func replicaName(r result.ReplicaState) string {
+	if r.Database != "" {
+		return r.Name + "/" + r.Database
+	}
+	return r.Name
 }
 
 func shortThread(s string) string {
@@ -166,8 +170,7 @@ func shortThread(s string) string {
 		return "NO"
 	case "Connecting":
 		return "conn"
-	}
-	if s == "" {
+	case "":
 		return "-"
 	}
 	return s
@@ -217,21 +220,12 @@ func dbSummary(b *strings.Builder, r *result.Report) {
 		if p.ServerVersion != "" {
 			fmt.Fprintf(b, "server       %s %s\n", p.Engine, p.ServerVersion)
 		}
-		for _, g := range p.Gaps {
-			gapLine(b, g)
-		}
-		if p.Stopped != "" {
-			fmt.Fprintf(b, "stopped      %s\n", p.Stopped)
-		}
+		gapLines(b, p.Gaps, p.Stopped)
 	}
 	if rp := r.Repl; rp != nil {
 		fmt.Fprintf(b, "polls        %s every %s over %s; each poll: %d queries on the primary, 1 on each replica named\n", metric.FormatCount(rp.Polls), dur(rp.Config.Interval), dur(rp.Duration), rp.QueriesPerPoll)
 		if l := rp.Last; l != nil {
 			for _, st := range l.Replicas {
-				name := st.Name
-				if st.Database != "" {
-					name += "/" + st.Database
-				}
 				rpo := "-"
 				if st.RPOBytes != nil {
 					rpo = metric.FormatBytes(*st.RPOBytes)
@@ -246,7 +240,7 @@ func dbSummary(b *strings.Builder, r *result.Report) {
 				if st.State == result.ReplicaSilent {
 					catch = "unknown"
 				}
-				fmt.Fprintf(b, "replica      %s: %s; RPO %s; catch-up %s", name, st.Verdict, rpo, catch)
+				fmt.Fprintf(b, "replica      %s: %s; RPO %s; catch-up %s", replicaName(st), st.Verdict, rpo, catch)
 				if st.RedoTime != nil && *st.RedoTime > 0 {
 					fmt.Fprintf(b, "; redo %s", dur(*st.RedoTime))
 				}
@@ -256,12 +250,7 @@ func dbSummary(b *strings.Builder, r *result.Report) {
 				b.WriteString("\n")
 			}
 		}
-		for _, g := range rp.Gaps {
-			gapLine(b, g)
-		}
-		if rp.Stopped != "" {
-			fmt.Fprintf(b, "stopped      %s\n", rp.Stopped)
-		}
+		gapLines(b, rp.Gaps, rp.Stopped)
 	}
 	if l := r.DBLoad; l != nil {
 		fmt.Fprintf(b, "log          %s in %s = %s (asked %s), measured by %s\n", metric.FormatBytes(l.LogBytes), dur(l.Duration),
@@ -275,19 +264,20 @@ func dbSummary(b *strings.Builder, r *result.Report) {
 			fmt.Fprintf(b, "commits      %s, each an INSERT on its own: latency p50 %s, p90 %s, p99 %s, max %s\n", metric.FormatCount(l.Commits),
 				dur(c.P50), dur(c.P90), dur(c.P99), dur(c.Max))
 		}
-		for _, g := range l.Gaps {
-			gapLine(b, g)
-		}
-		if l.Stopped != "" {
-			fmt.Fprintf(b, "stopped      %s\n", l.Stopped)
-		}
+		gapLines(b, l.Gaps, l.Stopped)
 	}
 }
 
-func gapLine(b *strings.Builder, g result.Gap) {
-	end := "still open"
-	if g.End != nil {
-		end = fmt.Sprintf("to %.1f s", g.End.D().Seconds())
+// gapLines ends a db summary: its gaps, and why it stopped early if it did.
+func gapLines(b *strings.Builder, gaps []result.Gap, stopped string) {
+	for _, g := range gaps {
+		end := "still open"
+		if g.End != nil {
+			end = fmt.Sprintf("to %.1f s", g.End.D().Seconds())
+		}
+		fmt.Fprintf(b, "gap          %s lost from %.1f s %s (%d retries): %s\n", g.Of, g.Start.D().Seconds(), end, g.Retries, g.Reason)
 	}
-	fmt.Fprintf(b, "gap          %s lost from %.1f s %s (%d retries): %s\n", g.Of, g.Start.D().Seconds(), end, g.Retries, g.Reason)
+	if stopped != "" {
+		fmt.Fprintf(b, "stopped      %s\n", stopped)
+	}
 }

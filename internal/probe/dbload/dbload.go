@@ -10,12 +10,9 @@ package dbload
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"regexp"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/narrows/narrows/internal/dbconn"
@@ -49,32 +46,29 @@ var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
 // ValidTable says whether name can be used as the scratch table's name.
 func ValidTable(name string) bool { return identRE.MatchString(name) }
 
-// engine is one engine's SQL.
+// engine is one engine's SQL on the scratch table.
 type engine interface {
 	// owner returns whether the table exists and, if so, its marker.
-	owner(ctx context.Context, c *dbconn.Conn, table string) (exists bool, marker string, err error)
-	create(ctx context.Context, c *dbconn.Conn, table string) error
-	drop(ctx context.Context, c *dbconn.Conn, table string) error
-	truncate(ctx context.Context, c *dbconn.Conn, table string) error
-	insert(ctx context.Context, c *dbconn.Conn, table string, rows [][]byte) error
+	owner(ctx context.Context, c *dbconn.Conn) (exists bool, marker string, err error)
+	create(ctx context.Context, c *dbconn.Conn) error
+	drop(ctx context.Context, c *dbconn.Conn) error
+	truncate(ctx context.Context, c *dbconn.Conn) error
+	insert(ctx context.Context, c *dbconn.Conn, rows [][]byte) error
 	// logBytes is the server's log position in bytes; measure names it.
 	logBytes(ctx context.Context, c *dbconn.Conn) (int64, error)
 	measure() string
 }
 
-func engineFor(e dbconn.Engine) engine {
+func engineFor(e dbconn.Engine, table string) engine {
 	switch e {
 	case dbconn.Postgres:
-		return pgEngine{}
+		return newPG(table)
 	case dbconn.MySQL:
-		return &myEngine{}
+		return &myEngine{table: table}
 	default:
-		return msEngine{}
+		return &msEngine{table: table}
 	}
 }
-
-// backoff is the wait before reconnect attempt n.
-func backoff(n int) time.Duration { return dbconn.Backoff(n, 500*time.Millisecond, 10*time.Second) }
 
 // Run generates log until the duration is over or ctx is done, then drops
 // the table. Errors before the first row are dbconn.Errors a person can fix.
@@ -93,7 +87,7 @@ func Run(ctx context.Context, d *dbconn.DSN, cfg Config, emit probe.Emit) (*resu
 	if d.Engine == dbconn.MySQL && d.Database == "" {
 		return res, &dbconn.Error{Kind: dbconn.BadDSN, Msg: fmt.Sprintf("db load: %s: name a database for the scratch table: mysql://USER:PASSWORD@HOST:3306/DATABASE", d.Redacted)}
 	}
-	eng := engineFor(d.Engine)
+	eng := engineFor(d.Engine, cfg.Table)
 	conn, err := dbconn.Open(ctx, d, dbconn.Options{Timeout: cfg.Timeout, Prepared: true})
 	if err != nil {
 		return res, err
@@ -104,17 +98,17 @@ func Run(ctx context.Context, d *dbconn.DSN, cfg Config, emit probe.Emit) (*resu
 		}
 	}()
 	octx, cancel := context.WithTimeout(ctx, cfg.Timeout)
-	exists, marker, err := eng.owner(octx, conn, cfg.Table)
+	exists, marker, err := eng.owner(octx, conn)
 	if err == nil && exists {
 		if marker != Marker {
 			cancel()
 			return res, dbconn.Refusedf("db load: table %s already exists in %s and is not narrows' own scratch table (no narrows marker in its comment): narrows never writes to a table it did not create; choose another name with --table", cfg.Table, d.Redacted)
 		}
 		// Left over from a run that could not clean up: it is ours.
-		err = eng.drop(octx, conn, cfg.Table)
+		err = eng.drop(octx, conn)
 	}
 	if err == nil {
-		err = eng.create(octx, conn, cfg.Table)
+		err = eng.create(octx, conn)
 	}
 	cancel()
 	if err != nil {
@@ -136,7 +130,7 @@ func Run(ctx context.Context, d *dbconn.DSN, cfg Config, emit probe.Emit) (*resu
 				defer c2.Close()
 			}
 		}
-		if c != nil && eng.drop(dctx, c, cfg.Table) == nil {
+		if c != nil && eng.drop(dctx, c) == nil {
 			res.Dropped = true
 		}
 	}()
@@ -201,11 +195,9 @@ func (g *gen) run(ctx context.Context, d *dbconn.DSN, connp **dbconn.Conn, res *
 			now := time.Now()
 			target := cfg.Rate * now.Sub(segStart).Seconds()
 			if float64(segLog) < target {
-				for i := range batch {
-					g.rng.Read(batch[i])
-				}
+				g.rng.Read(buf) // every row of the batch, fresh and incompressible
 				t0 := time.Now()
-				if err = g.eng.insert(ctx, conn, cfg.Table, batch); err != nil {
+				if err = g.eng.insert(ctx, conn, batch); err != nil {
 					break
 				}
 				lat := time.Since(t0)
@@ -221,7 +213,7 @@ func (g *gen) run(ctx context.Context, d *dbconn.DSN, connp **dbconn.Conn, res *
 				}
 				segLog = pos - base
 				if g.sinceTruncate > truncateEvery {
-					if err = g.eng.truncate(ctx, conn, cfg.Table); err != nil {
+					if err = g.eng.truncate(ctx, conn); err != nil {
 						break
 					}
 					g.sinceTruncate = 0
@@ -252,27 +244,15 @@ func (g *gen) run(ctx context.Context, d *dbconn.DSN, connp **dbconn.Conn, res *
 			return dbconn.Classify(d, "insert into "+cfg.Table, err)
 		}
 		// Lost the session: mark the gap, reconnect with backoff.
-		gap := result.Gap{Of: "session", Start: result.Seconds(time.Since(runStart)), Reason: d.Scrub(strings.Join(strings.Fields(err.Error()), " "))}
+		gap := result.Gap{Of: "session", Start: result.Seconds(time.Since(runStart)), Reason: d.Reason(err)}
 		giv := result.NewInterval(result.ProbeDBLoad, lastReport.Sub(runStart), time.Since(runStart))
 		giv.Load = &result.LoadInterval{Gap: &gap}
 		g.emit(giv)
 		conn.Close()
-		*connp = nil
-		for attempt := 0; !over(); attempt++ {
-			select {
-			case <-ctx.Done():
-			case <-time.After(backoff(attempt)):
-			}
-			if over() {
-				break
-			}
-			c, err := dbconn.Open(ctx, d, dbconn.Options{Timeout: cfg.Timeout, Prepared: true})
-			if err == nil {
-				*connp = c
-				break
-			}
-			gap.Retries++
-			gap.Reason = d.Scrub(strings.Join(strings.Fields(err.Error()), " "))
+		*connp, gap.Retries, err = dbconn.Reopen(ctx, d, dbconn.Options{Timeout: cfg.Timeout, Prepared: true},
+			500*time.Millisecond, 10*time.Second, over)
+		if err != nil {
+			gap.Reason = d.Reason(err)
 		}
 		e := result.Seconds(time.Since(runStart))
 		gap.End = &e
@@ -299,11 +279,4 @@ func (g *gen) position(ctx context.Context, c *dbconn.Conn, payloadSoFar int64) 
 	qctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
 	defer cancel()
 	return g.eng.logBytes(qctx, c)
-}
-
-var errNoPosition = errors.New("the server does not report a log position to this user")
-
-func parseInt(s string) int64 {
-	n, _ := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-	return n
 }

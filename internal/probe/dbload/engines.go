@@ -3,6 +3,7 @@ package dbload
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -10,25 +11,9 @@ import (
 	"github.com/narrows/narrows/internal/dbconn"
 )
 
-// PostgreSQL: a bytea column stored EXTERNAL (never compressed), rows sent
-// as one bytea[] parameter per batch, paced on pg_current_wal_lsn().
-type pgEngine struct{}
-
-func (pgEngine) measure() string { return "wal_lsn" }
-
-func (pgEngine) owner(ctx context.Context, c *dbconn.Conn, t string) (bool, string, error) {
-	var exists bool
-	var marker string
-	err := c.Conn.QueryRowContext(ctx, `SELECT to_regclass($1) IS NOT NULL, coalesce(obj_description(to_regclass($1), 'pg_class'), '')`, t).Scan(&exists, &marker)
-	return exists, marker, err
-}
-
-func (pgEngine) create(ctx context.Context, c *dbconn.Conn, t string) error {
-	for _, q := range []string{
-		fmt.Sprintf(`CREATE TABLE %q (payload bytea NOT NULL)`, t),
-		fmt.Sprintf(`ALTER TABLE %q ALTER COLUMN payload SET STORAGE EXTERNAL`, t),
-		fmt.Sprintf(`COMMENT ON TABLE %q IS '%s'`, t, Marker),
-	} {
+// exec runs each statement in turn.
+func exec(ctx context.Context, c *dbconn.Conn, qs ...string) error {
+	for _, q := range qs {
 		if _, err := c.Conn.ExecContext(ctx, q); err != nil {
 			return err
 		}
@@ -36,44 +21,62 @@ func (pgEngine) create(ctx context.Context, c *dbconn.Conn, t string) error {
 	return nil
 }
 
-func (pgEngine) drop(ctx context.Context, c *dbconn.Conn, t string) error {
-	_, err := c.Conn.ExecContext(ctx, fmt.Sprintf(`DROP TABLE IF EXISTS %q`, t))
+// PostgreSQL: a bytea column stored EXTERNAL (never compressed), rows sent
+// as one bytea[] parameter per batch, paced on pg_current_wal_lsn().
+type pgEngine struct {
+	table, insertSQL string
+}
+
+func newPG(t string) *pgEngine {
+	return &pgEngine{table: t, insertSQL: fmt.Sprintf(`INSERT INTO %q (payload) SELECT unnest($1::bytea[])`, t)}
+}
+
+func (*pgEngine) measure() string { return "wal_lsn" }
+
+func (e *pgEngine) owner(ctx context.Context, c *dbconn.Conn) (bool, string, error) {
+	var exists bool
+	var marker string
+	err := c.Conn.QueryRowContext(ctx, `SELECT to_regclass($1) IS NOT NULL, coalesce(obj_description(to_regclass($1), 'pg_class'), '')`, e.table).Scan(&exists, &marker)
+	return exists, marker, err
+}
+
+func (e *pgEngine) create(ctx context.Context, c *dbconn.Conn) error {
+	return exec(ctx, c,
+		fmt.Sprintf(`CREATE TABLE %q (payload bytea NOT NULL)`, e.table),
+		fmt.Sprintf(`ALTER TABLE %q ALTER COLUMN payload SET STORAGE EXTERNAL`, e.table),
+		fmt.Sprintf(`COMMENT ON TABLE %q IS '%s'`, e.table, Marker))
+}
+
+func (e *pgEngine) drop(ctx context.Context, c *dbconn.Conn) error {
+	return exec(ctx, c, fmt.Sprintf(`DROP TABLE IF EXISTS %q`, e.table))
+}
+
+func (e *pgEngine) truncate(ctx context.Context, c *dbconn.Conn) error {
+	return exec(ctx, c, fmt.Sprintf(`TRUNCATE %q`, e.table))
+}
+
+func (e *pgEngine) insert(ctx context.Context, c *dbconn.Conn, rows [][]byte) error {
+	_, err := c.Conn.ExecContext(ctx, e.insertSQL, rows)
 	return err
 }
 
-func (pgEngine) truncate(ctx context.Context, c *dbconn.Conn, t string) error {
-	_, err := c.Conn.ExecContext(ctx, fmt.Sprintf(`TRUNCATE %q`, t))
-	return err
-}
-
-func (pgEngine) insert(ctx context.Context, c *dbconn.Conn, t string, rows [][]byte) error {
-	_, err := c.Conn.ExecContext(ctx, fmt.Sprintf(`INSERT INTO %q (payload) SELECT unnest($1::bytea[])`, t), rows)
-	return err
-}
-
-func (pgEngine) logBytes(ctx context.Context, c *dbconn.Conn) (int64, error) {
+func (*pgEngine) logBytes(ctx context.Context, c *dbconn.Conn) (int64, error) {
 	var s string
 	if err := c.Conn.QueryRowContext(ctx, `SELECT pg_current_wal_lsn()::text`).Scan(&s); err != nil {
 		return 0, err
 	}
-	hi, lo, ok := strings.Cut(s, "/")
-	h, err1 := strconv.ParseUint(hi, 16, 32)
-	l, err2 := strconv.ParseUint(lo, 16, 32)
-	if !ok || err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("invalid LSN %q", s)
-	}
-	return int64(h<<32 | l), nil
+	return dbconn.ParseLSN(s)
 }
 
 // MySQL/MariaDB: a LONGBLOB column in InnoDB, one prepared multi-row
 // INSERT, paced on the binary log position (falls back to payload bytes
 // when the user may not read it).
 type myEngine struct {
+	table    string
 	stmt     *sql.Stmt
 	stmtConn *dbconn.Conn
-	stmtRows int
+	args     []any // the statement's arguments, one per row
 	noPos    bool
-	status   string
 }
 
 func (e *myEngine) measure() string {
@@ -83,18 +86,17 @@ func (e *myEngine) measure() string {
 	return "binlog_position"
 }
 
-func (e *myEngine) owner(ctx context.Context, c *dbconn.Conn, t string) (bool, string, error) {
+func (e *myEngine) owner(ctx context.Context, c *dbconn.Conn) (bool, string, error) {
 	var comment string
-	err := c.Conn.QueryRowContext(ctx, `SELECT table_comment FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?`, t).Scan(&comment)
+	err := c.Conn.QueryRowContext(ctx, `SELECT table_comment FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?`, e.table).Scan(&comment)
 	if err == sql.ErrNoRows {
 		return false, "", nil
 	}
 	return err == nil, comment, err
 }
 
-func (e *myEngine) create(ctx context.Context, c *dbconn.Conn, t string) error {
-	_, err := c.Conn.ExecContext(ctx, fmt.Sprintf("CREATE TABLE `%s` (id BIGINT AUTO_INCREMENT PRIMARY KEY, payload LONGBLOB NOT NULL) ENGINE=InnoDB COMMENT='%s'", t, Marker))
-	if err != nil {
+func (e *myEngine) create(ctx context.Context, c *dbconn.Conn) error {
+	if err := exec(ctx, c, fmt.Sprintf("CREATE TABLE `%s` (id BIGINT AUTO_INCREMENT PRIMARY KEY, payload LONGBLOB NOT NULL) ENGINE=InnoDB COMMENT='%s'", e.table, Marker)); err != nil {
 		return err
 	}
 	if _, err := e.logBytes(ctx, c); err != nil {
@@ -103,38 +105,43 @@ func (e *myEngine) create(ctx context.Context, c *dbconn.Conn, t string) error {
 	return nil
 }
 
-func (e *myEngine) drop(ctx context.Context, c *dbconn.Conn, t string) error {
+func (e *myEngine) drop(ctx context.Context, c *dbconn.Conn) error {
 	if e.stmt != nil {
 		e.stmt.Close()
 		e.stmt = nil
 	}
-	_, err := c.Conn.ExecContext(ctx, fmt.Sprintf("DROP TABLE IF EXISTS `%s`", t))
-	return err
+	return exec(ctx, c, fmt.Sprintf("DROP TABLE IF EXISTS `%s`", e.table))
 }
 
-func (e *myEngine) truncate(ctx context.Context, c *dbconn.Conn, t string) error {
-	_, err := c.Conn.ExecContext(ctx, fmt.Sprintf("TRUNCATE TABLE `%s`", t))
-	return err
+func (e *myEngine) truncate(ctx context.Context, c *dbconn.Conn) error {
+	return exec(ctx, c, fmt.Sprintf("TRUNCATE TABLE `%s`", e.table))
 }
 
-func (e *myEngine) insert(ctx context.Context, c *dbconn.Conn, t string, rows [][]byte) error {
-	if e.stmt == nil || e.stmtConn != c || e.stmtRows != len(rows) {
+// insert prepares the multi-row INSERT once per session and batch size.
+func (e *myEngine) insert(ctx context.Context, c *dbconn.Conn, rows [][]byte) error {
+	if e.stmt == nil || e.stmtConn != c || len(e.args) != len(rows) {
 		if e.stmt != nil {
 			e.stmt.Close()
 		}
-		q := "INSERT INTO `" + t + "` (payload) VALUES " + strings.TrimSuffix(strings.Repeat("(?),", len(rows)), ",")
+		q := "INSERT INTO `" + e.table + "` (payload) VALUES " + strings.TrimSuffix(strings.Repeat("(?),", len(rows)), ",")
 		st, err := c.Conn.PrepareContext(ctx, q)
 		if err != nil {
 			return err
 		}
-		e.stmt, e.stmtConn, e.stmtRows = st, c, len(rows)
+		e.stmt, e.stmtConn, e.args = st, c, make([]any, len(rows))
 	}
-	args := make([]any, len(rows))
 	for i, r := range rows {
-		args[i] = r
+		e.args[i] = r
 	}
-	_, err := e.stmt.ExecContext(ctx, args...)
+	_, err := e.stmt.ExecContext(ctx, e.args...)
 	return err
+}
+
+var errNoPosition = errors.New("the server does not report a log position to this user")
+
+func parseInt(s string) int64 {
+	n, _ := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	return n
 }
 
 func (e *myEngine) logBytes(ctx context.Context, c *dbconn.Conn) (int64, error) {
@@ -158,57 +165,58 @@ func (e *myEngine) logBytes(ctx context.Context, c *dbconn.Conn) (int64, error) 
 
 // SQL Server: a varbinary(max) column, marked with an extended property,
 // paced on the database's 'Log Bytes Flushed/sec' counter (cumulative).
-type msEngine struct{}
+type msEngine struct {
+	table     string
+	insertSQL string // for len(args) rows
+	args      []any
+}
 
-func (msEngine) measure() string { return "log_bytes_flushed" }
+func (*msEngine) measure() string { return "log_bytes_flushed" }
 
-func (msEngine) owner(ctx context.Context, c *dbconn.Conn, t string) (bool, string, error) {
+func (e *msEngine) owner(ctx context.Context, c *dbconn.Conn) (bool, string, error) {
 	var exists int
 	var marker string
 	err := c.Conn.QueryRowContext(ctx, `SELECT CASE WHEN OBJECT_ID(@p1, 'U') IS NULL THEN 0 ELSE 1 END,
   CAST(ISNULL((SELECT value FROM sys.extended_properties WHERE major_id = OBJECT_ID(@p1, 'U') AND minor_id = 0 AND name = N'narrows'), '') AS nvarchar(400))`,
-		"dbo."+t).Scan(&exists, &marker)
+		"dbo."+e.table).Scan(&exists, &marker)
 	return exists == 1, marker, err
 }
 
-func (msEngine) create(ctx context.Context, c *dbconn.Conn, t string) error {
-	for _, q := range []string{
-		fmt.Sprintf(`CREATE TABLE dbo.[%s] (id bigint IDENTITY(1,1) PRIMARY KEY, payload varbinary(max) NOT NULL)`, t),
-		fmt.Sprintf(`EXEC sys.sp_addextendedproperty @name = N'narrows', @value = N'%s', @level0type = N'SCHEMA', @level0name = N'dbo', @level1type = N'TABLE', @level1name = N'%s'`, Marker, t),
-	} {
-		if _, err := c.Conn.ExecContext(ctx, q); err != nil {
-			return err
+func (e *msEngine) create(ctx context.Context, c *dbconn.Conn) error {
+	return exec(ctx, c,
+		fmt.Sprintf(`CREATE TABLE dbo.[%s] (id bigint IDENTITY(1,1) PRIMARY KEY, payload varbinary(max) NOT NULL)`, e.table),
+		fmt.Sprintf(`EXEC sys.sp_addextendedproperty @name = N'narrows', @value = N'%s', @level0type = N'SCHEMA', @level0name = N'dbo', @level1type = N'TABLE', @level1name = N'%s'`, Marker, e.table))
+}
+
+func (e *msEngine) drop(ctx context.Context, c *dbconn.Conn) error {
+	return exec(ctx, c, fmt.Sprintf(`DROP TABLE IF EXISTS dbo.[%s]`, e.table))
+}
+
+func (e *msEngine) truncate(ctx context.Context, c *dbconn.Conn) error {
+	return exec(ctx, c, fmt.Sprintf(`TRUNCATE TABLE dbo.[%s]`, e.table))
+}
+
+// insert builds the multi-row INSERT once per batch size.
+func (e *msEngine) insert(ctx context.Context, c *dbconn.Conn, rows [][]byte) error {
+	if len(e.args) != len(rows) {
+		var b strings.Builder
+		fmt.Fprintf(&b, "INSERT INTO dbo.[%s] (payload) VALUES ", e.table)
+		for i := range rows {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, "(@p%d)", i+1)
 		}
+		e.insertSQL, e.args = b.String(), make([]any, len(rows))
 	}
-	return nil
-}
-
-func (msEngine) drop(ctx context.Context, c *dbconn.Conn, t string) error {
-	_, err := c.Conn.ExecContext(ctx, fmt.Sprintf(`DROP TABLE IF EXISTS dbo.[%s]`, t))
-	return err
-}
-
-func (msEngine) truncate(ctx context.Context, c *dbconn.Conn, t string) error {
-	_, err := c.Conn.ExecContext(ctx, fmt.Sprintf(`TRUNCATE TABLE dbo.[%s]`, t))
-	return err
-}
-
-func (msEngine) insert(ctx context.Context, c *dbconn.Conn, t string, rows [][]byte) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "INSERT INTO dbo.[%s] (payload) VALUES ", t)
-	args := make([]any, len(rows))
 	for i, r := range rows {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, "(@p%d)", i+1)
-		args[i] = r
+		e.args[i] = r
 	}
-	_, err := c.Conn.ExecContext(ctx, b.String(), args...)
+	_, err := c.Conn.ExecContext(ctx, e.insertSQL, e.args...)
 	return err
 }
 
-func (msEngine) logBytes(ctx context.Context, c *dbconn.Conn) (int64, error) {
+func (*msEngine) logBytes(ctx context.Context, c *dbconn.Conn) (int64, error) {
 	var v int64
 	err := c.Conn.QueryRowContext(ctx, `SELECT cntr_value FROM sys.dm_os_performance_counters
 WHERE counter_name = 'Log Bytes Flushed/sec' AND object_name LIKE '%:Databases%' AND RTRIM(instance_name) = DB_NAME()`).Scan(&v)

@@ -57,9 +57,6 @@ func PayloadQuery(n int64) string {
 	return string(append(b, '\''))
 }
 
-// backoff is how long to wait before reconnect attempt n (0-based).
-func backoff(n int) time.Duration { return dbconn.Backoff(n, 250*time.Millisecond, 5*time.Second) }
-
 // Run measures. On error the result holds what was measured until then.
 func Run(ctx context.Context, d *dbconn.DSN, cfg Config, emit probe.Emit) (*result.DBPing, error) {
 	if cfg.Timeout <= 0 {
@@ -341,31 +338,16 @@ func (m *meter) run(ctx context.Context, d *dbconn.DSN, conn *dbconn.Conn) error
 		if stalled.Swap(false) {
 			err = fmt.Errorf("%w (%s)", errStalled, cfg.Timeout)
 		}
-		gap := result.Gap{Of: "session", Start: result.Seconds(time.Since(m.start)), Reason: d.Scrub(oneLine(err.Error()))}
+		gap := result.Gap{Of: "session", Start: result.Seconds(time.Since(m.start)), Reason: d.Reason(err)}
 		giv := result.NewInterval(result.ProbeDBPing, m.lastReport, time.Since(m.start))
 		giv.Gap = &gap
 		m.emit(giv)
 		conn.Close()
 		m.setConn(nil)
-		conn = nil
-		for attempt := 0; ; attempt++ {
-			if done(time.Now()) {
-				break
-			}
-			select {
-			case <-ctx.Done():
-			case <-time.After(backoff(attempt)):
-			}
-			if ctx.Err() != nil || done(time.Now()) {
-				break
-			}
-			c, err := dbconn.Open(ctx, d, dbconn.Options{Timeout: cfg.Timeout, Blocking: true})
-			if err == nil {
-				conn = c
-				break
-			}
-			gap.Retries++
-			gap.Reason = d.Scrub(oneLine(err.Error()))
+		conn, gap.Retries, err = dbconn.Reopen(ctx, d, dbconn.Options{Timeout: cfg.Timeout, Blocking: true},
+			250*time.Millisecond, 5*time.Second, func() bool { return done(time.Now()) })
+		if err != nil {
+			gap.Reason = d.Reason(err)
 		}
 		e := result.Seconds(time.Since(m.start))
 		gap.End = &e
@@ -375,10 +357,7 @@ func (m *meter) run(ctx context.Context, d *dbconn.DSN, conn *dbconn.Conn) error
 			if ctx.Err() != nil || stop.Load() {
 				return nil
 			}
-			if done(time.Now()) {
-				return fmt.Errorf("db ping: lost the session and could not reconnect: %s", gap.Reason)
-			}
-			return nil
+			return fmt.Errorf("db ping: lost the session and could not reconnect: %s", gap.Reason)
 		}
 		m.setConn(conn)
 		giv = result.NewInterval(result.ProbeDBPing, e.D(), e.D())
@@ -459,12 +438,13 @@ func withQuery(conn *dbconn.Conn, q string, body func(func() error) error) error
 				if err != nil {
 					return err
 				}
-				if n := len(rows.Columns()); cap(dest) < n {
+				n := len(rows.Columns())
+				if cap(dest) < n {
 					dest = make([]driver.Value, n)
 				}
 				var err2 error
 				for err2 == nil {
-					err2 = rows.Next(dest[:len(rows.Columns())])
+					err2 = rows.Next(dest[:n])
 				}
 				if err2 != io.EOF {
 					rows.Close()
@@ -488,22 +468,4 @@ func withQuery(conn *dbconn.Conn, q string, body func(func() error) error) error
 			return rows.Close()
 		})
 	}
-}
-
-func oneLine(s string) string {
-	out := make([]byte, 0, len(s))
-	space := false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c == '\n' || c == '\r' || c == '\t' || c == ' ' {
-			space = true
-			continue
-		}
-		if space && len(out) > 0 {
-			out = append(out, ' ')
-		}
-		space = false
-		out = append(out, c)
-	}
-	return string(out)
 }

@@ -62,6 +62,15 @@ func uringRefusal(err error) string {
 	return "io_uring could not be set up: " + err.Error()
 }
 
+// errnoOf is the error of a completion that did not move the whole
+// block: a negative result is an errno, a smaller count a short I/O.
+func errnoOf(res int32, read bool) error {
+	if res < 0 {
+		return unix.Errno(-res)
+	}
+	return shortIO(read)
+}
+
 // slot is one outstanding I/O of a ring.
 type slot struct {
 	buf   []byte
@@ -152,7 +161,7 @@ func (j *job) uringWorker(m *meter, offs *offsets, n int) (err error) {
 			s := &slots[c.UserData]
 			if c.Res != int32(block) {
 				if err == nil {
-					err = j.ioError(s.read, s.off, errnoOf(c.Res))
+					err = j.ioError(s.read, s.off, errnoOf(c.Res, s.read))
 				}
 				continue
 			}
@@ -206,7 +215,7 @@ func (j *job) uringCommits(ring *uring.Ring, m *meter, offs *offsets, fd int32, 
 			return err
 		}
 		if res != int32(block) {
-			return j.ioError(false, off, errnoOf(res))
+			return j.ioError(false, off, errnoOf(res, false))
 		}
 		sqe = ring.SQE()
 		sqe.Opcode, sqe.Fd, sqe.OpFlags = uring.OpFsync, fd, uring.FsyncDatasync
@@ -215,7 +224,7 @@ func (j *job) uringCommits(ring *uring.Ring, m *meter, offs *offsets, fd int32, 
 			return err
 		}
 		if res != 0 {
-			return j.t.placeErr("flush (fdatasync) the test file", errnoOf(res))
+			return j.t.placeErr("flush (fdatasync) the test file", errnoOf(res, false))
 		}
 		m.mu.Lock()
 		m.cur.commit(block, fDone.Sub(t0), wDone.Sub(wIssued), fDone.Sub(fIssued))

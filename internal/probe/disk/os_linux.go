@@ -17,8 +17,6 @@ import (
 type fsInfo struct {
 	total, avail int64  // bytes; total 0: the filesystem reports no size
 	name         string // ext4, xfs, tmpfs, ...; "" when unknown
-	// memoryBacked: what is written lives in RAM (tmpfs, ramfs).
-	memoryBacked bool
 }
 
 func statFS(dir string) (fsInfo, error) {
@@ -31,10 +29,6 @@ func statFS(dir string) (fsInfo, error) {
 		unit = st.Bsize
 	}
 	fi := fsInfo{total: int64(st.Blocks) * unit, avail: int64(st.Bavail) * unit, name: mountType(dir)}
-	switch uint32(st.Type) {
-	case unix.TMPFS_MAGIC, unix.RAMFS_MAGIC:
-		fi.memoryBacked = true
-	}
 	if fi.name == "" {
 		fi.name = magicNames[uint32(st.Type)]
 	}
@@ -114,7 +108,7 @@ func setFlag(f *os.File, flag int, on bool) error {
 	return err
 }
 
-// errDirectRefused marks a filesystem that does not do O_DIRECT.
+// directRefused says the error marks a filesystem that does not do O_DIRECT.
 func directRefused(err error) bool { return errors.Is(err, unix.EINVAL) }
 
 // dropCache evicts the file's pages from the page cache, as fio's
@@ -141,7 +135,7 @@ type fileIO struct {
 	f  *os.File // kept so the descriptor stays open
 }
 
-func newFileIO(f *os.File, path string) (*fileIO, error) { return &fileIO{fd: int(f.Fd()), f: f}, nil }
+func newFileIO(f *os.File, path string) *fileIO { return &fileIO{fd: int(f.Fd()), f: f} }
 
 func (x *fileIO) close() {}
 

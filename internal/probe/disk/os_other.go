@@ -14,7 +14,6 @@ import (
 type fsInfo struct {
 	total, avail int64 // bytes; total 0: the filesystem reports no size
 	name         string
-	memoryBacked bool
 }
 
 func memory() (free, total int64, err error) { return 0, 0, errNotHere }
@@ -51,7 +50,7 @@ type fileIO struct {
 	syncErr error
 }
 
-func newFileIO(f *os.File, path string) (*fileIO, error) { return &fileIO{f: f, path: path}, nil }
+func newFileIO(f *os.File, path string) *fileIO { return &fileIO{f: f, path: path} }
 
 func (x *fileIO) close() {
 	if x.sync != nil {

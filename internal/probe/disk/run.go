@@ -2,13 +2,11 @@ package disk
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/narrows/narrows/internal/metric"
@@ -39,7 +37,6 @@ func (t *Target) Run(ctx context.Context, emit probe.Emit) (*result.Disk, error)
 type job struct {
 	t        *Target
 	p        Pattern
-	idx      int
 	deadline time.Time
 	stop     atomic.Bool
 }
@@ -48,7 +45,7 @@ func (t *Target) runPattern(ctx context.Context, idx int, p Pattern, emit probe.
 	if !t.direct {
 		dropCache(t.f) // buffered: start from the device, as fio's invalidate
 	}
-	j := &job{t: t, p: p, idx: idx}
+	j := &job{t: t, p: p}
 	var meters []*meter
 	var workers []func() error
 	for th := range p.Threads {
@@ -87,11 +84,13 @@ func (t *Target) runPattern(ctx context.Context, idx int, p Pattern, emit probe.
 	for _, w := range workers {
 		go func() { done <- guard(w) }()
 	}
-	var last time.Duration
-	report := func(now time.Time) {
+	collect := func() {
 		for _, m := range meters {
 			m.take(iv)
 		}
+	}
+	var last time.Duration
+	report := func(now time.Time) {
 		el := now.Sub(start)
 		emit(j.interval(iv, last, el))
 		total.merge(iv)
@@ -113,14 +112,13 @@ func (t *Target) runPattern(ctx context.Context, idx int, p Pattern, emit probe.
 			// The last stretch, up to the end, is reported once the
 			// workers are done rather than as a sliver after a tick.
 			if now.Before(j.deadline.Add(-interval/10)) && !j.stop.Load() {
+				collect()
 				report(now)
 			}
 		}
 	}
 	end := time.Now()
-	for _, m := range meters {
-		m.take(iv)
-	}
+	collect()
 	if iv.ios > 0 {
 		report(end)
 	}
@@ -231,10 +229,7 @@ func (j *job) portableWorker(m *meter, offs *sharedOffsets, n int) error {
 		}
 		t1 := time.Now()
 		if err == nil && k != len(buf) {
-			err = io.ErrShortWrite
-			if read {
-				err = io.ErrUnexpectedEOF
-			}
+			err = shortIO(read)
 		}
 		if err != nil {
 			return j.ioError(read, off, err)
@@ -268,22 +263,20 @@ func (j *job) ioError(read bool, off int64, err error) error {
 	return j.t.placeErr(fmt.Sprintf("%s %s at offset %d", op, metric.FormatBytes(j.p.Block), off), err)
 }
 
-// errnoOf turns a completion's negative result into an error.
-func errnoOf(res int32) error {
-	if res < 0 {
-		return syscall.Errno(-res)
+// shortIO is the error of a read or write that moved fewer bytes than
+// asked, whichever engine issued it.
+func shortIO(read bool) error {
+	if read {
+		return io.ErrUnexpectedEOF
 	}
-	return io.ErrUnexpectedEOF
+	return io.ErrShortWrite
 }
 
+// placeErr is an error of the measuring I/O, in the words of --device or
+// --path (placeError: the ones a person fixes).
 func (t *Target) placeErr(doing string, err error) error {
-	where := t.cfg.Dir
 	if t.cfg.Device != "" {
 		return fmt.Errorf("disk: %s on %s: %w", doing, t.cfg.Device, err)
 	}
-	var ue *UserError
-	if errors.As(err, &ue) {
-		return err
-	}
-	return placeError(where, doing, err)
+	return placeError(t.cfg.Dir, doing, err)
 }

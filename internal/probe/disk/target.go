@@ -108,9 +108,7 @@ func Open(cfg Config) (_ *Target, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if t.io, err = newFileIO(t.f, t.path); err != nil {
-		return nil, err
-	}
+	t.io = newFileIO(t.f, t.path)
 	return t, nil
 }
 
@@ -260,10 +258,7 @@ func (t *Target) Layout(ctx context.Context) error {
 		return nil
 	}
 	start := time.Now()
-	chunk := int64(layoutChunk)
-	if t.size < chunk {
-		chunk = t.size
-	}
+	chunk := min(t.size, layoutChunk)
 	buf, err := allocAligned(int(chunk))
 	if err != nil {
 		return err
@@ -295,9 +290,8 @@ func (t *Target) Layout(ctx context.Context) error {
 	if err := t.io.datasync(); err != nil {
 		return placeError(t.cfg.Dir, "flush the test file", err)
 	}
-	if !t.direct {
-		dropCache(t.f)
-	}
+	// Buffered, what was just written is in the page cache: each pattern
+	// drops it before it starts (runPattern).
 	t.layout = time.Since(start)
 	return nil
 }
@@ -385,9 +379,6 @@ func (t *Target) Summary() *result.Disk {
 	}
 	return d
 }
-
-// MemoryBacked says whether the filesystem lives in RAM (tmpfs, ramfs).
-func (t *Target) MemoryBacked() bool { return t.fs.memoryBacked }
 
 // fill writes seeded pseudo-random bytes: nothing compresses or
 // deduplicates them away.

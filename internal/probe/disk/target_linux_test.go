@@ -25,7 +25,7 @@ func quick(dir string, ps ...Pattern) Config {
 }
 
 // measure opens, lays out, runs and closes, as the CLI does.
-func measure(t *testing.T, cfg Config) (*result.Disk, []result.Interval, *Target) {
+func measure(t *testing.T, cfg Config) (*result.Disk, []result.Interval) {
 	t.Helper()
 	tg, err := Open(cfg)
 	if err != nil {
@@ -43,7 +43,7 @@ func measure(t *testing.T, cfg Config) (*result.Disk, []result.Interval, *Target
 	if err := tg.Close(); err != nil {
 		t.Fatalf("close: %v", err)
 	}
-	return res, ivs, tg
+	return res, ivs
 }
 
 func requireURing(t *testing.T) {
@@ -76,7 +76,7 @@ func TestEveryProfileRuns(t *testing.T) {
 				dir := t.TempDir()
 				cfg := quick(dir, ps...)
 				cfg.Engine = engine
-				res, ivs, _ := measure(t, cfg)
+				res, ivs := measure(t, cfg)
 				if res.Engine != engine || !res.Direct || res.Filesystem == "" {
 					t.Fatalf("engine %q direct %v filesystem %q", res.Engine, res.Direct, res.Filesystem)
 				}
@@ -290,7 +290,7 @@ func TestDirectRefused(t *testing.T) {
 	if !strings.Contains(notes, "the ramfs filesystem refuses O_DIRECT: measured through the page cache (buffered) instead") {
 		t.Fatalf("notes %q", notes)
 	}
-	res, _, _ := measure(t, cfg)
+	res, _ := measure(t, cfg)
 	if res.Direct || !strings.Contains(res.DirectUnavailable, "ramfs filesystem refuses O_DIRECT") || res.Filesystem != "ramfs" {
 		t.Fatalf("direct %v (%q) on %q", res.Direct, res.DirectUnavailable, res.Filesystem)
 	}
@@ -302,14 +302,19 @@ func TestDirectRefused(t *testing.T) {
 	if left := itest.DatFiles(t, dir); len(left) != 0 {
 		t.Fatalf("left behind: %v", left)
 	}
-	// And tmpfs on this kernel: direct I/O is taken, not refused.
+	// And tmpfs: direct I/O is taken (Linux 6.6 and later), or refused
+	// with the notice saying so.
 	tmp := itest.Mount(t, "tmpfs", "size=32m")
 	tg, err = Open(quick(tmp, cfg.Patterns...))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("tmpfs: direct %v, notes %q", tg.direct, tg.Notes())
+	notes = strings.Join(tg.Notes(), "\n")
 	tg.Close()
+	t.Logf("tmpfs: direct %v, notes %q", tg.direct, notes)
+	if !tg.direct && !strings.Contains(notes, "the tmpfs filesystem refuses O_DIRECT") {
+		t.Fatalf("tmpfs: no O_DIRECT and no notice saying why (notes %q)", notes)
+	}
 }
 
 // TestDevice: a block device is read, never written, and never opened
@@ -336,7 +341,7 @@ func TestDevice(t *testing.T) {
 	reads := append(Profiles[result.ProfileData]()[:3], Profiles[result.ProfileBackup]()[0])
 	cfg := quick("", reads...)
 	cfg.Device, cfg.Size = dev, 0
-	res, _, _ := measure(t, cfg)
+	res, _ := measure(t, cfg)
 	if !res.Device || res.FileBytes != 16<<20 || len(res.Patterns) != 4 {
 		t.Fatalf("device %v, %d bytes, %d patterns", res.Device, res.FileBytes, len(res.Patterns))
 	}

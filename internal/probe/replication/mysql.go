@@ -30,23 +30,10 @@ type myWatcher struct {
 
 func (*myWatcher) queriesPerPoll(int) int { return 2 }
 
-func mysqlErr(err error) (uint16, bool) {
-	var me *mysql.MySQLError
-	if errors.As(err, &me) {
-		return me.Number, true
-	}
-	return 0, false
-}
-
 // isSyntax says the server does not know this spelling of a statement.
 func isSyntax(err error) bool {
-	n, ok := mysqlErr(err)
-	return ok && n == 1064
-}
-
-func isDenied(err error) bool {
-	n, ok := mysqlErr(err)
-	return ok && (n == 1227 || n == 1142 || n == 1044)
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && me.Number == 1064
 }
 
 // firstSpelling runs the first statement of qs the server understands.
@@ -81,7 +68,7 @@ func (w *myWatcher) check(ctx context.Context, c *sql.Conn) error {
 	if err == nil {
 		_, err = dbconn.QueryMaps(ctx, c, myBinaryLogs)
 	}
-	if isDenied(err) {
+	if dbconn.KindOf(err) == dbconn.Permission {
 		return dbconn.Permissionf("user %s lacks REPLICATION CLIENT (MariaDB 10.5+: BINLOG MONITOR), needed to read the binary log position: GRANT REPLICATION CLIENT ON *.* TO %s", user, user)
 	}
 	if err != nil {
@@ -97,7 +84,7 @@ func (w *myWatcher) checkReplica(ctx context.Context, rc *replicaConn) error {
 		return err
 	}
 	q, rows, err := firstSpelling(ctx, rc.conn.Conn, myReplicaQueries)
-	if isDenied(err) {
+	if dbconn.KindOf(err) == dbconn.Permission {
 		return dbconn.Permissionf("user %s lacks REPLICATION CLIENT (MariaDB 10.5.9+: REPLICA MONITOR), needed for SHOW REPLICA STATUS: GRANT REPLICATION CLIENT ON *.* TO %s", user, user)
 	}
 	if err != nil {

@@ -39,25 +39,11 @@ type pgWatcher struct{}
 
 func (*pgWatcher) queriesPerPoll(int) int { return 2 }
 
-// ParseLSN reads a PostgreSQL LSN ("16/B374D848") as a byte position.
-func ParseLSN(s string) (int64, error) {
-	hi, lo, ok := strings.Cut(strings.TrimSpace(s), "/")
-	if !ok {
-		return 0, fmt.Errorf("invalid LSN %q", s)
-	}
-	h, err1 := strconv.ParseUint(hi, 16, 32)
-	l, err2 := strconv.ParseUint(lo, 16, 32)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("invalid LSN %q", s)
-	}
-	return int64(h<<32 | l), nil
-}
-
 func lsnPtr(v *string) *int64 {
 	if v == nil {
 		return nil
 	}
-	n, err := ParseLSN(*v)
+	n, err := dbconn.ParseLSN(*v)
 	if err != nil {
 		return nil
 	}

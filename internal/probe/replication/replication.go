@@ -13,7 +13,6 @@ package replication
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -38,9 +37,6 @@ type Config struct {
 	SilentAfter time.Duration // a replica not heard from for this long is silent
 	Timeout     time.Duration // connect and per-poll limit
 }
-
-// Emit receives each poll as it is made.
-type Emit = probe.Emit
 
 // snapshot is what one poll read, before any arithmetic.
 type snapshot struct {
@@ -86,13 +82,51 @@ type watcher interface {
 	queriesPerPoll(replicas int) int
 }
 
+// outage is a lost connection (the primary's, or a replica's own) while
+// it lasts: its open gap, and when to try to reconnect.
+type outage struct {
+	gap      *result.Gap // nil while connected
+	attempts int         // reconnects failed so far
+	retryAt  time.Time
+}
+
+// lose opens a gap of the connection named of, at start into the run.
+func (o *outage) lose(of string, start time.Duration, reason string) {
+	*o = outage{gap: &result.Gap{Of: of, Start: result.Seconds(start), Reason: reason}, retryAt: time.Now().Add(reconnectAfter(0))}
+}
+
+// due says whether a reconnect should be tried now.
+func (o *outage) due(now time.Time) bool { return o.gap != nil && !now.Before(o.retryAt) }
+
+// retryFailed records a failed reconnect and backs off further.
+func (o *outage) retryFailed(reason string) {
+	o.attempts++
+	o.gap.Reason = reason
+	o.retryAt = time.Now().Add(reconnectAfter(o.attempts))
+}
+
+// end closes the gap at end into the run and returns it.
+func (o *outage) end(end time.Duration) result.Gap {
+	e := result.Seconds(end)
+	g := *o.gap
+	g.End, g.Retries = &e, o.attempts
+	*o = outage{}
+	return g
+}
+
+// gapCopy is the open gap as a record shows it.
+func (o *outage) gapCopy() *result.Gap {
+	if o.gap == nil {
+		return nil
+	}
+	g := *o.gap
+	return &g
+}
+
 type replicaConn struct {
 	Replica
 	conn *dbconn.Conn
-	gap  *result.Gap
-	// retryAt is when to try to reconnect after a failure.
-	retryAt  time.Time
-	attempts int
+	outage
 	// name the primary knows this replica by (PostgreSQL application_name).
 	known string
 	// statusQuery is the spelling this replica understands (MySQL).
@@ -106,18 +140,7 @@ func (rc *replicaConn) fail(err error) {
 		rc.conn.Close()
 		rc.conn = nil
 	}
-	rc.gap = &result.Gap{Of: rc.Name, Start: result.Seconds(time.Since(rc.start)), Reason: rc.DSN.Scrub(oneLine(err.Error()))}
-	rc.attempts = 0
-	rc.retryAt = time.Now().Add(reconnectAfter(0))
-}
-
-// gapCopy is the replica's open gap as a record shows it.
-func (rc *replicaConn) gapCopy() *result.Gap {
-	if rc.gap == nil {
-		return nil
-	}
-	g := *rc.gap
-	return &g
+	rc.lose(rc.Name, time.Since(rc.start), rc.DSN.Reason(err))
 }
 
 func newWatcher(e dbconn.Engine) watcher {
@@ -139,7 +162,7 @@ func reconnectAfter(n int) time.Duration {
 // Run watches until ctx is done or the duration is over, emitting one
 // interval record per poll. It returns an error before the first poll when
 // the primary or a replica cannot be used (a dbconn.Error a person can fix).
-func Run(ctx context.Context, primary *dbconn.DSN, cfg Config, emit Emit) (*result.Repl, error) {
+func Run(ctx context.Context, primary *dbconn.DSN, cfg Config, emit probe.Emit) (*result.Repl, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 10 * time.Second
 	}
@@ -173,7 +196,7 @@ func Run(ctx context.Context, primary *dbconn.DSN, cfg Config, emit Emit) (*resu
 	err = w.check(cctx, conn.Conn)
 	cancel()
 	if err != nil {
-		return res, fmt.Errorf("primary %s: %w", primary.Redacted, classify(primary, "check", err))
+		return res, fmt.Errorf("primary %s: %w", primary.Redacted, dbconn.Classify(primary, "check", err))
 	}
 	var reps []*replicaConn
 	defer func() {
@@ -192,8 +215,7 @@ func Run(ctx context.Context, primary *dbconn.DSN, cfg Config, emit Emit) (*resu
 				return res, fmt.Errorf("replica %s: %w", r.Name, err)
 			}
 			// A replica that is down is what we are here to see.
-			rc.gap = &result.Gap{Of: r.Name, Reason: r.DSN.Scrub(oneLine(err.Error()))}
-			rc.retryAt = time.Now().Add(reconnectAfter(0))
+			rc.lose(r.Name, 0, r.DSN.Reason(err))
 			continue
 		}
 		rc.conn = c
@@ -201,7 +223,7 @@ func Run(ctx context.Context, primary *dbconn.DSN, cfg Config, emit Emit) (*resu
 		err = w.checkReplica(cctx, rc)
 		cancel()
 		if err != nil {
-			return res, fmt.Errorf("replica %s (%s): %w", r.Name, r.DSN.Redacted, classify(r.DSN, "check", err))
+			return res, fmt.Errorf("replica %s (%s): %w", r.Name, r.DSN.Redacted, dbconn.Classify(r.DSN, "check", err))
 		}
 		if !rc.Named && rc.known != "" {
 			// Shown by the name the primary knows it by.
@@ -213,9 +235,7 @@ func Run(ctx context.Context, primary *dbconn.DSN, cfg Config, emit Emit) (*resu
 	for _, rc := range reps {
 		rc.start = t.start
 	}
-	var primaryGap *result.Gap
-	var primaryAttempts int
-	var primaryRetry time.Time
+	var lost outage // the primary's connection
 	tick := time.NewTicker(cfg.Interval)
 	defer tick.Stop()
 	var end <-chan time.Time
@@ -238,61 +258,45 @@ func Run(ctx context.Context, primary *dbconn.DSN, cfg Config, emit Emit) (*resu
 		}
 		if cfg.Duration > 0 && t.since() >= cfg.Duration-cfg.Interval/10 {
 			res.Duration = result.Seconds(t.since())
-			closeGaps(res, primaryGap, reps)
+			closeGaps(res, &lost, reps)
 			return res, nil
 		}
 		now := time.Now()
 		// Reconnect what was lost, when its backoff has passed.
-		if conn == nil && !now.Before(primaryRetry) {
+		if lost.due(now) {
 			c, err := dbconn.Open(ctx, primary, dbconn.Options{Timeout: cfg.Timeout})
 			if err == nil {
 				conn = c
-				e := result.Seconds(t.since())
-				primaryGap.End = &e
-				primaryGap.Retries = primaryAttempts
-				res.Gaps = append(res.Gaps, *primaryGap)
-				primaryGap, primaryAttempts = nil, 0
+				res.Gaps = append(res.Gaps, lost.end(t.since()))
 				t.resetRates()
 			} else {
-				primaryAttempts++
-				primaryGap.Reason = primary.Scrub(oneLine(err.Error()))
-				primaryRetry = time.Now().Add(reconnectAfter(primaryAttempts))
+				lost.retryFailed(primary.Reason(err))
 			}
 		}
 		for _, rc := range reps {
-			if rc.conn == nil && !now.Before(rc.retryAt) {
-				c, err := dbconn.Open(ctx, rc.DSN, dbconn.Options{Timeout: cfg.Timeout})
-				if err == nil {
-					rc.conn = c
-					cctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
-					err = w.checkReplica(cctx, rc)
-					cancel()
-					if err != nil {
-						c.Close()
-						rc.conn = nil
-					}
-				}
-				if err == nil {
-					if rc.gap != nil {
-						e := result.Seconds(t.since())
-						rc.gap.End = &e
-						rc.gap.Retries = rc.attempts
-						res.Gaps = append(res.Gaps, *rc.gap)
-					}
-					rc.gap, rc.attempts = nil, 0
-					t.resetReplica(rc.Name)
-				} else {
-					rc.attempts++
-					rc.gap.Reason = rc.DSN.Scrub(oneLine(err.Error()))
-					rc.retryAt = time.Now().Add(reconnectAfter(rc.attempts))
+			if !rc.due(now) {
+				continue
+			}
+			c, err := dbconn.Open(ctx, rc.DSN, dbconn.Options{Timeout: cfg.Timeout})
+			if err == nil {
+				rc.conn = c
+				cctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+				err = w.checkReplica(cctx, rc)
+				cancel()
+				if err != nil {
+					c.Close()
+					rc.conn = nil
 				}
 			}
+			if err != nil {
+				rc.retryFailed(rc.DSN.Reason(err))
+				continue
+			}
+			res.Gaps = append(res.Gaps, rc.end(t.since()))
+			t.resetReplica(rc.Name)
 		}
 		var poll *result.ReplPoll
-		if conn == nil {
-			g := *primaryGap
-			poll = &result.ReplPoll{At: time.Now().UTC(), Engine: string(primary.Engine), Replicas: []result.ReplicaState{}, Gap: &g}
-		} else {
+		if conn != nil {
 			p0 := time.Now()
 			pctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 			snap, err := w.poll(pctx, conn.Conn, reps)
@@ -301,21 +305,23 @@ func Run(ctx context.Context, primary *dbconn.DSN, cfg Config, emit Emit) (*resu
 				res.Stopped = probe.Interrupted
 				break
 			}
-			if err != nil && !dbconn.ServerError(err) || errors.Is(err, errLost) {
+			switch {
+			case err != nil && !dbconn.ServerError(err):
 				// The primary is gone: mark the gap and retry with backoff.
 				conn.Close()
 				conn = nil
-				primaryGap = &result.Gap{Of: "primary", Start: result.Seconds(t.since()), Reason: primary.Scrub(oneLine(err.Error()))}
-				primaryRetry = time.Now().Add(reconnectAfter(0))
-				g := *primaryGap
-				poll = &result.ReplPoll{At: time.Now().UTC(), Engine: string(primary.Engine), Replicas: []result.ReplicaState{}, Gap: &g}
+				lost.lose("primary", t.since(), primary.Reason(err))
 				t.resetRates()
-			} else if err != nil {
-				return res, classify(primary, "primary", err)
-			} else {
+			case err != nil:
+				return res, dbconn.Classify(primary, "primary", err)
+			default:
 				poll = t.compute(snap, string(primary.Engine))
 				poll.PollTime = result.Seconds(time.Since(p0))
 			}
+		}
+		if conn == nil {
+			// No figures at all while the primary is away.
+			poll = &result.ReplPoll{At: time.Now().UTC(), Engine: string(primary.Engine), Replicas: []result.ReplicaState{}, Gap: lost.gapCopy()}
 		}
 		res.Polls++
 		if poll.Gap == nil {
@@ -327,29 +333,20 @@ func Run(ctx context.Context, primary *dbconn.DSN, cfg Config, emit Emit) (*resu
 		emit(iv)
 	}
 	res.Duration = result.Seconds(time.Since(t.start))
-	closeGaps(res, primaryGap, reps)
+	closeGaps(res, &lost, reps)
 	return res, nil
 }
 
 // closeGaps records the gaps still open when the run ends.
-func closeGaps(res *result.Repl, primaryGap *result.Gap, reps []*replicaConn) {
-	if primaryGap != nil {
-		g := *primaryGap
-		res.Gaps = append(res.Gaps, g)
+func closeGaps(res *result.Repl, primary *outage, reps []*replicaConn) {
+	if primary.gap != nil {
+		res.Gaps = append(res.Gaps, *primary.gap)
 	}
 	for _, rc := range reps {
 		if rc.gap != nil {
-			g := *rc.gap
-			res.Gaps = append(res.Gaps, g)
+			res.Gaps = append(res.Gaps, *rc.gap)
 		}
 	}
-}
-
-var errLost = errors.New("connection lost")
-
-// classify turns a watcher error into the line a person needs.
-func classify(d *dbconn.DSN, what string, err error) error {
-	return dbconn.Classify(d, what, err)
 }
 
 // memo is what the tracker remembers of one replica between polls.
@@ -363,20 +360,19 @@ type memo struct {
 
 // tracker turns snapshots into polls: bytes per stage, rates, silence.
 type tracker struct {
-	cfg          Config
-	memos        map[string]*memo
-	order        []string
-	prevLog      *int64
-	prevLogAt    time.Time
-	prevLogValid bool
-	start        time.Time
-	last         time.Duration
+	cfg       Config
+	memos     map[string]*memo
+	order     []string
+	prevLog   *int64 // nil: no previous position to take a rate from
+	prevLogAt time.Time
+	start     time.Time
+	last      time.Duration
 }
 
 func (t *tracker) since() time.Duration { return time.Since(t.start) }
 
 func (t *tracker) resetRates() {
-	t.prevLogValid = false
+	t.prevLog = nil
 	for _, m := range t.memos {
 		m.prev = nil
 	}
@@ -419,10 +415,8 @@ func secs(d *time.Duration) *result.Seconds {
 // compute is the arithmetic of one poll.
 func (t *tracker) compute(s *snapshot, engine string) *result.ReplPoll {
 	p := &result.ReplPoll{At: s.at.UTC(), Engine: engine, LogPosition: s.logPosition, LogBytes: s.logBytes, Replicas: []result.ReplicaState{}}
-	if t.prevLogValid {
-		p.GenerationRate = rate(s.logBytes, t.prevLog, s.at.Sub(t.prevLogAt))
-	}
-	t.prevLog, t.prevLogAt, t.prevLogValid = s.logBytes, s.at, s.logBytes != nil
+	p.GenerationRate = rate(s.logBytes, t.prevLog, s.at.Sub(t.prevLogAt))
+	t.prevLog, t.prevLogAt = s.logBytes, s.at
 	seen := map[string]bool{}
 	for i := range s.replicas {
 		r := &s.replicas[i]
@@ -543,5 +537,3 @@ func str(row map[string]*string, names ...string) string {
 	}
 	return ""
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

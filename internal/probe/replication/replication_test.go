@@ -23,20 +23,6 @@ func row(kv ...string) map[string]*string {
 	return m
 }
 
-func TestParseLSN(t *testing.T) {
-	for in, want := range map[string]int64{"0/0": 0, "0/3000060": 0x3000060, "16/B374D848": 0x16<<32 | 0xB374D848} {
-		got, err := ParseLSN(in)
-		if err != nil || got != want {
-			t.Errorf("ParseLSN(%q) = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"", "16", "x/1", "1/2/3"} {
-		if _, err := ParseLSN(bad); err == nil {
-			t.Errorf("ParseLSN(%q) accepted", bad)
-		}
-	}
-}
-
 func TestStandbyName(t *testing.T) {
 	cases := []struct{ conninfo, cluster, want string }{
 		{"user=postgres passfile=/x channel_binding=prefer dbname=replication host=10.0.0.1 port=5432 application_name=dr1 fallback_application_name=walreceiver", "main", "dr1"},

@@ -3,13 +3,11 @@ package replication
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
-	mssql "github.com/microsoft/go-mssqldb"
 	"github.com/narrows/narrows/internal/dbconn"
 )
 
@@ -57,24 +55,13 @@ type msWatcher struct {
 
 func (*msWatcher) queriesPerPoll(int) int { return 2 }
 
-func mssqlDenied(err error) bool {
-	var e mssql.Error
-	if errors.As(err, &e) {
-		switch e.Number {
-		case 297, 300, 262, 229:
-			return true
-		}
-	}
-	return false
-}
-
 func (w *msWatcher) check(ctx context.Context, c *sql.Conn) error {
 	rows, err := dbconn.QueryMaps(ctx, c, MSSQLCheck)
 	user := ""
 	if len(rows) == 1 {
 		user = str(rows[0], "usr")
 	}
-	if mssqlDenied(err) {
+	if dbconn.KindOf(err) == dbconn.Permission {
 		return dbconn.Permissionf("the login lacks VIEW SERVER STATE (SQL Server 2022: VIEW SERVER PERFORMANCE STATE), needed for sys.dm_hadr_database_replica_states and sys.dm_os_performance_counters: GRANT VIEW SERVER STATE TO [login]")
 	}
 	if err != nil {
@@ -91,7 +78,7 @@ func (w *msWatcher) check(ctx context.Context, c *sql.Conn) error {
 	}
 	// A first sample of the counters, so the first poll already has rates.
 	if _, err := w.counters(ctx, c); err != nil {
-		if mssqlDenied(err) {
+		if dbconn.KindOf(err) == dbconn.Permission {
 			return dbconn.Permissionf("login %s lacks VIEW SERVER STATE, needed for sys.dm_os_performance_counters: GRANT VIEW SERVER STATE TO [%s]", user, user)
 		}
 		return err

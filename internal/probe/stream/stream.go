@@ -81,7 +81,6 @@ type endpoint struct {
 	dc    client.DataConn
 	send  bool // the client sends (the agent's slot is a sink)
 	sock  *netio.Socket
-	batch int // bytes a receiving read waits for (netio.BatchFor)
 	count atomic.Int64
 	end   atomic.Int64 // ns after start when it finished
 	err   error
@@ -105,13 +104,14 @@ func runPhase(ctx context.Context, s *client.Session, cfg Config, phase string, 
 	}
 	defer t.Close()
 	eps := make([]*endpoint, len(t.Conns))
+	batch := netio.BatchFor(cfg.Window) // one rule for every stream of the run
 	for i, dc := range t.Conns {
 		sock, err := netio.Take(dc.Conn)
 		if err != nil {
 			return nil, fmt.Errorf("stream: %w", err)
 		}
 		defer sock.Close()
-		eps[i] = &endpoint{dc: dc, send: dc.Slot.Role == wire.SlotSink, sock: sock, batch: netio.BatchFor(cfg.Window)}
+		eps[i] = &endpoint{dc: dc, send: dc.Slot.Role == wire.SlotSink, sock: sock}
 	}
 	if err := t.Start(); err != nil {
 		return nil, err
@@ -137,7 +137,7 @@ func runPhase(ctx context.Context, s *client.Session, cfg Config, phase string, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			e.err = loop(e, block, &stop, &halt)
+			e.err = loop(e, block, batch, &stop, &halt)
 			e.end.Store(int64(time.Since(start)))
 		}()
 	}
@@ -221,7 +221,9 @@ func waitOrHalt(wg *sync.WaitGroup, halt *atomic.Bool, grace time.Duration) {
 // idleLimit ends a data loop on which nothing moves (a vanished agent).
 const idleLimit = 10 * time.Second
 
-func loop(e *endpoint, block []byte, stop, halt *atomic.Bool) error {
+// loop moves one stream's bytes until stop (a sender) or the far end
+// closes (a receiver, reading in batches of batch bytes: netio.BatchFor).
+func loop(e *endpoint, block []byte, batch int, stop, halt *atomic.Bool) error {
 	if e.send {
 		if err := e.sock.Run(func(c netio.Conn) error { return netio.Send(c, block, stop, &e.count, idleLimit) }); err != nil {
 			return err
@@ -229,6 +231,6 @@ func loop(e *endpoint, block []byte, stop, halt *atomic.Bool) error {
 		return e.sock.CloseWrite()
 	}
 	buf := make([]byte, min(max(int64(len(block)), 128<<10), 4<<20))
-	e.sock.ReadBatch(e.batch)
+	e.sock.ReadBatch(batch)
 	return e.sock.Run(func(c netio.Conn) error { return netio.Receive(c, buf, halt, &e.count, idleLimit) })
 }

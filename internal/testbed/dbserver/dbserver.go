@@ -116,17 +116,87 @@ func pgBin() (string, error) {
 	return "", errors.New("PostgreSQL server binaries not found under /usr/lib/postgresql/*/bin (Debian: apt-get install postgresql)")
 }
 
-// PGNode is one PostgreSQL server.
-type PGNode struct {
+// Node is what a PostgreSQL and a MariaDB node share: one server
+// process, placed on a host.
+type Node struct {
 	Name string
 	Addr string // the address it listens on ("" = 127.0.0.1)
 	Port int
-	Dir  string // data directory
-	Sock string // Unix socket directory
-	Log  string
+	Dir  string // PostgreSQL: the data directory; MariaDB: the node's directory
 	cmd  *exec.Cmd
 	done chan struct{}
 	do   func(func() error) error // runs its processes on its host (nil = here)
+}
+
+func (n *Node) addr() string { return cmp.Or(n.Addr, "127.0.0.1") }
+
+// inPlace runs fn where the node lives.
+func (n *Node) inPlace(fn func() error) error {
+	if n.do == nil {
+		return fn()
+	}
+	return n.do(fn)
+}
+
+// Pid is the server's process id (0 when stopped).
+func (n *Node) Pid() int {
+	if n.cmd == nil || n.cmd.Process == nil {
+		return 0
+	}
+	return n.cmd.Process.Pid
+}
+
+// launch starts cmd, the server, where the node lives (so that it
+// listens there, and connects out from there), and waits until ping
+// succeeds: at most 60 s, and not once the server has exited. log says
+// what the server logged, for the error.
+func (n *Node) launch(ctx context.Context, what string, cmd *exec.Cmd, ping func() error, log func() string) error {
+	if err := n.inPlace(cmd.Start); err != nil {
+		return err
+	}
+	n.cmd, n.done = cmd, make(chan struct{})
+	go func() { cmd.Wait(); close(n.done) }() //nolint:errcheck
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if ping() == nil {
+			return nil
+		}
+		select {
+		case <-n.done:
+			return fmt.Errorf("%s (%s) exited at start; its log:\n%s", what, n.Name, log())
+		case <-ctx.Done():
+			return fmt.Errorf("%s (%s) did not accept connections before %w; its log:\n%s", what, n.Name, ctx.Err(), log())
+		default:
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s (%s) did not accept connections within 60s; its log:\n%s", what, n.Name, log())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// stop asks the server to shut down with sig (PostgreSQL: SIGINT is its
+// fast shutdown; MariaDB: SIGTERM), kills it after grace, and waits until
+// it has exited; a stopped node can be launched again.
+func (n *Node) stop(sig os.Signal, grace time.Duration) {
+	if n.cmd == nil {
+		return
+	}
+	n.cmd.Process.Signal(sig) //nolint:errcheck // it may have exited already
+	select {
+	case <-n.done:
+	case <-time.After(grace):
+		n.cmd.Process.Kill() //nolint:errcheck
+		<-n.done
+	}
+	n.cmd = nil
+}
+
+// PGNode is one PostgreSQL server.
+type PGNode struct {
+	Node
+	Sock string // Unix socket directory
+	Log  string
 }
 
 // Place puts a server on a host, such as a testbed.Host: it listens on
@@ -142,16 +212,6 @@ type Place struct {
 // PostgresOptions place a primary and its standby.
 type PostgresOptions struct {
 	Primary, Standby Place
-}
-
-func (n *PGNode) addr() string { return cmp.Or(n.Addr, "127.0.0.1") }
-
-// inPlace runs fn where the node lives.
-func (n *PGNode) inPlace(fn func() error) error {
-	if n.do == nil {
-		return fn()
-	}
-	return n.do(fn)
 }
 
 // Postgres is a primary and one streaming standby.
@@ -223,8 +283,8 @@ func StartPostgresOn(ctx context.Context, opts PostgresOptions) (*Postgres, erro
 	if err != nil {
 		return nil, err
 	}
-	p.Primary = &PGNode{Name: "primary", Addr: opts.Primary.Addr, Port: port, Dir: filepath.Join(root, "primary"), Sock: filepath.Join(root, "sock1"),
-		Log: filepath.Join(root, "primary.log"), do: opts.Primary.Do}
+	p.Primary = &PGNode{Node: Node{Name: "primary", Addr: opts.Primary.Addr, Port: port, Dir: filepath.Join(root, "primary"), do: opts.Primary.Do},
+		Sock: filepath.Join(root, "sock1"), Log: filepath.Join(root, "primary.log")}
 	if _, err := p.pg(ctx, nil, "initdb", "-D", p.Primary.Dir, "-U", "postgres", "--pwfile", pw, "-A", "scram-sha-256",
 		"--auth-local", "trust", "-E", "UTF8", "--no-sync"); err != nil {
 		return nil, err
@@ -286,8 +346,8 @@ ssl = on
 	if err != nil {
 		return nil, err
 	}
-	p.Standby = &PGNode{Name: "standby1", Addr: opts.Standby.Addr, Port: sport, Dir: filepath.Join(root, "standby"), Sock: filepath.Join(root, "sock2"),
-		Log: filepath.Join(root, "standby.log"), do: opts.Standby.Do}
+	p.Standby = &PGNode{Node: Node{Name: "standby1", Addr: opts.Standby.Addr, Port: sport, Dir: filepath.Join(root, "standby"), do: opts.Standby.Do},
+		Sock: filepath.Join(root, "sock2"), Log: filepath.Join(root, "standby.log")}
 	if err := p.Standby.inPlace(func() error {
 		_, err := p.pg(ctx, []string{"PGPASSWORD=" + SuperPassword}, "pg_basebackup", "-h", p.Primary.addr(), "-p", strconv.Itoa(p.Primary.Port),
 			"-U", "postgres", "-D", p.Standby.Dir, "-R", "-X", "stream", "-c", "fast", "--no-sync")
@@ -354,52 +414,23 @@ func (p *Postgres) start(ctx context.Context, n *PGNode) error {
 	if err != nil {
 		return err
 	}
+	defer logf.Close() // the server has its own copy once started
 	cmd := exec.Command(filepath.Join(p.Bin, "postgres"), "-D", n.Dir)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := asChild(cmd, "postgres", syscall.SIGQUIT); err != nil {
-		logf.Close()
 		return err
 	}
-	if err := n.inPlace(cmd.Start); err != nil {
-		logf.Close()
+	return n.launch(ctx, "postgres", cmd, func() error {
+		_, err := p.Psql(ctx, n, "SELECT 1")
 		return err
-	}
-	n.cmd, n.done = cmd, make(chan struct{})
-	go func() { cmd.Wait(); logf.Close(); close(n.done) }()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if _, err := p.Psql(ctx, n, "SELECT 1"); err == nil {
-			return nil
-		}
-		select {
-		case <-n.done:
-			log, _ := os.ReadFile(n.Log)
-			return fmt.Errorf("postgres (%s) exited at start; log:\n%s", n.Name, log)
-		default:
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("postgres (%s) did not accept connections within 60s", n.Name)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	}, func() string {
+		log, _ := os.ReadFile(n.Log)
+		return string(log)
+	})
 }
 
-// Pid is the postmaster's process id (0 when stopped).
-func (n *PGNode) Pid() int {
-	if n == nil || n.cmd == nil || n.cmd.Process == nil {
-		return 0
-	}
-	return n.cmd.Process.Pid
-}
-
-// stop shuts a node down (SIGINT: fast shutdown) and waits for it.
-func (n *PGNode) stop() {
-	if n == nil || n.cmd == nil {
-		return
-	}
-	stopServer(n.cmd.Process, n.done, os.Interrupt, 30*time.Second)
-	n.cmd = nil
-}
+// pgStop is PostgreSQL's fast shutdown.
+const pgStop = syscall.SIGINT
 
 // WaitStreaming waits until the standby streams from the primary.
 func (p *Postgres) WaitStreaming(ctx context.Context, limit time.Duration) error {
@@ -419,7 +450,7 @@ func (p *Postgres) WaitStreaming(ctx context.Context, limit time.Duration) error
 
 // StopStandby stops the standby (fast shutdown).
 func (p *Postgres) StopStandby(ctx context.Context) error {
-	p.Standby.stop()
+	p.Standby.stop(pgStop, 30*time.Second)
 	return nil
 }
 
@@ -433,45 +464,22 @@ func (p *Postgres) StartStandby(ctx context.Context) error {
 
 // Close stops both servers and removes their files.
 func (p *Postgres) Close() {
-	p.Standby.stop()
-	p.Primary.stop()
+	for _, n := range []*PGNode{p.Standby, p.Primary} {
+		if n != nil {
+			n.stop(pgStop, 30*time.Second)
+		}
+	}
 	if p.root != "" {
 		os.RemoveAll(p.root)
 	}
 }
 
-// MariaNode is one MariaDB server.
-type MariaNode struct {
-	Name string
-	Addr string // the address it listens on ("" = 127.0.0.1)
-	Port int
-	Dir  string
-	cmd  *exec.Cmd
-	done chan struct{}
-	do   func(func() error) error // runs its processes on its host (nil = here)
-}
+// MariaNode is one MariaDB server: its data, socket and logs are in Dir.
+type MariaNode struct{ Node }
 
 // MariaOptions place a source and its replica.
 type MariaOptions struct {
 	Source, Replica Place
-}
-
-func (n *MariaNode) addr() string { return cmp.Or(n.Addr, "127.0.0.1") }
-
-// inPlace runs fn where the node lives.
-func (n *MariaNode) inPlace(fn func() error) error {
-	if n.do == nil {
-		return fn()
-	}
-	return n.do(fn)
-}
-
-// Pid is the server's process id (0 when stopped).
-func (n *MariaNode) Pid() int {
-	if n == nil || n.cmd == nil || n.cmd.Process == nil {
-		return 0
-	}
-	return n.cmd.Process.Pid
 }
 
 // Socket is the node's Unix socket.
@@ -558,7 +566,7 @@ func StartMariaDBOn(ctx context.Context, opts MariaOptions) (*MariaDB, error) {
 		if err != nil {
 			return nil, err
 		}
-		n := &MariaNode{Name: name, Addr: pl.Addr, Port: port, Dir: filepath.Join(root, name), do: pl.Do}
+		n := &MariaNode{Node{Name: name, Addr: pl.Addr, Port: port, Dir: filepath.Join(root, name), do: pl.Do}}
 		args := []string{"--no-defaults", "--datadir=" + filepath.Join(n.Dir, "data"), "--auth-root-authentication-method=socket",
 			"--skip-test-db", "--skip-name-resolve"}
 		if os.Geteuid() == 0 {
@@ -613,13 +621,9 @@ func StartMariaDBOn(ctx context.Context, opts MariaOptions) (*MariaDB, error) {
 			return nil, err
 		}
 	}
-	status, err := m.SQL(ctx, m.Source, "SHOW MASTER STATUS")
+	file, pos, err := m.sourcePos(ctx)
 	if err != nil {
 		return nil, err
-	}
-	f := strings.Fields(status)
-	if len(f) < 2 {
-		return nil, fmt.Errorf("SHOW MASTER STATUS: %q", status)
 	}
 	// Made on the source after the replica's starting point: they reach
 	// the replica through replication. Off loopback, sessions and the
@@ -648,7 +652,7 @@ GRANT SELECT ON narrows.* TO 'limited'@'%[1]s';
 	// succeeds (no retry wait).
 	if _, err := m.SQL(ctx, m.Replica, fmt.Sprintf(`CHANGE MASTER TO MASTER_HOST='%s', MASTER_PORT=%d, MASTER_USER='repl',
   MASTER_PASSWORD='%s', MASTER_LOG_FILE='%s', MASTER_LOG_POS=%s, MASTER_USE_GTID=no, MASTER_CONNECT_RETRY=1; START SLAVE`,
-		m.Source.addr(), m.Source.Port, ReplPassword, f[0], f[1])); err != nil {
+		m.Source.addr(), m.Source.Port, ReplPassword, file, pos)); err != nil {
 		return nil, err
 	}
 	if err := m.WaitReplicating(ctx, 30*time.Second); err != nil {
@@ -671,50 +675,49 @@ func (m *MariaDB) start(ctx context.Context, server string, n *MariaNode, id int
 	if os.Geteuid() == 0 {
 		args = append(args, "--user=mysql")
 	}
+	// What it says before its error log is open (a bad option, say).
+	console := filepath.Join(n.Dir, "console.log")
+	out, err := os.OpenFile(console, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer out.Close() // the server has its own copy once started
 	cmd := exec.Command(server, args...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := asChild(cmd, "", syscall.SIGKILL); err != nil {
 		return err
 	}
-	// Started on its host, so that it listens there and its IO thread
-	// connects from there.
-	if err := n.inPlace(cmd.Start); err != nil {
+	return n.launch(ctx, "mariadbd", cmd, func() error {
+		_, err := m.SQL(ctx, n, "SELECT 1")
 		return err
+	}, func() string {
+		early, _ := os.ReadFile(console)
+		log, _ := os.ReadFile(filepath.Join(n.Dir, "error.log"))
+		return string(early) + string(log)
+	})
+}
+
+// sourcePos is the source's binary log file and position now.
+func (m *MariaDB) sourcePos(ctx context.Context) (file, pos string, err error) {
+	status, err := m.SQL(ctx, m.Source, "SHOW MASTER STATUS")
+	if err != nil {
+		return "", "", err
 	}
-	n.cmd, n.done = cmd, make(chan struct{})
-	go func() { cmd.Wait(); close(n.done) }()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if _, err := m.SQL(ctx, n, "SELECT 1"); err == nil {
-			return nil
-		}
-		select {
-		case <-n.done:
-			log, _ := os.ReadFile(filepath.Join(n.Dir, "error.log"))
-			return fmt.Errorf("mariadbd (%s) exited at start: %s\n%s", n.Name, out.String(), log)
-		default:
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("mariadbd (%s) did not accept connections within 60s", n.Name)
-		}
-		time.Sleep(100 * time.Millisecond)
+	f := strings.Fields(status)
+	if len(f) < 2 {
+		return "", "", fmt.Errorf("SHOW MASTER STATUS: %q", status)
 	}
+	return f[0], f[1], nil
 }
 
 // WaitReplicating waits until both replication threads run and the
 // replica has applied everything the source had when it was called.
 func (m *MariaDB) WaitReplicating(ctx context.Context, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
-	status, err := m.SQL(ctx, m.Source, "SHOW MASTER STATUS")
+	file, pos, err := m.sourcePos(ctx)
 	if err != nil {
 		return err
 	}
-	f := strings.Fields(status)
-	if len(f) < 2 {
-		return fmt.Errorf("SHOW MASTER STATUS: %q", status)
-	}
-	file, pos := f[0], f[1]
 	want, _ := strconv.ParseInt(pos, 10, 64)
 	for {
 		out, err := run(ctx, nil, "mariadb", "--no-defaults", "-uroot", "--socket="+m.Replica.Socket(), "-e", "SHOW SLAVE STATUS\\G")
@@ -742,25 +745,11 @@ func (m *MariaDB) WaitReplicating(ctx context.Context, limit time.Duration) erro
 // Close stops both servers and removes their files.
 func (m *MariaDB) Close() {
 	for _, n := range []*MariaNode{m.Replica, m.Source} {
-		if n == nil || n.cmd == nil {
-			continue
+		if n != nil {
+			n.stop(syscall.SIGTERM, 20*time.Second)
 		}
-		stopServer(n.cmd.Process, n.done, syscall.SIGTERM, 20*time.Second)
 	}
 	if m.root != "" {
 		os.RemoveAll(m.root)
-	}
-}
-
-// stopServer asks a server to shut down with sig (PostgreSQL: SIGINT is its
-// fast shutdown; MariaDB: SIGTERM), kills it after grace, and waits until
-// done says it has exited.
-func stopServer(p *os.Process, done <-chan struct{}, sig os.Signal, grace time.Duration) {
-	p.Signal(sig)
-	select {
-	case <-done:
-	case <-time.After(grace):
-		p.Kill()
-		<-done
 	}
 }

@@ -5,12 +5,8 @@ package experiments
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
-	"fmt"
 	"io"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -55,10 +51,7 @@ func startMaria(t *testing.T, l *testbed.DelayLine) *dbserver.MariaDB {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	t0 := time.Now()
-	m, err := dbserver.StartMariaDBOn(ctx, dbserver.MariaOptions{
-		Source:  dbserver.Place{Addr: l.A.Addr.String(), Do: l.A.Do},
-		Replica: dbserver.Place{Addr: l.B.Addr.String(), Do: l.B.Do},
-	})
+	m, err := dbserver.StartMariaDBOn(ctx, dbserver.MariaOptions{Source: placeOn(l.A), Replica: placeOn(l.B)})
 	if err != nil {
 		testenv.Need(t, testenv.DB, "MariaDB could not start on the testbed: %v", err)
 	}
@@ -109,15 +102,11 @@ func restartIO(t *testing.T, m *dbserver.MariaDB) {
 	}
 }
 
-// runMaria is runReplDSN for the MariaDB pair, the replica named replica1.
+// runMaria is runRepl for the MariaDB pair, the replica named replica1.
 func runMaria(t *testing.T, l *testbed.DelayLine, m *dbserver.MariaDB, rate string, load, warm, watch time.Duration) replRun {
 	t.Helper()
-	r := runReplDSN(t, l, m.DSN(m.Source, "narrows", dbserver.NarrowsPassword), "replica1",
+	return runReplDSN(t, l, m.DSN(m.Source, "narrows", dbserver.NarrowsPassword), "replica1",
 		m.DSN(m.Replica, "narrows", dbserver.NarrowsPassword), rate, load, warm, watch)
-	if b, err := json.Marshal(r.last.st); err == nil {
-		t.Logf("replica1 in the last poll: %s", b)
-	}
-	return r
 }
 
 // binlogShare is what the source's binary log holds between two
@@ -187,9 +176,7 @@ func binlogBetween(t *testing.T, m *dbserver.MariaDB, from, to string) binlogSha
 // which at the defaults are not all of its binary log (see above): the
 // line must carry them, and not the Annotate_rows events.
 func TestMariaKeepingUp(t *testing.T) {
-	testbed.SkipUnlessDelayLine(t)
-	itest.Binary(t)
-	testbed.LockTiming(t)
+	setUp(t)
 	l := testbed.NewTestDelayLine(t, testbed.DelayLineOptions{RTT: 40 * time.Millisecond, RateBitsPerSecond: 100e6})
 	m := startMaria(t, l)
 	load, warm, watch := replDurations()
@@ -258,23 +245,15 @@ func TestMariaKeepingUp(t *testing.T) {
 	}
 }
 
-// startFalling is the set-up of the falling-behind experiments: a 40 ms,
-// 100 Mbit/s line with Reno, the pair placed on it, host B's receive
-// buffer capped at fallingRmem (as in TestReplFallingBehind), the
-// replica's IO thread reconnected under the cap, and the single-stream
-// capacity A→B as `narrows net stream --window 64K` measures it.
+// startFalling is the set-up of the falling-behind experiments: the pair
+// placed on fallingLine, host B's receive buffer capped (as in
+// TestReplFallingBehind), the replica's IO thread reconnected under the
+// cap, and the single-stream capacity A→B (fallingCapacity).
 func startFalling(t *testing.T) (*testbed.DelayLine, *dbserver.MariaDB, float64, string) {
 	t.Helper()
-	const rtt = 40 * time.Millisecond
-	l := testbed.NewTestDelayLine(t, testbed.DelayLineOptions{RTT: rtt, RateBitsPerSecond: 100e6})
-	for _, h := range l.Hosts() {
-		setCC(t, h, "reno")
-	}
+	l := fallingLine(t)
 	m := startMaria(t, l)
-	if out, err := exec.Command("ip", "netns", "exec", l.B.NS, "sysctl", "-qw",
-		fmt.Sprintf("net.ipv4.tcp_rmem=4096 %d %d", fallingRmem, fallingRmem)).CombinedOutput(); err != nil {
-		t.Fatalf("capping tcp_rmem on %s: %v: %s", l.B, err, out)
-	}
+	capRmem(t, l.B)
 	restartIO(t, m)
 	// The IO thread's new connection, as the kernel on B shows it, has the
 	// capped buffer.
@@ -285,25 +264,9 @@ func startFalling(t *testing.T) (*testbed.DelayLine, *dbserver.MariaDB, float64,
 	if cs[0].RcvBuf > fallingRmem {
 		t.Fatalf("the IO thread's receive buffer is %d B, above the %d B cap: it connected before the cap", cs[0].RcvBuf, fallingRmem)
 	}
-	streamFor := 4 * time.Second
-	if long() {
-		streamFor = 10 * time.Second
-	}
-	itest.StartAgent(t, []string{"--listen", net.JoinHostPort(l.B.Addr.String(), strconv.Itoa(agentPort))}, "ip", "netns", "exec", l.B.NS)
-	capacity, verdict := streamOnce(t, l, streamFor, "--window", fallingWindow)
-	t.Logf("IO thread connection on B: sk_rcvbuf %d B, rcv_ssthresh %d B; single stream A→B, --window %s: %.2f MB/s (%s)",
-		cs[0].RcvBuf, cs[0].RcvSsthresh, fallingWindow, capacity/1e6, verdict)
-	if capacity > 6e6 || capacity < 0.5e6 {
-		t.Fatalf("one stream carried %.2f MB/s; with a %d-byte receive buffer across %v it should be window-bound near 2 MB/s", capacity/1e6, fallingRmem, rtt)
-	}
+	t.Logf("IO thread connection on B: sk_rcvbuf %d B, rcv_ssthresh %d B", cs[0].RcvBuf, cs[0].RcvSsthresh)
+	capacity, verdict := fallingCapacity(t, l)
 	return l, m, capacity, verdict
-}
-
-func fallingDurations() (load, warm, watch time.Duration) {
-	if long() {
-		return 40 * time.Second, 5 * time.Second, 30 * time.Second
-	}
-	return 10 * time.Second, 2 * time.Second, 6 * time.Second
 }
 
 // TestMariaFallingBehind is experiment "replica falling behind" for
@@ -316,9 +279,7 @@ func fallingDurations() (load, warm, watch time.Duration) {
 // so that every byte of binary log is shipped and narrows' coordinates
 // are bytes on the wire — checked against the binary log file.
 func TestMariaFallingBehind(t *testing.T) {
-	testbed.SkipUnlessDelayLine(t)
-	itest.Binary(t)
-	testbed.LockTiming(t)
+	setUp(t)
 	l, m, capacity, streamVerdict := startFalling(t)
 	// Global: db load's sessions, made afterwards, take it.
 	if _, err := m.SQL(context.Background(), m.Source, "SET GLOBAL binlog_annotate_row_events = OFF"); err != nil {
@@ -362,9 +323,7 @@ func TestMariaFallingBehind(t *testing.T) {
 // (within 15%), with the verdict naming the network. The load is 10 MB/s
 // of binary log, so that it exceeds that larger capacity by a margin.
 func TestMariaFallingBehindAnnotated(t *testing.T) {
-	testbed.SkipUnlessDelayLine(t)
-	itest.Binary(t)
-	testbed.LockTiming(t)
+	setUp(t)
 	l, m, capacity, streamVerdict := startFalling(t)
 	load, warm, watch := fallingDurations()
 	r := runMaria(t, l, m, "10MB/s", load, warm, watch)

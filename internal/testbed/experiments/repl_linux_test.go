@@ -7,9 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -34,10 +32,7 @@ func startPG(t *testing.T, l *testbed.DelayLine) *dbserver.Postgres {
 	defer cancel()
 	t0 := time.Now()
 	before := l.Stats()
-	pg, err := dbserver.StartPostgresOn(ctx, dbserver.PostgresOptions{
-		Primary: dbserver.Place{Addr: l.A.Addr.String(), Do: l.A.Do},
-		Standby: dbserver.Place{Addr: l.B.Addr.String(), Do: l.B.Do},
-	})
+	pg, err := dbserver.StartPostgresOn(ctx, dbserver.PostgresOptions{Primary: placeOn(l.A), Standby: placeOn(l.B)})
 	if err != nil {
 		testenv.Need(t, testenv.DB, "PostgreSQL could not start on the testbed: %v", err)
 	}
@@ -61,7 +56,8 @@ type bg struct {
 
 func startOn(t *testing.T, h *testbed.Host, args ...string) *bg {
 	t.Helper()
-	p := &bg{cmd: exec.Command("ip", append([]string{"netns", "exec", h.NS, itest.Binary(t)}, args...)...), done: make(chan struct{})}
+	full := append(append(inNS(h), itest.Binary(t)), args...)
+	p := &bg{cmd: exec.Command(full[0], full[1:]...), done: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.err
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -168,7 +164,7 @@ func slope(y []float64, dt time.Duration) float64 {
 }
 
 // runRepl holds `narrows db load --rate rate` on the primary for load
-// seconds and, after warm, watches with `narrows db repl` for watch.
+// and, after warm, watches with `narrows db repl` for watch.
 func runRepl(t *testing.T, l *testbed.DelayLine, pg *dbserver.Postgres, rate string, load, warm, watch time.Duration) replRun {
 	t.Helper()
 	return runReplDSN(t, l, pg.DSN(pg.Primary, "narrows", dbserver.NarrowsPassword),
@@ -184,12 +180,9 @@ func runReplDSN(t *testing.T, l *testbed.DelayLine, primary, name, standby, rate
 	time.Sleep(warm)
 	const interval = 500 * time.Millisecond
 	before, t0 := l.Stats(), time.Now()
-	res := itest.RunWrapped(t, watch+60*time.Second, nil, []string{"ip", "netns", "exec", l.A.NS},
+	res := runOnA(t, l, watch+60*time.Second,
 		"db", "repl", "--dsn", primary, "--replica-dsn", name+"="+standby, "--interval", interval.String(), "--duration", watch.String(), "--json")
 	after, lineFor := l.Stats(), time.Since(t0)
-	if res.Code != 0 {
-		t.Fatalf("narrows db repl exited %d\nstdout:\n%s\nstderr:\n%s", res.Code, res.Stdout, res.Stderr)
-	}
 	ld.wait(t, load+60*time.Second)
 	r := replRun{interval: interval, line: lineRecord(before, after), lineAtoB: after.AtoB.Bytes - before.AtoB.Bytes, lineFor: lineFor}
 	ivs, sum := itest.Records(t, res.Stdout)
@@ -229,6 +222,9 @@ func runReplDSN(t *testing.T, l *testbed.DelayLine, primary, name, standby, rate
 	}
 	t.Logf("db load held %.2f MB/s; unsent grew at %.3f MB/s, unreplayed at %.3f MB/s; last verdict %s: %s; %s",
 		r.loadRate/1e6, r.unsentSlope/1e6, r.unreplayedSlope/1e6, r.last.verdictCode, r.last.verdict, r.line)
+	if b, err := json.Marshal(r.last.st); err == nil {
+		t.Logf("%s in the last poll: %s", name, b)
+	}
 	return r
 }
 
@@ -260,9 +256,7 @@ func replDurations() (load, warm, watch time.Duration) {
 // at 2 MB/s. Everything is sent at once; the bytes pile up between receipt
 // and replay, at the generation rate, and narrows must name replay.
 func TestReplayNotNetwork(t *testing.T) {
-	testbed.SkipUnlessDelayLine(t)
-	itest.Binary(t)
-	testbed.LockTiming(t)
+	setUp(t)
 	l := testbed.NewTestDelayLine(t, testbed.DelayLineOptions{RTT: 2 * time.Millisecond})
 	pg := startPG(t, l)
 	ctx := context.Background()
@@ -307,9 +301,7 @@ func TestReplayNotNetwork(t *testing.T) {
 // RTT, 100 Mbit/s, log at 2 MB/s (16 Mbit/s). The standby keeps up: the
 // verdict says so and the queue stays bounded.
 func TestReplKeepingUp(t *testing.T) {
-	testbed.SkipUnlessDelayLine(t)
-	itest.Binary(t)
-	testbed.LockTiming(t)
+	setUp(t)
 	l := testbed.NewTestDelayLine(t, testbed.DelayLineOptions{RTT: 40 * time.Millisecond, RateBitsPerSecond: 100e6})
 	pg := startPG(t, l)
 	load, warm, watch := replDurations()
@@ -357,27 +349,55 @@ const (
 	fallingWindow = "64K"
 )
 
-// streamOnce runs one `narrows net stream` A→B with extra flags and returns
-// its throughput in B/s of payload and its *_limited verdict.
-func streamOnce(t *testing.T, l *testbed.DelayLine, d time.Duration, extra ...string) (float64, string) {
+// fallingRTT is the line of the falling-behind experiments (PostgreSQL's
+// and MariaDB's), at 100 Mbit/s.
+const fallingRTT = 40 * time.Millisecond
+
+// fallingLine is that line, with both hosts on reno.
+func fallingLine(t *testing.T) *testbed.DelayLine {
 	t.Helper()
-	args := append([]string{"net", "stream", "--to", net.JoinHostPort(l.B.Addr.String(), strconv.Itoa(agentPort)), "--duration", d.String(), "--json"}, extra...)
-	res := itest.RunWrapped(t, d+30*time.Second, nil, []string{"ip", "netns", "exec", l.A.NS}, args...)
-	if res.Code != 0 {
-		t.Fatalf("narrows net stream exited %d\nstdout:\n%s\nstderr:\n%s", res.Code, res.Stdout, res.Stderr)
+	l := testbed.NewTestDelayLine(t, testbed.DelayLineOptions{RTT: fallingRTT, RateBitsPerSecond: 100e6})
+	for _, h := range l.Hosts() {
+		setCC(t, h, "reno")
 	}
-	lines := strings.Split(strings.TrimSpace(res.Stdout), "\n")
-	var s streamSummary
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &s); err != nil || s.Stream == nil {
-		t.Fatalf("stream summary: %v\n%s", err, res.Stdout)
+	return l
+}
+
+// capRmem caps h's TCP receive buffer at fallingRmem: connections made
+// afterwards take it.
+func capRmem(t *testing.T, h *testbed.Host) {
+	t.Helper()
+	sysctl(t, h, fmt.Sprintf("net.ipv4.tcp_rmem=4096 %d %d", fallingRmem, fallingRmem))
+}
+
+// fallingStreamFor is how long the falling-behind experiments measure the
+// single-stream capacity.
+func fallingStreamFor() time.Duration {
+	if long() {
+		return 10 * time.Second
 	}
-	var verdict string
-	for _, f := range s.Findings {
-		if strings.HasSuffix(f.Code, "_limited") {
-			verdict = f.Code
-		}
+	return 4 * time.Second
+}
+
+// fallingCapacity starts an agent on B and measures, with host B capped,
+// the single-stream capacity A→B as narrows reads it (--window
+// fallingWindow). It fails t unless the stream is window-bound near 2 MB/s.
+func fallingCapacity(t *testing.T, l *testbed.DelayLine) (capacity float64, verdict string) {
+	t.Helper()
+	startAgent(t, l)
+	capacity, verdict = streamOnce(t, l, fallingStreamFor(), "--window", fallingWindow)
+	t.Logf("single stream A→B, --window %s: %.2f MB/s (%s)", fallingWindow, capacity/1e6, verdict)
+	if capacity > 6e6 || capacity < 0.5e6 {
+		t.Fatalf("one stream carried %.2f MB/s; with a %d-byte receive buffer across %v it should be window-bound near 2 MB/s", capacity/1e6, fallingRmem, fallingRTT)
 	}
-	return s.Stream.Throughput / 8, verdict
+	return capacity, verdict
+}
+
+func fallingDurations() (load, warm, watch time.Duration) {
+	if long() {
+		return 40 * time.Second, 5 * time.Second, 30 * time.Second
+	}
+	return 10 * time.Second, 2 * time.Second, 6 * time.Second
 }
 
 // TestReplFallingBehind is experiment "replica falling behind": 40 ms RTT,
@@ -393,21 +413,12 @@ func streamOnce(t *testing.T, l *testbed.DelayLine, d time.Duration, extra ...st
 // reads as data comes (netio.BatchFor turns batching off under a small
 // tcp_rmem cap): that reading must agree with the --window one.
 func TestReplFallingBehind(t *testing.T) {
-	testbed.SkipUnlessDelayLine(t)
-	itest.Binary(t)
-	testbed.LockTiming(t)
-	const rtt = 40 * time.Millisecond
-	l := testbed.NewTestDelayLine(t, testbed.DelayLineOptions{RTT: rtt, RateBitsPerSecond: 100e6})
-	for _, h := range l.Hosts() {
-		setCC(t, h, "reno")
-	}
+	setUp(t)
+	l := fallingLine(t)
 	pg := startPG(t, l)
 	// Capped after the base backup (which would take 12 s at 2 MB/s); the
 	// standby is restarted so that its walreceiver connects under the cap.
-	if out, err := exec.Command("ip", "netns", "exec", l.B.NS, "sysctl", "-qw",
-		fmt.Sprintf("net.ipv4.tcp_rmem=4096 %d %d", fallingRmem, fallingRmem)).CombinedOutput(); err != nil {
-		t.Fatalf("capping tcp_rmem on %s: %v: %s", l.B, err, out)
-	}
+	capRmem(t, l.B)
 	ctx := context.Background()
 	if err := pg.StopStandby(ctx); err != nil {
 		t.Fatal(err)
@@ -416,31 +427,18 @@ func TestReplFallingBehind(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The single-stream capacity A→B, as narrows measures it.
-	streamFor := 4 * time.Second
-	if long() {
-		streamFor = 10 * time.Second
-	}
-	itest.StartAgent(t, []string{"--listen", net.JoinHostPort(l.B.Addr.String(), strconv.Itoa(agentPort))}, "ip", "netns", "exec", l.B.NS)
-	capacity, streamVerdict := streamOnce(t, l, streamFor, "--window", fallingWindow)
+	capacity, streamVerdict := fallingCapacity(t, l)
 	// Without --window narrows' receiver takes the host's buffers; it must
 	// not batch its reads under so small a cap (netio.BatchFor), or the
 	// waiting bytes close the window: it read 0.58-0.70 of this before.
-	dflt, dv := streamOnce(t, l, streamFor)
+	dflt, dv := streamOnce(t, l, fallingStreamFor())
 	t.Logf("RESULT single stream without --window (the host's capped buffers): %.2f MB/s (%s), %.3f of the --window reading", dflt/1e6, dv, dflt/capacity)
 	if r := dflt / capacity; r < 0.85 || r > 1.3 {
 		t.Errorf("without --window narrows read %.2f MB/s, %.3f of the %.2f MB/s read with --window %s on the same capped host: its receiver should not be the limit",
 			dflt/1e6, r, capacity/1e6, fallingWindow)
 	}
-	t.Logf("single stream A→B, --window %s: %.2f MB/s (%s)", fallingWindow, capacity/1e6, streamVerdict)
-	if capacity > 6e6 || capacity < 0.5e6 {
-		t.Fatalf("one stream carried %.2f MB/s; with a %d-byte receive buffer across %v it should be window-bound near 2 MB/s", capacity/1e6, fallingRmem, rtt)
-	}
 
-	load, warm, watch := 10*time.Second, 2*time.Second, 6*time.Second
-	if long() {
-		load, warm, watch = 40*time.Second, 5*time.Second, 30*time.Second
-	}
+	load, warm, watch := fallingDurations()
 	r := runRepl(t, l, pg, "5MB/s", load, warm, watch)
 	gen := meanOf(r.points, func(p replPoint) float64 { return p.gen })
 	send := meanOf(r.points, func(p replPoint) float64 { return p.send })

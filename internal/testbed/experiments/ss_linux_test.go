@@ -4,7 +4,6 @@ package experiments
 
 import (
 	"context"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -135,13 +134,4 @@ func busiest(cs []ssConn, by func(ssConn) int64) ssConn {
 		}
 	}
 	return b
-}
-
-// setCC sets the default TCP congestion control of h's namespace.
-func setCC(t *testing.T, h *testbed.Host, cc string) {
-	t.Helper()
-	out, err := exec.Command("ip", "netns", "exec", h.NS, "sysctl", "-qw", "net.ipv4.tcp_congestion_control="+cc).CombinedOutput()
-	if err != nil {
-		t.Fatalf("setting %s in %s: %v: %s", cc, h, err, out)
-	}
 }

@@ -5,7 +5,6 @@ package experiments
 import (
 	"context"
 	"fmt"
-	"net"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -114,11 +113,8 @@ func standbyFlush(t *testing.T, pg *dbserver.Postgres) (commit, flush float64) {
 // low rate (one row per commit) and returns its summary's commit latency.
 func loadCommits(t *testing.T, l *testbed.DelayLine, pg *dbserver.Postgres, d time.Duration) (p50, p99 float64, commits int) {
 	t.Helper()
-	res := itest.RunWrapped(t, d+60*time.Second, nil, []string{"ip", "netns", "exec", l.A.NS},
+	res := runOnA(t, l, d+60*time.Second,
 		"db", "load", "--dsn", pg.DSN(pg.Primary, "narrows", dbserver.NarrowsPassword), "--rate", "40KB/s", "--duration", d.String(), "--json")
-	if res.Code != 0 {
-		t.Fatalf("narrows db load exited %d: %s", res.Code, res.Stderr)
-	}
 	ivs, sum := itest.Records(t, res.Stdout)
 	ld := itest.Obj(sum, "db_load")
 	c := itest.Obj(ld, "commit_latency")
@@ -146,20 +142,14 @@ func loadCommits(t *testing.T, l *testbed.DelayLine, pg *dbserver.Postgres, d ti
 // ~0.1-0.2 ms). The same load with the standby
 // asynchronous is the control: there the commit does not wait for the line.
 func TestSyncCommit(t *testing.T) {
-	testbed.SkipUnlessDelayLine(t)
-	itest.Binary(t)
-	testbed.LockTiming(t)
+	setUp(t)
 	const rtt = 10 * time.Millisecond
 	l := testbed.NewTestDelayLine(t, testbed.DelayLineOptions{RTT: rtt, RateBitsPerSecond: 100e6})
 	// The line's RTT as a round trip on it reads (narrows net rr, 64 B
 	// each way), which is what a commit's acknowledgement pays: the set
 	// delay plus the forwarder's handling, ~0.1-0.2 ms here.
-	itest.StartAgent(t, []string{"--listen", net.JoinHostPort(l.B.Addr.String(), strconv.Itoa(agentPort))}, "ip", "netns", "exec", l.B.NS)
-	rr := itest.RunWrapped(t, time.Minute, nil, []string{"ip", "netns", "exec", l.A.NS},
-		"net", "rr", "--to", net.JoinHostPort(l.B.Addr.String(), strconv.Itoa(agentPort)), "--duration", "2s", "--json")
-	if rr.Code != 0 {
-		t.Fatalf("narrows net rr exited %d: %s", rr.Code, rr.Stderr)
-	}
+	startAgent(t, l)
+	rr := runOnA(t, l, time.Minute, "net", "rr", "--to", agentAddr(l), "--duration", "2s", "--json")
 	_, rs := itest.Records(t, rr.Stdout)
 	lineRTT := jnum(itest.Obj(rs, "rr"), "rtt_p50_seconds")
 	if lineRTT < rtt.Seconds() || lineRTT > rtt.Seconds()+0.001 {
@@ -215,15 +205,13 @@ func reindexCase() (rows int, rate int64) {
 // The index is on a 128-byte expression of an int column, so the index is
 // about four times its table and the set-up sends little else across.
 func TestReindexStandby(t *testing.T) {
-	testbed.SkipUnlessDelayLine(t)
-	itest.Binary(t)
-	testbed.LockTiming(t)
+	setUp(t)
 	const rtt = 10 * time.Millisecond
 	rows, rate := reindexCase()
 	l := testbed.NewTestDelayLine(t, testbed.DelayLineOptions{RTT: rtt, RateBitsPerSecond: rate})
 	// What one stream carries A→B, as narrows measures it: the figure a
 	// DBA would divide the rebuild's log by.
-	itest.StartAgent(t, []string{"--listen", net.JoinHostPort(l.B.Addr.String(), strconv.Itoa(agentPort))}, "ip", "netns", "exec", l.B.NS)
+	startAgent(t, l)
 	capacity, _ := streamOnce(t, l, 3*time.Second)
 	pg := startPG(t, l)
 	setupLimit := 5 * time.Minute

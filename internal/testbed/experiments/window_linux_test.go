@@ -7,14 +7,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"net"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/narrows/narrows/internal/itest"
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/testbed"
 )
@@ -42,10 +40,7 @@ import (
 // sometimes milliseconds, behind. Both figures are reported; the set RTT
 // alone would blame narrows for the testbed's lateness.
 
-const (
-	agentPort = 7447
-	tolerance = 0.10 // issue #5: within 10%
-)
+const tolerance = 0.10 // issue #5: within 10%
 
 type windowCase struct {
 	window string        // --window
@@ -81,29 +76,6 @@ func windowCases() ([]windowCase, time.Duration) {
 	return cases, 10 * time.Second
 }
 
-// streamSummary is the part of `narrows net stream --json`'s summary read here.
-type streamSummary struct {
-	Partial bool   `json:"partial"`
-	Error   string `json:"error"`
-	Stream  *struct {
-		Throughput float64 `json:"throughput_bits_per_second"`
-		Runs       []struct {
-			TCP *struct {
-				RTT           float64 `json:"rtt_seconds"`
-				MinRTT        float64 `json:"min_rtt_seconds"`
-				PeerWindow    int64   `json:"peer_window_bytes"`
-				RwndLimited   float64 `json:"rwnd_limited_ratio"`
-				SndbufLimited float64 `json:"sndbuf_limited_ratio"`
-				Retransmits   int64   `json:"retransmits"`
-			} `json:"tcp"`
-		} `json:"runs"`
-	} `json:"stream"`
-	Findings []struct {
-		Code    string `json:"code"`
-		Summary string `json:"summary"`
-	} `json:"findings"`
-}
-
 // windowRound is one measurement of one case.
 type windowRound struct {
 	reading   float64 // narrows' single-stream throughput, bit/s
@@ -120,28 +92,32 @@ type windowRound struct {
 	line      string // how well the line kept time meanwhile
 }
 
+// lateBetween is how many packets one direction of the line delivered
+// between two snapshots, and how late it wrote them on average.
+func lateBetween(b, a testbed.PathStats) (packets int64, mean time.Duration) {
+	if n := a.Packets - b.Packets; n > 0 {
+		return n, (a.LateTotal - b.LateTotal) / time.Duration(n)
+	}
+	return 0, 0
+}
+
 // lineLate is how much later than set, on average, the line delivered
 // packets each way between two snapshots: what it added to the RTT.
 func lineLate(b, a testbed.DelayLineStats) time.Duration {
-	mean := func(b, a testbed.PathStats) time.Duration {
-		if n := a.Packets - b.Packets; n > 0 {
-			return (a.LateTotal - b.LateTotal) / time.Duration(n)
-		}
-		return 0
-	}
-	return mean(b.AtoB, a.AtoB) + mean(b.BtoA, a.BtoA)
+	_, ab := lateBetween(b.AtoB, a.AtoB)
+	_, ba := lateBetween(b.BtoA, a.BtoA)
+	return ab + ba
 }
 
 // lineRecord says how late the line wrote packets between two snapshots:
 // the testbed's own error during a measurement.
 func lineRecord(b, a testbed.DelayLineStats) string {
 	d := func(b, a testbed.PathStats) string {
-		n := a.Packets - b.Packets
+		n, late := lateBetween(b, a)
 		if n == 0 {
 			return "idle"
 		}
-		return fmt.Sprintf("%d packets, late %v on average, %d over 1 ms", n,
-			((a.LateTotal - b.LateTotal) / time.Duration(n)).Round(time.Microsecond), a.LateOver1ms-b.LateOver1ms)
+		return fmt.Sprintf("%d packets, late %v on average, %d over 1 ms", n, late.Round(time.Microsecond), a.LateOver1ms-b.LateOver1ms)
 	}
 	return "line A→B " + d(b.AtoB, a.AtoB) + "; B→A " + d(b.BtoA, a.BtoA)
 }
@@ -154,9 +130,7 @@ func (r windowRound) ok() bool {
 
 func TestWindowVsRTT(t *testing.T) {
 	cases, duration := windowCases()
-	testbed.SkipUnlessDelayLine(t)
-	itest.Binary(t) // build before any clock matters
-	testbed.LockTiming(t)
+	setUp(t)
 	const rounds = 3 // at most, while a round misses: a busy machine only lowers readings
 	var table []string
 	for _, tc := range cases {
@@ -170,7 +144,7 @@ func TestWindowVsRTT(t *testing.T) {
 			for _, h := range l.Hosts() {
 				setCC(t, h, tc.cc)
 			}
-			itest.StartAgent(t, []string{"--listen", net.JoinHostPort(l.B.Addr.String(), strconv.Itoa(agentPort))}, "ip", "netns", "exec", l.B.NS)
+			startAgent(t, l)
 			var got []windowRound
 			for round := 1; round <= rounds; round++ {
 				r := measureWindow(t, l, tc, w, duration)
@@ -216,29 +190,20 @@ func TestWindowVsRTT(t *testing.T) {
 func measureWindow(t *testing.T, l *testbed.DelayLine, tc windowCase, w int64, duration time.Duration) windowRound {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	before := l.Stats()
 	watch := watchWindow(ctx, t, l.A, l.B, agentPort, 250*time.Millisecond)
-	res := itest.RunWrapped(t, duration+30*time.Second, nil, []string{"ip", "netns", "exec", l.A.NS},
-		"net", "stream", "--to", net.JoinHostPort(l.B.Addr.String(), strconv.Itoa(agentPort)),
-		"--window", tc.window, "--duration", duration.String(), "--json")
+	s := runStream(t, l, duration, "--window", tc.window)
 	cancel()
 	after := l.Stats()
 	r0, late := lineRecord(before, after), lineLate(before, after)
-	if res.Code != 0 {
-		t.Fatalf("narrows net stream exited %d\nstdout:\n%s\nstderr:\n%s", res.Code, res.Stdout, res.Stderr)
-	}
-	lines := strings.Split(strings.TrimSpace(res.Stdout), "\n")
-	var s streamSummary
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &s); err != nil {
-		t.Fatalf("summary: %v\n%s", err, res.Stdout)
-	}
-	if s.Partial || s.Stream == nil || len(s.Stream.Runs) != 1 || s.Stream.Runs[0].TCP == nil {
-		t.Fatalf("want a complete one-stream summary with TCP figures:\n%s", lines[len(lines)-1])
+	if s.Partial || len(s.Stream.Runs) != 1 || s.Stream.Runs[0].TCP == nil {
+		t.Fatalf("want a complete one-stream summary with TCP figures: %+v", s)
 	}
 	tcp := s.Stream.Runs[0].TCP
 	maxWnd, snd, rcv, n := watch.result()
 	r := windowRound{line: r0, reading: s.Stream.Throughput, window: max(maxWnd, tcp.PeerWindow), rcvBuf: rcv.RcvBuf,
-		rwnd: tcp.RwndLimited, snd: tcp.SndbufLimited, tcpRTT: tcp.RTT, cc: snd.CC, samples: n}
+		rwnd: tcp.RwndLimited, snd: tcp.SndbufLimited, tcpRTT: tcp.RTT, cc: snd.CC, samples: n, verdict: s.verdict()}
 	if n == 0 {
 		t.Fatalf("ss never saw the data connection")
 	}
@@ -248,11 +213,6 @@ func measureWindow(t *testing.T, l *testbed.DelayLine, tc windowCase, w int64, d
 	r.nominal = float64(r.window) * 8 / tc.rtt.Seconds()
 	r.late = late
 	r.expected = float64(r.window) * 8 / (tc.rtt + late).Seconds()
-	for _, f := range s.Findings {
-		if strings.HasSuffix(f.Code, "_limited") {
-			r.verdict = f.Code
-		}
-	}
 	return r
 }
 

@@ -101,9 +101,6 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 }
 
 func duration(name, v string) (time.Duration, error) {
-	if v == "0" {
-		return 0, nil
-	}
 	d, err := time.ParseDuration(v)
 	if err != nil || d < 0 {
 		return 0, usagef("%s %q: use a duration such as 40ms or 1.5s", name, v)

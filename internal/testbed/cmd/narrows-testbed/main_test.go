@@ -114,22 +114,24 @@ func TestRunAndStop(t *testing.T) {
 	defer cancel()
 	var out, errb bytes.Buffer
 	var line *testbed.DelayLine
-	var pingErr error
+	var connect string
 	code := run(ctx, []string{"--rtt", "10ms", "--rate", "20M"}, &out, &errb, func(l *testbed.DelayLine) {
 		line = l
 		// A TCP handshake across the line, by an outside program: bash's
-		// /dev/tcp to a port nobody listens on is refused by B's kernel,
-		// which proves the round trip.
-		pingErr = exec.Command("ip", "netns", "exec", l.A.NS, "bash", "-c",
-			"exec 3<>/dev/tcp/"+l.B.Addr.String()+"/9 2>&1 || true").Run()
+		// /dev/tcp to a port nobody listens on must be refused by B's
+		// kernel, which proves the round trip (across a dead line the
+		// connect would time out instead).
+		b, _ := exec.Command("ip", "netns", "exec", l.A.NS, "timeout", "10", "bash", "-c",
+			"exec 3<>/dev/tcp/"+l.B.Addr.String()+"/9").CombinedOutput()
+		connect = string(b)
 		cancel()
 	})
 	t.Logf("stdout:\n%s", out.String())
 	if code != 0 || errb.Len() > 0 {
 		t.Fatalf("exit %d, stderr %q", code, errb.String())
 	}
-	if pingErr != nil {
-		t.Errorf("talking across the line: %v", pingErr)
+	if !strings.Contains(connect, "Connection refused") {
+		t.Errorf("connecting across the line to a closed port on B: %q, want it refused by B", connect)
 	}
 	for _, want := range []string{line.A.NS, line.B.NS, line.B.Addr.String(), "ip netns exec " + line.A.NS, "delay 5ms, 20 Mbit/s", "removed"} {
 		if !strings.Contains(out.String(), want) {

@@ -1,0 +1,131 @@
+//go:build linux
+
+package experiments
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/narrows/narrows/internal/itest"
+	"github.com/narrows/narrows/internal/testbed"
+	"github.com/narrows/narrows/internal/testbed/dbserver"
+)
+
+// What every experiment does around narrows: the agent on host B, the
+// clients on host A, as processes inside the namespaces, the way a DBA
+// would run them at the two ends of a WAN path.
+
+const agentPort = 7447
+
+// setUp starts every experiment: it skips without a delay line (fails
+// under CI=true), builds narrows before any clock matters, and takes the
+// machine-wide timing lock for the rest of t.
+func setUp(t *testing.T) {
+	t.Helper()
+	testbed.SkipUnlessDelayLine(t)
+	itest.Binary(t)
+	testbed.LockTiming(t)
+}
+
+// inNS is the command prefix that runs a program on host h.
+func inNS(h *testbed.Host) []string { return []string{"ip", "netns", "exec", h.NS} }
+
+// agentAddr is where startAgent's agent listens: host B, agentPort.
+func agentAddr(l *testbed.DelayLine) string {
+	return net.JoinHostPort(l.B.Addr.String(), strconv.Itoa(agentPort))
+}
+
+// startAgent starts `narrows serve` on host B at agentAddr until the end
+// of t.
+func startAgent(t *testing.T, l *testbed.DelayLine) {
+	t.Helper()
+	itest.StartAgent(t, []string{"--listen", agentAddr(l)}, inNS(l.B)...)
+}
+
+// runOnA runs narrows with args on host A, at most timeout, and fails t
+// unless it exits 0.
+func runOnA(t *testing.T, l *testbed.DelayLine, timeout time.Duration, args ...string) itest.Result {
+	t.Helper()
+	res := itest.RunWrapped(t, timeout, nil, inNS(l.A), args...)
+	if res.Code != 0 {
+		t.Fatalf("narrows %s exited %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), res.Code, res.Stdout, res.Stderr)
+	}
+	return res
+}
+
+// streamSummary is the part of `narrows net stream --json`'s summary read here.
+type streamSummary struct {
+	Partial bool   `json:"partial"`
+	Error   string `json:"error"`
+	Stream  *struct {
+		Throughput float64 `json:"throughput_bits_per_second"`
+		Runs       []struct {
+			TCP *struct {
+				RTT           float64 `json:"rtt_seconds"`
+				MinRTT        float64 `json:"min_rtt_seconds"`
+				PeerWindow    int64   `json:"peer_window_bytes"`
+				RwndLimited   float64 `json:"rwnd_limited_ratio"`
+				SndbufLimited float64 `json:"sndbuf_limited_ratio"`
+				Retransmits   int64   `json:"retransmits"`
+			} `json:"tcp"`
+		} `json:"runs"`
+	} `json:"stream"`
+	Findings []struct {
+		Code    string `json:"code"`
+		Summary string `json:"summary"`
+	} `json:"findings"`
+}
+
+// verdict is the summary's stream.*_limited finding, "" if none.
+func (s streamSummary) verdict() string {
+	var v string
+	for _, f := range s.Findings {
+		if strings.HasSuffix(f.Code, "_limited") {
+			v = f.Code
+		}
+	}
+	return v
+}
+
+// runStream runs `narrows net stream` A→B to startAgent's agent for d,
+// with extra flags, and returns its summary (the last line of its output).
+func runStream(t *testing.T, l *testbed.DelayLine, d time.Duration, extra ...string) streamSummary {
+	t.Helper()
+	args := append([]string{"net", "stream", "--to", agentAddr(l), "--duration", d.String(), "--json"}, extra...)
+	res := runOnA(t, l, d+30*time.Second, args...)
+	lines := strings.Split(strings.TrimSpace(res.Stdout), "\n")
+	var s streamSummary
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &s); err != nil || s.Stream == nil {
+		t.Fatalf("narrows net stream: no stream summary (%v):\n%s", err, res.Stdout)
+	}
+	return s
+}
+
+// streamOnce is runStream's throughput, in B/s of payload, and its verdict.
+func streamOnce(t *testing.T, l *testbed.DelayLine, d time.Duration, extra ...string) (float64, string) {
+	t.Helper()
+	s := runStream(t, l, d, extra...)
+	return s.Stream.Throughput / 8, s.verdict()
+}
+
+// sysctl sets one kernel setting (key=value) in h's namespace.
+func sysctl(t *testing.T, h *testbed.Host, kv string) {
+	t.Helper()
+	if out, err := h.Command(context.Background(), "sysctl", "-qw", kv).CombinedOutput(); err != nil {
+		t.Fatalf("sysctl -w %s on %s: %v: %s", kv, h, err, out)
+	}
+}
+
+// setCC sets the default TCP congestion control of h's namespace.
+func setCC(t *testing.T, h *testbed.Host, cc string) {
+	t.Helper()
+	sysctl(t, h, "net.ipv4.tcp_congestion_control="+cc)
+}
+
+// placeOn places a database server on host h.
+func placeOn(h *testbed.Host) dbserver.Place { return dbserver.Place{Addr: h.Addr.String(), Do: h.Do} }
