@@ -131,6 +131,17 @@ func (l *DelayLine) Realtime() bool {
 	return true
 }
 
+// Awake reports whether the CPUs are held awake while this line exists (a
+// CPU latency request of 0 µs, see procs_linux.go), or why not: without it,
+// on a virtual machine, packets leave tens of microseconds to milliseconds
+// late whenever a CPU was idle.
+func (l *DelayLine) Awake() error {
+	if err := cpuLatencyHeld(); err != nil {
+		return fmt.Errorf("testbed: CPU latency request (%s) not held: %w", cpuLatencyDev, err)
+	}
+	return nil
+}
+
 // Err returns each direction's first I/O error, if any: a read error
 // stops that direction, a write error loses that one packet (counted in
 // PathStats.WriteErrors). A line that returns nil here has carried every

@@ -26,3 +26,6 @@ func (l *DelayLine) Err() error { return nil }
 
 // Close is a no-op: no DelayLine can exist off Linux.
 func (l *DelayLine) Close() error { return nil }
+
+// Awake is ErrUnsupported: no DelayLine can exist off Linux.
+func (l *DelayLine) Awake() error { return unsupported() }

@@ -49,6 +49,7 @@ type forwarder struct {
 	err   error
 
 	// Owned by the loop.
+	spin spinner
 	q    pktQueue
 	seq  uint64
 	free [][]byte
@@ -62,7 +63,7 @@ func newForwarder(name string, src, dst int, sh *shaper, base time.Time, mtu, ma
 		return nil, fmt.Errorf("testbed: eventfd: %w", err)
 	}
 	return &forwarder{name: name, src: src, dst: dst, sh: sh, base: base, mtu: mtu, maxHeld: maxHeld,
-		realtime: realtime, efd: efd, started: make(chan struct{}), done: make(chan struct{})}, nil
+		realtime: realtime, efd: efd, spin: spinner{lastSpin: -1}, started: make(chan struct{}), done: make(chan struct{})}, nil
 }
 
 // start runs the loop and waits until its thread is set up.
@@ -81,6 +82,55 @@ func (f *forwarder) stop() {
 }
 
 func (f *forwarder) now() time.Duration { return time.Since(f.base) }
+
+// A thread asleep in ppoll wakes some tens of microseconds after its
+// timeout even with the CPUs held awake (procs_linux.go): 31 µs at the
+// median, 74 µs at p99 for a 1 ms sleep on this project's VM. So the loop
+// sleeps until spinWindow before a departure and spins through the rest,
+// reading arrivals as they come; that took the same sleep to 0 µs late at
+// p99 and the line's own mean lateness under probes from 45–68 µs to
+// 4–19 µs. Spinning is bounded to spinShare of each spinEpoch per
+// direction: a line carrying thousands of packets a second would otherwise
+// spin a whole core at real-time priority, taking it from the very
+// processes it carries. Past the budget the loop sleeps to the departure.
+const (
+	spinWindow = 50 * time.Microsecond
+	spinEpoch  = 100 * time.Millisecond
+	spinShare  = 0.05
+)
+
+// spinner accounts for the loop's spinning: the time between two
+// iterations that chose to spin.
+type spinner struct {
+	epoch    time.Duration // start of the current epoch
+	used     time.Duration // spun in it
+	lastSpin time.Duration // when the loop last chose to spin; -1 after a sleep
+}
+
+func (s *spinner) roll(now time.Duration) {
+	if now-s.epoch >= spinEpoch {
+		s.epoch, s.used = now, 0
+	}
+}
+
+// allow says whether to spin rather than sleep, wait before a departure.
+func (s *spinner) allow(now, wait time.Duration) bool {
+	s.roll(now)
+	if s.lastSpin >= 0 && s.lastSpin <= now {
+		s.used += now - s.lastSpin
+	}
+	if wait > spinWindow || !s.budgetLeft() {
+		s.lastSpin = -1
+		return false
+	}
+	s.lastSpin = now
+	return true
+}
+
+func (s *spinner) budgetLeft() bool { return s.used < time.Duration(spinShare*float64(spinEpoch)) }
+
+// sleeping records that the loop blocks instead of spinning.
+func (s *spinner) sleeping() { s.lastSpin = -1 }
 
 // readBatch is how many packets the loop reads before it looks at the
 // queue again, so that departures are not held up by a flood of arrivals.
@@ -118,13 +168,21 @@ func (f *forwarder) run() {
 		}
 		var ts *unix.Timespec
 		if f.q.Len() > 0 {
-			wait := f.q.Head().dep - f.now()
+			now := f.now()
+			wait := f.q.Head().dep - now
 			if wait <= 0 {
 				continue
+			}
+			if f.spin.allow(now, wait) {
+				continue // the last stretch: stay awake, reading as packets come
+			}
+			if f.spin.budgetLeft() {
+				wait -= spinWindow // wake early, and spin through the rest
 			}
 			t := unix.NsecToTimespec(int64(wait))
 			ts = &t
 		}
+		f.spin.sleeping()
 		if _, err := unix.Ppoll(fds, ts, nil); err != nil && !errors.Is(err, unix.EINTR) {
 			f.publish(fmt.Errorf("testbed: %s: ppoll: %w", f.name, err))
 			return

@@ -3,29 +3,51 @@
 package testbed
 
 import (
+	"encoding/binary"
 	"runtime"
 	"sync"
+
+	"golang.org/x/sys/unix"
 )
 
-// Each direction of a delay line runs on a thread of its own that spends
-// its life asleep in ppoll. When it wakes, it needs one of the Go
-// runtime's Ps to run again; if every P is busy, it waits until the
-// runtime takes one back from a thread blocked in a system call, which
-// its monitor does on a tick that backs off to 10 ms when the process is
-// quiet. That wait is pure lateness. So while delay lines exist, the
-// process gets one more P per forwarder thread.
+// While delay lines exist, this process holds two things that keep their
+// forwarder threads on time.
 //
+// One more Go P per forwarder thread. Each direction runs on a thread of
+// its own that spends its life asleep in ppoll. When it wakes, it needs one
+// of the runtime's Ps to run again; if every P is busy, it waits until the
+// runtime takes one back from a thread blocked in a system call, which its
+// monitor does on a tick that backs off to 10 ms when the process is quiet.
 // Measured with 8 iperf3 streams through a 50 Mbit/s, 20 ms line on the
 // project's busy 2-core VM, three alternating rounds each: GOMAXPROCS 2
 // wrote packets 71 µs–1.1 ms late on average (0.8–2.0% over 1 ms),
 // GOMAXPROCS 6 wrote them 23–160 µs late (0.2–1.1% over 1 ms).
+//
+// A CPU latency request of 0 µs (/dev/cpu_dma_latency, the kernel's PM QoS
+// interface, as cyclictest holds it). On a virtual machine an idle vCPU
+// halts, and the hypervisor takes tens of microseconds to milliseconds to
+// run it again when a timer or another CPU wakes it: on this project's
+// Firecracker VMs (cpuidle driver haltpoll, guest halt polling off) a
+// thread asleep in ppoll for 1 ms woke 77 µs late at the median, 244 µs at
+// p90 and 1.9 ms at p99, idle. With the request held, cpuidle only polls
+// (state POLL, exit latency 0) and the same sleep woke 31 / 47 / 74 µs
+// late; through the delay line, a 10 ms line's probes reached the far
+// socket 268–430 µs late at the median and 1.6–6.0 ms at p95 without it,
+// 94–147 µs and 175–230 µs with it. The cost is that idle CPUs spin
+// instead of halting while a line exists; the request goes with the last
+// line (or with the process: the kernel drops it when the file closes).
 
 var procs struct {
 	mu      sync.Mutex
 	threads int // forwarder threads alive
 	base    int // GOMAXPROCS before the first one
 	set     int // what we set it to, to restore only our own change
+	qos     int // the open /dev/cpu_dma_latency holding 0 µs; -1 none
+	qosErr  error
 }
+
+// cpuLatencyDev is the kernel's CPU latency (PM QoS) request file.
+const cpuLatencyDev = "/dev/cpu_dma_latency"
 
 // addThreads accounts for n more (or, negative, fewer) forwarder threads.
 func addThreads(n int) {
@@ -33,6 +55,7 @@ func addThreads(n int) {
 	defer procs.mu.Unlock()
 	if procs.threads == 0 {
 		procs.base = runtime.GOMAXPROCS(0)
+		procs.qos, procs.qosErr = holdCPULatency()
 	}
 	procs.threads += n
 	want := procs.base + procs.threads
@@ -44,4 +67,36 @@ func addThreads(n int) {
 		runtime.GOMAXPROCS(want)
 		procs.set = want
 	}
+	if procs.threads == 0 && procs.qos >= 0 {
+		unix.Close(procs.qos) // closing withdraws the request
+		procs.qos = -1
+	}
+}
+
+// holdCPULatency asks the kernel to keep every CPU's wake-up latency at
+// 0 µs for as long as the returned file stays open.
+func holdCPULatency() (int, error) {
+	fd, err := unix.Open(cpuLatencyDev, unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	if _, err := unix.Write(fd, binary.NativeEndian.AppendUint32(nil, 0)); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
+}
+
+// cpuLatencyHeld reports whether the CPU latency request is held, or why
+// not.
+func cpuLatencyHeld() error {
+	procs.mu.Lock()
+	defer procs.mu.Unlock()
+	if procs.qos >= 0 {
+		return nil
+	}
+	if procs.qosErr != nil {
+		return procs.qosErr
+	}
+	return unix.ENOENT
 }
