@@ -3,14 +3,21 @@
 #
 #   queries per second, one session, SELECT 1, simple protocol:
 #       narrows db ping --duration N   vs   pgbench -n -c1 -T N -M simple -f select1.sql
+#   the same against MariaDB, one connection:
+#       narrows db ping --duration N   vs   mariadb-slap --concurrency=1 --number-of-queries=Q --query='SELECT 1'
+#       (Q = N seconds at narrows' last rate; mariadb-slap sends each query
+#       and reads its result, as narrows does; the mariadb client in batch
+#       mode also parses and prints every row, so it is no peer for a
+#       round trip)
 #   the watcher's own cost on the database server, one poll per second:
 #       CPU time of every PostgreSQL process of the primary (and of the
 #       standby) over WATCH seconds with `narrows db repl --interval 1s`
 #       running, against the same window without it.
 #
-# A throwaway PostgreSQL primary and streaming standby are made from the
-# Debian packages in a temporary directory on loopback ports (as root they
-# run as the postgres user), and removed at the end. Rounds alternate which
+# A throwaway PostgreSQL primary and streaming standby, and a MariaDB
+# server, are made from the Debian packages in a temporary directory on
+# loopback ports (as root they run as the postgres and mysql users), and
+# removed at the end. Rounds alternate which
 # tool goes first; medians are compared.
 #
 #   ROUNDS=5 DURATION=5 WATCH=20 bash bench/db.sh     (the defaults; part of `make bench`)
@@ -55,6 +62,10 @@ mkdir -p "$WORK/sock1" "$WORK/sock2"
 cleanup() {
 	local rc=$?
 	trap - EXIT INT TERM
+	if [ -f "$WORK/maria/pid" ]; then
+		kill "$(cat "$WORK/maria/pid")" 2>/dev/null || true
+		for _ in $(seq 1 50); do [ -f "$WORK/maria/pid" ] || break; sleep 0.1; done
+	fi
 	for d in "$STANDBY" "$PRIMARY"; do
 		if [ -f "$d/postmaster.pid" ]; then
 			"${AS[@]}" "$PGBIN/pg_ctl" -D "$d" -m immediate -w stop >/dev/null 2>&1 || true
@@ -111,13 +122,15 @@ RESULTS=$WORK/results.jsonl
 FAILURES=0
 BUSY=0.25 # cores used by other processes that make a run unfair
 
-# cluster.py DATADIR: the CPU time, in clock ticks, of a cluster's processes:
-# the postmaster with its reaped children, plus every live child. Imported
-# by measured.py too.
+# cluster.py DATADIR|PIDFILE: the CPU time, in clock ticks, of a server's
+# processes: the postmaster (DATADIR/postmaster.pid; or the process a pid
+# file names, mariadbd) with its reaped children, plus every live child.
+# Imported by measured.py too.
 cat >"$WORK/cluster.py" <<'PY'
 import os, sys
 def cluster_ticks(datadir):
-    pid = int(open(os.path.join(datadir, "postmaster.pid")).readline())
+    f = datadir if os.path.isfile(datadir) else os.path.join(datadir, "postmaster.pid")
+    pid = int(open(f).readline())
     def fields(p):
         d = open("/proc/%d/stat" % p).read()
         return d[d.rindex(")") + 2:].split()
@@ -194,6 +207,56 @@ for r in $(seq 1 "$ROUNDS"); do
 	fi
 done
 
+# (a2) MariaDB: narrows db ping vs mariadb-slap, one connection each.
+MARIADBD=$(command -v mariadbd || { [ -x /usr/sbin/mariadbd ] && echo /usr/sbin/mariadbd; } || true)
+if [ -n "$MARIADBD" ] && command -v mariadb-install-db >/dev/null 2>&1 && command -v mariadb-slap >/dev/null 2>&1; then
+	M=$WORK/maria
+	MP=$(free_port)
+	mkdir -p "$M"
+	MUSER=()
+	[ "$(id -u)" = 0 ] && { chown mysql "$M"; MUSER=(--user=mysql); }
+	mariadb-install-db --no-defaults --datadir="$M/data" --auth-root-authentication-method=socket --skip-test-db "${MUSER[@]}" >"$WORK/maria-install.log" 2>&1
+	"$MARIADBD" --no-defaults --datadir="$M/data" --port="$MP" --bind-address=127.0.0.1 --socket="$M/sock" --pid-file="$M/pid" \
+		--log-error="$M/error.log" --skip-name-resolve --innodb-buffer-pool-size=64M --performance-schema=OFF "${MUSER[@]}" >/dev/null 2>&1 &
+	for _ in $(seq 1 100); do mariadb --no-defaults -uroot --socket="$M/sock" -e 'SELECT 1' >/dev/null 2>&1 && break; sleep 0.1; done
+	mariadb --no-defaults -uroot --socket="$M/sock" -e "CREATE DATABASE narrows; CREATE USER 'narrows'@'127.0.0.1' IDENTIFIED BY '$PW'; GRANT ALL ON narrows.* TO 'narrows'@'127.0.0.1';"
+	MDSN="mysql://narrows:$PW@127.0.0.1:$MP/narrows"
+	echo "db.sh: (a2) $ROUNDS round(s) of ${DURATION}s each against MariaDB $("$MARIADBD" --version | awk '{print $3}') on 127.0.0.1:$MP: narrows db ping vs mariadb-slap --concurrency=1, SELECT 1"
+	MQ=1000 # queries per mariadb-slap run: DURATION seconds at narrows' last rate
+	run_narrows_maria() {
+		if python3 "$WORK/measured.py" "$WORK/meta" "$M/pid" "$WORK/narrows.out" "$BIN" db ping --dsn "$MDSN" --duration "${DURATION}s" --json; then
+			python3 -c 'import json,sys; d=json.loads(open(sys.argv[1]).read().splitlines()[-1])["db_ping"]; m=json.load(open(sys.argv[2])); print(json.dumps({"tool":"narrows-mariadb","qps":d["queries_per_second"],"round":int(sys.argv[3]),"pos":int(sys.argv[4]),"other_cpu_cores":m["other_cpu_cores"],"own_cpu_seconds":m["own_cpu_seconds"]}))' "$WORK/narrows.out" "$WORK/meta" "$1" "$2" >>"$RESULTS"
+			MQ=$(tail -n 1 "$RESULTS" | python3 -c "import json,sys; print(max(1000, int(json.load(sys.stdin)['qps'] * $DURATION)))")
+		else
+			echo "  narrows FAILED: $(tail -n 3 "$WORK/narrows.out")"
+			FAILURES=$((FAILURES + 1))
+			return 1
+		fi
+	}
+	run_slap() {
+		if MYSQL_PWD=$PW python3 "$WORK/measured.py" "$WORK/meta" "$M/pid" "$WORK/slap.out" mariadb-slap --no-defaults --protocol=tcp -h127.0.0.1 -P"$MP" -unarrows \
+			--create-schema=narrows --no-drop --concurrency=1 --iterations=1 --number-of-queries="$MQ" --query='SELECT 1'; then
+			python3 -c 'import json,re,sys; t=open(sys.argv[1]).read(); m=json.load(open(sys.argv[2])); s=float(re.search(r"run all queries: ([0-9.]+) seconds",t).group(1)); print(json.dumps({"tool":"mariadb-slap","qps":int(sys.argv[5])/s,"round":int(sys.argv[3]),"pos":int(sys.argv[4]),"other_cpu_cores":m["other_cpu_cores"],"own_cpu_seconds":m["own_cpu_seconds"]}))' "$WORK/slap.out" "$WORK/meta" "$1" "$2" "$MQ" >>"$RESULTS"
+		else
+			echo "  mariadb-slap FAILED: $(tail -n 3 "$WORK/slap.out")"
+			FAILURES=$((FAILURES + 1))
+			return 1
+		fi
+	}
+	run_narrows_maria 0 0 >/dev/null; sed -i '$d' "$RESULTS" # warm-up, thrown away (it sets MQ)
+	for r in $(seq 1 "$ROUNDS"); do
+		if [ $((r % 2)) = 1 ]; then
+			run_narrows_maria "$r" 1 && show
+			run_slap "$r" 2 && show
+		else
+			run_slap "$r" 1 && show
+			run_narrows_maria "$r" 2 && show
+		fi
+	done
+else
+	echo "db.sh: (a2) skipped: mariadbd, mariadb-install-db or mariadb-slap not found (Debian: apt-get install -y mariadb-server mariadb-client)"
+fi
+
 # (b) the watcher's cost: CPU time of a cluster's processes over WATCH seconds.
 cluster_ticks() { python3 "$WORK/cluster.py" "$1"; } # cluster_ticks DATADIR
 HZ=$(getconf CLK_TCK)
@@ -230,15 +293,19 @@ def med(v):
     return statistics.median(v) if v else None
 def runs(tool):
     return {r["round"]: r for r in rs if r["tool"] == tool}
-nr, pr = runs("narrows"), runs("pgbench")
-both = sorted(set(nr) & set(pr))
-fair = [k for k in both if nr[k]["other_cpu_cores"] <= BUSY and pr[k]["other_cpu_cores"] <= BUSY]
-use = fair if fair else both
-n = [nr[k]["qps"] for k in use]
-p = [pr[k]["qps"] for k in use]
-ratio = med(n) / med(p) if n and p else None
-per_round = [nr[k]["qps"] / pr[k]["qps"] for k in both]
-busy_rounds = [k for k in both if k not in fair]
+def compare(a, b):
+    """Medians of tool a against tool b over the rounds both ran, fair ones only if any."""
+    ar, br = runs(a), runs(b)
+    both = sorted(set(ar) & set(br))
+    fair = [k for k in both if ar[k]["other_cpu_cores"] <= BUSY and br[k]["other_cpu_cores"] <= BUSY]
+    use = fair if fair else both
+    n = [ar[k]["qps"] for k in use]
+    p = [br[k]["qps"] for k in use]
+    return {"n": n, "p": p, "ratio": med(n) / med(p) if n and p else None, "use": use, "fair": fair,
+            "per_round": [ar[k]["qps"] / br[k]["qps"] for k in both], "busy": [k for k in both if k not in fair]}
+pg = compare("narrows", "pgbench")
+my = compare("narrows-mariadb", "mariadb-slap")
+n, p, ratio, use, fair, per_round, busy_rounds = pg["n"], pg["p"], pg["ratio"], pg["use"], pg["fair"], pg["per_round"], pg["busy"]
 on = [r for r in rs if r["tool"] == "watch-on"]
 off = [r for r in rs if r["tool"] == "watch-off"]
 def pct(rows, k):
@@ -254,6 +321,13 @@ if busy_rounds and fair:
     print("  rounds %s left out: other processes used over %.2f cores" % (busy_rounds, BUSY))
 elif busy_rounds:
     print("  every round was BUSY (other processes used over %.2f cores): the ratio is unreliable; rerun on a quiet machine" % BUSY)
+if my["ratio"] is not None:
+    print("narrows db ping vs mariadb-slap --concurrency=1 (SELECT 1, one connection), medians of %d %s rounds of %ss:" % (
+        len(my["use"]), "fair" if my["fair"] else "(all busy: none fair)", duration))
+    print("  narrows %.0f queries/s, mariadb-slap %.0f queries/s: ratio %.3f (target >= 1.0: %s); per round: %s" % (
+        med(my["n"]), med(my["p"]), my["ratio"], "MET" if my["ratio"] >= 1.0 else "NOT MET", ", ".join("%.3f" % x for x in my["per_round"])))
+    if my["busy"]:
+        print("  rounds %s %s: other processes used over %.2f cores" % (my["busy"], "left out" if my["fair"] else "BUSY (all of them)", BUSY))
 if cost_p is not None:
     print("the watcher (db repl --interval 1s, with --replica-dsn) on the servers, medians of %d windows of %ss:" % (len(on), watch))
     print("  primary: %.3f%% -> %.3f%% of a core = +%.3f%%; standby: +%.3f%% (target < 1%%: %s)" % (
@@ -268,6 +342,11 @@ doc = {"schema": "narrows-bench-db/v1", "date": time.strftime("%Y-%m-%dT%H:%M:%S
        "queries_per_second": {"narrows_median": med(n), "pgbench_median": med(p), "ratio_narrows_over_pgbench": ratio,
                               "per_round_ratio": per_round, "rounds_used": use, "busy_rounds": busy_rounds,
                               "busy_threshold_cores": BUSY, "target_ratio_at_least": 1.0, "target_met": ratio is not None and ratio >= 1.0},
+       "mariadb_queries_per_second": None if my["ratio"] is None else {
+           "narrows_median": med(my["n"]), "mariadb_slap_median": med(my["p"]), "ratio_narrows_over_mariadb_slap": my["ratio"],
+           "per_round_ratio": my["per_round"], "rounds_used": my["use"], "busy_rounds": my["busy"],
+           "peer": "mariadb-slap --concurrency=1 --iterations=1 --number-of-queries=Q --query='SELECT 1' (Q = duration x narrows' last rate)",
+           "target_ratio_at_least": 1.0, "target_met": my["ratio"] >= 1.0},
        "watcher_cost": {"primary_percent_of_core_added": cost_p, "standby_percent_of_core_added": cost_s,
                         "target_percent_below": 1.0, "target_met": cost_p is not None and cost_p < 1 and cost_s < 1},
        "runs": rs}

@@ -305,3 +305,61 @@ func TestDelayLineRateAndQueue(t *testing.T) {
 		})
 	}
 }
+
+// TestDelayLineCarriesItsRate offers a line more than its rate for two
+// seconds, in UDP (no congestion control to back off), and requires the
+// far end to receive, from the first arrival to the last, the set rate
+// within 2%: the line serializes at its rate for as long as it has a
+// backlog, whatever else the machine does. TCP throughput through the line
+// (TestDelayLineThroughput) is the same figure less what TCP leaves idle.
+func TestDelayLineCarriesItsRate(t *testing.T) {
+	LockTiming(t)
+	const (
+		rate    = 50_000_000 // bit/s
+		size    = 1250       // IP bytes: 200 µs each at 50 Mbit/s
+		offered = 1.1        // × the rate
+		d       = 2 * time.Second
+	)
+	l := NewTestDelayLine(t, DelayLineOptions{RTT: 10 * time.Millisecond, RateBitsPerSecond: rate, QueueDelay: 100 * time.Millisecond})
+	p := newUDPPath(t, l.A, l.B)
+	n := int(offered * rate * d.Seconds() / 8 / size)
+	var got []arrival
+	var rerr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		got, rerr = p.receive(n, time.Second)
+	}()
+	// In bursts every millisecond: Go's sleeps are that coarse, and the
+	// line's queue (100 ms) absorbs them.
+	buf := make([]byte, size)
+	perMs := offered * rate / 8 / size / 1000
+	start := time.Now()
+	for i := 0; i < n; {
+		due := int(perMs * float64(time.Since(start)) / float64(time.Millisecond))
+		for ; i < min(due+1, n); i++ {
+			if err := p.send(uint64(i), size-udpIPOverhead, buf); err != nil {
+				t.Fatalf("probe %d: %v", i, err)
+			}
+		}
+		time.Sleep(time.Millisecond)
+	}
+	<-done
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	s := l.Stats().AtoB
+	if len(got) < 2 {
+		t.Fatalf("%d of %d probes arrived", len(got), n)
+	}
+	span := got[len(got)-1].arrived - got[0].arrived
+	carried := float64(len(got)-1) * size * 8 / span.Seconds()
+	t.Logf("offered %d probes (%.1f Mbit/s) for %v: %d arrived over %v = %.3f Mbit/s (%+.2f%% from the set %g); line dropped %d (queue full), wrote packets %v late on average, %v at most (%d over 1 ms)",
+		n, offered*rate/1e6, d, len(got), span, carried/1e6, 100*(carried/rate-1), float64(rate)/1e6, s.DroppedQueue, s.LateMean(), s.LateMax, s.LateOver1ms)
+	if s.Packets != int64(len(got)) {
+		t.Errorf("the line delivered %d packets, the far socket received %d", s.Packets, len(got))
+	}
+	if math.Abs(carried/rate-1) > 0.02 {
+		t.Errorf("the line carried %.3f Mbit/s with a backlog, want %g ± 2%%", carried/1e6, float64(rate)/1e6)
+	}
+}

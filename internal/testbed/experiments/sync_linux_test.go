@@ -136,8 +136,11 @@ func loadCommits(t *testing.T, l *testbed.DelayLine, pg *dbserver.Postgres, d ti
 // on with the standby across a 10 ms RTT line named in
 // synchronous_standby_names. Every commit waits for the standby to write
 // and flush its log, so the commit latency `narrows db load` reads must lie
-// between the RTT and (RTT + the standby's write-and-flush latency, as
-// `narrows disk` measures it) + 20%, the RTT being what `narrows net rr`
+// between the RTT and (the same commit with the standby asynchronous + RTT
+// + the standby's write-and-flush latency, as `narrows disk` measures it)
+// + 15%: a synchronous commit does all the local work of an asynchronous
+// one (the client's round trip to the primary, its own WAL flush) and then
+// waits for the standby. The RTT is what `narrows net rr`
 // reads on the line (the set 10 ms, checked, plus the forwarder's own
 // ~0.1-0.2 ms). The same load with the standby
 // asynchronous is the control: there the commit does not wait for the line.
@@ -170,15 +173,17 @@ func TestSyncCommit(t *testing.T) {
 	p50, p99, n := loadCommits(t, l, pg, d)
 	line := lineRecord(before, l.Stats())
 	diskCommit, diskFlush := standbyFlush(t, pg)
-	upper := 1.2 * (lineRTT + diskCommit)
+	model := asyncP50 + lineRTT + diskCommit
+	upper := 1.15 * model
 	t.Logf("RESULT sync commit: line RTT %v set, %.3f ms read by narrows net rr (p50), 100 Mbit/s; standby write+fdatasync p50 %.1f µs (fdatasync alone %.1f µs, narrows disk, 8 KiB); "+
-		"commit p50 %.2f ms, p99 %.2f ms over %d commits (bounds %.2f–%.2f ms); asynchronous standby: commit p50 %.3f ms, p99 %.3f ms over %d commits; %s",
-		rtt, lineRTT*1e3, diskCommit*1e6, diskFlush*1e6, p50*1e3, p99*1e3, n, lineRTT*1e3, upper*1e3, asyncP50*1e3, asyncP99*1e3, asyncN, line)
+		"commit p50 %.2f ms, p99 %.2f ms over %d commits (%.3f of asynchronous + RTT + standby flush; bounds %.2f–%.2f ms); asynchronous standby: commit p50 %.3f ms, p99 %.3f ms over %d commits; %s",
+		rtt, lineRTT*1e3, diskCommit*1e6, diskFlush*1e6, p50*1e3, p99*1e3, n, p50/model, lineRTT*1e3, upper*1e3, asyncP50*1e3, asyncP99*1e3, asyncN, line)
 	if p50 < lineRTT {
 		t.Errorf("commit p50 %.3f ms with a synchronous standby is below the line's RTT %.3f ms: a commit cannot be acknowledged faster than a round trip", p50*1e3, lineRTT*1e3)
 	}
 	if p50 > upper {
-		t.Errorf("commit p50 %.3f ms is above (RTT %.3f ms + standby flush %.1f µs) + 20%% = %.3f ms", p50*1e3, lineRTT*1e3, diskCommit*1e6, upper*1e3)
+		t.Errorf("commit p50 %.3f ms is above (asynchronous commit %.3f ms + RTT %.3f ms + standby flush %.1f µs) + 15%% = %.3f ms",
+			p50*1e3, asyncP50*1e3, lineRTT*1e3, diskCommit*1e6, upper*1e3)
 	}
 	if asyncP50 > rtt.Seconds()/2 {
 		t.Errorf("with the standby asynchronous the commit p50 is %.3f ms: it should not wait for the %v line", asyncP50*1e3, rtt)
@@ -234,19 +239,42 @@ func TestReindexStandby(t *testing.T) {
 		return took, walSince(t, pg, from), end
 	}
 
+	// best is the fastest of three REINDEXes and its WAL: a rebuild of
+	// half a second, timed once on a 2-core machine, moved by 20% from run
+	// to run (the first after the standby stopped, or after the index was
+	// built, was the slow one), and other work can only make it slower.
+	// after runs once each time, untimed.
+	best := func(after func(end string)) (time.Duration, float64, []time.Duration) {
+		var took []time.Duration
+		var fastest time.Duration
+		var wal float64
+		for range 3 {
+			d, w, end := reindex()
+			if after != nil {
+				after(end)
+			}
+			took = append(took, d.Round(time.Millisecond))
+			if fastest == 0 || d < fastest {
+				fastest, wal = d, w
+			}
+		}
+		return fastest, wal, took
+	}
+
 	// 1. No standby: it is stopped, and nothing waits for it.
 	if err := pg.StopStandby(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	alone, walAlone, _ := reindex()
+	alone, walAlone, aloneRuns := best(nil)
 	if err := pg.StartStandby(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	waitFlushed(t, pg, lsn(t, pg), setupLimit)
 
-	// 2. An asynchronous standby across the line.
-	async, walAsync, end := reindex()
-	behind := waitFlushed(t, pg, end, setupLimit)
+	// 2. An asynchronous standby across the line; each time, how long
+	// after the REINDEX returned the standby flushed the last of its log.
+	var behind time.Duration
+	async, walAsync, asyncRuns := best(func(end string) { behind = max(behind, waitFlushed(t, pg, end, setupLimit)) })
 
 	// 3. A synchronous standby.
 	setSync(t, pg, true)
@@ -257,9 +285,9 @@ func TestReindexStandby(t *testing.T) {
 	floor := time.Duration(walSync * 8 / float64(rate) * float64(time.Second))
 	predicted := time.Duration(walSync / capacity * float64(time.Second))
 
-	t.Logf("RESULT reindex: index %.0f MB (%d rows); line RTT %v, %.0f Mbit/s; no standby %v (WAL %.0f MB); asynchronous standby %v (WAL %.0f MB), the standby flushed the last of it %v later; "+
+	t.Logf("RESULT reindex: index %.0f MB (%d rows); line RTT %v, %.0f Mbit/s; no standby %v (best of %v; WAL %.0f MB); asynchronous standby %v (best of %v; WAL %.0f MB), the standby flushed the last of it up to %v later; "+
 		"synchronous standby %v (WAL %.0f MB; shipping it at the line rate takes %v, at the %.2f MB/s narrows net stream read %v: %.2f of the time taken); sync/no standby %.1f×; %s",
-		size/1e6, rows, rtt, float64(rate)/1e6, alone.Round(time.Millisecond), walAlone/1e6, async.Round(time.Millisecond), walAsync/1e6, behind.Round(time.Millisecond),
+		size/1e6, rows, rtt, float64(rate)/1e6, alone.Round(time.Millisecond), aloneRuns, walAlone/1e6, async.Round(time.Millisecond), asyncRuns, walAsync/1e6, behind.Round(time.Millisecond),
 		syncT.Round(time.Millisecond), walSync/1e6, floor.Round(time.Millisecond), capacity/1e6, predicted.Round(time.Millisecond), predicted.Seconds()/syncT.Seconds(),
 		syncT.Seconds()/alone.Seconds(), line)
 	if walSync < 0.8*size {
@@ -269,7 +297,7 @@ func TestReindexStandby(t *testing.T) {
 	// log; an asynchronous one costs the primary no waiting, so it may
 	// come out equal to no standby within the noise of a 2-core machine
 	// (the line's forwarder and the walsender share its CPUs): 15% is
-	// allowed there.
+	// allowed there, between the best of three runs of each.
 	if syncT < floor*9/10 {
 		t.Errorf("with a synchronous standby REINDEX took %v, less than its %.0f MB of WAL needs at %.0f Mbit/s (%v)", syncT, walSync/1e6, float64(rate)/1e6, floor)
 	}

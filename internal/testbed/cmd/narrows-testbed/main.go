@@ -88,6 +88,9 @@ func printBanner(w io.Writer, l *testbed.DelayLine) {
 	if !l.Realtime() && !o.NoRealtime {
 		fmt.Fprintln(w, "  (real-time priority refused: on a busy machine delays will be less precise)")
 	}
+	if err := l.Awake(); err != nil {
+		fmt.Fprintf(w, "  (%v: on a virtual machine packets may leave tens of µs to ms late whenever a CPU was idle)\n", err)
+	}
 	for _, h := range l.Hosts() {
 		fmt.Fprintf(w, "  host %s: namespace %s, address %s (device %s)\n", h.Name, h.NS, h.Addr, h.Dev)
 	}
