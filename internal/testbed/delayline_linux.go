@@ -25,9 +25,8 @@ const (
 const tunTxQueueLen = 4096
 
 type delayLineImpl struct {
-	tuns  [2]int        // TUN descriptors in A and in B; -1 when not open
-	fwds  [2]*forwarder // A→B, B→A
-	procs int           // Ps this line added (procs_linux.go)
+	tuns [2]int   // TUN descriptors in A and in B; -1 when not open
+	fwd  *fwdProc // the forwarder process (fwdproc_linux.go)
 }
 
 // NewDelayLine creates two namespaces narrows-<pid>-<n>-a and -b, a TUN
@@ -36,8 +35,9 @@ type delayLineImpl struct {
 // that carries packets between them shaped as opts says. It first calls
 // CleanupStale. On error nothing is left behind.
 //
-// The forwarder runs in this process: the link exists as long as it does.
-// When the process dies the kernel removes the TUN devices with their
+// The forwarder runs in a child process (fwdproc_linux.go) that ends with
+// Close or with this process: the link exists as long as this process
+// does. When both are gone the kernel removes the TUN devices with their
 // files, and CleanupStale (of any later run) removes the namespaces.
 func NewDelayLine(ctx context.Context, opts DelayLineOptions) (*DelayLine, error) {
 	opts, err := opts.withDefaults()
@@ -76,18 +76,12 @@ func (l *DelayLine) setup(ctx context.Context) error {
 		}
 		l.impl.tuns[i] = fd
 	}
-	base := time.Now()
-	addThreads(2)
-	l.impl.procs = 2
-	for i, p := range []*Path{o.AtoB, o.BtoA} {
-		name := [2]string{"A→B", "B→A"}[i]
-		fw, err := newForwarder(name, l.impl.tuns[i], l.impl.tuns[1-i], newShaper(*p, o.Seed, uint64(i+1)), base, o.MTU, o.MaxHeld, !o.NoRealtime)
-		if err != nil {
-			return err
-		}
-		l.impl.fwds[i] = fw
-		fw.start()
+	fwd, err := startForwarders(l.impl.tuns, fwdConfig{Paths: [2]Path{*o.AtoB, *o.BtoA}, Seed: o.Seed, MTU: o.MTU,
+		MaxHeld: o.MaxHeld, Realtime: !o.NoRealtime}, 10*time.Second)
+	if err != nil {
+		return err
 	}
+	l.impl.fwd = fwd
 	for _, h := range l.Hosts() {
 		peer := l.B.Addr
 		if h == l.B {
@@ -110,25 +104,21 @@ func (l *DelayLine) setup(ctx context.Context) error {
 
 // Stats returns what each direction has done so far.
 func (l *DelayLine) Stats() DelayLineStats {
-	var s DelayLineStats
-	if f := l.impl.fwds[0]; f != nil {
-		s.AtoB, _ = f.snapshot()
+	if l.impl.fwd == nil {
+		return DelayLineStats{}
 	}
-	if f := l.impl.fwds[1]; f != nil {
-		s.BtoA, _ = f.snapshot()
-	}
-	return s
+	return DelayLineStats{AtoB: l.impl.fwd.stats(0), BtoA: l.impl.fwd.stats(1)}
 }
 
-// Realtime reports whether both directions' threads run at real-time
-// priority (see DelayLineOptions.NoRealtime).
+// Realtime reports whether the forwarder runs at real-time priority, every
+// thread of its process (see DelayLineOptions.NoRealtime).
 func (l *DelayLine) Realtime() bool {
-	for _, f := range l.impl.fwds {
-		if f == nil || !f.rt.Load() {
-			return false
-		}
+	if l.impl.fwd == nil {
+		return false
 	}
-	return true
+	l.impl.fwd.mu.Lock()
+	defer l.impl.fwd.mu.Unlock()
+	return l.impl.fwd.realtime
 }
 
 // Awake reports whether the CPUs are held awake while this line exists (a
@@ -136,10 +126,12 @@ func (l *DelayLine) Realtime() bool {
 // on a virtual machine, packets leave tens of microseconds to milliseconds
 // late whenever a CPU was idle.
 func (l *DelayLine) Awake() error {
-	if err := cpuLatencyHeld(); err != nil {
-		return fmt.Errorf("testbed: CPU latency request (%s) not held: %w", cpuLatencyDev, err)
+	if l.impl.fwd == nil {
+		return errors.New("testbed: no forwarder")
 	}
-	return nil
+	l.impl.fwd.mu.Lock()
+	defer l.impl.fwd.mu.Unlock()
+	return l.impl.fwd.awake
 }
 
 // Err returns each direction's first I/O error, if any: a read error
@@ -147,15 +139,10 @@ func (l *DelayLine) Awake() error {
 // PathStats.WriteErrors). A line that returns nil here has carried every
 // packet it was given, apart from those its options drop.
 func (l *DelayLine) Err() error {
-	var errs []error
-	for _, f := range l.impl.fwds {
-		if f != nil {
-			if _, err := f.snapshot(); err != nil {
-				errs = append(errs, err)
-			}
-		}
+	if l.impl.fwd == nil {
+		return nil
 	}
-	return errors.Join(errs...)
+	return errors.Join(l.impl.fwd.err(0), l.impl.fwd.err(1))
 }
 
 // Close stops the forwarder, closes the TUN devices (which removes them)
@@ -164,13 +151,8 @@ func (l *DelayLine) Err() error {
 func (l *DelayLine) Close() error {
 	l.closeOnce.Do(func() {
 		var errs []error
-		for _, f := range l.impl.fwds {
-			if f != nil {
-				f.stop()
-			}
-		}
-		if l.impl.procs > 0 {
-			addThreads(-l.impl.procs)
+		if l.impl.fwd != nil {
+			l.impl.fwd.stop()
 		}
 		for i, fd := range l.impl.tuns {
 			if fd >= 0 {

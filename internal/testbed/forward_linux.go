@@ -40,13 +40,14 @@ type forwarder struct {
 	efd      int // eventfd: Close's nudge
 
 	closed  atomic.Bool
-	rt      atomic.Bool   // the thread runs at real-time priority
 	started chan struct{} // closed once the thread is set up
 	done    chan struct{}
 
 	mu    sync.Mutex // guards stats and err, published once per loop
 	stats PathStats
 	err   error
+	sink  func(PathStats) // given the counts at every publish, if set
+	onErr func(error)     // given the first error, if set
 
 	// Owned by the loop.
 	spin spinner
@@ -150,8 +151,7 @@ func (f *forwarder) run() {
 		// Lowest real-time priority: above every ordinary process, below
 		// the kernel's own real-time threads. Best effort: without it the
 		// line is as precise as the machine is idle.
-		err := unix.SchedSetAttr(0, &unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: 1}, 0)
-		f.rt.Store(err == nil)
+		unix.SchedSetAttr(0, &unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: 1}, 0) //nolint:errcheck
 	}
 	close(f.started)
 	fds := []unix.PollFd{{Fd: int32(f.src), Events: unix.POLLIN}, {Fd: int32(f.efd), Events: unix.POLLIN}}
@@ -288,11 +288,11 @@ func (f *forwarder) publish(err error) {
 	}
 	if err != nil && f.err == nil {
 		f.err = err
+		if f.onErr != nil {
+			f.onErr(err)
+		}
 	}
-}
-
-func (f *forwarder) snapshot() (PathStats, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.stats, f.err
+	if f.sink != nil {
+		f.sink(f.stats)
+	}
 }

@@ -10,7 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// While delay lines exist, this process holds two things that keep their
+// The forwarder process (fwdproc_linux.go) holds two things that keep its
 // forwarder threads on time.
 //
 // One more Go P per forwarder thread. Each direction runs on a thread of
@@ -34,16 +34,14 @@ import (
 // late; through the delay line, a 10 ms line's probes reached the far
 // socket 268–430 µs late at the median and 1.6–6.0 ms at p95 without it,
 // 94–147 µs and 175–230 µs with it. The cost is that idle CPUs spin
-// instead of halting while a line exists; the request goes with the last
-// line (or with the process: the kernel drops it when the file closes).
+// instead of halting while a line exists; the request goes with the
+// forwarder process (the kernel drops it when the file closes).
 
 var procs struct {
 	mu      sync.Mutex
 	threads int // forwarder threads alive
 	base    int // GOMAXPROCS before the first one
 	set     int // what we set it to, to restore only our own change
-	qos     int // the open /dev/cpu_dma_latency holding 0 µs; -1 none
-	qosErr  error
 }
 
 // cpuLatencyDev is the kernel's CPU latency (PM QoS) request file.
@@ -55,7 +53,6 @@ func addThreads(n int) {
 	defer procs.mu.Unlock()
 	if procs.threads == 0 {
 		procs.base = runtime.GOMAXPROCS(0)
-		procs.qos, procs.qosErr = holdCPULatency()
 	}
 	procs.threads += n
 	want := procs.base + procs.threads
@@ -67,14 +64,11 @@ func addThreads(n int) {
 		runtime.GOMAXPROCS(want)
 		procs.set = want
 	}
-	if procs.threads == 0 && procs.qos >= 0 {
-		unix.Close(procs.qos) // closing withdraws the request
-		procs.qos = -1
-	}
 }
 
 // holdCPULatency asks the kernel to keep every CPU's wake-up latency at
-// 0 µs for as long as the returned file stays open.
+// 0 µs for as long as the returned file stays open (closing it, or the
+// process's end, withdraws the request).
 func holdCPULatency() (int, error) {
 	fd, err := unix.Open(cpuLatencyDev, unix.O_WRONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -85,18 +79,4 @@ func holdCPULatency() (int, error) {
 		return -1, err
 	}
 	return fd, nil
-}
-
-// cpuLatencyHeld reports whether the CPU latency request is held, or why
-// not.
-func cpuLatencyHeld() error {
-	procs.mu.Lock()
-	defer procs.mu.Unlock()
-	if procs.qos >= 0 {
-		return nil
-	}
-	if procs.qosErr != nil {
-		return procs.qosErr
-	}
-	return unix.ENOENT
 }
