@@ -277,14 +277,28 @@ func TestDelayLineRateAndQueue(t *testing.T) {
 			if d[0] < delay+tx {
 				t.Errorf("first probe took %v, less than delay + one serialization %v", d[0], delay+tx)
 			}
-			// The line's spacing: arrivals tx apart.
+			// The line's spacing: each probe against the departure the
+			// model gives it, replayed over the probes that got through (a
+			// dropped one never takes the line). Not the span of the
+			// arrivals against (n−1)×tx: that holds only while the sender
+			// keeps the queue full, and a sender descheduled mid-burst on
+			// a busy machine lets the line idle, as a real one would (seen:
+			// 22 arrivals 1.13 ms apart, the line on time throughout).
 			span := got[len(got)-1].arrived - got[0].arrived
-			want := time.Duration(len(got)-1) * tx
-			t.Logf("%d arrivals over %v: %.4f ms apart, want %v (%.2f%% off)", len(got), span,
-				float64(span)/float64(len(got)-1)/1e6, tx, 100*(float64(span)/float64(want)-1))
-			if math.Abs(float64(span-want)) > 0.02*float64(want)+float64(slack) {
-				t.Errorf("arrivals spread over %v, want %v ± 2%%", span, want)
+			t.Logf("%d arrivals over %v: %.4f ms apart (%v a packet at the rate)", len(got), span,
+				float64(span)/float64(len(got)-1)/1e6, tx)
+			// The burst's first probe sets the pace for the rest, so its
+			// own lateness (the forwarder woken by its arrival: held by
+			// TestDelayLineDelay) carries to every probe after it: what is
+			// held here is each probe's error beyond the least of them.
+			noDrops := *l.Options.AtoB
+			noDrops.QueueBytes = math.MaxInt64
+			errs := lineErrors(noDrops, l.Options.Seed, 1, got, size)
+			t.Logf("the burst's least error, taken off: %v", errs[0])
+			for i := range errs {
+				errs[i] -= errs[0]
 			}
+			checkOnTime(t, errs)
 			// Nothing waits longer than the queue allows.
 			maxWait := delay + time.Duration(tc.queueBytes*8)*time.Second/rate + tx
 			if d[len(d)-1] > maxWait+slack {
