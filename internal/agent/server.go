@@ -28,8 +28,16 @@ type Server struct {
 
 type pendingSlot struct {
 	slot    wire.Slot
-	deliver chan net.Conn // buffered, 1
+	deliver chan net.Conn // buffered, 1; sent on only under Server.mu
+	// abandoned is set under Server.mu when the test stops waiting: a
+	// connection that arrives after that is not handed over but closed.
+	abandoned bool
 }
+
+// attachGap, when set (tests only), runs in attach between taking the
+// token and handing the connection over: it widens the race with a test
+// that gives up.
+var attachGap func()
 
 // New returns a server with defaults filled in.
 func New(cfg Config) *Server {
@@ -170,7 +178,10 @@ func sendError(c net.Conn, e *wire.RemoteError) {
 	wire.WriteFrame(c, wire.TError, e)
 }
 
-// attach hands a data connection to the test waiting for its token.
+// attach hands a data connection to the test waiting for its token. It
+// returns false, and the caller keeps (and closes) c, unless the test took
+// ownership: the hand-over and the test giving up (pendingSlot.abandoned)
+// are decided under one lock, so a connection is never left between them.
 func (s *Server) attach(c net.Conn, token []byte) bool {
 	s.mu.Lock()
 	p, ok := s.pending[string(token)]
@@ -182,6 +193,14 @@ func (s *Server) attach(c net.Conn, token []byte) bool {
 		return false
 	}
 	if err := wire.WriteFrame(c, wire.TReady, wire.Ready{Slot: p.slot.ID}); err != nil {
+		return false
+	}
+	if attachGap != nil {
+		attachGap()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p.abandoned {
 		return false
 	}
 	c.SetDeadline(time.Time{})
