@@ -13,8 +13,8 @@ import (
 
 // Options for Dial.
 type Options struct {
-	Addr     string // host:port
-	Secret   []byte // the shared secret; the agent must prove it holds it too
+	Addr   string // host:port
+	Secret []byte // the shared secret; the agent must prove it holds it too
 	// Insecure accepts an agent that runs without authentication (and so
 	// proves nothing). Only the person running the client can allow that:
 	// an agent's word that no secret is needed is never enough.
@@ -27,14 +27,14 @@ type Options struct {
 
 // Session is an authenticated control connection.
 type Session struct {
-	opts        Options
-	conn        net.Conn
-	Software    string        // the agent's version string
-	Limits      wire.Limits   // the agent's limits
+	opts     Options
+	conn     net.Conn
+	Software string      // the agent's version string
+	Limits   wire.Limits // the agent's limits
 	// Authenticated is true when the agent proved it holds the secret;
 	// false only with Options.Insecure against an agent without one.
 	Authenticated bool
-	ConnectTime time.Duration // TCP connect of the control connection
+	ConnectTime   time.Duration // TCP connect of the control connection
 }
 
 // Errors a person can act on. The cli maps them to exit code 2.
