@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/netip"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -388,4 +390,86 @@ func TestDataConnectionsNeverLeak(t *testing.T) {
 		t.Fatalf("the agent stopped serving: %v", err)
 	}
 	s.Close()
+}
+
+// syncBuffer is a log destination several goroutines write to.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestFloodFromOneHost: silent connections from one address, more than
+// --max-conns (64), each reopened as soon as the agent frees or refuses it,
+// must neither lock out clients from elsewhere nor flood the log.
+func TestFloodFromOneHost(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("floods from 127.0.0.2, which only Linux answers on without setup")
+	}
+	var logs syncBuffer
+	addr, stop := inProcess(t, agent.Config{Secret: []byte(itest.Secret), HandshakeTimeout: time.Second,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	ctx, cancel := context.WithCancel(context.Background())
+	var flood sync.WaitGroup
+	var refused atomic.Int64
+	for range 96 {
+		flood.Add(1)
+		go func() {
+			defer flood.Done()
+			d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}
+			for ctx.Err() == nil {
+				c, err := d.DialContext(ctx, "tcp", addr)
+				if err != nil {
+					time.Sleep(50 * time.Millisecond)
+					continue
+				}
+				t0 := time.Now()
+				c.SetReadDeadline(time.Now().Add(3 * time.Second))
+				c.Read(make([]byte, 1)) // say nothing; wait to be closed
+				c.Close()
+				if time.Since(t0) < 100*time.Millisecond {
+					refused.Add(1)
+					time.Sleep(50 * time.Millisecond) // refused at once: no busy loop
+				}
+			}
+		}()
+	}
+	time.Sleep(500 * time.Millisecond) // the flood holds what it can
+	ok := 0
+	const tries = 12
+	for range tries {
+		s, err := dial(t, addr, itest.Secret)
+		if err == nil {
+			ok++
+			s.Close()
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	cancel()
+	flood.Wait()
+	stop()
+	lines := strings.Count(logs.String(), "\n")
+	t.Logf("%d of %d handshakes succeeded; %d flood connections refused; %d log lines", ok, tries, refused.Load(), lines)
+	if ok != tries {
+		t.Errorf("%d of %d real handshakes succeeded during a flood from another address", ok, tries)
+	}
+	// Two lines per real client, the agent's start and stop, and at most a
+	// burst and a summary for each kind of refusal.
+	if max := 2*tries + 2 + 3*(5+1); lines > max {
+		t.Errorf("%d log lines, want at most %d:\n%.3000s", lines, max, logs.String())
+	}
+	if !strings.Contains(logs.String(), "not logged each time") {
+		t.Errorf("the log does not summarise what it left out:\n%.3000s", logs.String())
+	}
 }

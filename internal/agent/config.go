@@ -17,6 +17,7 @@ type Config struct {
 
 	MaxTests         int           // concurrent tests (default 4)
 	MaxConns         int           // open connections of any kind (default 64)
+	MaxUnauthPerHost int           // connections from one address not yet authenticated (default MaxConns/8, at least 4)
 	MaxDuration      time.Duration // one test (default 10 min)
 	MaxStreams       int           // data connections per test direction (default 128)
 	MaxBlock         int64         // block, request or response size (default 16 MiB)
@@ -42,6 +43,7 @@ func (c *Config) setDefaults() {
 	}
 	def(&c.MaxTests, 4)
 	def(&c.MaxConns, 64)
+	def(&c.MaxUnauthPerHost, max(4, c.MaxConns/8))
 	def(&c.MaxStreams, 128)
 	if c.MaxBlock <= 0 {
 		c.MaxBlock = 16 << 20
