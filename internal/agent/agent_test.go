@@ -473,3 +473,24 @@ func TestFloodFromOneHost(t *testing.T) {
 		t.Errorf("the log does not summarise what it left out:\n%.3000s", logs.String())
 	}
 }
+
+// TestDataConnsLimitAnnounced: the agent announces how many data
+// connections one test may open and refuses more in words, whatever the
+// client checked.
+func TestDataConnsLimitAnnounced(t *testing.T) {
+	addr, stop := inProcess(t, agent.Config{Secret: []byte(itest.Secret), MaxConns: 64})
+	defer stop()
+	s, err := dial(t, addr, itest.Secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Limits.MaxDataConns != 63 {
+		t.Fatalf("announced %d data connections per test, want 63 (--max-conns 64 less the control connection)", s.Limits.MaxDataConns)
+	}
+	_, err = s.Open(context.Background(), wire.TestSpec{Kind: wire.KindStream, Direction: wire.Forward, Streams: 64,
+		Duration: time.Second, Interval: time.Second, Block: 1024})
+	if err == nil || !strings.Contains(err.Error(), "64 data connections; the agent allows 63 per test") {
+		t.Fatalf("64 streams against --max-conns 64: %v", err)
+	}
+}

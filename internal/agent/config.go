@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net/netip"
 	"time"
+
+	"github.com/narrows/narrows/internal/wire"
 )
 
 // Config is an agent's settings. Zero values take the defaults below.
@@ -56,6 +58,11 @@ func (c *Config) setDefaults() {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 }
+
+// maxDataConns is how many data connections one test may open: what one
+// report frame can carry, and never more than --max-conns leaves beside
+// the test's own control connection.
+func (c *Config) maxDataConns() int { return max(1, min(wire.MaxSlots, c.MaxConns-1)) }
 
 // ErrInsecureNotLoopback refuses an unauthenticated agent on a reachable address.
 var ErrInsecureNotLoopback = errors.New("--insecure is allowed only on a loopback address (127.0.0.1 or [::1]); give the agent a secret with --secret-file or NARROWS_SECRET")

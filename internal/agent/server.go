@@ -276,7 +276,8 @@ func (s *Server) control(ctx context.Context, c net.Conn, h wire.Hello, log *slo
 	s.authenticatedLocked(c)
 	s.mu.Unlock()
 	if err := wire.WriteFrame(c, wire.TWelcome, wire.Welcome{MAC: proof, Limits: wire.Limits{
-		MaxTests: s.cfg.MaxTests, MaxDuration: s.cfg.MaxDuration, MaxStreams: s.cfg.MaxStreams, MaxBlock: s.cfg.MaxBlock}}); err != nil {
+		MaxTests: s.cfg.MaxTests, MaxDuration: s.cfg.MaxDuration, MaxStreams: s.cfg.MaxStreams, MaxBlock: s.cfg.MaxBlock,
+		MaxDataConns: s.cfg.maxDataConns()}}); err != nil {
 		return
 	}
 	log.Info("client connected", "session", session, "software", h.Software)
@@ -334,6 +335,9 @@ func (s *Server) validate(t wire.TestSpec) error {
 	default:
 		return fmt.Errorf("unknown test kind %q", t.Kind)
 	}
+	if n, most := t.DataConns(), s.cfg.maxDataConns(); n > most {
+		return fmt.Errorf("%s: %d data connections; the agent allows %d per test (%s)", t.Kind, n, most, dataConnsWhy(most, s.cfg.MaxConns))
+	}
 	if t.Duration <= 0 || t.Duration > s.cfg.MaxDuration {
 		return fmt.Errorf("duration %s: the agent allows up to %s (its --max-duration)", t.Duration, s.cfg.MaxDuration)
 	}
@@ -347,4 +351,12 @@ func newID() string {
 	b := make([]byte, 8)
 	rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// dataConnsWhy says which bound sets the most data connections a test may open.
+func dataConnsWhy(most, maxConns int) string {
+	if most == maxConns-1 {
+		return fmt.Sprintf("its --max-conns %d, less the control connection", maxConns)
+	}
+	return "what one report frame can carry"
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"github.com/narrows/narrows/internal/agent"
 	"github.com/narrows/narrows/internal/cli"
 	"github.com/narrows/narrows/internal/itest"
+	"github.com/narrows/narrows/internal/wire"
 )
 
 func run(t *testing.T, env map[string]string, args ...string) (stdout, stderr string, code int) {
@@ -269,6 +271,45 @@ func TestUnauthenticatedAgent(t *testing.T) {
 			}
 			if !strings.Contains(stdout, c.want) {
 				t.Fatalf("output lacks %q:\n%s", c.want, stdout)
+			}
+		})
+	}
+}
+
+// TestStreamsBeyondTheAgentsLimits: a test needing more data connections
+// than the agent allows (its --max-conns, or what one report frame carries)
+// is refused before anything runs, in words, with exit 2.
+func TestStreamsBeyondTheAgentsLimits(t *testing.T) {
+	secret := map[string]string{"NARROWS_SECRET": itest.Secret}
+	cases := []struct {
+		name     string
+		maxConns int
+		args     []string
+		want     string
+	}{
+		{"more streams than --max-conns", 64, []string{"--streams", "64"}, "needs 64 data connections; the agent at ADDR allows 63 per test: use --streams 63 or fewer"},
+		{"bidir beyond --max-conns", 64, []string{"--streams", "40", "--bidir"}, "needs 80 data connections; the agent at ADDR allows 63 per test: use --streams 31 or fewer"},
+		{"bidir beyond one report frame", 1000, []string{"--streams", "90", "--bidir"}, fmt.Sprintf("needs 180 data connections; the agent at ADDR allows %d per test", wire.MaxSlots)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			served := make(chan error, 1)
+			go func() {
+				served <- agent.New(agent.Config{Secret: []byte(itest.Secret), MaxConns: c.maxConns}).Serve(ctx, ln)
+			}()
+			defer func() { cancel(); <-served }()
+			c.want = strings.Replace(c.want, "ADDR", ln.Addr().String(), 1)
+			stdout, stderr, code := run(t, secret, append([]string{"net", "stream", "--to", ln.Addr().String(), "--duration", "1s"}, c.args...)...)
+			if code != cli.ExitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, c.want) {
+				t.Fatalf("exit %d, stderr %q; want 2 and one line containing %q", code, stderr, c.want)
+			}
+			if strings.Contains(stdout, "strm") {
+				t.Fatalf("measured before refusing:\n%s", stdout)
 			}
 		})
 	}

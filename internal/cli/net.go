@@ -228,6 +228,16 @@ func netStream(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	defer sess.Close()
+	// Refused up front, in words, rather than failing mid-run on the agent's limits.
+	spec := wire.TestSpec{Kind: wire.KindStream, Direction: cfg.Direction, Streams: cfg.Streams}
+	if most := sess.Limits.MaxDataConns; most > 0 && spec.DataConns() > most {
+		per := most
+		if cfg.Direction == wire.Bidir {
+			per = most / 2
+		}
+		return usagef("--streams %d (%s) needs %d data connections; the agent at %s allows %d per test: use --streams %d or fewer, or raise the agent's --max-conns",
+			cfg.Streams, cfg.Direction, spec.DataConns(), s.opts.Addr, most, per)
+	}
 	rep := result.NewReport("net stream", s.opts.Addr, tool(), env.Now())
 	rep.Agent, rep.Unauthenticated = sess.Software, !sess.Authenticated
 	phases := "1 stream"
