@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/netip"
+	"os"
 	"os/exec"
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -265,5 +268,229 @@ func TestConcurrentClientsAndBusy(t *testing.T) {
 		if r.Code != 0 || !strings.Contains(r.Stdout, `"round_trips_per_second"`) {
 			t.Errorf("client %d: code %d\n%s", i, r.Code, r.Stderr)
 		}
+	}
+}
+
+// openRaw authenticates a control connection by hand and asks for an rr
+// test, returning the connection and the data slot's token: a client that
+// can open its data connection whenever it likes.
+func openRaw(addr, secret string) (net.Conn, []byte, error) {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		return nil, nil, err
+	}
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	nonce := wire.NewNonce()
+	wire.WriteMagic(c)
+	wire.WriteFrame(c, wire.THello, wire.Hello{MinVersion: wire.MinVersion, MaxVersion: wire.Version, Role: wire.RoleControl, Nonce: nonce})
+	var ch wire.Challenge
+	if err := wire.Expect(c, wire.TChalleng, &ch); err != nil {
+		c.Close()
+		return nil, nil, err
+	}
+	wire.WriteFrame(c, wire.TAuth, wire.Auth{MAC: wire.Proof([]byte(secret), "client", ch.Session, nonce, ch.Nonce)})
+	var w wire.Welcome
+	if err := wire.Expect(c, wire.TWelcome, &w); err != nil {
+		c.Close()
+		return nil, nil, err
+	}
+	wire.WriteFrame(c, wire.TTest, wire.TestSpec{Kind: wire.KindRR, Request: 1, Response: 1, Duration: time.Second, Interval: time.Second})
+	var acc wire.Accepted
+	if err := wire.Expect(c, wire.TAccepted, &acc); err != nil {
+		c.Close()
+		return nil, nil, err
+	}
+	return c, acc.Slots[0].Token, nil
+}
+
+// attachData opens a data connection for token and waits for the agent's
+// answer (Ready or an error), then closes it.
+func attachData(addr string, token []byte) {
+	d, err := net.Dial("tcp", addr)
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	d.SetDeadline(time.Now().Add(5 * time.Second))
+	wire.WriteMagic(d)
+	wire.WriteFrame(d, wire.THello, wire.Hello{MinVersion: wire.MinVersion, MaxVersion: wire.Version, Role: wire.RoleData, Token: token})
+	wire.ReadFrame(d)
+}
+
+func openFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ents)
+}
+
+// TestDataConnectionsNeverLeak races data connections against the test's
+// deadline for them: the agent takes the token, the test gives up, the
+// agent hands the connection over. Every accepted connection must end up
+// owned by a test or closed: once the clients are gone the agent holds no
+// more descriptors or goroutines than before, and it still serves.
+func TestDataConnectionsNeverLeak(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("counts descriptors in /proc/self/fd")
+	}
+	const handshake = 100 * time.Millisecond
+	addr, stop := inProcess(t, agent.Config{Secret: []byte(itest.Secret), MaxConns: 8, MaxTests: 8, HandshakeTimeout: handshake})
+	defer stop()
+	time.Sleep(50 * time.Millisecond) // the agent is listening and its goroutine parked
+	fds, goroutines := openFDs(t), runtime.NumGoroutine()
+
+	// Widened: every data connection is still being handed over when its
+	// test gives up. More attempts than --max-conns: each leak would hold
+	// one of the agent's connection slots for good.
+	restore := agent.SetAttachGap(func() { time.Sleep(2 * handshake) })
+	for range 10 {
+		ctl, tok, err := openRaw(addr, itest.Secret)
+		if err != nil {
+			continue // a leaky agent stops serving; the counts below say so
+		}
+		attachData(addr, tok)
+		ctl.Close()
+		time.Sleep(3 * handshake)
+	}
+	restore()
+
+	// Natural: data connections arrive around the deadline, as they would.
+	var wg sync.WaitGroup
+	for w := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 20 {
+				ctl, tok, err := openRaw(addr, itest.Secret)
+				if err != nil {
+					continue
+				}
+				time.Sleep(handshake - 2*time.Millisecond + time.Duration(w*7+i%5)*time.Millisecond/2)
+				attachData(addr, tok)
+				ctl.Close()
+			}
+		}()
+	}
+	wg.Wait()
+
+	deadline := time.Now().Add(3 * time.Second)
+	for (openFDs(t) > fds || runtime.NumGoroutine() > goroutines) && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := openFDs(t); n > fds {
+		t.Errorf("%d descriptors open before, %d after every client left: the agent holds %d connections no one owns", fds, n, n-fds)
+	}
+	if n := runtime.NumGoroutine(); n > goroutines {
+		t.Errorf("%d goroutines before, %d after every client left", goroutines, n)
+	}
+	s, err := dial(t, addr, itest.Secret)
+	if err != nil {
+		t.Fatalf("the agent stopped serving: %v", err)
+	}
+	s.Close()
+}
+
+// syncBuffer is a log destination several goroutines write to.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestFloodFromOneHost: silent connections from one address, more than
+// --max-conns (64), each reopened as soon as the agent frees or refuses it,
+// must neither lock out clients from elsewhere nor flood the log.
+func TestFloodFromOneHost(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("floods from 127.0.0.2, which only Linux answers on without setup")
+	}
+	var logs syncBuffer
+	addr, stop := inProcess(t, agent.Config{Secret: []byte(itest.Secret), HandshakeTimeout: time.Second,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	ctx, cancel := context.WithCancel(context.Background())
+	var flood sync.WaitGroup
+	var refused atomic.Int64
+	for range 96 {
+		flood.Add(1)
+		go func() {
+			defer flood.Done()
+			d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}
+			for ctx.Err() == nil {
+				c, err := d.DialContext(ctx, "tcp", addr)
+				if err != nil {
+					time.Sleep(50 * time.Millisecond)
+					continue
+				}
+				t0 := time.Now()
+				c.SetReadDeadline(time.Now().Add(3 * time.Second))
+				c.Read(make([]byte, 1)) // say nothing; wait to be closed
+				c.Close()
+				if time.Since(t0) < 100*time.Millisecond {
+					refused.Add(1)
+					time.Sleep(50 * time.Millisecond) // refused at once: no busy loop
+				}
+			}
+		}()
+	}
+	time.Sleep(500 * time.Millisecond) // the flood holds what it can
+	ok := 0
+	const tries = 12
+	for range tries {
+		s, err := dial(t, addr, itest.Secret)
+		if err == nil {
+			ok++
+			s.Close()
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	cancel()
+	flood.Wait()
+	stop()
+	lines := strings.Count(logs.String(), "\n")
+	t.Logf("%d of %d handshakes succeeded; %d flood connections refused; %d log lines", ok, tries, refused.Load(), lines)
+	if ok != tries {
+		t.Errorf("%d of %d real handshakes succeeded during a flood from another address", ok, tries)
+	}
+	// Two lines per real client, the agent's start and stop, and at most a
+	// burst and a summary for each kind of refusal.
+	if max := 2*tries + 2 + 3*(5+1); lines > max {
+		t.Errorf("%d log lines, want at most %d:\n%.3000s", lines, max, logs.String())
+	}
+	if !strings.Contains(logs.String(), "not logged each time") {
+		t.Errorf("the log does not summarise what it left out:\n%.3000s", logs.String())
+	}
+}
+
+// TestDataConnsLimitAnnounced: the agent announces how many data
+// connections one test may open and refuses more in words, whatever the
+// client checked.
+func TestDataConnsLimitAnnounced(t *testing.T) {
+	addr, stop := inProcess(t, agent.Config{Secret: []byte(itest.Secret), MaxConns: 64})
+	defer stop()
+	s, err := dial(t, addr, itest.Secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Limits.MaxDataConns != 63 {
+		t.Fatalf("announced %d data connections per test, want 63 (--max-conns 64 less the control connection)", s.Limits.MaxDataConns)
+	}
+	_, err = s.Open(context.Background(), wire.TestSpec{Kind: wire.KindStream, Direction: wire.Forward, Streams: 64,
+		Duration: time.Second, Interval: time.Second, Block: 1024})
+	if err == nil || !strings.Contains(err.Error(), "64 data connections; the agent allows 63 per test") {
+		t.Fatalf("64 streams against --max-conns 64: %v", err)
 	}
 }

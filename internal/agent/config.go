@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net/netip"
 	"time"
+
+	"github.com/narrows/narrows/internal/wire"
 )
 
 // Config is an agent's settings. Zero values take the defaults below.
@@ -17,6 +19,7 @@ type Config struct {
 
 	MaxTests         int           // concurrent tests (default 4)
 	MaxConns         int           // open connections of any kind (default 64)
+	MaxUnauthPerHost int           // connections from one address not yet authenticated (default MaxConns/8, at least 4)
 	MaxDuration      time.Duration // one test (default 10 min)
 	MaxStreams       int           // data connections per test direction (default 128)
 	MaxBlock         int64         // block, request or response size (default 16 MiB)
@@ -42,6 +45,7 @@ func (c *Config) setDefaults() {
 	}
 	def(&c.MaxTests, 4)
 	def(&c.MaxConns, 64)
+	def(&c.MaxUnauthPerHost, max(4, c.MaxConns/8))
 	def(&c.MaxStreams, 128)
 	if c.MaxBlock <= 0 {
 		c.MaxBlock = 16 << 20
@@ -54,6 +58,11 @@ func (c *Config) setDefaults() {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 }
+
+// maxDataConns is how many data connections one test may open: what one
+// report frame can carry, and never more than --max-conns leaves beside
+// the test's own control connection.
+func (c *Config) maxDataConns() int { return max(1, min(wire.MaxSlots, c.MaxConns-1)) }
 
 // ErrInsecureNotLoopback refuses an unauthenticated agent on a reachable address.
 var ErrInsecureNotLoopback = errors.New("--insecure is allowed only on a loopback address (127.0.0.1 or [::1]); give the agent a secret with --secret-file or NARROWS_SECRET")

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -18,18 +19,27 @@ import (
 type Server struct {
 	cfg   Config
 	tests chan struct{} // semaphore: running tests
-	conns chan struct{} // semaphore: open connections
+	quiet *quietLog     // what strangers can make the agent say
 
 	mu      sync.Mutex
+	admit   admission               // which connections the agent keeps
 	pending map[string]*pendingSlot // data-connection token → slot waiting for it
-	open    map[net.Conn]struct{}   // every connection, closed on shutdown
+	open    map[net.Conn]*connState // every connection, closed on shutdown
 	wg      sync.WaitGroup
 }
 
 type pendingSlot struct {
 	slot    wire.Slot
-	deliver chan net.Conn // buffered, 1
+	deliver chan net.Conn // buffered, 1; sent on only under Server.mu
+	// abandoned is set under Server.mu when the test stops waiting: a
+	// connection that arrives after that is not handed over but closed.
+	abandoned bool
 }
+
+// attachGap, when set (tests only), runs in attach between taking the
+// token and handing the connection over: it widens the race with a test
+// that gives up.
+var attachGap func()
 
 // New returns a server with defaults filled in.
 func New(cfg Config) *Server {
@@ -37,11 +47,19 @@ func New(cfg Config) *Server {
 	return &Server{
 		cfg:     cfg,
 		tests:   make(chan struct{}, cfg.MaxTests),
-		conns:   make(chan struct{}, cfg.MaxConns),
+		quiet:   newQuietLog(cfg.Logger, quietWindow, quietBurst),
+		admit:   newAdmission(cfg),
 		pending: make(map[string]*pendingSlot),
-		open:    make(map[net.Conn]struct{}),
+		open:    make(map[net.Conn]*connState),
 	}
 }
+
+// The log under a flood: at most quietBurst lines of one kind per
+// quietWindow, then a summary.
+const (
+	quietWindow = 10 * time.Second
+	quietBurst  = 5
+)
 
 // Serve accepts connections on ln until ctx is done, then closes ln and
 // every connection and waits for every goroutine it started.
@@ -50,6 +68,20 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer stop()
 	s.cfg.Logger.Info("agent listening", "addr", ln.Addr().String(), "auth", len(s.cfg.Secret) > 0,
 		"max_tests", s.cfg.MaxTests, "max_duration", s.cfg.MaxDuration.String())
+	stopFlush, flushed := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(flushed)
+		tick := time.NewTicker(quietWindow)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+				s.quiet.Flush(false)
+			case <-stopFlush:
+				return
+			}
+		}
+	}()
 	var err error
 	for {
 		var c net.Conn
@@ -61,23 +93,19 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			}
 			break
 		}
-		select {
-		case s.conns <- struct{}{}:
-		default:
-			// Over the connection limit: close without reading a byte.
-			s.cfg.Logger.Warn("connection refused: too many open connections", "remote", c.RemoteAddr().String(), "max_conns", s.cfg.MaxConns)
+		host := hostOf(c)
+		if why := s.track(c, host); why != "" {
+			// Over a limit: close without reading a byte.
 			c.Close()
-			continue
-		}
-		if !s.track(c) {
-			c.Close()
-			<-s.conns
+			if why != errShutdown {
+				s.quiet.Log(slog.LevelWarn, "connection refused: "+why, host, "remote", c.RemoteAddr().String())
+			}
 			continue
 		}
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			s.handle(ctx, c)
+			s.handle(ctx, c, host)
 		}()
 	}
 	// Shut down: close everything and wait.
@@ -88,6 +116,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.open = nil
 	s.mu.Unlock()
 	s.wg.Wait()
+	close(stopFlush)
+	<-flushed
+	s.quiet.Flush(true)
 	s.cfg.Logger.Info("agent stopped")
 	if ctx.Err() != nil {
 		return nil
@@ -95,30 +126,48 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return err
 }
 
-// track registers c for shutdown; false once shutdown has begun.
-func (s *Server) track(c net.Conn) bool {
+const errShutdown = "shutting down"
+
+// track admits c from host and registers it for shutdown, or says why not.
+func (s *Server) track(c net.Conn, host netip.Addr) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.open == nil {
-		return false
+		return errShutdown
 	}
-	s.open[c] = struct{}{}
-	return true
+	st, why := s.admit.take(host)
+	if st != nil {
+		s.open[c] = st
+	}
+	return why
+}
+
+// authenticated moves c out of the bounds on connections that have proved
+// nothing; s.mu is held.
+func (s *Server) authenticatedLocked(c net.Conn) {
+	if st := s.open[c]; st != nil {
+		s.admit.authenticated(st)
+	}
 }
 
 // release closes c and frees its connection slot. Safe to call once per conn.
 func (s *Server) release(c net.Conn) {
 	c.Close()
 	s.mu.Lock()
-	if s.open != nil {
+	if st := s.open[c]; st != nil {
 		delete(s.open, c)
+		s.admit.put(st)
 	}
 	s.mu.Unlock()
-	<-s.conns
 }
 
-func (s *Server) handle(ctx context.Context, c net.Conn) {
-	log := s.cfg.Logger.With("remote", c.RemoteAddr().String())
+func (s *Server) handle(ctx context.Context, c net.Conn, host netip.Addr) {
+	remote := c.RemoteAddr().String()
+	log := s.cfg.Logger.With("remote", remote)
+	// Until a client proves itself, what it makes the agent log is rate-limited.
+	stranger := func(msg string, args ...any) {
+		s.quiet.Log(slog.LevelWarn, msg, host, append([]any{"remote", remote}, args...)...)
+	}
 	owned := true // false once a data connection is handed to its test
 	defer func() {
 		if owned {
@@ -127,17 +176,17 @@ func (s *Server) handle(ctx context.Context, c net.Conn) {
 	}()
 	c.SetDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
 	if err := wire.ReadMagic(c); err != nil {
-		log.Debug("dropped connection: no narrows preface", "err", err)
+		s.quiet.Log(slog.LevelDebug, "dropped connection: no narrows preface", host, "remote", remote, "err", err)
 		return
 	}
 	var h wire.Hello
 	if err := wire.Expect(c, wire.THello, &h); err != nil {
-		log.Warn("dropped connection: bad hello", "err", err)
+		stranger("dropped connection: bad hello", "err", err)
 		return
 	}
 	ver := wire.Overlap(h.MinVersion, h.MaxVersion, wire.MinVersion, wire.Version)
 	if ver == 0 {
-		log.Warn("refused client: protocol version mismatch", "client_min", h.MinVersion, "client_max", h.MaxVersion)
+		stranger("refused client: protocol version mismatch", "client_min", h.MinVersion, "client_max", h.MaxVersion)
 		sendError(c, &wire.RemoteError{Code: wire.CodeVersion,
 			Message:    fmt.Sprintf("protocol version mismatch: the agent speaks %s, the client %s; run the same narrows release on both ends", versions(wire.MinVersion, wire.Version), versions(h.MinVersion, h.MaxVersion)),
 			MinVersion: wire.MinVersion, MaxVersion: wire.Version})
@@ -148,11 +197,11 @@ func (s *Server) handle(ctx context.Context, c net.Conn) {
 		if s.attach(c, h.Token) {
 			owned = false
 		} else {
-			log.Warn("dropped data connection: unknown or used token")
+			stranger("dropped data connection: unknown or used token")
 			sendError(c, &wire.RemoteError{Code: wire.CodeBadRequest, Message: "data connection for no pending test"})
 		}
 	case wire.RoleControl:
-		s.control(ctx, c, h, log)
+		s.control(ctx, c, h, log, stranger)
 	default:
 		sendError(c, &wire.RemoteError{Code: wire.CodeBadRequest, Message: fmt.Sprintf("unknown role %q", h.Role)})
 	}
@@ -170,7 +219,10 @@ func sendError(c net.Conn, e *wire.RemoteError) {
 	wire.WriteFrame(c, wire.TError, e)
 }
 
-// attach hands a data connection to the test waiting for its token.
+// attach hands a data connection to the test waiting for its token. It
+// returns false, and the caller keeps (and closes) c, unless the test took
+// ownership: the hand-over and the test giving up (pendingSlot.abandoned)
+// are decided under one lock, so a connection is never left between them.
 func (s *Server) attach(c net.Conn, token []byte) bool {
 	s.mu.Lock()
 	p, ok := s.pending[string(token)]
@@ -184,12 +236,21 @@ func (s *Server) attach(c net.Conn, token []byte) bool {
 	if err := wire.WriteFrame(c, wire.TReady, wire.Ready{Slot: p.slot.ID}); err != nil {
 		return false
 	}
+	if attachGap != nil {
+		attachGap()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p.abandoned {
+		return false
+	}
 	c.SetDeadline(time.Time{})
+	s.authenticatedLocked(c) // its token proved it
 	p.deliver <- c
 	return true
 }
 
-func (s *Server) control(ctx context.Context, c net.Conn, h wire.Hello, log *slog.Logger) {
+func (s *Server) control(ctx context.Context, c net.Conn, h wire.Hello, log *slog.Logger, stranger func(string, ...any)) {
 	session := newID()
 	nonce := wire.NewNonce()
 	authed := len(s.cfg.Secret) > 0
@@ -199,20 +260,24 @@ func (s *Server) control(ctx context.Context, c net.Conn, h wire.Hello, log *slo
 	}
 	var a wire.Auth
 	if err := wire.Expect(c, wire.TAuth, &a); err != nil {
-		log.Warn("dropped connection during handshake", "err", err)
+		stranger("dropped connection during handshake", "err", err)
 		return
 	}
 	var proof []byte
 	if authed {
 		if len(h.Nonce) != wire.NonceSize || !wire.Verify(s.cfg.Secret, "client", session, h.Nonce, nonce, a.MAC) {
-			log.Warn("authentication failed")
+			stranger("authentication failed")
 			sendError(c, &wire.RemoteError{Code: wire.CodeAuth, Message: "authentication failed: the client's secret does not match the agent's"})
 			return
 		}
 		proof = wire.Proof(s.cfg.Secret, "agent", session, h.Nonce, nonce)
 	}
+	s.mu.Lock()
+	s.authenticatedLocked(c)
+	s.mu.Unlock()
 	if err := wire.WriteFrame(c, wire.TWelcome, wire.Welcome{MAC: proof, Limits: wire.Limits{
-		MaxTests: s.cfg.MaxTests, MaxDuration: s.cfg.MaxDuration, MaxStreams: s.cfg.MaxStreams, MaxBlock: s.cfg.MaxBlock}}); err != nil {
+		MaxTests: s.cfg.MaxTests, MaxDuration: s.cfg.MaxDuration, MaxStreams: s.cfg.MaxStreams, MaxBlock: s.cfg.MaxBlock,
+		MaxDataConns: s.cfg.maxDataConns()}}); err != nil {
 		return
 	}
 	log.Info("client connected", "session", session, "software", h.Software)
@@ -270,6 +335,9 @@ func (s *Server) validate(t wire.TestSpec) error {
 	default:
 		return fmt.Errorf("unknown test kind %q", t.Kind)
 	}
+	if n, most := t.DataConns(), s.cfg.maxDataConns(); n > most {
+		return fmt.Errorf("%s: %d data connections; the agent allows %d per test (%s)", t.Kind, n, most, dataConnsWhy(most, s.cfg.MaxConns))
+	}
 	if t.Duration <= 0 || t.Duration > s.cfg.MaxDuration {
 		return fmt.Errorf("duration %s: the agent allows up to %s (its --max-duration)", t.Duration, s.cfg.MaxDuration)
 	}
@@ -283,4 +351,12 @@ func newID() string {
 	b := make([]byte, 8)
 	rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// dataConnsWhy says which bound sets the most data connections a test may open.
+func dataConnsWhy(most, maxConns int) string {
+	if most == maxConns-1 {
+		return fmt.Sprintf("its --max-conns %d, less the control connection", maxConns)
+	}
+	return "what one report frame can carry"
 }

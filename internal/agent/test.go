@@ -66,8 +66,9 @@ func (s *Server) runTest(ctx context.Context, ctl net.Conn, spec wire.TestSpec) 
 	states := make([]*slotState, len(slots))
 	defer func() {
 		s.mu.Lock()
-		for _, sl := range slots {
+		for i, sl := range slots {
 			delete(s.pending, string(sl.Token))
+			waits[i].abandoned = true // attach now closes what it has not handed over
 		}
 		s.mu.Unlock()
 		for i, w := range waits {

@@ -5,14 +5,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/narrows/narrows/internal/agent"
 	"github.com/narrows/narrows/internal/cli"
 	"github.com/narrows/narrows/internal/itest"
+	"github.com/narrows/narrows/internal/wire"
 )
 
 func run(t *testing.T, env map[string]string, args ...string) (stdout, stderr string, code int) {
@@ -56,6 +60,8 @@ func TestBadInput(t *testing.T) {
 		{"serve insecure on all addresses", nil, []string{"serve", "--insecure", "--listen", ":0"}, "--insecure is allowed only on a loopback address"},
 		{"serve with a hostname", secret, []string{"serve", "--listen", "example.com:7447"}, "must be an IP address"},
 		{"serve bad timeout", secret, []string{"serve", "--listen", "127.0.0.1:0", "--idle-timeout", "soon"}, `--idle-timeout: invalid duration "soon"`},
+		{"client secret and --insecure", secret, []string{"net", "rr", "--to", "127.0.0.1", "--insecure"}, "choose one"},
+		{"db ping agent secret and --insecure", secret, []string{"db", "ping", "--dsn", "postgres://u@127.0.0.1:1/db", "--agent", "127.0.0.1", "--insecure"}, "choose one"},
 		{"serve bad log format", secret, []string{"serve", "--listen", "127.0.0.1:0", "--log-format", "xml"}, "--log-format"},
 	}
 	for _, c := range cases {
@@ -213,10 +219,98 @@ func TestStreamAndRRJSON(t *testing.T) {
 			if s["partial"] != false {
 				t.Fatalf("partial run: %v", s["error"])
 			}
+			if _, ok := s["unauthenticated"]; ok {
+				t.Fatal("figures from an agent that proved its secret marked unauthenticated")
+			}
 			if f, ok := s["findings"].([]any); !ok || len(f) == 0 {
 				t.Fatal("no findings")
 			}
 			c.check(t, iv, s)
+		})
+	}
+}
+
+// TestUnauthenticatedAgent: an agent without a secret (a stand-in, as far
+// as the client can tell) is refused with one line and exit 2 unless the
+// client itself says --insecure, and then its figures are marked.
+func TestUnauthenticatedAgent(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- agent.New(agent.Config{Insecure: true}).Serve(ctx, ln) }()
+	defer func() { cancel(); <-served }()
+	addr := ln.Addr().String()
+	secret := map[string]string{"NARROWS_SECRET": itest.Secret}
+	cases := []struct {
+		name string
+		env  map[string]string
+		args []string
+		code int
+		want string // on stderr when refused, on stdout when run
+	}{
+		{"client with a secret", secret, []string{"net", "rr"}, cli.ExitUsage, "does not authenticate"},
+		{"client with a secret, stream", secret, []string{"net", "stream"}, cli.ExitUsage, "does not authenticate"},
+		{"client without a secret", nil, []string{"net", "rr"}, cli.ExitUsage, "pass --insecure"},
+		{"--insecure, table", nil, []string{"net", "rr", "--insecure"}, 0, "UNAUTHENTICATED"},
+		{"--insecure, JSON", nil, []string{"net", "rr", "--insecure", "--json"}, 0, `"unauthenticated":true`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			stdout, stderr, code := run(t, c.env, append(c.args, "--to", addr, "--duration", "300ms", "--interval", "100ms")...)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d; stderr %q", code, c.code, stderr)
+			}
+			if c.code != 0 {
+				if stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, c.want) {
+					t.Fatalf("want one line containing %q and no figures; stdout %q stderr %q", c.want, stdout, stderr)
+				}
+				return
+			}
+			if !strings.Contains(stdout, c.want) {
+				t.Fatalf("output lacks %q:\n%s", c.want, stdout)
+			}
+		})
+	}
+}
+
+// TestStreamsBeyondTheAgentsLimits: a test needing more data connections
+// than the agent allows (its --max-conns, or what one report frame carries)
+// is refused before anything runs, in words, with exit 2.
+func TestStreamsBeyondTheAgentsLimits(t *testing.T) {
+	secret := map[string]string{"NARROWS_SECRET": itest.Secret}
+	cases := []struct {
+		name     string
+		maxConns int
+		args     []string
+		want     string
+	}{
+		{"more streams than --max-conns", 64, []string{"--streams", "64"}, "needs 64 data connections; the agent at ADDR allows 63 per test: use --streams 63 or fewer"},
+		{"bidir beyond --max-conns", 64, []string{"--streams", "40", "--bidir"}, "needs 80 data connections; the agent at ADDR allows 63 per test: use --streams 31 or fewer"},
+		{"bidir beyond one report frame", 1000, []string{"--streams", "90", "--bidir"}, fmt.Sprintf("needs 180 data connections; the agent at ADDR allows %d per test", wire.MaxSlots)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			served := make(chan error, 1)
+			go func() {
+				served <- agent.New(agent.Config{Secret: []byte(itest.Secret), MaxConns: c.maxConns}).Serve(ctx, ln)
+			}()
+			defer func() { cancel(); <-served }()
+			c.want = strings.Replace(c.want, "ADDR", ln.Addr().String(), 1)
+			stdout, stderr, code := run(t, secret, append([]string{"net", "stream", "--to", ln.Addr().String(), "--duration", "1s"}, c.args...)...)
+			if code != cli.ExitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, c.want) {
+				t.Fatalf("exit %d, stderr %q; want 2 and one line containing %q", code, stderr, c.want)
+			}
+			if strings.Contains(stdout, "strm") {
+				t.Fatalf("measured before refusing:\n%s", stdout)
+			}
 		})
 	}
 }

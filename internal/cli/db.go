@@ -114,6 +114,7 @@ func dbPing(ctx context.Context, env Env, args []string) error {
 	probes := fs.Int("tcp-probes", 5, "TCP handshakes to the server's port, for the network's round trip (0: only the session's own)")
 	agent := fs.String("agent", "", "an agent (narrows serve) beside the database, HOST or HOST:PORT: its net rr round trip is the network's share")
 	secretFile := fs.String("secret-file", "", "the agent's shared secret (or set NARROWS_SECRET)")
+	insecure := fs.Bool("insecure", false, insecureUsage)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -150,16 +151,17 @@ func dbPing(ctx context.Context, env Env, args []string) error {
 	case *probes < 0 || *probes > 100:
 		return usagef("--tcp-probes %d: use 0 to 100", *probes)
 	}
+	var agentUnauth bool // the agent, if asked, proved nothing (--insecure)
 	if *agent != "" {
 		addr, err := agentAddr(*agent)
 		if err != nil {
 			return usagef("--agent: %v", strings.TrimPrefix(err.Error(), "--to "))
 		}
-		sec, err := secret(env, *secretFile)
+		sec, err := clientSecret(env, *secretFile, *insecure)
 		if err != nil {
 			return err
 		}
-		opts := client.Options{Addr: addr, Software: Version, Timeout: s.timeout, Secret: sec}
+		opts := client.Options{Addr: addr, Software: Version, Timeout: s.timeout, Secret: sec, Insecure: *insecure}
 		// The query about as the wire carries it: the text plus the
 		// framing (MySQL: 4-byte header and command byte; PostgreSQL:
 		// type byte, 4-byte length and a NUL, one byte more).
@@ -171,6 +173,7 @@ func dbPing(ctx context.Context, env Env, args []string) error {
 				return nil, err
 			}
 			defer sess.Close()
+			agentUnauth = !sess.Authenticated
 			d := min(3*time.Second, cfg.Duration)
 			return rr.Run(ctx, sess, rr.Config{Request: req, Response: 64, Duration: d, Interval: d, Queries: *queries}, func(result.Interval) {})
 		}
@@ -183,6 +186,7 @@ func dbPing(ctx context.Context, env Env, args []string) error {
 	banner(env, c.json, "narrows db ping → %s: one session, one query outstanding, %s, %s", s.dsn.Redacted, cfg.Display, what)
 	res, runErr := dbping.Run(ctx, s.dsn, cfg, emitter(s.out))
 	rep.DBPing = res
+	rep.Unauthenticated = agentUnauth
 	return dbFinish(ctx, s.out, rep, runErr, res.Queries > 0, s.dsn)
 }
 

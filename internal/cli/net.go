@@ -50,7 +50,7 @@ func intervalFlag(v string) (time.Duration, error) {
 // netFlags are the flags every net probe shares.
 type netFlags struct {
 	to, secretFile, duration, interval, timeout string
-	json                                        bool
+	json, insecure                              bool
 }
 
 func (n *netFlags) register(fs *flag.FlagSet, defDuration string) {
@@ -59,6 +59,7 @@ func (n *netFlags) register(fs *flag.FlagSet, defDuration string) {
 	fs.StringVar(&n.duration, "duration", defDuration, "how long to measure, e.g. 10s, 1m")
 	fs.StringVar(&n.interval, "interval", "1s", "how often to report while measuring")
 	fs.StringVar(&n.timeout, "timeout", "10s", "how long to wait for the agent to connect and answer")
+	fs.BoolVar(&n.insecure, "insecure", false, insecureUsage)
 	fs.BoolVar(&n.json, "json", false, "write JSON lines (intervals as they happen, then the summary) instead of a table")
 }
 
@@ -87,9 +88,10 @@ func (n *netFlags) setup(env Env) (*netSetup, error) {
 	if s.opts.Timeout, err = positiveDuration("--timeout", n.timeout); err != nil {
 		return nil, err
 	}
-	if s.opts.Secret, err = secret(env, n.secretFile); err != nil {
+	if s.opts.Secret, err = clientSecret(env, n.secretFile, n.insecure); err != nil {
 		return nil, err
 	}
+	s.opts.Insecure = n.insecure
 	s.out = output(env, n.json)
 	return s, nil
 }
@@ -122,6 +124,18 @@ func agentAddr(s string) (string, error) {
 		return "", usagef("--to %q: invalid port %q: use a number from 1 to 65535", s, port)
 	}
 	return net.JoinHostPort(host, port), nil
+}
+
+const insecureUsage = "accept an agent that runs without a secret (its figures are then marked unauthenticated)"
+
+// clientSecret reads the secret a client proves, or none with --insecure:
+// a client never lets the agent decide that authentication is off.
+func clientSecret(env Env, file string, insecure bool) ([]byte, error) {
+	sec, err := secret(env, file)
+	if err == nil && insecure && len(sec) > 0 {
+		err = usagef("both a secret (--secret-file or NARROWS_SECRET) and --insecure given: choose one")
+	}
+	return sec, err
 }
 
 // connect dials the agent, turning the errors a person can fix into usage errors.
@@ -214,8 +228,18 @@ func netStream(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	defer sess.Close()
+	// Refused up front, in words, rather than failing mid-run on the agent's limits.
+	spec := wire.TestSpec{Kind: wire.KindStream, Direction: cfg.Direction, Streams: cfg.Streams}
+	if most := sess.Limits.MaxDataConns; most > 0 && spec.DataConns() > most {
+		per := most
+		if cfg.Direction == wire.Bidir {
+			per = most / 2
+		}
+		return usagef("--streams %d (%s) needs %d data connections; the agent at %s allows %d per test: use --streams %d or fewer, or raise the agent's --max-conns",
+			cfg.Streams, cfg.Direction, spec.DataConns(), s.opts.Addr, most, per)
+	}
 	rep := result.NewReport("net stream", s.opts.Addr, tool(), env.Now())
-	rep.Agent = sess.Software
+	rep.Agent, rep.Unauthenticated = sess.Software, !sess.Authenticated
 	phases := "1 stream"
 	if cfg.Streams > 1 {
 		phases = fmt.Sprintf("1 stream, then %d streams", cfg.Streams)
@@ -273,7 +297,7 @@ func netRR(ctx context.Context, env Env, args []string) error {
 		cfg.Duration = sess.Limits.MaxDuration
 	}
 	rep := result.NewReport("net rr", s.opts.Addr, tool(), env.Now())
-	rep.Agent = sess.Software
+	rep.Agent, rep.Unauthenticated = sess.Software, !sess.Authenticated
 	what := s.duration.String()
 	if cfg.Count > 0 {
 		what = metric.FormatCount(cfg.Count) + " round trips"

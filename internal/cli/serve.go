@@ -22,7 +22,8 @@ func serve(ctx context.Context, env Env, args []string) error {
 	secretFile := fs.String("secret-file", "", "file holding the shared secret (or set NARROWS_SECRET)")
 	insecure := fs.Bool("insecure", false, "run without a secret: allowed on a loopback address only")
 	maxTests := fs.Int("max-tests", 4, "tests that may run at once")
-	maxConns := fs.Int("max-conns", 64, "connections that may be open at once")
+	maxConns := fs.Int("max-conns", 64, "connections that may be open at once (at most half of them not yet authenticated)")
+	perHost := fs.Int("max-unauth-per-host", 0, "connections from one address that may be open before they authenticate (default: max-conns/8, at least 4)")
 	maxDuration := fs.String("max-duration", "10m", "longest test allowed")
 	idle := fs.String("idle-timeout", "60s", "close a control connection that sends nothing for this long")
 	handshake := fs.String("handshake-timeout", "10s", "close a connection that has not authenticated within this time")
@@ -32,7 +33,7 @@ func serve(ctx context.Context, env Env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	cfg := agent.Config{Insecure: *insecure, MaxTests: *maxTests, MaxConns: *maxConns, Software: Version}
+	cfg := agent.Config{Insecure: *insecure, MaxTests: *maxTests, MaxConns: *maxConns, MaxUnauthPerHost: *perHost, Software: Version}
 	for _, d := range []struct {
 		flag, val string
 		into      *time.Duration
@@ -44,8 +45,8 @@ func serve(ctx context.Context, env Env, args []string) error {
 		}
 		*d.into = v
 	}
-	if *maxTests < 1 || *maxConns < 2 {
-		return usagef("--max-tests must be at least 1 and --max-conns at least 2")
+	if *maxTests < 1 || *maxConns < 2 || *perHost < 0 {
+		return usagef("--max-tests must be at least 1, --max-conns at least 2 and --max-unauth-per-host not negative")
 	}
 	var err error
 	if cfg.Secret, err = secret(env, *secretFile); err != nil {

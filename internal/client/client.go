@@ -13,8 +13,12 @@ import (
 
 // Options for Dial.
 type Options struct {
-	Addr     string // host:port
-	Secret   []byte // empty: only an agent that requires no auth is accepted
+	Addr   string // host:port
+	Secret []byte // the shared secret; the agent must prove it holds it too
+	// Insecure accepts an agent that runs without authentication (and so
+	// proves nothing). Only the person running the client can allow that:
+	// an agent's word that no secret is needed is never enough.
+	Insecure bool
 	Timeout  time.Duration
 	Software string
 	// MinVersion and MaxVersion override the protocol range sent (tests only).
@@ -23,11 +27,14 @@ type Options struct {
 
 // Session is an authenticated control connection.
 type Session struct {
-	opts        Options
-	conn        net.Conn
-	Software    string        // the agent's version string
-	Limits      wire.Limits   // the agent's limits
-	ConnectTime time.Duration // TCP connect of the control connection
+	opts     Options
+	conn     net.Conn
+	Software string      // the agent's version string
+	Limits   wire.Limits // the agent's limits
+	// Authenticated is true when the agent proved it holds the secret;
+	// false only with Options.Insecure against an agent without one.
+	Authenticated bool
+	ConnectTime   time.Duration // TCP connect of the control connection
 }
 
 // Errors a person can act on. The cli maps them to exit code 2.
@@ -104,12 +111,18 @@ func (s *Session) handshake() error {
 		return s.remote(err)
 	}
 	s.Software = ch.Software
+	// Whether to authenticate is the client's decision, not the agent's:
+	// a stand-in that says "no auth needed" must not be believed.
 	var a wire.Auth
-	if ch.AuthRequired {
-		if len(s.opts.Secret) == 0 {
-			return fmt.Errorf("%w: the agent at %s requires a secret; pass --secret-file FILE or set NARROWS_SECRET", ErrAuth, s.opts.Addr)
-		}
+	switch {
+	case ch.AuthRequired && len(s.opts.Secret) == 0:
+		return fmt.Errorf("%w: the agent at %s requires a secret; pass --secret-file FILE or set NARROWS_SECRET", ErrAuth, s.opts.Addr)
+	case ch.AuthRequired:
 		a.MAC = wire.Proof(s.opts.Secret, "client", ch.Session, nonce, ch.Nonce)
+	case len(s.opts.Secret) > 0:
+		return fmt.Errorf("%w: the agent at %s does not authenticate (it may not be the agent you started); refusing its figures: run it with the same secret", ErrAuth, s.opts.Addr)
+	case !s.opts.Insecure:
+		return fmt.Errorf("%w: the agent at %s runs without a secret, so its figures cannot be trusted; give both ends a secret, or pass --insecure to accept unauthenticated figures", ErrAuth, s.opts.Addr)
 	}
 	if err := wire.WriteFrame(c, wire.TAuth, a); err != nil {
 		return s.lost(err)
@@ -123,6 +136,7 @@ func (s *Session) handshake() error {
 		return fmt.Errorf("%w: the agent at %s did not prove it holds the secret", ErrAuth, s.opts.Addr)
 	}
 	s.Limits = w.Limits
+	s.Authenticated = ch.AuthRequired
 	return nil
 }
 

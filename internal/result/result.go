@@ -49,13 +49,17 @@ type Tool struct {
 
 // Report is the summary record that ends every run.
 type Report struct {
-	Schema    string    `json:"schema"`
-	Type      string    `json:"type"`
-	Command   string    `json:"command"`
-	Narrows   Tool      `json:"narrows"`
-	Target    string    `json:"target"`
-	Agent     string    `json:"agent_software,omitempty"`
-	StartedAt time.Time `json:"started_at"`
+	Schema  string `json:"schema"`
+	Type    string `json:"type"`
+	Command string `json:"command"`
+	Narrows Tool   `json:"narrows"`
+	Target  string `json:"target"`
+	Agent   string `json:"agent_software,omitempty"`
+	// Unauthenticated is true when the agent proved nothing (the client's
+	// --insecure against an agent without a secret): the figures could
+	// have come from anything listening at the target.
+	Unauthenticated bool      `json:"unauthenticated,omitempty"`
+	StartedAt       time.Time `json:"started_at"`
 	// Partial is true when the run stopped early; Error says why. What was
 	// measured until then is still reported.
 	Partial  bool      `json:"partial"`

@@ -1,7 +1,10 @@
 package wire
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
+	"reflect"
 	"time"
 
 	"github.com/narrows/narrows/internal/sysinfo"
@@ -61,6 +64,9 @@ type Limits struct {
 	MaxDuration time.Duration `json:"max_duration_ns"`
 	MaxStreams  int           `json:"max_streams"`
 	MaxBlock    int64         `json:"max_block_bytes"`
+	// MaxDataConns is how many data connections one test may open, all
+	// directions together; 0 from an agent that did not announce it.
+	MaxDataConns int `json:"max_data_conns,omitempty"`
 }
 
 // Error codes.
@@ -163,4 +169,47 @@ type Done struct {
 	Elapsed time.Duration `json:"elapsed_ns"`
 	CPU     time.Duration `json:"cpu_ns"`
 	Reason  string        `json:"reason,omitempty"` // why it ended early, if it did
+}
+
+// MaxSlots is the most data connections one test can have: the agent's
+// report of an interval carries one SlotSample per connection, and the
+// report must fit in one frame with every figure at its largest.
+var MaxSlots = maxSlots()
+
+func maxSlots() int {
+	tcp := &sysinfo.TCPInfo{}
+	fill(reflect.ValueOf(tcp).Elem())
+	one := SlotSample{Slot: math.MaxInt32, TCP: tcp}
+	fill(reflect.ValueOf(&one).Elem())
+	sample, err1 := json.Marshal(one)
+	// Done is the larger envelope; the empty slice's "[]" stands for its brackets.
+	env := Done{Elapsed: math.MaxInt64, CPU: math.MaxInt64, Reason: string(make([]byte, 256)), Slots: []SlotSample{}}
+	rest, err2 := json.Marshal(env)
+	if err1 != nil || err2 != nil {
+		panic("wire: cannot size a report")
+	}
+	return (MaxFrame - len(rest)) / (len(sample) + 1)
+}
+
+// fill sets every integer field of the struct v to its largest value.
+func fill(v reflect.Value) {
+	for i := range v.NumField() {
+		if f := v.Field(i); f.CanInt() && f.CanSet() {
+			f.SetInt(math.MaxInt64 >> (64 - f.Type().Bits()))
+		}
+	}
+}
+
+// DataConns is how many data connections a test asks for.
+func (t TestSpec) DataConns() int {
+	switch t.Kind {
+	case KindRR:
+		return 1
+	case KindStream:
+		if t.Direction == Bidir {
+			return 2 * t.Streams
+		}
+		return t.Streams
+	}
+	return 0
 }

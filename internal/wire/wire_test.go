@@ -5,9 +5,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"math"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/narrows/narrows/internal/sysinfo"
 )
 
 func TestFrameRoundTrip(t *testing.T) {
@@ -183,4 +187,33 @@ func FuzzReadFrame(f *testing.F) {
 			_ = fr.Decode(TTest, &s)
 		}
 	})
+}
+
+// TestMaxSlotsFitOneFrame: the agent's report for a test with MaxSlots data
+// connections, every figure at its largest, fits in one frame; a report the
+// agent could not send ended big tests with "connection lost: EOF".
+func TestMaxSlotsFitOneFrame(t *testing.T) {
+	if MaxSlots < 64 {
+		t.Fatalf("MaxSlots %d: too few for a useful test", MaxSlots)
+	}
+	tcp := &sysinfo.TCPInfo{}
+	fill(reflect.ValueOf(tcp).Elem())
+	slots := make([]SlotSample, MaxSlots)
+	for i := range slots {
+		slots[i] = SlotSample{Slot: math.MaxInt32, Bytes: math.MaxInt64, Elapsed: math.MaxInt64, TCP: tcp}
+	}
+	for _, f := range []struct {
+		typ Type
+		v   any
+	}{
+		{TInterval, Interval{Index: math.MaxInt64, Elapsed: math.MaxInt64, Slots: slots, CPU: math.MaxInt64}},
+		{TDone, Done{Slots: slots, Elapsed: math.MaxInt64, CPU: math.MaxInt64, Reason: strings.Repeat("x", 256)}},
+	} {
+		if err := WriteFrame(io.Discard, f.typ, f.v); err != nil {
+			t.Errorf("%s with %d slots: %v", f.typ, MaxSlots, err)
+		}
+	}
+	if err := WriteFrame(io.Discard, TDone, Done{Slots: append(slots, slots...)}); !errors.Is(err, ErrFrameTooLarge) {
+		t.Errorf("twice MaxSlots fits one frame (%v): MaxSlots is needlessly low", err)
+	}
 }

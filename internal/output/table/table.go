@@ -79,6 +79,9 @@ func (t *Writer) Report(r *result.Report) error {
 		fmt.Fprintf(&b, " (agent %s)", r.Agent)
 	}
 	b.WriteString("\n")
+	if r.Unauthenticated {
+		b.WriteString("UNAUTHENTICATED: the agent ran without a secret (--insecure); nothing proves these figures came from it.\n")
+	}
 	if r.Stream != nil {
 		streamSummary(&b, r.Stream)
 	}
