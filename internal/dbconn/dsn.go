@@ -35,6 +35,7 @@ type DSN struct {
 	Database string
 	Params   url.Values
 	password string
+	secrets  []string // other secret parameters' values (sslpassword)
 }
 
 // Addr is host:port, the TCP endpoint of the server.
@@ -51,38 +52,61 @@ var schemes = map[string]Engine{
 	"sqlserver": SQLServer,
 }
 
-// Parse reads a DSN. Its errors never contain the password.
+// encodeHint says how to write a password with special characters.
+const encodeHint = "percent-encode special characters in the password (/ as %2F, # as %23, ? as %3F, @ as %40, : as %3A, % as %25), e.g. postgres://USER:pa%2Fss@HOST/DB"
+
+// schemeRE is what may stand before "://" (RFC 3986's scheme).
+var schemeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*$`)
+
+// quoted matches the quoted pieces of url's errors, which are pieces of
+// the input and so perhaps of the password.
+var quoted = regexp.MustCompile(`\s*"[^"]*"`)
+
+// Parse reads a DSN. Its errors never contain the password: a DSN that
+// cannot be read is never shown, in whole or in part, for no one can say
+// where in it the password ends.
 func Parse(s string) (*DSN, error) {
 	s = strings.TrimSpace(s)
-	red := Redact(s)
 	if s == "" {
 		return nil, &Error{Kind: BadDSN, Msg: "the DSN is empty: use postgres://USER:PASSWORD@HOST:5432/DB, mysql://USER:PASSWORD@HOST:3306/DB or sqlserver://USER:PASSWORD@HOST:1433?database=DB"}
 	}
-	scheme, _, ok := strings.Cut(s, "://")
-	if !ok {
-		return nil, &Error{Kind: BadDSN, Msg: fmt.Sprintf("DSN %q has no scheme: start it with postgres://, mysql:// or sqlserver://", red)}
+	scheme, rest, ok := strings.Cut(s, "://")
+	if !ok || !schemeRE.MatchString(scheme) {
+		return nil, &Error{Kind: BadDSN, Msg: "the DSN has no scheme: start it with postgres://, mysql:// or sqlserver:// (the DSN is not shown: it may hold a password)"}
 	}
 	eng, ok := schemes[strings.ToLower(scheme)]
 	if !ok {
-		return nil, &Error{Kind: BadDSN, Msg: fmt.Sprintf("DSN %q: unknown scheme %q: use postgres://, mysql:// (MySQL and MariaDB) or sqlserver://", red, scheme)}
+		return nil, &Error{Kind: BadDSN, Msg: fmt.Sprintf("the DSN has an unknown scheme %q: use postgres://, mysql:// (MySQL and MariaDB) or sqlserver://", scheme)}
+	}
+	// The host part ends at the first '/', '?' or '#'. An '@' after it
+	// means a password holds one of those unencoded: read as a URL, the
+	// password would be cut there and its rest taken for the host.
+	if end := strings.IndexAny(rest, "/?#"); end >= 0 && strings.Contains(rest[end:], "@") {
+		return nil, &Error{Kind: BadDSN, Msg: fmt.Sprintf("the DSN cannot be read: an '@' follows a '/', '?' or '#', so the password (or user) holds one of them unencoded: %s (the DSN is not shown: it may hold a password)", encodeHint)}
 	}
 	u, err := url.Parse(s)
 	if err != nil {
-		// url's error quotes the whole input: say what is wrong without it.
+		// url's error quotes the input: say what is wrong without it.
 		msg := "it is not a valid URL"
 		if ue, ok := err.(*url.Error); ok {
-			msg = scrubAll(ue.Err.Error(), []string{s})
+			msg = quoted.ReplaceAllString(ue.Err.Error(), "")
 		}
-		return nil, &Error{Kind: BadDSN, Msg: fmt.Sprintf("DSN %q: %s (special characters in a password must be percent-encoded, e.g. @ as %%40)", red, msg)}
+		return nil, &Error{Kind: BadDSN, Msg: fmt.Sprintf("the DSN cannot be read (%s): %s (the DSN is not shown: it may hold a password)", msg, encodeHint)}
 	}
+	red := Redact(s)
 	d := &DSN{Engine: eng, Raw: s, Redacted: red, Host: u.Hostname(), Params: u.Query()}
 	if u.User != nil {
 		d.User = u.User.Username()
 		d.password, _ = u.User.Password()
 	}
-	for _, k := range passwordParams {
-		if v := d.Params.Get(k); v != "" && d.password == "" {
-			d.password = v
+	for k, vs := range d.Params {
+		switch {
+		case !isSecretParam(k):
+		case isPasswordParam(k) && d.password == "" && len(vs) > 0:
+			d.password = vs[0]
+			fallthrough
+		default:
+			d.secrets = append(d.secrets, vs...)
 		}
 	}
 	if d.Host == "" {
@@ -116,63 +140,73 @@ func Parse(s string) (*DSN, error) {
 	return d, nil
 }
 
-// passwordParams are the query parameters that carry a password.
-var passwordParams = []string{"password", "pwd", "passwd"}
+// passwordParams are the query parameters that carry the login password;
+// secretParams, every parameter whose value must never be shown (sslpassword
+// is the passphrase of PostgreSQL's client key). Names are matched in any
+// case.
+var (
+	passwordParams = []string{"password", "pwd", "passwd"}
+	secretParams   = append([]string{"sslpassword"}, passwordParams...)
+)
 
 func isPasswordParam(k string) bool { return slices.Contains(passwordParams, strings.ToLower(k)) }
+func isSecretParam(k string) bool   { return slices.Contains(secretParams, strings.ToLower(k)) }
 
-// userinfo matches "scheme://user:password@" for DSNs url.Parse rejects.
-var userinfo = regexp.MustCompile(`(://[^:/@?#]*:)[^/?#]*@`)
+// secretKeys is secretParams as a regexp alternation.
+var secretKeys = strings.Join(secretParams, "|")
 
 // bareUserinfo matches "user:password@" at the start of a scheme-less DSN.
 var bareUserinfo = regexp.MustCompile(`^(\s*[^:/@?#\s]*:)[^/?#]*@`)
 
 // keyValuePassword matches password=... in a key=value connection string.
-var keyValuePassword = regexp.MustCompile(`(?i)((?:^|\s)(?:password|pwd|passwd)\s*=\s*)('[^']*'|\S*)`)
+var keyValuePassword = regexp.MustCompile(`(?i)((?:^|\s)(?:` + secretKeys + `)\s*=\s*)('[^']*'|\S*)`)
 
-// passwordParam matches password query parameters.
-var passwordParam = regexp.MustCompile(`(?i)([?&;](password|pwd|passwd)=)[^&;]*`)
+// secretParam matches secret query parameters.
+var secretParam = regexp.MustCompile(`(?i)([?&;](?:` + secretKeys + `)=)[^&;]*`)
 
-// Redact returns s with any password replaced by Mask.
+// Redact returns s with any password replaced by Mask. A URL that does not
+// parse loses everything between "://" and its last '@': where its
+// password ends cannot be known.
 func Redact(s string) string {
-	if !strings.Contains(s, "://") {
+	scheme, rest, isURL := strings.Cut(s, "://")
+	if !isURL {
 		// Not a URL: user:password@host, key=value pairs, or worse.
 		out := bareUserinfo.ReplaceAllString(s, "${1}"+Mask+"@")
-		return passwordParam.ReplaceAllString(keyValuePassword.ReplaceAllString(out, "${1}"+Mask), "${1}"+Mask)
+		return secretParam.ReplaceAllString(keyValuePassword.ReplaceAllString(out, "${1}"+Mask), "${1}"+Mask)
 	}
 	if u, err := url.Parse(s); err == nil && u.Scheme != "" {
 		if _, has := u.User.Password(); has {
 			u.User = url.UserPassword(u.User.Username(), Mask)
 		}
-		out := u.String()
 		if q := u.Query(); len(q) > 0 {
 			changed := false
 			for k := range q {
-				if isPasswordParam(k) {
+				if isSecretParam(k) {
 					q.Set(k, Mask)
 					changed = true
 				}
 			}
 			if changed {
 				u.RawQuery = q.Encode()
-				out = u.String()
 			}
 		}
-		return out
+		return u.String()
 	}
-	out := userinfo.ReplaceAllString(s, "${1}"+Mask+"@")
-	return passwordParam.ReplaceAllString(out, "${1}"+Mask)
+	if i := strings.LastIndex(rest, "@"); i >= 0 {
+		rest = Mask + rest[i:]
+	}
+	return secretParam.ReplaceAllString(scheme+"://"+rest, "${1}"+Mask)
 }
 
-// Secrets returns the forms in which the password could appear in text.
+// Secrets returns the forms in which the password (and any other secret
+// the DSN holds) could appear in text.
 func (d *DSN) Secrets() []string {
-	if d.password == "" {
-		return nil
-	}
-	out := []string{d.password}
-	for _, s := range []string{url.QueryEscape(d.password), url.PathEscape(d.password)} {
-		if s != out[len(out)-1] && s != d.password {
-			out = append(out, s)
+	var out []string
+	for _, p := range append([]string{d.password}, d.secrets...) {
+		for _, s := range []string{p, url.QueryEscape(p), url.PathEscape(p)} {
+			if s != "" && !slices.Contains(out, s) {
+				out = append(out, s)
+			}
 		}
 	}
 	return out

@@ -27,7 +27,14 @@ func TestParse(t *testing.T) {
 		{in: "postgres://u:p@/x", wantErr: "host is missing"},
 		{in: "mysql://db1/x", wantErr: "user is missing"},
 		{in: "sqlserver://sa:Pw@sql1/INST", wantErr: "named instance"},
-		{in: "postgres://u:se%zzcret@db1/x", wantErr: "invalid URL escape", errMatch: "se%zzcret"},
+		{in: "postgres://u:se%zzcret@db1/x", wantErr: "invalid URL escape", errMatch: "%zz"},
+		// An unencoded '/', '#' or '?' in a password: the URL would read
+		// its rest as the host (or fail); the DSN is never shown.
+		{in: "postgres://u:pw/Slash#42@host/db", wantErr: "%2F", errMatch: "Slash"},
+		{in: "mysql://u:p@ss/w0rd@host", wantErr: "%2F", errMatch: "w0rd"},
+		{in: "postgres://u:pass?w0rd@host/db", wantErr: "%3F", errMatch: "w0rd"},
+		{in: "postgres://u:pass#w0rd@host/db", wantErr: "%23", errMatch: "w0rd"},
+		{in: "u:pass/w0rd@db1", wantErr: "no scheme", errMatch: "w0rd"},
 	}
 	for _, c := range cases {
 		t.Run(c.in, func(t *testing.T) {
@@ -60,12 +67,18 @@ func TestRedact(t *testing.T) {
 		{"postgres://u@db1/app", "postgres://u@db1/app"},
 		{"sqlserver://sa@sql1?database=x&password=s3cret", "sqlserver://sa@sql1?database=x&password=xxxxx"},
 		{"mysql://u:p%40ss@db1/x", "mysql://u:xxxxx@db1/x"},
-		// url.Parse rejects these; the password still goes.
-		{"postgres://u:se%zzcret@db1/x", "postgres://u:xxxxx@db1/x"},
-		{"mysql://u:a b@c@db1/x", "mysql://u:xxxxx@db1/x"},
+		{"postgres://u@db1/x?sslmode=require&sslpassword=k3y-pass", "postgres://u@db1/x?sslmode=require&sslpassword=xxxxx"},
+		{"sqlserver://sa@sql1?PassWord=s3cret", "sqlserver://sa@sql1?PassWord=xxxxx"},
+		// url.Parse rejects these: all up to the last '@' goes, for where
+		// the password ends cannot be known.
+		{"postgres://u:se%zzcret@db1/x", "postgres://xxxxx@db1/x"},
+		{"mysql://u:a b@c@db1/x", "mysql://xxxxx@db1/x"},
+		{"postgres://u:pw/Slash#42@host/db", "postgres://xxxxx@host/db"},
+		{"postgres://u:pw?x=1&Password=s3cret@host/db", "postgres://xxxxx@host/db"},
 		{"u:s3cret@db1:5432", "u:xxxxx@db1:5432"},
 		{"host=db1 user=u password=s3cret dbname=x", "host=db1 user=u password=xxxxx dbname=x"},
 		{"host=db1 password='s 3cret'", "host=db1 password=xxxxx"},
+		{"host=db1 Password=s3cret sslpassword=k3y", "host=db1 Password=xxxxx sslpassword=xxxxx"},
 	}
 	for _, c := range cases {
 		if got := Redact(c.in); got != c.want {
@@ -124,5 +137,24 @@ func TestBackoff(t *testing.T) {
 	}
 	if got := Backoff(1000, first, most); got != most {
 		t.Errorf("Backoff(1000) = %v, want the ceiling %v", got, most)
+	}
+}
+
+// TestSecretParams: a password or key passphrase given as a parameter, in
+// any case, is scrubbed from messages like the URL's own password.
+func TestSecretParams(t *testing.T) {
+	d, err := Parse("postgres://u@db1/x?Password=Hunter2-long&sslpassword=K3y-phrase")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.HasPassword() {
+		t.Fatal("Password= not read as the password")
+	}
+	msg := d.Scrub("login with Hunter2-long, key K3y-phrase")
+	if strings.Contains(msg, "Hunter2-long") || strings.Contains(msg, "K3y-phrase") {
+		t.Fatalf("scrubbed: %q", msg)
+	}
+	if strings.Contains(d.Redacted, "Hunter2") || strings.Contains(d.Redacted, "K3y") {
+		t.Fatalf("redacted: %q", d.Redacted)
 	}
 }

@@ -29,6 +29,7 @@ const (
 	NotPrimary       // the server is not a primary / replication source
 	Refused          // narrows refuses to do it (e.g. a table it does not own)
 	BadQuery         // the server rejected a query the user gave (--query)
+	Blocked          // the server cannot commit (a synchronous standby is down)
 )
 
 // Error is a database error in words a DBA can act on, with the password

@@ -218,7 +218,7 @@ func mysqlConfig(d *DSN) (*mysql.Config, error) {
 	q := d.Params
 	params := make([]string, 0, len(q))
 	for k, vs := range q {
-		if isPasswordParam(k) {
+		if isSecretParam(k) {
 			continue
 		}
 		for _, v := range vs {

@@ -599,6 +599,7 @@ func TestBadInput(t *testing.T) {
 		{"replica of another engine", []string{"db", "repl", "--dsn", pgDSN(), "--replica-dsn", mySource()}, "runs the primary's engine"},
 		{"load without rights", []string{"db", "load", "--dsn", limitedPG, "--rate", "1MB/s", "--duration", "1s"}, "lacks a privilege"},
 		{"load on a foreign table", []string{"db", "load", "--dsn", pgDSN(), "--rate", "1MB/s", "--duration", "1s", "--table", "someones_table"}, "is not narrows' own scratch table"},
+		{"load on a standby", []string{"db", "load", "--dsn", pgStandby(), "--rate", "1MB/s", "--duration", "1s"}, "point --dsn at the primary"},
 		{"load bad rate", []string{"db", "load", "--dsn", pgDSN(), "--rate", "fast"}, `invalid rate "fast"`},
 		{"bad query", []string{"db", "ping", "--dsn", pgDSN(), "--query", "SELEC 1", "--duration", "1s"}, "syntax error"},
 		{"prometheus address invalid", []string{"db", "repl", "--dsn", pgDSN(), "--prometheus-listen", "256.1.1.1:1"}, "--prometheus-listen"},

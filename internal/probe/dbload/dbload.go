@@ -10,6 +10,7 @@ package dbload
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"regexp"
@@ -48,9 +49,18 @@ func ValidTable(name string) bool { return identRE.MatchString(name) }
 
 // engine is one engine's SQL on the scratch table.
 type engine interface {
-	// owner returns whether the table exists and, if so, its marker.
-	owner(ctx context.Context, c *dbconn.Conn) (exists bool, marker string, err error)
+	// preflight refuses a server that cannot take the load (read-only, or
+	// blocked) before anything is created.
+	preflight(ctx context.Context, c *dbconn.Conn) error
+	// owner looks up the table the name leads to exactly as the engine's
+	// statements will: whether it exists and whether it is narrows' own
+	// (a leftover, then remembered as the table to drop).
+	owner(ctx context.Context, c *dbconn.Conn) (exists, ours bool, err error)
+	// create makes the table with its marker.
 	create(ctx context.Context, c *dbconn.Conn) error
+	// drop, truncate and insert act only on the table narrows created (or
+	// its own leftover), and return errNotOurs when the name leads
+	// elsewhere.
 	drop(ctx context.Context, c *dbconn.Conn) error
 	truncate(ctx context.Context, c *dbconn.Conn) error
 	insert(ctx context.Context, c *dbconn.Conn, rows [][]byte) error
@@ -98,9 +108,13 @@ func Run(ctx context.Context, d *dbconn.DSN, cfg Config, emit probe.Emit) (*resu
 		}
 	}()
 	octx, cancel := context.WithTimeout(ctx, cfg.Timeout)
-	exists, marker, err := eng.owner(octx, conn)
+	err = eng.preflight(octx, conn)
+	var exists, ours bool
+	if err == nil {
+		exists, ours, err = eng.owner(octx, conn)
+	}
 	if err == nil && exists {
-		if marker != Marker {
+		if !ours {
 			cancel()
 			return res, dbconn.Refusedf("db load: table %s already exists in %s and is not narrows' own scratch table (no narrows marker in its comment): narrows never writes to a table it did not create; choose another name with --table", cfg.Table, d.Redacted)
 		}
@@ -112,7 +126,16 @@ func Run(ctx context.Context, d *dbconn.DSN, cfg Config, emit probe.Emit) (*resu
 	}
 	cancel()
 	if err != nil {
-		err = dbconn.Classify(d, "create the scratch table "+cfg.Table, err)
+		what := "create the scratch table " + cfg.Table
+		if errors.Is(err, errNotOurs) {
+			err = dbconn.Refusedf("db load: %s: table %s in %s changed hands while narrows removed its leftover: narrows leaves it alone; choose another name with --table", what, cfg.Table, d.Redacted)
+		}
+		err = dbconn.Classify(d, what, blocked(d, what, err, cfg.Timeout))
+		// A create whose commit timed out may still have taken effect:
+		// its table is marked, and dropped here if the server lets it.
+		dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.Timeout)
+		dropTable(dctx, d, eng, conn, cfg.Timeout)
+		dcancel()
 		if dbconn.Is(err, dbconn.Permission) {
 			return res, fmt.Errorf("%w (db load needs the right to create a table in the DSN's database and schema)", err)
 		}
@@ -123,16 +146,7 @@ func Run(ctx context.Context, d *dbconn.DSN, cfg Config, emit probe.Emit) (*resu
 		// Always drop the table, even when interrupted.
 		dctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
 		defer cancel()
-		c := conn
-		if c == nil {
-			if c2, err := dbconn.Open(dctx, d, dbconn.Options{Timeout: cfg.Timeout}); err == nil {
-				c = c2
-				defer c2.Close()
-			}
-		}
-		if c != nil && eng.drop(dctx, c) == nil {
-			res.Dropped = true
-		}
+		res.Dropped = dropTable(dctx, d, eng, conn, cfg.Timeout)
 	}()
 
 	g := &gen{cfg: cfg, eng: eng, emit: emit, rng: rand.NewChaCha8([32]byte{'n', 'a', 'r', 'r', 'o', 'w', 's'}),
@@ -197,7 +211,10 @@ func (g *gen) run(ctx context.Context, d *dbconn.DSN, connp **dbconn.Conn, res *
 			if float64(segLog) < target {
 				g.rng.Read(buf) // every row of the batch, fresh and incompressible
 				t0 := time.Now()
-				if err = g.eng.insert(ctx, conn, batch); err != nil {
+				ictx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+				err = g.eng.insert(ictx, conn, batch)
+				cancel()
+				if err != nil {
 					break
 				}
 				lat := time.Since(t0)
@@ -240,6 +257,12 @@ func (g *gen) run(ctx context.Context, d *dbconn.DSN, connp **dbconn.Conn, res *
 		if err == nil || over() {
 			return nil
 		}
+		if errors.Is(err, errNotOurs) {
+			return dbconn.Refusedf("db load: table %s in %s was replaced mid-run by a table narrows did not create: narrows stopped writing and leaves that table alone", cfg.Table, d.Redacted)
+		}
+		if err = blocked(d, "insert into "+cfg.Table, err, cfg.Timeout); dbconn.Is(err, dbconn.Blocked) {
+			return err
+		}
 		if dbconn.ServerError(err) {
 			return dbconn.Classify(d, "insert into "+cfg.Table, err)
 		}
@@ -268,6 +291,42 @@ func (g *gen) run(ctx context.Context, d *dbconn.DSN, connp **dbconn.Conn, res *
 		g.emit(giv)
 	}
 	return nil
+}
+
+// dropTable drops narrows' table on c, or on a session of its own when c
+// is gone or lost; it says whether the table is gone.
+func dropTable(ctx context.Context, d *dbconn.DSN, eng engine, c *dbconn.Conn, timeout time.Duration) bool {
+	if c != nil && eng.drop(ctx, c) == nil {
+		return true
+	}
+	c2, err := dbconn.Open(ctx, d, dbconn.Options{Timeout: timeout})
+	if err != nil {
+		return false
+	}
+	defer c2.Close()
+	return eng.drop(ctx, c2) == nil
+}
+
+// blocked explains a statement that timed out: when every commit on the
+// server waits for a synchronous standby that is not there, it says so
+// (asked on a session of its own: the one that timed out is lost).
+// Otherwise err is returned as it is.
+func blocked(d *dbconn.DSN, what string, err error, timeout time.Duration) error {
+	if d.Engine != dbconn.Postgres || !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	c, cerr := dbconn.Open(ctx, d, dbconn.Options{Timeout: timeout})
+	if cerr != nil {
+		return err
+	}
+	defer c.Close()
+	why, qerr := pgSyncBlocked(ctx, c)
+	if qerr != nil || why == "" {
+		return err
+	}
+	return &dbconn.Error{Kind: dbconn.Blocked, Err: err, Msg: fmt.Sprintf("db load: %s: no answer within %s: %s", what, timeout, why)}
 }
 
 // position reads the log position, or counts payload when the server does

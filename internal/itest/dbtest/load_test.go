@@ -1,0 +1,159 @@
+package dbtest
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/narrows/narrows/internal/dbconn"
+	"github.com/narrows/narrows/internal/itest"
+	"github.com/narrows/narrows/internal/probe/dbload"
+)
+
+// count runs a one-number query.
+func count(t *testing.T, c *dbconn.Conn, q string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := c.Conn.QueryRowContext(context.Background(), q, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return n
+}
+
+// TestLoadMixedCase: a user's table whose name differs from narrows' own
+// marked leftover only in case is a different table (PostgreSQL's quoted
+// names; MariaDB with lower_case_table_names = 0): db load --table with
+// the user's spelling refuses it and leaves it, and its rows, alone.
+func TestLoadMixedCase(t *testing.T) {
+	cases := []struct {
+		engine         string
+		dsn            func() string
+		need           func(*testing.T)
+		user, leftover string
+		rows           string
+		drop           string
+	}{
+		{"postgres", pgDSN, needPG,
+			`CREATE TABLE "Narrows_Load" (payload bytea); INSERT INTO "Narrows_Load" VALUES ('mine')`,
+			`CREATE TABLE narrows_load (payload bytea); COMMENT ON TABLE narrows_load IS '` + dbload.Marker + `'`,
+			`SELECT count(*) FROM "Narrows_Load"`, `DROP TABLE IF EXISTS "Narrows_Load"; DROP TABLE IF EXISTS narrows_load`},
+		{"mariadb", mySource, needMaria,
+			"CREATE TABLE `Narrows_Load` (payload LONGBLOB); INSERT INTO `Narrows_Load` VALUES ('mine')",
+			"CREATE TABLE narrows_load (payload LONGBLOB) COMMENT='" + dbload.Marker + "'",
+			"SELECT count(*) FROM `Narrows_Load`", "DROP TABLE IF EXISTS `Narrows_Load`; DROP TABLE IF EXISTS narrows_load"},
+	}
+	for _, c := range cases {
+		t.Run(c.engine, func(t *testing.T) {
+			c.need(t)
+			if c.engine == "mariadb" {
+				var lctn int
+				if err := open(t, c.dsn()).Conn.QueryRowContext(context.Background(), "SELECT @@lower_case_table_names").Scan(&lctn); err != nil || lctn != 0 {
+					t.Skipf("lower_case_table_names = %d (%v): names differing in case are one table here", lctn, err)
+				}
+			}
+			me := open(t, c.dsn())
+			for _, q := range strings.Split(c.drop+"; "+c.user+"; "+c.leftover, "; ") {
+				exec1(t, me, q)
+			}
+			t.Cleanup(func() {
+				for _, q := range strings.Split(c.drop, "; ") {
+					exec1(t, me, q)
+				}
+			})
+			r := itest.Run(t, 60*time.Second, nil, "db", "load", "--dsn", c.dsn(), "--rate", "1MB/s", "--duration", "1s", "--table", "Narrows_Load")
+			noSecrets(t, c.engine, r.Stdout, r.Stderr)
+			if r.Code != 2 || !strings.Contains(r.Stderr, "is not narrows' own scratch table") {
+				t.Errorf("exit %d, stderr %q: want exit 2 and a refusal", r.Code, r.Stderr)
+			}
+			if n := count(t, me, c.rows); n != 1 {
+				t.Fatalf("the user's table holds %d rows, want its own 1", n)
+			}
+		})
+	}
+}
+
+// TestLoadSwappedTable: a table put in place of narrows' own mid-run (the
+// scratch table renamed away, another created under its name) receives
+// none of narrows' rows and is not dropped; the run stops and says why.
+func TestLoadSwappedTable(t *testing.T) {
+	needPG(t)
+	me := open(t, pgDSN())
+	exec1(t, me, "DROP TABLE IF EXISTS narrows_swap")
+	exec1(t, me, "DROP TABLE IF EXISTS narrows_swap_orig")
+	t.Cleanup(func() {
+		exec1(t, me, "DROP TABLE IF EXISTS narrows_swap")
+		exec1(t, me, "DROP TABLE IF EXISTS narrows_swap_orig")
+	})
+	p := start(t, "db", "load", "--dsn", pgDSN(), "--rate", "1MB/s", "--duration", "8s", "--interval", "200ms", "--table", "narrows_swap")
+	for i := 0; count(t, me, "SELECT count(*) FROM pg_class WHERE relname = 'narrows_swap'") == 0; i++ {
+		if i > 100 {
+			t.Fatalf("narrows did not create its table; stderr %q", p.err.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	// The same role, as an application sharing narrows' account would.
+	tx, err := me.Conn.BeginTx(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"ALTER TABLE narrows_swap RENAME TO narrows_swap_orig", "CREATE TABLE narrows_swap (payload bytea NOT NULL)", "INSERT INTO narrows_swap VALUES ('mine')"} {
+		if _, err := tx.Exec(q); err != nil {
+			tx.Rollback()
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	code := p.wait(t, 40*time.Second)
+	noSecrets(t, "swap", p.out.String(), p.err.String())
+	if n := count(t, me, "SELECT count(*) FROM pg_class WHERE relname = 'narrows_swap'"); n != 1 {
+		t.Fatalf("the table swapped in was dropped (exit %d, stderr %q)", code, p.err.String())
+	}
+	if n := count(t, me, "SELECT count(*) FROM narrows_swap"); n != 1 {
+		t.Fatalf("the table swapped in holds %d rows, want its own 1", n)
+	}
+	if code != 2 || !strings.Contains(p.err.String(), "replaced mid-run") {
+		t.Fatalf("exit %d, stderr %q: want exit 2 saying the table was replaced", code, p.err.String())
+	}
+	t.Log(strings.TrimSpace(p.err.String()))
+}
+
+// TestLoadSyncStandbyDown: with every commit waiting for a synchronous
+// standby that is not there, db load says so (naming
+// synchronous_standby_names) in one line, exit 2, and leaves no table.
+func TestLoadSyncStandbyDown(t *testing.T) {
+	needPG(t)
+	ctx := context.Background()
+	super := open(t, pgSuper())
+	exec1(t, super, "DROP TABLE IF EXISTS narrows_sync")
+	exec1(t, super, "ALTER SYSTEM SET synchronous_standby_names = 'nosuchstandby'")
+	exec1(t, super, "SELECT pg_reload_conf()")
+	t.Cleanup(func() {
+		exec1(t, super, "ALTER SYSTEM RESET synchronous_standby_names")
+		exec1(t, super, "SELECT pg_reload_conf()")
+		time.Sleep(200 * time.Millisecond)
+		// Whatever the run left, committed locally, is removed now.
+		if _, err := super.Conn.ExecContext(ctx, "DROP TABLE IF EXISTS narrows_sync"); err != nil {
+			t.Error(err)
+		}
+	})
+	time.Sleep(200 * time.Millisecond) // the reload reaches every backend
+	r := itest.Run(t, 60*time.Second, nil, "db", "load", "--dsn", pgDSN(), "--rate", "1MB/s", "--duration", "2s", "--timeout", "2s", "--table", "narrows_sync")
+	noSecrets(t, "sync", r.Stdout, r.Stderr)
+	line := strings.TrimSuffix(r.Stderr, "\n")
+	if r.Code != 2 || strings.Contains(line, "\n") || !strings.Contains(line, "synchronous_standby_names") {
+		t.Errorf("exit %d, stderr %q: want exit 2 and one line naming synchronous_standby_names", r.Code, r.Stderr)
+	}
+	t.Log(line)
+	var left int
+	var marker string
+	if err := super.Conn.QueryRowContext(ctx, "SELECT count(*), coalesce(max(obj_description(oid, 'pg_class')), '') FROM pg_class WHERE relname = 'narrows_sync'").Scan(&left, &marker); err != nil {
+		t.Fatal(err)
+	}
+	if left != 0 {
+		t.Errorf("a table was left behind (marker %q)", marker)
+	}
+}
