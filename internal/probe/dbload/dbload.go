@@ -123,15 +123,14 @@ func Run(ctx context.Context, d *dbconn.DSN, cfg Config, emit probe.Emit) (*resu
 		// Always drop the table, even when interrupted.
 		dctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
 		defer cancel()
-		c := conn
-		if c == nil {
-			if c2, err := dbconn.Open(dctx, d, dbconn.Options{Timeout: cfg.Timeout}); err == nil {
-				c = c2
-				defer c2.Close()
+		res.Dropped = conn != nil && eng.drop(dctx, conn) == nil
+		if !res.Dropped {
+			// No session, or one that the signal cut off mid-statement
+			// (the driver then refuses it): drop from a new one.
+			if c, err := dbconn.Open(dctx, d, dbconn.Options{Timeout: cfg.Timeout}); err == nil {
+				res.Dropped = eng.drop(dctx, c) == nil
+				c.Close()
 			}
-		}
-		if c != nil && eng.drop(dctx, c) == nil {
-			res.Dropped = true
 		}
 	}()
 
