@@ -5,14 +5,12 @@ package main
 import (
 	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/narrows/narrows/internal/cli"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := cli.Signals(context.Background())
 	code := cli.Main(ctx, cli.OSEnv(), os.Args[1:])
 	stop()
 	os.Exit(code)

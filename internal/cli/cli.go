@@ -38,9 +38,9 @@ func OSEnv() Env {
 // Exit codes.
 const (
 	ExitOK          = 0
-	ExitFailed      = 1 // the run failed or stopped part way
-	ExitUsage       = 2 // bad input: the message says what to change
-	ExitInterrupted = 130
+	ExitFailed      = 1   // the run failed or stopped part way
+	ExitUsage       = 2   // bad input: the message says what to change
+	ExitInterrupted = 130 // SIGINT; another signal gives 128 + its number (SIGTERM 143, SIGHUP 129, a closed stdout 141)
 )
 
 // usageError is bad input: one line, exit code 2.
@@ -72,8 +72,13 @@ func commands() []command {
 }
 
 // Main runs the command in args (without the program name) and returns the
-// exit code.
+// exit code. The run stops early when ctx is done (Signals) or when a
+// write to env.Stdout fails (a closed pipe): either way the command ends
+// as on SIGINT, removing what it created.
 func Main(ctx context.Context, env Env, args []string) int {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	env.Stdout = &stdoutGuard{w: env.Stdout, cancel: cancel}
 	err := dispatch(ctx, env, args)
 	var ue *usageError
 	switch {
@@ -82,8 +87,9 @@ func Main(ctx context.Context, env Env, args []string) int {
 	case errors.Is(err, flag.ErrHelp):
 		return ExitOK
 	case errors.Is(err, errInterrupted):
-		fmt.Fprintln(env.Stderr, "narrows: interrupted; the figures above are what was measured until then")
-		return ExitInterrupted
+		code, line := stopped(ctx)
+		fmt.Fprintf(env.Stderr, "narrows: %s\n", line)
+		return code
 	case errors.As(err, &ue):
 		fmt.Fprintf(env.Stderr, "narrows: %s\n", oneLine(err.Error()))
 		return ExitUsage

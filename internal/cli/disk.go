@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -19,7 +20,8 @@ var customFlags = []string{"rw", "mix", "block", "qd", "threads", "sync"}
 
 func diskCmd(ctx context.Context, env Env, args []string) (err error) {
 	fs := newFlags(env, "disk")
-	path := fs.String("path", "", "the directory whose filesystem holds the data, log or backup files; narrows creates one narrows-*.dat file there and removes it")
+	path := fs.String("path", "", "the directory whose filesystem holds the data, log or backup files; narrows creates one test file there (on Linux without a name: nothing outlives narrows)")
+	cleanStale := fs.Bool("clean-stale", false, "remove the test files that killed narrows runs left in --path (proven its own: name, marker, owner, a writer no longer running), then exit")
 	device := fs.String("device", "", "instead of --path: a block device to READ (read patterns only; it is never written)")
 	profiles := fs.String("profile", "", "profiles to run, comma-separated: data, log, backup, custom (default data,log,backup)")
 	duration := fs.String("duration", "3s", "how long to measure each pattern")
@@ -47,6 +49,12 @@ func diskCmd(ctx context.Context, env Env, args []string) (err error) {
 		return usagef("--path is required: the directory whose filesystem to measure, e.g. --path /var/lib/postgresql")
 	case *path != "" && *device != "":
 		return usagef("--path and --device: choose one")
+	}
+	if *cleanStale {
+		if *device != "" {
+			return usagef("--clean-stale applies to --path")
+		}
+		return removeStale(env, *path)
 	}
 	if !slices.Contains([]string{disk.EngineAuto, disk.EngineURing, disk.EnginePortable}, cfg.Engine) {
 		return usagef("--engine %q: use auto, io_uring or portable", cfg.Engine)
@@ -117,6 +125,10 @@ func diskCmd(ctx context.Context, env Env, args []string) (err error) {
 	}()
 	for _, n := range t.Notes() {
 		fmt.Fprintf(env.Stderr, "narrows: notice: %s\n", n)
+	}
+	if st := t.Stale(); len(st) > 0 {
+		fmt.Fprintf(env.Stderr, "narrows: notice: %s holds %s left by narrows runs that were killed (%s): `narrows disk --path %s --clean-stale` removes them\n",
+			t.Dir(), staleSummary(st), staleNames(st), *path)
 	}
 	sum := t.Summary()
 	out := output(env, *asJSON)
@@ -194,7 +206,11 @@ func describe(t *disk.Target, d *result.Disk, cfg disk.Config) string {
 		if d.Filesystem != "" {
 			fmt.Fprintf(&b, "%s, ", d.Filesystem)
 		}
-		fmt.Fprintf(&b, "test file %s (%s, removed at the end)", t.Path(), metric.FormatBytes(d.FileBytes))
+		if t.Path() != "" {
+			fmt.Fprintf(&b, "test file %s (%s, removed at the end)", t.Path(), metric.FormatBytes(d.FileBytes))
+		} else {
+			fmt.Fprintf(&b, "test file in %s (%s, without a name: it goes when narrows does)", t.Dir(), metric.FormatBytes(d.FileBytes))
+		}
 	}
 	io := "O_DIRECT"
 	if !d.Direct {
@@ -218,4 +234,43 @@ func diskError(err error) error {
 		return &usageError{ue.Error()}
 	}
 	return err
+}
+
+// removeStale is --clean-stale: it removes only what disk.FindStale proves
+// is a killed run's test file, and says what it removed.
+func removeStale(env Env, dir string) error {
+	if dir == "" {
+		return usagef("--clean-stale: give the directory with --path")
+	}
+	gone, err := disk.RemoveStale(dir)
+	for _, s := range gone {
+		fmt.Fprintf(env.Stdout, "removed %s (%s, left by narrows pid %d started %s)\n", s.Path, metric.FormatBytes(s.Bytes), s.PID, s.Started.Format(time.RFC3339))
+	}
+	if err != nil {
+		return diskError(err)
+	}
+	if len(gone) == 0 {
+		fmt.Fprintf(env.Stdout, "no test files left by killed narrows runs in %s\n", dir)
+	}
+	return nil
+}
+
+func staleSummary(st []disk.Stale) string {
+	var n int64
+	for _, s := range st {
+		n += s.Bytes
+	}
+	files := "test file"
+	if len(st) > 1 {
+		files = "test files"
+	}
+	return fmt.Sprintf("%d %s (%s)", len(st), files, metric.FormatBytes(n))
+}
+
+func staleNames(st []disk.Stale) string {
+	names := make([]string, len(st))
+	for i, s := range st {
+		names[i] = filepath.Base(s.Path)
+	}
+	return strings.Join(names, ", ")
 }

@@ -5,6 +5,7 @@ package cli_test
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -81,7 +82,7 @@ func TestDiskTable(t *testing.T) {
 	if r.Code != 0 {
 		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
 	}
-	for _, want := range []string{"narrows disk → " + dir, "test file " + dir + "/narrows-", "profile pattern", "custom  mix 60/40 16 KiB QD4 ×2 threads",
+	for _, want := range []string{"narrows disk → " + dir, "test file in " + dir + " (8 MiB, without a name", "profile pattern", "custom  mix 60/40 16 KiB QD4 ×2 threads",
 		"pattern", "IOPS", "  reads", "  writes", "What it means:"} {
 		if !strings.Contains(r.Stdout, want) {
 			t.Fatalf("no %q in:\n%s", want, r.Stdout)
@@ -92,54 +93,103 @@ func TestDiskTable(t *testing.T) {
 	}
 }
 
-// TestDiskInterruptLeavesNoFile: SIGINT mid-run prints what was measured,
-// marked partial, exits 130 and removes the test file.
-func TestDiskInterruptLeavesNoFile(t *testing.T) {
-	dir := t.TempDir()
-	cmd := exec.Command(itest.Binary(t), "disk", "--path", dir, "--duration", "20s", "--interval", "200ms", "--size", "16M")
-	stdout, _ := cmd.StdoutPipe()
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	if err := cmd.Start(); err != nil {
+// TestDiskStopsLeaveNoFile: whatever ends a run part way — SIGINT,
+// SIGTERM, SIGHUP (a dropped SSH session), standard output closed
+// (`| head -1`, SIGPIPE) — narrows stops, says why, exits 128 + the
+// signal's number and leaves nothing in the directory; a signal prints
+// what was measured, marked partial. kill -9 cannot be caught: the test
+// file has no name to leave behind (O_TMPFILE), so it leaves nothing
+// either.
+func TestDiskStopsLeaveNoFile(t *testing.T) {
+	signal := func(s os.Signal) func(*exec.Cmd, io.Closer) {
+		return func(cmd *exec.Cmd, _ io.Closer) { cmd.Process.Signal(s) }
+	}
+	cases := []struct {
+		name    string
+		stop    func(cmd *exec.Cmd, stdout io.Closer)
+		code    int
+		stderr  string // the last line
+		partial bool   // the partial summary reaches stdout
+	}{
+		{"SIGINT", signal(os.Interrupt), cli.ExitInterrupted, "narrows: interrupted; the figures above are what was measured until then", true},
+		{"SIGTERM", signal(syscall.SIGTERM), 143, "narrows: stopped by SIGTERM; the figures above are what was measured until then", true},
+		{"SIGHUP", signal(syscall.SIGHUP), 129, "narrows: stopped by SIGHUP (the terminal or SSH session went away); the figures above are what was measured until then", true},
+		{"stdout closed (SIGPIPE)", func(_ *exec.Cmd, stdout io.Closer) { stdout.Close() }, 141,
+			"narrows: stopped: standard output was closed (broken pipe): whatever read it has gone", false},
+		{"kill -9", signal(os.Kill), -1, "", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cmd := exec.Command(itest.Binary(t), "disk", "--path", dir, "--duration", "20s", "--interval", "200ms", "--size", "16M")
+			stdout, _ := cmd.StdoutPipe()
+			var errb bytes.Buffer
+			cmd.Stderr = &errb
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// Wait for measuring to be under way: a few interval rows out.
+			var out strings.Builder
+			rows := make(chan struct{}, 100)
+			read := make(chan struct{})
+			go func() {
+				defer close(read)
+				sc := bufio.NewScanner(stdout)
+				for sc.Scan() {
+					out.WriteString(sc.Text() + "\n")
+					if strings.HasPrefix(sc.Text(), "data ") {
+						rows <- struct{}{}
+					}
+				}
+			}()
+			for range 3 {
+				select {
+				case <-rows:
+				case <-time.After(20 * time.Second):
+					cmd.Process.Kill()
+					t.Fatalf("no interval rows; stderr %s", errb.String())
+				}
+			}
+			if held := heldFiles(t, cmd.Process.Pid, dir); len(held) != 1 {
+				t.Fatalf("narrows holds %v in %s while measuring, want one test file", held, dir)
+			}
+			c.stop(cmd, stdout)
+			<-read
+			waitExit(t, cmd, 15*time.Second, c.name+" did not end the run")
+			lines := strings.Split(strings.TrimSuffix(errb.String(), "\n"), "\n")
+			if code := cmd.ProcessState.ExitCode(); code != c.code || lines[len(lines)-1] != c.stderr {
+				t.Fatalf("exit %d, stderr %q; want exit %d and last line %q", code, errb.String(), c.code, c.stderr)
+			}
+			if c.partial {
+				for _, want := range []string{"(stopped: interrupted)", "PARTIAL", "randread 8 KiB QD1"} {
+					if !strings.Contains(out.String(), want) {
+						t.Fatalf("output lacks %q:\n%s", want, out.String())
+					}
+				}
+			}
+			if left, _ := os.ReadDir(dir); len(left) != 0 {
+				t.Fatalf("%s left %v behind", c.name, left)
+			}
+		})
+	}
+}
+
+// heldFiles lists the descriptors (/proc/PID/fd/N: os.Stat reaches the
+// file through them, named or not) of the files under dir that process
+// pid holds open.
+func heldFiles(t *testing.T, pid int, dir string) []string {
+	t.Helper()
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
 		t.Fatal(err)
 	}
-	// Wait for measuring to be under way: a few interval rows out.
-	var out strings.Builder
-	rows := make(chan struct{}, 100)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			out.WriteString(sc.Text() + "\n")
-			if strings.HasPrefix(sc.Text(), "data ") {
-				rows <- struct{}{}
-			}
-		}
-		close(rows)
-	}()
-	for range 3 {
-		select {
-		case <-rows:
-		case <-time.After(20 * time.Second):
-			cmd.Process.Kill()
-			t.Fatalf("no interval rows; stderr %s", errb.String())
+	var held []string
+	for _, fd := range fds {
+		if target, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name())); err == nil && strings.HasPrefix(target, dir+"/") {
+			held = append(held, fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
 		}
 	}
-	if n := len(itest.DatFiles(t, dir)); n != 1 {
-		t.Fatalf("%d test files while measuring, want 1", n)
-	}
-	cmd.Process.Signal(os.Interrupt)
-	waitExit(t, cmd, 15*time.Second, "SIGINT did not end the run")
-	if code := cmd.ProcessState.ExitCode(); code != cli.ExitInterrupted {
-		t.Fatalf("exit %d, want %d; stderr %s", code, cli.ExitInterrupted, errb.String())
-	}
-	for _, want := range []string{"(stopped: interrupted)", "PARTIAL", "randread 8 KiB QD1"} {
-		if !strings.Contains(out.String(), want) {
-			t.Fatalf("output lacks %q:\n%s", want, out.String())
-		}
-	}
-	if left := itest.DatFiles(t, dir); len(left) != 0 {
-		t.Fatalf("SIGINT left %v behind", left)
-	}
+	return held
 }
 
 // waitExit waits for a started command to end; if it has not within
@@ -246,7 +296,8 @@ func TestDiskPlaceProblems(t *testing.T) {
 			code, e := runIn(t, exec.Command(itest.Binary(t), append([]string{"disk", "--path", dir}, short...)...))
 			return outcome{code, e, dir}
 		}, "would leave 0.0% of the filesystem free"},
-		{"fills while the file is written (ENOSPC)", fillsUp, "no space left on the device (ENOSPC)"},
+		{"fills while the file is written", func(t *testing.T) outcome { return fillsUp(t, 0) }, "no space left for the test file: the filesystem's free space fell to 0 B"},
+		{"fills to 512 KiB while the file is written", func(t *testing.T) outcome { return fillsUp(t, 512<<10) }, "no space left for the test file: the filesystem's free space fell to 512 KiB"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -262,10 +313,10 @@ func TestDiskPlaceProblems(t *testing.T) {
 	}
 }
 
-// fillsUp runs narrows on a small tmpfs, stops it as soon as its test file
-// appears (the free-space check passed), fills the filesystem as another
-// writer would, and lets it go on: the kernel answers ENOSPC.
-func fillsUp(t *testing.T) (o outcome) {
+// fillsUp runs narrows on a small tmpfs, stops it as soon as it holds its
+// test file (the free-space check passed), fills the filesystem as
+// another writer would, leaving free bytes, and lets it go on.
+func fillsUp(t *testing.T, free int64) (o outcome) {
 	for attempt := range 3 {
 		dir := itest.Mount(t, "tmpfs", "size=256m")
 		cmd := exec.Command(itest.Binary(t), "disk", "--path", dir, "--size", "192M", "--duration", "200ms", "--profile", "backup")
@@ -276,13 +327,15 @@ func fillsUp(t *testing.T) (o outcome) {
 		}
 		var dat string
 		for deadline := time.Now().Add(10 * time.Second); dat == "" && time.Now().Before(deadline); {
-			if m := itest.DatFiles(t, dir); len(m) > 0 {
+			if m := heldFiles(t, cmd.Process.Pid, dir); len(m) > 0 {
 				dat = m[0]
 			}
 		}
 		cmd.Process.Signal(syscall.SIGSTOP)
 		fi, err := os.Stat(dat)
-		if dat == "" || err != nil || fi.Size() >= 192<<20 {
+		// The file is as long as it will be from the start (its marker
+		// is at the end): what the layout wrote is its allocated blocks.
+		if dat == "" || err != nil || fi.Sys().(*syscall.Stat_t).Blocks*512 >= 192<<20 {
 			// The layout finished before the stop (or never began): again.
 			cmd.Process.Signal(syscall.SIGCONT)
 			cmd.Process.Kill()
@@ -290,14 +343,7 @@ func fillsUp(t *testing.T) (o outcome) {
 			t.Logf("attempt %d: missed the layout (file %q, %v)", attempt, dat, err)
 			continue
 		}
-		filler, _ := os.Create(filepath.Join(dir, "filler"))
-		chunk := make([]byte, 1<<20)
-		for {
-			if _, err := filler.Write(chunk); err != nil {
-				break
-			}
-		}
-		filler.Close()
+		itest.FillTo(t, dir, free)
 		cmd.Process.Signal(syscall.SIGCONT)
 		waitExit(t, cmd, 30*time.Second, "narrows did not end on a full filesystem")
 		o.code, o.stderr, o.dir = cmd.ProcessState.ExitCode(), errb.String(), dir
@@ -383,5 +429,47 @@ func TestDiskIOURingRefused(t *testing.T) {
 	}
 	if left := itest.DatFiles(t, dir); len(left) != 0 {
 		t.Fatalf("left behind: %v", left)
+	}
+}
+
+// TestDiskSymlinkAndStale: --path through a symbolic link says where the
+// file really goes; a file a killed run left (named, marked, its writer
+// gone) is reported with the command that removes it, and --clean-stale
+// removes it and nothing else.
+func TestDiskSymlinkAndStale(t *testing.T) {
+	real := t.TempDir()
+	link := filepath.Join(t.TempDir(), "pgdata")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	// The marker's documented form (disk.MarkerMagic, then key=value lines)
+	// at the end of the file, as a run writes it before anything else.
+	left := filepath.Join(real, "narrows-00000000000000aa.dat")
+	b := make([]byte, 3<<12)
+	copy(b[2<<12:], fmt.Sprintf("narrows disk test file\npid=%d\nhost=%s\nuid=%d\nstarted=2025-01-02T03:04:05Z\n", gone.Process.Pid, host, os.Geteuid()))
+	os.WriteFile(left, b, 0o600)
+	other := filepath.Join(real, "narrows-00000000000000bb.dat")
+	os.WriteFile(other, []byte("not narrows' own"), 0o600)
+
+	r := itest.Run(t, 60*time.Second, nil, append([]string{"disk", "--path", link, "--profile", "log"}, short...)...)
+	want := []string{
+		"narrows: notice: --path " + link + " leads to " + real + " through a symbolic link: the test file is written there",
+		"narrows: notice: " + real + " holds 1 test file (12 KiB) left by narrows runs that were killed (narrows-00000000000000aa.dat): `narrows disk --path " + link + " --clean-stale` removes them",
+	}
+	if r.Code != 0 || r.Stderr != strings.Join(want, "\n")+"\n" || !strings.Contains(r.Stdout, "narrows disk → "+real+": ") {
+		t.Fatalf("exit %d\nstderr %q\nwant   %q\nstdout %s", r.Code, r.Stderr, strings.Join(want, "\n")+"\n", r.Stdout)
+	}
+	r = itest.Run(t, 60*time.Second, nil, "disk", "--path", link, "--clean-stale")
+	if r.Code != 0 || r.Stdout != "removed "+left+" (12 KiB, left by narrows pid "+fmt.Sprint(gone.Process.Pid)+" started 2025-01-02T03:04:05Z)\n" {
+		t.Fatalf("--clean-stale: exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
+	}
+	entries, _ := os.ReadDir(real)
+	if len(entries) != 1 || entries[0].Name() != filepath.Base(other) {
+		t.Fatalf("after --clean-stale the directory holds %v, want only %s", entries, other)
 	}
 }

@@ -161,7 +161,9 @@ func finish(ctx context.Context, out sink, rep *result.Report, runErr error) err
 		}
 	}
 	rep.Findings = advisor.Advise(rep)
-	if err := out.Report(rep); err != nil {
+	// A run that standard output closing stopped cannot write its report:
+	// Main says why it stopped.
+	if err := out.Report(rep); err != nil && ctx.Err() == nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}
 	switch {

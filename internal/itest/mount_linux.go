@@ -76,3 +76,27 @@ func DatFiles(t testing.TB, dir string) []string {
 	}
 	return m
 }
+
+// FillTo fills the filesystem under dir with a file named filler, as
+// another writer would, until only free bytes of it are left (the last
+// write comes up short; the file then gives back what it must).
+func FillTo(t testing.TB, dir string, free int64) {
+	t.Helper()
+	filler, err := os.Create(filepath.Join(dir, "filler"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer filler.Close()
+	chunk := make([]byte, 1<<20)
+	var n int64
+	for {
+		k, err := filler.Write(chunk)
+		n += int64(k)
+		if err != nil {
+			break
+		}
+	}
+	if err := filler.Truncate(max(n-free, 0)); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -143,7 +143,8 @@ func Run(ctx context.Context, d *dbconn.DSN, cfg Config, emit probe.Emit) (*resu
 	}
 	res.Measure = eng.measure()
 	defer func() {
-		// Always drop the table, even when interrupted.
+		// Always drop the table, even when interrupted (from a new session
+		// when the signal cut the one it has off mid-statement).
 		dctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
 		defer cancel()
 		res.Dropped = dropTable(dctx, d, eng, conn, cfg.Timeout)

@@ -5,10 +5,14 @@
 // restore) — through io_uring on Linux, or a portable pool of threads
 // doing pread and pwrite elsewhere.
 //
-// It owns the safety of what it touches: it creates one file of its own,
-// named narrows-*.dat, with O_CREAT|O_EXCL inside the directory it is
-// given, never opens an existing file for writing, opens a block device
-// only read-only, checks free space before it writes, and removes its
-// file on every way out (Close). It never prints and never advises: it
-// returns result.Disk and interval records.
+// It owns the safety of what it touches: it creates one file of its own
+// inside the directory it is given — on Linux without a name (O_TMPFILE,
+// or unlinked at once), so nothing outlives the process, not even kill
+// -9; elsewhere named narrows-*.dat with O_CREAT|O_EXCL and removed on
+// every way out (Close) — and marks it (stale.go) so that a file a killed
+// run left can be proven its own and removed (FindStale, RemoveStale). It
+// never opens an existing file for writing, opens a block device only
+// read-only, and keeps FreeShare of the filesystem free before and while
+// it writes. It never prints and never advises: it returns result.Disk
+// and interval records.
 package disk

@@ -2,6 +2,7 @@ package disk
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -277,6 +278,15 @@ func shortIO(read bool) error {
 func (t *Target) placeErr(doing string, err error) error {
 	if t.cfg.Device != "" {
 		return fmt.Errorf("disk: %s on %s: %w", doing, t.cfg.Device, err)
+	}
+	// A write cut short by a filesystem that has just filled up (the
+	// kernel returns the bytes it wrote, and ENOSPC only to the next
+	// write) is no space too.
+	if errors.Is(err, io.ErrShortWrite) {
+		if fsi, serr := statFS(t.dir); serr == nil && fsi.total > 0 && fsi.avail < layoutChunk {
+			return userErrorf(err, "--path %s: no space left on the device (a short write: the filesystem is full, %s free) trying to %s: free some space or use a smaller --size",
+				t.cfg.Dir, metric.FormatBytes(fsi.avail), doing)
+		}
 	}
 	return placeError(t.cfg.Dir, doing, err)
 }

@@ -2,8 +2,6 @@ package disk
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -71,10 +69,13 @@ type Target struct {
 	cfg     Config
 	f       *os.File
 	io      *fileIO
-	path    string      // the file this run created; "" for a device
+	dir     string      // the directory the file is in, symbolic links resolved
+	dirNote string      // says so when that is not --path as given
+	path    string      // the file's name while it has one (not on Linux); "" for a device
 	created os.FileInfo // its identity: Close removes only this file
-	size    int64
+	size    int64       // the bytes the patterns span; the marker follows them
 	fs      fsInfo
+	stale   []Stale // test files killed runs left in dir
 
 	direct            bool
 	directUnavailable string
@@ -127,58 +128,73 @@ func (t *Target) openFile() error {
 	case !fi.IsDir():
 		return userErrorf(nil, "--path %s is not a directory: give the directory that holds the database's files", dir)
 	}
-	if t.fs, err = statFS(dir); err != nil {
+	// Say where the file really goes: --path may lead elsewhere through a
+	// symbolic link (of its own or of a directory above it).
+	t.dir = dir
+	if abs, err := filepath.Abs(dir); err == nil {
+		t.dir = abs
+	}
+	if real, err := filepath.EvalSymlinks(t.dir); err == nil && real != t.dir {
+		t.dirNote = fmt.Sprintf("--path %s leads to %s through a symbolic link: the test file is written there", dir, real)
+		t.dir = real
+	}
+	if t.fs, err = statFS(t.dir); err != nil {
 		return userErrorf(err, "--path %s: cannot read the filesystem's free space: %v", dir, err)
 	}
-	if err := t.checkSpace(); err != nil {
+	t.stale, _ = FindStale(t.dir)
+	t.size = t.cfg.Size / layoutChunk * layoutChunk
+	if t.size == 0 {
+		t.size = t.cfg.Size / DirectAlign * DirectAlign
+	}
+	if err := t.checkSpace(t.fs, t.size+markerSize, false); err != nil {
 		return err
 	}
-	for range 5 {
-		var rnd [8]byte
-		rand.Read(rnd[:])
-		path := filepath.Join(dir, FilePrefix+hex.EncodeToString(rnd[:])+FileSuffix)
-		// O_EXCL: this run's own new file or nothing; it also refuses to
-		// follow a symbolic link planted under the name.
-		t.f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-		if errors.Is(err, fs.ErrExist) {
-			continue
-		}
-		if err != nil {
-			return placeError(dir, "create the test file", err)
-		}
-		t.path = path
-		if t.created, err = t.f.Stat(); err != nil {
-			return fmt.Errorf("disk: %w", err)
-		}
-		t.size = t.cfg.Size / layoutChunk * layoutChunk
-		if t.size == 0 {
-			t.size = t.cfg.Size / DirectAlign * DirectAlign
-		}
-		return nil
+	if t.f, t.path, err = createFile(t.dir, t.size); err != nil {
+		return placeError(dir, "create the test file", err)
 	}
-	return fmt.Errorf("disk: could not find a free name for the test file in %s", dir)
+	if t.created, err = t.f.Stat(); err != nil {
+		return fmt.Errorf("disk: %w", err)
+	}
+	return nil
 }
 
-// checkSpace refuses a test file that would leave less than FreeShare of
-// the filesystem free.
-func (t *Target) checkSpace() error {
+// checkSpace refuses to let the test file leave less than FreeShare of
+// the filesystem free: before it is created (need: all of it), and while
+// it is written (need: what is still to come; growing says so), as another
+// writer may be filling the filesystem meanwhile.
+func (t *Target) checkSpace(fsi fsInfo, need int64, growing bool) error {
 	size, dir := t.cfg.Size, t.cfg.Dir
-	total, avail, what := t.fs.total, t.fs.avail, "filesystem"
+	total, avail, what := fsi.total, fsi.avail, "filesystem"
 	if total == 0 {
 		// ramfs and the like report no size: they live in RAM.
 		free, mem, err := memory()
 		if err != nil {
+			if growing {
+				return nil // the writes themselves will say ENOSPC
+			}
 			return userErrorf(err, "--path %s: the filesystem reports no size, so its free space cannot be checked", dir)
 		}
 		total, avail, what = mem, free, "memory (this filesystem reports no size of its own)"
 	}
-	left := avail - size
-	if left < int64(math.Ceil(FreeShare*float64(total))) {
-		share := 100 * float64(max(left, 0)) / float64(total)
-		return userErrorf(nil, "--path %s: a %s test file would leave %.1f%% of the %s free (%s free of %s now); narrows keeps at least %.0f%% free: use a smaller --size or free some space",
-			dir, metric.FormatBytes(size), share, what, metric.FormatBytes(avail), metric.FormatBytes(total), 100*FreeShare)
+	left := avail - need
+	if left >= int64(math.Ceil(FreeShare*float64(total))) {
+		return nil
 	}
-	return nil
+	if growing {
+		return userErrorf(nil, "--path %s: no space left for the test file: the %s's free space fell to %s of %s while it was written (another writer is filling it); narrows stopped to keep at least %.0f%% free: free some space or use a smaller --size",
+			dir, what, metric.FormatBytes(avail), metric.FormatBytes(total), 100*FreeShare)
+	}
+	share := 100 * float64(max(left, 0)) / float64(total)
+	hint := ""
+	if n := len(t.stale); n > 0 {
+		var held int64
+		for _, s := range t.stale {
+			held += s.Bytes
+		}
+		hint = fmt.Sprintf(" (%d test file(s) that killed narrows runs left there hold %s: `narrows disk --path %s --clean-stale` removes them)", n, metric.FormatBytes(held), dir)
+	}
+	return userErrorf(nil, "--path %s: a %s test file would leave %.1f%% of the %s free (%s free of %s now); narrows keeps at least %.0f%% free: use a smaller --size or free some space%s",
+		dir, metric.FormatBytes(size), share, what, metric.FormatBytes(avail), metric.FormatBytes(total), 100*FreeShare, hint)
 }
 
 func (t *Target) openDevice() error {
@@ -254,7 +270,7 @@ func (t *Target) fsName() string {
 // never reach the device) with incompressible data, each 4 KiB block
 // different, and makes it durable. A device is left alone.
 func (t *Target) Layout(ctx context.Context) error {
-	if t.path == "" {
+	if t.cfg.Device != "" {
 		return nil
 	}
 	start := time.Now()
@@ -268,6 +284,11 @@ func (t *Target) Layout(ctx context.Context) error {
 	for off := int64(0); off < t.size; off += chunk {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if fsi, err := statFS(t.dir); err == nil {
+			if err := t.checkSpace(fsi, t.size-off, true); err != nil {
+				return err
+			}
 		}
 		stamp(buf, off)
 		n, err := t.io.pwrite(buf, off, false)
@@ -284,11 +305,11 @@ func (t *Target) Layout(ctx context.Context) error {
 			err = io.ErrShortWrite
 		}
 		if err != nil {
-			return placeError(t.cfg.Dir, fmt.Sprintf("write the %s test file", metric.FormatBytes(t.size)), err)
+			return t.placeErr(fmt.Sprintf("write the %s test file", metric.FormatBytes(t.size)), err)
 		}
 	}
 	if err := t.io.datasync(); err != nil {
-		return placeError(t.cfg.Dir, "flush the test file", err)
+		return t.placeErr("flush the test file", err)
 	}
 	// Buffered, what was just written is in the page cache: each pattern
 	// drops it before it starts (runPattern).
@@ -344,8 +365,15 @@ func (t *Target) Close() error {
 	return err
 }
 
-// Path is the test file this run created ("" with a device).
+// Path is the test file's name; "" when it has none (Linux: it cannot
+// outlive the process) and with a device.
 func (t *Target) Path() string { return t.path }
+
+// Dir is the directory the test file is in, symbolic links resolved.
+func (t *Target) Dir() string { return t.dir }
+
+// Stale is what killed runs left in the directory (FindStale).
+func (t *Target) Stale() []Stale { return t.stale }
 
 // Size is how many bytes the patterns span.
 func (t *Target) Size() int64 { return t.size }
@@ -354,6 +382,9 @@ func (t *Target) Size() int64 { return t.size }
 // to what, and why.
 func (t *Target) Notes() []string {
 	var n []string
+	if t.dirNote != "" {
+		n = append(n, t.dirNote)
+	}
 	if t.directUnavailable != "" {
 		n = append(n, t.directUnavailable)
 	}
@@ -374,7 +405,9 @@ func (t *Target) Summary() *result.Disk {
 	if t.cfg.Device != "" {
 		d.Path, d.Device = t.cfg.Device, true
 	}
-	if abs, err := filepath.Abs(d.Path); err == nil {
+	if t.dir != "" {
+		d.Path = t.dir
+	} else if abs, err := filepath.Abs(d.Path); err == nil {
 		d.Path = abs
 	}
 	return d

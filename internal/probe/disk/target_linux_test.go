@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/narrows/narrows/internal/itest"
+	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/result"
 )
 
@@ -240,37 +241,57 @@ func TestPlaceProblems(t *testing.T) {
 
 // TestNoSpace: the filesystem fills up after the free-space check (here:
 // the test fills it between Open and Layout, as another writer would);
-// the kernel's ENOSPC becomes a clear line and the file is removed.
+// the layout, checking free space as the file grows, stops with a clear
+// line and the file is gone.
 func TestNoSpace(t *testing.T) {
+	for _, free := range []int64{0, 512 << 10, 3 << 20} {
+		t.Run(metric.FormatBytes(free)+" left", func(t *testing.T) {
+			dir := itest.Mount(t, "tmpfs", "size=32m")
+			cfg := quick(dir, Profiles[result.ProfileBackup]()...)
+			cfg.Size = 16 << 20
+			tg, err := Open(cfg)
+			if err != nil {
+				t.Fatalf("open: %v", err)
+			}
+			defer tg.Close()
+			itest.FillTo(t, dir, free)
+			err = tg.Layout(context.Background())
+			var ue *UserError
+			if !errors.As(err, &ue) || !strings.Contains(err.Error(), "no space left for the test file: the filesystem's free space fell to") {
+				t.Fatalf("layout on a full filesystem: %v (%T)", err, err)
+			}
+			if err := tg.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if left := itest.DatFiles(t, dir); len(left) != 0 {
+				t.Fatalf("left behind: %v", left)
+			}
+		})
+	}
+}
+
+// TestShortWriteIsNoSpace: a write the kernel cuts short because the
+// filesystem just filled up (it returns what it wrote; ENOSPC comes only
+// with the next write) is the no-space line, not "short write".
+func TestShortWriteIsNoSpace(t *testing.T) {
 	dir := itest.Mount(t, "tmpfs", "size=32m")
 	cfg := quick(dir, Profiles[result.ProfileBackup]()...)
-	cfg.Size = 16 << 20
+	cfg.Size, cfg.Buffered = 16<<20, true
 	tg, err := Open(cfg)
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
 	defer tg.Close()
-	filler, err := os.Create(filepath.Join(dir, "filler"))
-	if err != nil {
-		t.Fatal(err)
+	itest.FillTo(t, dir, 512<<10)
+	buf := make([]byte, 1<<20)
+	n, err := tg.io.pwrite(buf, 0, false)
+	if err != nil || n == 0 || n == len(buf) {
+		t.Fatalf("wrote %d of %d (%v): the filesystem was not left part full", n, len(buf), err)
 	}
-	chunk := make([]byte, 1<<20)
-	for {
-		if _, err := filler.Write(chunk); err != nil {
-			break
-		}
-	}
-	filler.Close()
-	err = tg.Layout(context.Background())
+	err = tg.placeErr("write the test file", shortIO(false))
 	var ue *UserError
-	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "no space left on the device (ENOSPC)") {
-		t.Fatalf("layout on a full filesystem: %v (%T)", err, err)
-	}
-	if err := tg.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if left := itest.DatFiles(t, dir); len(left) != 0 {
-		t.Fatalf("left behind: %v", left)
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "no space left on the device (a short write: the filesystem is full") {
+		t.Fatalf("a short write on a full filesystem: %v (%T)", err, err)
 	}
 }
 
@@ -381,8 +402,8 @@ func TestInterruptedRun(t *testing.T) {
 	if len(res.Patterns) != 1 || res.Patterns[0].Stopped != "interrupted" || res.Patterns[0].IOs == 0 {
 		t.Fatalf("patterns %+v", res.Patterns)
 	}
-	if len(itest.DatFiles(t, dir)) != 1 {
-		t.Fatal("the test file should exist until Close")
+	if st, err := tg.f.Stat(); err != nil || st.Size() != tg.size+markerSize {
+		t.Fatalf("the test file should be open until Close: %v, %v", st, err)
 	}
 	tg.Close()
 	if left := itest.DatFiles(t, dir); len(left) != 0 {

@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+)
+
+// A run stops early in one of two ways: a signal that ends it (SIGINT,
+// SIGTERM, SIGHUP where there are such), or standard output going away
+// (`narrows ... | head -1`). Either cancels the run's context, so every
+// command ends the way SIGINT ends it: the probe stops, what it created
+// (disk's test file, db load's table) is removed, and the exit code says
+// why: 128 + the signal's number, as a shell reports a death by signal.
+
+// stopCause is why a run's context was cancelled.
+type stopCause struct {
+	sig syscall.Signal
+	err error // the write to standard output that failed; nil for a signal
+}
+
+func (c *stopCause) Error() string {
+	if c.err != nil {
+		return "standard output was closed: " + c.err.Error()
+	}
+	return c.sig.String() + " received"
+}
+
+// Signals returns a context cancelled by the signals that end a run, and
+// a function that stops listening for them. A write to a closed pipe no
+// longer kills the process (SIGPIPE is caught): the write fails instead,
+// and Main's stdout cancels the run (stdoutGuard).
+func Signals(parent context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, stopSignals...)
+	// Caught, never read: the runtime then fails the write with EPIPE
+	// rather than dying of SIGPIPE half way through a run.
+	pipe := make(chan os.Signal, 1)
+	if sigPipe != nil {
+		signal.Notify(pipe, sigPipe)
+	}
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-ch:
+			sig, _ := s.(syscall.Signal)
+			cancel(&stopCause{sig: sig})
+		case <-done:
+		}
+	}()
+	var once sync.Once
+	return ctx, func() {
+		once.Do(func() {
+			close(done)
+			signal.Stop(ch)
+			signal.Stop(pipe)
+			cancel(nil)
+		})
+	}
+}
+
+// stopped is the exit code and the line for a run that ctx's cause ended
+// early.
+func stopped(ctx context.Context) (int, string) {
+	const kept = "; the figures above are what was measured until then"
+	var c *stopCause
+	if !errors.As(context.Cause(ctx), &c) {
+		return ExitInterrupted, "interrupted" + kept
+	}
+	switch {
+	case c.err != nil && brokenPipe(c.err):
+		// As a shell reports a death by SIGPIPE (13), on every system.
+		return 128 + 13, "stopped: standard output was closed (broken pipe): whatever read it has gone"
+	case c.err != nil:
+		return ExitFailed, fmt.Sprintf("stopped: cannot write to standard output: %v", c.err)
+	case c.sig == syscall.SIGINT || c.sig == 0:
+		return ExitInterrupted, "interrupted" + kept
+	}
+	return 128 + int(c.sig), fmt.Sprintf("stopped by %s%s", signalName(c.sig), kept)
+}
+
+// stdoutGuard is standard output: the first write that fails cancels the
+// run (its cause the error), and later writes fail at once.
+type stdoutGuard struct {
+	mu     sync.Mutex
+	w      io.Writer
+	err    error
+	cancel context.CancelCauseFunc
+}
+
+func (g *stdoutGuard) Write(p []byte) (int, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.err != nil {
+		return 0, g.err
+	}
+	n, err := g.w.Write(p)
+	if err != nil {
+		g.err = err
+		g.cancel(&stopCause{err: err})
+	}
+	return n, err
+}
