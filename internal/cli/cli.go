@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -26,13 +27,15 @@ var (
 type Env struct {
 	Stdout, Stderr io.Writer
 	Getenv         func(string) string
-	ReadFile       func(string) ([]byte, error)
+	ReadFile       func(string) ([]byte, error) // a secret file (OSEnv: readSecretFile)
 	Now            func() time.Time
 }
 
 // OSEnv is the real process's Env.
 func OSEnv() Env {
-	return Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, ReadFile: os.ReadFile, Now: time.Now}
+	e := Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Now: time.Now}
+	e.ReadFile = func(path string) ([]byte, error) { return readSecretFile(e, path) }
+	return e
 }
 
 // Exit codes.
@@ -190,23 +193,77 @@ func version(ctx context.Context, env Env, args []string) error {
 	return nil
 }
 
-// secret reads the shared secret from --secret-file or NARROWS_SECRET.
+// maxSecretFile bounds what is read of a secret file: a secret is one
+// line, and a path such as /dev/zero must not fill memory.
+const maxSecretFile = 4 << 10
+
+// readSecretFile reads a secret file, as Env.ReadFile: only a regular file
+// (a FIFO would block the read for ever, a device such as /dev/zero never
+// end it), at most maxSecretFile bytes. Where the OS has permission bits it
+// warns, as ssh does, when others may read the file.
+func readSecretFile(env Env, path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s): put the secret in a file of its own", path, fileKind(fi.Mode()))
+	}
+	if runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
+		fmt.Fprintf(env.Stderr, "narrows: warning: the secret file %s can be read by other users (mode %04o): chmod 600 %s\n", path, fi.Mode().Perm(), path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxSecretFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxSecretFile {
+		return nil, fmt.Errorf("%s is larger than %d KiB: a secret is one line, e.g. openssl rand -hex 32 > %s", path, maxSecretFile>>10, path)
+	}
+	return b, nil
+}
+
+func fileKind(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m.IsDir():
+		return "a directory"
+	}
+	return "not a plain file"
+}
+
+// secret reads the shared secret from --secret-file or NARROWS_SECRET,
+// trimmed of white space at both ends either way.
 func secret(env Env, file string) ([]byte, error) {
-	if file != "" {
+	var s, from string
+	switch {
+	case file != "":
 		b, err := env.ReadFile(file)
 		if err != nil {
 			return nil, usagef("cannot read the secret file: %v", unwrapPath(err))
 		}
-		s := strings.TrimRight(string(b), "\r\n\t ")
+		s, from = strings.TrimSpace(string(b)), "the secret file "+file
 		if s == "" {
 			return nil, usagef("the secret file %s is empty: put a secret in it, e.g. openssl rand -hex 32 > %s", file, file)
 		}
-		return []byte(s), nil
+	case strings.TrimSpace(env.Getenv("NARROWS_SECRET")) != "":
+		s, from = strings.TrimSpace(env.Getenv("NARROWS_SECRET")), "NARROWS_SECRET"
+	default:
+		return nil, nil
 	}
-	if s := env.Getenv("NARROWS_SECRET"); s != "" {
-		return []byte(s), nil
+	if strings.Count(s, s[:1]) == len(s) {
+		return nil, usagef("%s holds one character repeated: use a random secret, e.g. openssl rand -hex 32", from)
 	}
-	return nil, nil
+	return []byte(s), nil
 }
 
 func unwrapPath(err error) error {

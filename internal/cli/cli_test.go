@@ -23,7 +23,7 @@ func run(t *testing.T, env map[string]string, args ...string) (stdout, stderr st
 	t.Helper()
 	var out, errb bytes.Buffer
 	e := cli.Env{Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return env[k] },
-		ReadFile: os.ReadFile, Now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }}
+		ReadFile: cli.OSEnv().ReadFile, Now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }}
 	code = cli.Main(context.Background(), e, args)
 	return out.String(), errb.String(), code
 }

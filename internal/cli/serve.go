@@ -78,7 +78,10 @@ func serve(ctx context.Context, env Env, args []string) error {
 	default:
 		return usagef("--log-format %q: use text or json", *logFormat)
 	}
-	host := *listen
+	// Listen on the address that was checked, never on a name again: a
+	// hosts file that maps "localhost" elsewhere must not move an
+	// --insecure agent off loopback.
+	host := ap.String()
 	if ap.Addr().IsUnspecified() {
 		host = ":" + strconv.Itoa(int(ap.Port()))
 	}
@@ -88,6 +91,10 @@ func serve(ctx context.Context, env Env, args []string) error {
 			return usagef("cannot listen on %s: the port is in use (another agent?); choose another with --listen", *listen)
 		}
 		return usagef("cannot listen on %s: %v", *listen, err)
+	}
+	if bound, ok := ln.Addr().(*net.TCPAddr); !ok || (!ap.Addr().IsUnspecified() && bound.AddrPort().Addr().Unmap() != ap.Addr().Unmap()) {
+		ln.Close()
+		return fmt.Errorf("serve: asked to listen on %s, but the socket is bound to %v: refusing to serve there", ap.Addr(), ln.Addr())
 	}
 	return agent.New(cfg).Serve(ctx, ln)
 }

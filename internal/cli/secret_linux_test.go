@@ -1,0 +1,87 @@
+//go:build linux
+
+package cli_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/narrows/narrows/internal/itest"
+)
+
+// TestSecretFile: a secret file that is not a plain file, too big, or one
+// character repeated is refused in one line, exit 2, at once (a FIFO used
+// to block the read for ever, /dev/zero to fill memory); one that others
+// may read is used with a warning, as ssh warns; the file and
+// NARROWS_SECRET are trimmed alike.
+func TestSecretFile(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name, content string, mode os.FileMode) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), mode); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(p, mode) //nolint:errcheck // past the umask
+		return p
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rr := func(secretFile string) []string {
+		args := []string{"net", "rr", "--to", "127.0.0.1:1", "--duration", "1s"}
+		if secretFile != "" {
+			args = append(args, "--secret-file", secretFile)
+		}
+		return args
+	}
+	cases := []struct {
+		name string
+		env  []string
+		args []string
+		want string // in the last line of stderr
+		warn string // a line before it, if any
+	}{
+		{"a FIFO", nil, rr(fifo), "is not a regular file (a FIFO)", ""},
+		{"/dev/zero", nil, rr("/dev/zero"), "is not a regular file (a device)", ""},
+		{"a directory", nil, rr(dir), "is not a regular file (a directory)", ""},
+		{"5 KiB", nil, rr(file("big", strings.Repeat("0123456789abcdef", 320), 0o600)), "is larger than 4 KiB", ""},
+		{"one character repeated", nil, rr(file("aaa", "aaaaaaaaaaaaaaaa\n", 0o600)), "holds one character repeated", ""},
+		{"one character repeated, environment", []string{"NARROWS_SECRET= zzzzzzzzzzzz "}, rr(""), "NARROWS_SECRET holds one character repeated", ""},
+		{"readable by others", nil, rr(file("open", "a-good-secret-0123456789\n", 0o644)),
+			"connection refused", "can be read by other users (mode 0644)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t0 := time.Now()
+			r := itest.Run(t, 10*time.Second, c.env, c.args...)
+			lines := strings.Split(strings.TrimSpace(r.Stderr), "\n")
+			if r.Code != 2 || !strings.Contains(lines[len(lines)-1], c.want) {
+				t.Fatalf("exit %d, stderr %q: want exit 2 and a last line with %q", r.Code, r.Stderr, c.want)
+			}
+			if c.warn == "" && len(lines) != 1 {
+				t.Fatalf("stderr %q: want one line", r.Stderr)
+			}
+			if c.warn != "" && (len(lines) != 2 || !strings.Contains(lines[0], c.warn)) {
+				t.Fatalf("stderr %q: want the warning %q, then the error", r.Stderr, c.warn)
+			}
+			if strings.Contains(r.Stderr, "a-good-secret") {
+				t.Fatalf("the secret is in the output: %q", r.Stderr)
+			}
+			t.Logf("%v: %s", time.Since(t0).Round(time.Millisecond), lines[len(lines)-1])
+		})
+	}
+
+	// Trimmed alike: the agent holds the secret from a file with a line
+	// end, the client from the environment with spaces around it.
+	agentFile := file("agent", "  trim-me-0123456789abcdef\n", 0o600)
+	a := itest.StartAgent(t, []string{"--listen", "127.0.0.1:0", "--secret-file", agentFile})
+	r := itest.Run(t, 20*time.Second, []string{"NARROWS_SECRET=  trim-me-0123456789abcdef  "}, "net", "rr", "--to", a.Addr, "--duration", "1s")
+	if r.Code != 0 {
+		t.Fatalf("a secret trimmed in one place and not the other: exit %d: %s\nagent log:\n%s", r.Code, r.Stderr, a.Log())
+	}
+}
