@@ -19,7 +19,24 @@ type admission struct {
 	maxTotal, maxUnauth, maxPerHost int
 	total, unauth                   int
 	byHost                          map[netip.Addr]int
+	// Failed proofs per address: past maxFailures within failWindow, the
+	// address is refused until failWindow after its last failure, so a
+	// secret cannot be guessed at the agent's full handshake rate.
+	failures map[netip.Addr]*failures
 }
+
+type failures struct {
+	n    int
+	last time.Time
+}
+
+const (
+	maxFailures = 10
+	failWindow  = time.Minute
+	// maxFailHosts bounds the addresses remembered: past it, those whose
+	// window has passed are forgotten first.
+	maxFailHosts = 4096
+)
 
 // connState is what the agent tracks per open connection.
 type connState struct {
@@ -29,11 +46,14 @@ type connState struct {
 
 func newAdmission(cfg Config) admission {
 	return admission{maxTotal: cfg.MaxConns, maxUnauth: max(1, cfg.MaxConns/2), maxPerHost: cfg.MaxUnauthPerHost,
-		byHost: make(map[netip.Addr]int)}
+		byHost: make(map[netip.Addr]int), failures: make(map[netip.Addr]*failures)}
 }
 
 // take admits a new, unauthenticated connection from host, or says why not.
 func (a *admission) take(host netip.Addr) (*connState, string) {
+	if a.penalised(host, time.Now()) {
+		return nil, "too many failed authentications from this address: refused for a minute after the last"
+	}
 	switch {
 	case a.total >= a.maxTotal:
 		return nil, "too many open connections (--max-conns)"
@@ -55,6 +75,40 @@ func (a *admission) authenticated(st *connState) {
 	}
 	st.authed = true
 	a.leaveUnauth(st.host)
+}
+
+// failed counts a failed proof from host.
+func (a *admission) failed(host netip.Addr, now time.Time) {
+	f := a.failures[host]
+	if f == nil || now.Sub(f.last) >= failWindow {
+		if len(a.failures) >= maxFailHosts {
+			for h, old := range a.failures {
+				if now.Sub(old.last) >= failWindow {
+					delete(a.failures, h)
+				}
+			}
+		}
+		if len(a.failures) >= maxFailHosts {
+			return // an address flood: the per-address bounds still hold
+		}
+		f = &failures{}
+		a.failures[host] = f
+	}
+	f.n++
+	f.last = now
+}
+
+// penalised says whether host has failed too often lately.
+func (a *admission) penalised(host netip.Addr, now time.Time) bool {
+	f := a.failures[host]
+	if f == nil {
+		return false
+	}
+	if now.Sub(f.last) >= failWindow {
+		delete(a.failures, host)
+		return false
+	}
+	return f.n >= maxFailures
 }
 
 // put frees st's place.

@@ -494,3 +494,36 @@ func TestDataConnsLimitAnnounced(t *testing.T) {
 		t.Fatalf("64 streams against --max-conns 64: %v", err)
 	}
 }
+
+// TestFailedProofsLimited: an address whose proofs failed ten times in a
+// minute is refused for a minute after the last, even with the right
+// secret, so a secret cannot be guessed at the agent's handshake rate;
+// another address is still served.
+func TestFailedProofsLimited(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("uses 127.0.0.2, which only Linux answers on without setup")
+	}
+	addr, stop := inProcess(t, agent.Config{Secret: []byte(itest.Secret), HandshakeTimeout: 2 * time.Second})
+	defer stop()
+	for i := range 10 {
+		if _, err := dial(t, addr, "wrong-secret-wrong-secret"); !errors.Is(err, client.ErrAuth) {
+			t.Fatalf("wrong secret, try %d: %v, want an authentication error", i+1, err)
+		}
+	}
+	if s, err := dial(t, addr, itest.Secret); err == nil {
+		s.Close()
+		t.Fatal("after ten failed proofs the right secret from the same address was still let in")
+	}
+	// Another address: accepted and held open for its handshake, not
+	// closed at once as a refused one is.
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}
+	c, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+	if _, err := c.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("a connection from another address: %v, want it held open for its handshake", err)
+	}
+}

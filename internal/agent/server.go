@@ -267,6 +267,9 @@ func (s *Server) control(ctx context.Context, c net.Conn, h wire.Hello, log *slo
 	if authed {
 		if len(h.Nonce) != wire.NonceSize || !wire.Verify(s.cfg.Secret, "client", session, h.Nonce, nonce, a.MAC) {
 			stranger("authentication failed")
+			s.mu.Lock()
+			s.admit.failed(hostOf(c), time.Now())
+			s.mu.Unlock()
 			sendError(c, &wire.RemoteError{Code: wire.CodeAuth, Message: "authentication failed: the client's secret does not match the agent's"})
 			return
 		}
