@@ -116,9 +116,8 @@ func (l *DelayLine) Realtime() bool {
 	if l.impl.fwd == nil {
 		return false
 	}
-	l.impl.fwd.mu.Lock()
-	defer l.impl.fwd.mu.Unlock()
-	return l.impl.fwd.realtime
+	rt, _ := l.impl.fwd.state()
+	return rt
 }
 
 // Awake reports whether the CPUs are held awake while this line exists (a
@@ -129,9 +128,8 @@ func (l *DelayLine) Awake() error {
 	if l.impl.fwd == nil {
 		return errors.New("testbed: no forwarder")
 	}
-	l.impl.fwd.mu.Lock()
-	defer l.impl.fwd.mu.Unlock()
-	return l.impl.fwd.awake
+	_, awake := l.impl.fwd.state()
+	return awake
 }
 
 // Err returns each direction's first I/O error, if any: a read error

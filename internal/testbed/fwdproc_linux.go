@@ -217,6 +217,14 @@ func (p *fwdProc) read(r io.Reader, ready chan<- error) {
 
 func (p *fwdProc) stats(dir int) PathStats { return loadStats(p.page, dir) }
 
+// state is what the forwarder process said when it was ready: whether
+// every thread runs real-time, and why the CPUs are not held awake, if not.
+func (p *fwdProc) state() (realtime bool, awake error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.realtime, p.awake
+}
+
 func (p *fwdProc) err(dir int) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -278,7 +286,7 @@ func forwarderMain() error {
 	} else {
 		defer unix.Close(fd)
 	}
-	addThreads(2) // a P for each forwarder thread
+	addForwarderPs(2)
 	rt := cfg.Realtime && allRealtime() == nil
 	out := json.NewEncoder(os.Stdout)
 	var outMu sync.Mutex

@@ -5,7 +5,6 @@ package testbed
 import (
 	"encoding/binary"
 	"runtime"
-	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -37,34 +36,13 @@ import (
 // instead of halting while a line exists; the request goes with the
 // forwarder process (the kernel drops it when the file closes).
 
-var procs struct {
-	mu      sync.Mutex
-	threads int // forwarder threads alive
-	base    int // GOMAXPROCS before the first one
-	set     int // what we set it to, to restore only our own change
-}
-
 // cpuLatencyDev is the kernel's CPU latency (PM QoS) request file.
 const cpuLatencyDev = "/dev/cpu_dma_latency"
 
-// addThreads accounts for n more (or, negative, fewer) forwarder threads.
-func addThreads(n int) {
-	procs.mu.Lock()
-	defer procs.mu.Unlock()
-	if procs.threads == 0 {
-		procs.base = runtime.GOMAXPROCS(0)
-	}
-	procs.threads += n
-	want := procs.base + procs.threads
-	cur := runtime.GOMAXPROCS(0)
-	switch {
-	case procs.threads == 0 && cur == procs.set:
-		runtime.GOMAXPROCS(procs.base) // the last line closed: put it back
-	case procs.threads > 0 && cur < want:
-		runtime.GOMAXPROCS(want)
-		procs.set = want
-	}
-}
+// addForwarderPs gives the process one more P for each of n forwarder
+// threads. The forwarder process runs its two for its whole life, so
+// nothing is ever given back.
+func addForwarderPs(n int) { runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + n) }
 
 // holdCPULatency asks the kernel to keep every CPU's wake-up latency at
 // 0 µs for as long as the returned file stays open (closing it, or the
