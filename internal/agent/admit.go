@@ -2,11 +2,14 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/netip"
 	"sync"
 	"time"
+
+	"github.com/narrows/narrows/internal/wire"
 )
 
 // admission decides which accepted connections the agent keeps. Besides
@@ -49,23 +52,28 @@ func newAdmission(cfg Config) admission {
 		byHost: make(map[netip.Addr]int), failures: make(map[netip.Addr]*failures)}
 }
 
-// take admits a new, unauthenticated connection from host, or says why not.
-func (a *admission) take(host netip.Addr) (*connState, string) {
+// take admits a new, unauthenticated connection from host, or says why
+// not, as the error the refused client is told.
+func (a *admission) take(host netip.Addr) (*connState, *wire.RemoteError) {
 	if a.penalised(host, time.Now()) {
-		return nil, "too many failed authentications from this address: refused for a minute after the last"
+		return nil, &wire.RemoteError{Code: wire.CodeAuthLimit, RetryAfter: failWindow,
+			Message: fmt.Sprintf("%d failed authentications from this address within %s: refused until %s after the last", maxFailures, failWindow, failWindow)}
+	}
+	busy := func(why string) *wire.RemoteError {
+		return &wire.RemoteError{Code: wire.CodeBusy, RetryAfter: 5 * time.Second, Message: why}
 	}
 	switch {
 	case a.total >= a.maxTotal:
-		return nil, "too many open connections (--max-conns)"
+		return nil, busy("too many open connections (its --max-conns)")
 	case a.unauth >= a.maxUnauth:
-		return nil, "too many connections not yet authenticated (half of --max-conns)"
+		return nil, busy("too many connections not yet authenticated (half of its --max-conns)")
 	case a.byHost[host] >= a.maxPerHost:
-		return nil, "too many connections not yet authenticated from this address (--max-unauth-per-host)"
+		return nil, busy("too many connections not yet authenticated from this address (its --max-unauth-per-host)")
 	}
 	a.total++
 	a.unauth++
 	a.byHost[host]++
-	return &connState{host: host}, ""
+	return &connState{host: host}, nil
 }
 
 // authenticated moves st out of the unauthenticated bounds.

@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -510,9 +512,14 @@ func TestFailedProofsLimited(t *testing.T) {
 			t.Fatalf("wrong secret, try %d: %v, want an authentication error", i+1, err)
 		}
 	}
-	if s, err := dial(t, addr, itest.Secret); err == nil {
+	s, err := dial(t, addr, itest.Secret)
+	if err == nil {
 		s.Close()
 		t.Fatal("after ten failed proofs the right secret from the same address was still let in")
+	}
+	// Told why, not just cut off.
+	if !errors.Is(err, client.ErrAuth) || !strings.Contains(err.Error(), "refuses this address for now: 10 failed authentications from this address within 1m0s") {
+		t.Fatalf("refused after ten failed proofs: %v, want the reason", err)
 	}
 	// Another address: accepted and held open for its handshake, not
 	// closed at once as a refused one is.
@@ -525,5 +532,156 @@ func TestFailedProofsLimited(t *testing.T) {
 	c.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
 	if _, err := c.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("a connection from another address: %v, want it held open for its handshake", err)
+	}
+}
+
+// TestClosedControlFreesTestAtOnce: a client that is given a test and goes
+// away before opening its data connections frees the agent's test slot at
+// once, not when the agent would have stopped waiting for them (10 s).
+func TestClosedControlFreesTestAtOnce(t *testing.T) {
+	addr, stop := inProcess(t, agent.Config{Secret: []byte(itest.Secret), MaxTests: 1})
+	defer stop()
+	ctl, _, err := openRaw(addr, itest.Secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl.Close()
+	t0 := time.Now()
+	for {
+		s, err := dial(t, addr, itest.Secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = rr.Run(context.Background(), s, rr.Config{Request: 1, Response: 1, Duration: 50 * time.Millisecond,
+			Interval: 50 * time.Millisecond}, func(result.Interval) {})
+		s.Close()
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, client.ErrBusy) {
+			t.Fatal(err)
+		}
+		if time.Since(t0) > 2*time.Second {
+			t.Fatalf("the only test slot was still taken %s after its client closed the control connection: %v", time.Since(t0).Round(time.Millisecond), err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("test slot free %s after the client left", time.Since(t0).Round(time.Millisecond))
+}
+
+// procStatus reads one "kB" figure of /proc/PID/status, in bytes.
+func procStatus(t *testing.T, pid int, field string) int64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			if err != nil {
+				t.Fatalf("%s: %q", field, line)
+			}
+			return kb << 10
+		}
+	}
+	t.Fatalf("no %s in /proc/%d/status", field, pid)
+	return 0
+}
+
+// TestMemoryBounded: the test that took the agent to 538 MB resident and
+// left it there (31 bidirectional streams of 16 MiB blocks: each source
+// had its own block, each sink a 4 MiB read buffer) now holds one shared
+// block and the read buffers, 140 MiB, which the agent's --max-test-memory
+// allows; its resident size peaks within that of where it idled, three
+// runs in a row, and falls back once each test ends.
+func TestMemoryBounded(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc/PID/status")
+	}
+	a := itest.StartAgent(t, nil)
+	pid := a.Cmd.Process.Pid
+	time.Sleep(200 * time.Millisecond)
+	idle := procStatus(t, pid, "VmRSS")
+	spec := wire.TestSpec{Kind: wire.KindStream, Direction: wire.Bidir, Streams: 31, Block: 16 << 20}
+	buffers := spec.Buffers()
+	if buffers != 140<<20 {
+		t.Fatalf("31 bidirectional streams of 16 MiB blocks count %d bytes of buffers, want 140 MiB", buffers)
+	}
+	for i := range 3 {
+		r := itest.Run(t, time.Minute, nil, "net", "stream", "--to", a.Addr, "--streams", "31", "--bidir", "--block", "16M", "--duration", "1s", "--json")
+		if r.Code != 0 {
+			t.Fatalf("run %d: exit %d: %s", i+1, r.Code, r.Stderr)
+		}
+		// The runtime's own needs beside the buffers: stacks, frames, state.
+		if peak := procStatus(t, pid, "VmHWM"); peak > idle+buffers+32<<20 {
+			t.Fatalf("run %d: the agent peaked at %d MiB resident, idling at %d MiB with %d MiB of buffers allowed",
+				i+1, peak>>20, idle>>20, buffers>>20)
+		}
+		deadline := time.Now().Add(3 * time.Second)
+		for procStatus(t, pid, "VmRSS") > idle+16<<20 && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if rss := procStatus(t, pid, "VmRSS"); rss > idle+16<<20 {
+			t.Fatalf("run %d: 3 s after the test the agent still holds %d MiB resident, idling at %d MiB", i+1, rss>>20, idle>>20)
+		}
+	}
+}
+
+// TestMemoryLimits: a test needing more buffers than --max-test-memory is
+// refused in words before anything runs; one that fits but would take the
+// running tests past --max-memory is refused as busy, and runs once the
+// memory is free.
+func TestMemoryLimits(t *testing.T) {
+	addr, stop := inProcess(t, agent.Config{Secret: []byte(itest.Secret), MaxMemory: 48 << 20, MaxTestMemory: 40 << 20})
+	defer stop()
+	s, err := dial(t, addr, itest.Secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Limits.MaxTestMemory != 40<<20 {
+		t.Fatalf("announced %d bytes per test, want 40 MiB", s.Limits.MaxTestMemory)
+	}
+	big := wire.TestSpec{Kind: wire.KindStream, Direction: wire.Forward, Streams: 11, Block: 4 << 20, Duration: time.Second, Interval: time.Second}
+	if _, err := s.Open(context.Background(), big); err == nil || !strings.Contains(err.Error(), "needs 44 MiB of buffers on the agent; it allows 40 MiB per test (its --max-test-memory): use fewer streams or a smaller --block") {
+		t.Fatalf("a test of 44 MiB against --max-test-memory 40 MiB: %v", err)
+	}
+
+	// A test of 9 streams of 4 MiB reads (36 MiB) is open...
+	s1, err := dial(t, addr, itest.Secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nine := big
+	nine.Streams = 9
+	if _, err := s1.Open(context.Background(), nine); err != nil {
+		t.Fatal(err)
+	}
+	// ...and a second test of 16 MiB does not fit beside it.
+	s2, err := dial(t, addr, itest.Secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	rev := stream.Config{Direction: wire.Reverse, Streams: 1, Block: 16 << 20, Duration: 200 * time.Millisecond, Interval: 100 * time.Millisecond}
+	_, err = stream.Run(context.Background(), s2, rev, func(result.Interval) {})
+	if !errors.Is(err, client.ErrBusy) || !strings.Contains(err.Error(), "the tests running hold 36 MiB of buffers and this one needs 16 MiB, past the agent's 48 MiB (its --max-memory)") {
+		t.Fatalf("a 16 MiB test beside 36 MiB of 48: %v", err)
+	}
+	s1.Close() // the first client goes: its memory is free at once
+	for t0 := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+		s3, err := dial(t, addr, itest.Secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = stream.Run(context.Background(), s3, rev, func(result.Interval) {})
+		s3.Close()
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, client.ErrBusy) || time.Since(t0) > 2*time.Second {
+			t.Fatalf("the same test once the first client left: %v", err)
+		}
 	}
 }

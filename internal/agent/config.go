@@ -23,6 +23,8 @@ type Config struct {
 	MaxDuration      time.Duration // one test (default 10 min)
 	MaxStreams       int           // data connections per test direction (default 128)
 	MaxBlock         int64         // block, request or response size (default 16 MiB)
+	MaxMemory        int64         // buffers of all running tests together (default 512 MiB)
+	MaxTestMemory    int64         // buffers of one test (default 256 MiB, at most MaxMemory)
 	HandshakeTimeout time.Duration // from accept to authenticated (default 10 s)
 	IdleTimeout      time.Duration // an authenticated control connection with no test (default 60 s)
 	DataTimeout      time.Duration // a data connection that moves nothing (default 10 s)
@@ -50,6 +52,13 @@ func (c *Config) setDefaults() {
 	if c.MaxBlock <= 0 {
 		c.MaxBlock = 16 << 20
 	}
+	if c.MaxMemory <= 0 {
+		c.MaxMemory = 512 << 20
+	}
+	if c.MaxTestMemory <= 0 {
+		c.MaxTestMemory = 256 << 20
+	}
+	c.MaxTestMemory = min(c.MaxTestMemory, c.MaxMemory)
 	defd(&c.MaxDuration, 10*time.Minute)
 	defd(&c.HandshakeTimeout, 10*time.Second)
 	defd(&c.IdleTimeout, 60*time.Second)

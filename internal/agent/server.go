@@ -6,22 +6,27 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/netip"
+	"runtime/debug"
 	"sync"
 	"time"
 
+	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/wire"
 )
 
 // Server is a running agent.
 type Server struct {
-	cfg   Config
-	tests chan struct{} // semaphore: running tests
-	quiet *quietLog     // what strangers can make the agent say
+	cfg      Config
+	tests    chan struct{} // semaphore: running tests
+	refusing chan struct{} // semaphore: refused connections being told why
+	quiet    *quietLog     // what strangers can make the agent say
 
 	mu      sync.Mutex
+	memory  int64                   // buffer bytes the running tests hold (Config.MaxMemory)
 	admit   admission               // which connections the agent keeps
 	pending map[string]*pendingSlot // data-connection token → slot waiting for it
 	open    map[net.Conn]*connState // every connection, closed on shutdown
@@ -45,12 +50,13 @@ var attachGap func()
 func New(cfg Config) *Server {
 	cfg.setDefaults()
 	return &Server{
-		cfg:     cfg,
-		tests:   make(chan struct{}, cfg.MaxTests),
-		quiet:   newQuietLog(cfg.Logger, quietWindow, quietBurst),
-		admit:   newAdmission(cfg),
-		pending: make(map[string]*pendingSlot),
-		open:    make(map[net.Conn]*connState),
+		cfg:      cfg,
+		tests:    make(chan struct{}, cfg.MaxTests),
+		refusing: make(chan struct{}, maxRefusing),
+		quiet:    newQuietLog(cfg.Logger, quietWindow, quietBurst),
+		admit:    newAdmission(cfg),
+		pending:  make(map[string]*pendingSlot),
+		open:     make(map[net.Conn]*connState),
 	}
 }
 
@@ -94,12 +100,13 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			break
 		}
 		host := hostOf(c)
-		if why := s.track(c, host); why != "" {
-			// Over a limit: close without reading a byte.
-			c.Close()
-			if why != errShutdown {
-				s.quiet.Log(slog.LevelWarn, "connection refused: "+why, host, "remote", c.RemoteAddr().String())
+		if refusal := s.track(c, host); refusal != nil {
+			if refusal == errShutdown {
+				c.Close()
+				continue
 			}
+			s.quiet.Log(slog.LevelWarn, "connection refused: "+refusal.Message, host, "remote", c.RemoteAddr().String())
+			s.refuse(c, refusal)
 			continue
 		}
 		s.wg.Add(1)
@@ -126,21 +133,55 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return err
 }
 
-const errShutdown = "shutting down"
+var errShutdown = &wire.RemoteError{Code: wire.CodeBusy, Message: "shutting down"}
 
 // track admits c from host and registers it for shutdown, or says why not.
-func (s *Server) track(c net.Conn, host netip.Addr) string {
+func (s *Server) track(c net.Conn, host netip.Addr) *wire.RemoteError {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.open == nil {
 		return errShutdown
 	}
-	st, why := s.admit.take(host)
+	st, refusal := s.admit.take(host)
 	if st != nil {
 		s.open[c] = st
 	}
-	return why
+	return refusal
 }
+
+// refuse tells a connection over a limit why, without reading what it
+// sent, and closes it. Telling costs a goroutine for up to refuseLinger
+// (the error is sent, then what the client sent is read and dropped, so
+// that closing does not reset the connection before the client has read
+// why); past maxRefusing at once, the rest are closed without a word.
+func (s *Server) refuse(c net.Conn, e *wire.RemoteError) {
+	select {
+	case s.refusing <- struct{}{}:
+	default:
+		c.Close()
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer func() { <-s.refusing }()
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(refuseLinger))
+		if wire.WriteFrame(c, wire.TError, e) != nil {
+			return
+		}
+		if tc, ok := c.(*net.TCPConn); ok {
+			tc.CloseWrite()
+		}
+		io.Copy(io.Discard, io.LimitReader(c, refuseDrain))
+	}()
+}
+
+const (
+	maxRefusing  = 16
+	refuseLinger = time.Second
+	refuseDrain  = 4 << 10
+)
 
 // authenticated moves c out of the bounds on connections that have proved
 // nothing; s.mu is held.
@@ -280,7 +321,7 @@ func (s *Server) control(ctx context.Context, c net.Conn, h wire.Hello, log *slo
 	s.mu.Unlock()
 	if err := wire.WriteFrame(c, wire.TWelcome, wire.Welcome{MAC: proof, Limits: wire.Limits{
 		MaxTests: s.cfg.MaxTests, MaxDuration: s.cfg.MaxDuration, MaxStreams: s.cfg.MaxStreams, MaxBlock: s.cfg.MaxBlock,
-		MaxDataConns: s.cfg.maxDataConns()}}); err != nil {
+		MaxDataConns: s.cfg.maxDataConns(), MaxTestMemory: s.cfg.MaxTestMemory}}); err != nil {
 		return
 	}
 	log.Info("client connected", "session", session, "software", h.Software)
@@ -300,11 +341,21 @@ func (s *Server) control(ctx context.Context, c net.Conn, h wire.Hello, log *slo
 		default:
 			log.Warn("test refused: agent busy", "max_tests", s.cfg.MaxTests)
 			sendError(c, &wire.RemoteError{Code: wire.CodeBusy, RetryAfter: 5 * time.Second,
-				Message: fmt.Sprintf("agent busy: %d tests already running (its --max-tests); try again shortly", s.cfg.MaxTests)})
+				Message: fmt.Sprintf("%s already running (its --max-tests); try again shortly", plural(s.cfg.MaxTests, "test"))})
+			return
+		}
+		need := spec.Buffers()
+		if held, ok := s.reserve(need); !ok {
+			<-s.tests
+			log.Warn("test refused: agent memory busy", "needs", need, "held", held, "max_memory", s.cfg.MaxMemory)
+			sendError(c, &wire.RemoteError{Code: wire.CodeBusy, RetryAfter: 5 * time.Second,
+				Message: fmt.Sprintf("the tests running hold %s of buffers and this one needs %s, past the agent's %s (its --max-memory); try again shortly",
+					metric.FormatBytes(held), metric.FormatBytes(need), metric.FormatBytes(s.cfg.MaxMemory))})
 			return
 		}
 		log.Info("test started", "session", session, "kind", spec.Kind, "direction", spec.Direction, "streams", spec.Streams, "duration", spec.Duration.String())
 		reason, err := s.runTest(ctx, c, spec)
+		s.unreserve(need)
 		<-s.tests
 		if err != nil {
 			log.Warn("test ended with an error", "session", session, "err", err)
@@ -338,6 +389,10 @@ func (s *Server) validate(t wire.TestSpec) error {
 	default:
 		return fmt.Errorf("unknown test kind %q", t.Kind)
 	}
+	if n := t.Buffers(); n > s.cfg.MaxTestMemory {
+		return fmt.Errorf("%s: needs %s of buffers on the agent; it allows %s per test (its --max-test-memory): %s",
+			t.Kind, metric.FormatBytes(n), metric.FormatBytes(s.cfg.MaxTestMemory), smaller(t))
+	}
 	if n, most := t.DataConns(), s.cfg.maxDataConns(); n > most {
 		return fmt.Errorf("%s: %d data connections; the agent allows %d per test (%s)", t.Kind, n, most, dataConnsWhy(most, s.cfg.MaxConns))
 	}
@@ -363,3 +418,48 @@ func dataConnsWhy(most, maxConns int) string {
 	}
 	return "what one report frame can carry"
 }
+
+// plural is "1 test", "2 tests".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// smaller says what makes a test hold less memory.
+func smaller(t wire.TestSpec) string {
+	if t.Kind == wire.KindRR {
+		return "use smaller --request and --response sizes"
+	}
+	return "use fewer streams or a smaller --block"
+}
+
+// reserve takes need bytes of the agent's buffer memory for a test, or
+// says how much the running tests hold.
+func (s *Server) reserve(need int64) (held int64, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.memory+need > s.cfg.MaxMemory {
+		return s.memory, false
+	}
+	s.memory += need
+	return s.memory, true
+}
+
+// unreserve gives back what a finished test held. The test's buffers are
+// garbage now; when they were large, they are returned to the system at
+// once, so the agent's resident size falls back after a big test instead
+// of staying at its peak until the runtime gets round to it.
+func (s *Server) unreserve(need int64) {
+	s.mu.Lock()
+	s.memory -= need
+	s.mu.Unlock()
+	if need >= releaseAfter {
+		debug.FreeOSMemory()
+	}
+}
+
+// releaseAfter is the buffer size from which a test's end returns memory
+// to the system: below it, the garbage collector's own pace is enough.
+const releaseAfter = 16 << 20

@@ -84,14 +84,49 @@ func (s *Server) runTest(ctx context.Context, ctl net.Conn, spec wire.TestSpec) 
 		}
 	}()
 
+	// One block for every source (wire.TestSpec.Buffers counts it once),
+	// incompressible as iperf3 sends: WAN optimizers must not flatter the link.
+	var block []byte
+	if spec.Kind == wire.KindStream && spec.Direction != wire.Forward {
+		block = make([]byte, spec.Block)
+		rand.Read(block)
+	}
 	ctl.SetDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
 	if err := wire.WriteFrame(ctl, wire.TAccepted, wire.Accepted{TestID: newID(), Slots: slots}); err != nil {
 		return "", err
 	}
+	// The client's next frame is its Start, sent once its data connections
+	// are ready; read it now, so that a client that goes away while the
+	// agent waits for them frees the test at once, not at the deadline.
+	type frame struct {
+		f   wire.Frame
+		err error
+	}
+	first := make(chan frame, 1)
+	go func() {
+		f, err := wire.ReadFrame(ctl)
+		first <- frame{f, err}
+	}()
+	var startFrame *frame
+	// The reader must be done before the control connection is used again.
+	defer func() {
+		if startFrame == nil {
+			ctl.SetReadDeadline(time.Now())
+			<-first
+		}
+	}()
 	timer := time.NewTimer(s.cfg.HandshakeTimeout)
 	defer timer.Stop()
-	for i, w := range waits {
+	early := first
+	for i := 0; i < len(waits); {
+		w := waits[i]
 		select {
+		case f := <-early:
+			startFrame, early = &f, nil
+			if f.err != nil {
+				return "", fmt.Errorf("client gone before its data connections: %w", f.err)
+			}
+			continue
 		case c := <-w.deliver:
 			if tc, ok := c.(*net.TCPConn); ok && spec.Window > 0 {
 				tc.SetReadBuffer(int(spec.Window))
@@ -104,6 +139,7 @@ func (s *Server) runTest(ctx context.Context, ctl net.Conn, spec wire.TestSpec) 
 				return "", err
 			}
 			states[i] = &slotState{slot: w.slot, conn: c, sock: sock}
+			i++
 		case <-timer.C:
 			sendError(ctl, &wire.RemoteError{Code: wire.CodeBadRequest, Message: "the client did not open its data connections in time"})
 			return "", errors.New("data connections not opened in time")
@@ -111,8 +147,15 @@ func (s *Server) runTest(ctx context.Context, ctl net.Conn, spec wire.TestSpec) 
 			return "", ctx.Err()
 		}
 	}
-	if err := wire.Expect(ctl, wire.TStart, &wire.Start{}); err != nil {
-		return "", fmt.Errorf("waiting for start: %w", err)
+	if startFrame == nil {
+		f := <-first
+		startFrame = &f
+	}
+	if startFrame.err == nil {
+		startFrame.err = startFrame.f.Decode(wire.TStart, &wire.Start{})
+	}
+	if startFrame.err != nil {
+		return "", fmt.Errorf("waiting for start: %w", startFrame.err)
 	}
 
 	limit := min(spec.Duration, s.cfg.MaxDuration) + s.cfg.DataTimeout
@@ -131,7 +174,7 @@ func (s *Server) runTest(ctx context.Context, ctl net.Conn, spec wire.TestSpec) 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			st.err = runSlot(st, spec, &stopSources, &halt, s.cfg.DataTimeout)
+			st.err = runSlot(st, spec, block, &stopSources, &halt, s.cfg.DataTimeout)
 			if st.err == nil && st.slot.Role == wire.SlotSource {
 				st.err = st.sock.CloseWrite()
 			}
@@ -245,23 +288,18 @@ func sample(states []*slotState) []wire.SlotSample {
 	return out
 }
 
-// sinkBuffer is the agent's read size: iperf3's block, large enough that
-// a read is rarely the limit, small enough to stay in cache.
-const sinkBuffer = 128 << 10
-
 // runSlot runs one data connection's loop until its natural end (EOF from
 // the client, or the duration for a source) or until halt is set.
-func runSlot(st *slotState, spec wire.TestSpec, stopSources, halt *atomic.Bool, idle time.Duration) error {
+// Sources write from block, which they share and never change.
+func runSlot(st *slotState, spec wire.TestSpec, block []byte, stopSources, halt *atomic.Bool, idle time.Duration) error {
 	return st.sock.Run(func(c netio.Conn) error {
 		switch st.slot.Role {
 		case wire.SlotSink:
 			st.sock.ReadBatch(netio.BatchFor(spec.Window))
-			return netio.Receive(c, make([]byte, max(sinkBuffer, min(spec.Block, 4<<20))), halt, &st.count, idle)
+			return netio.Receive(c, make([]byte, wire.SinkBuffer(spec.Block)), halt, &st.count, idle)
 		case wire.SlotSource:
-			buf := make([]byte, spec.Block)
-			rand.Read(buf) // incompressible, as iperf3 sends: WAN optimizers must not flatter the link
 			// stopSources is set at the duration and on halt.
-			return netio.Send(c, buf, stopSources, &st.count, idle)
+			return netio.Send(c, block, stopSources, &st.count, idle)
 		case wire.SlotEcho:
 			req := make([]byte, spec.Request)
 			resp := make([]byte, spec.Response)

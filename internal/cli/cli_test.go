@@ -62,6 +62,9 @@ func TestBadInput(t *testing.T) {
 		{"serve bad timeout", secret, []string{"serve", "--listen", "127.0.0.1:0", "--idle-timeout", "soon"}, `--idle-timeout: invalid duration "soon"`},
 		{"client secret and --insecure", secret, []string{"net", "rr", "--to", "127.0.0.1", "--insecure"}, "choose one"},
 		{"db ping agent secret and --insecure", secret, []string{"db", "ping", "--dsn", "postgres://u@127.0.0.1:1/db", "--agent", "127.0.0.1", "--insecure"}, "choose one"},
+		{"serve bad memory size", secret, []string{"serve", "--listen", "127.0.0.1:0", "--max-memory", "lots"}, `--max-memory "lots": invalid size "lots"`},
+		{"serve tiny memory", secret, []string{"serve", "--listen", "127.0.0.1:0", "--max-test-memory", "64K"}, `--max-test-memory "64K": must be at least 1MiB`},
+		{"serve test memory above total", secret, []string{"serve", "--listen", "127.0.0.1:0", "--max-memory", "64M", "--max-test-memory", "128M"}, "--max-test-memory 128M is more than --max-memory 64M"},
 		{"serve bad log format", secret, []string{"serve", "--listen", "127.0.0.1:0", "--log-format", "xml"}, "--log-format"},
 	}
 	for _, c := range cases {
@@ -286,10 +289,12 @@ func TestStreamsBeyondTheAgentsLimits(t *testing.T) {
 		maxConns int
 		args     []string
 		want     string
+		maxMem   int64
 	}{
-		{"more streams than --max-conns", 64, []string{"--streams", "64"}, "needs 64 data connections; the agent at ADDR allows 63 per test: use --streams 63 or fewer"},
-		{"bidir beyond --max-conns", 64, []string{"--streams", "40", "--bidir"}, "needs 80 data connections; the agent at ADDR allows 63 per test: use --streams 31 or fewer"},
-		{"bidir beyond one report frame", 1000, []string{"--streams", "90", "--bidir"}, fmt.Sprintf("needs 180 data connections; the agent at ADDR allows %d per test", wire.MaxSlots)},
+		{"bidir beyond --max-test-memory", 64, []string{"--streams", "31", "--bidir", "--block", "16M"}, "--streams 31 (bidir) of 16 MiB blocks needs 140 MiB of buffers on the agent at ADDR, which allows 64 MiB per test (its --max-test-memory): use --streams 12 or fewer, or a smaller --block", 64 << 20},
+		{"more streams than --max-conns", 64, []string{"--streams", "64"}, "needs 64 data connections; the agent at ADDR allows 63 per test: use --streams 63 or fewer", 0},
+		{"bidir beyond --max-conns", 64, []string{"--streams", "40", "--bidir"}, "needs 80 data connections; the agent at ADDR allows 63 per test: use --streams 31 or fewer", 0},
+		{"bidir beyond one report frame", 1000, []string{"--streams", "90", "--bidir"}, fmt.Sprintf("needs 180 data connections; the agent at ADDR allows %d per test", wire.MaxSlots), 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -300,7 +305,7 @@ func TestStreamsBeyondTheAgentsLimits(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			served := make(chan error, 1)
 			go func() {
-				served <- agent.New(agent.Config{Secret: []byte(itest.Secret), MaxConns: c.maxConns}).Serve(ctx, ln)
+				served <- agent.New(agent.Config{Secret: []byte(itest.Secret), MaxConns: c.maxConns, MaxTestMemory: c.maxMem}).Serve(ctx, ln)
 			}()
 			defer func() { cancel(); <-served }()
 			c.want = strings.Replace(c.want, "ADDR", ln.Addr().String(), 1)

@@ -231,7 +231,19 @@ func netStream(ctx context.Context, env Env, args []string) error {
 	}
 	defer sess.Close()
 	// Refused up front, in words, rather than failing mid-run on the agent's limits.
-	spec := wire.TestSpec{Kind: wire.KindStream, Direction: cfg.Direction, Streams: cfg.Streams}
+	spec := wire.TestSpec{Kind: wire.KindStream, Direction: cfg.Direction, Streams: cfg.Streams, Block: cfg.Block}
+	if most := sess.Limits.MaxTestMemory; most > 0 && spec.Buffers() > most {
+		fix := "use a smaller --block"
+		if cfg.Direction != wire.Reverse {
+			one := spec
+			one.Streams = 0
+			if fit := (most - one.Buffers()) / wire.SinkBuffer(cfg.Block); fit >= 1 {
+				fix = fmt.Sprintf("use --streams %d or fewer, or a smaller --block", fit)
+			}
+		}
+		return usagef("--streams %d (%s) of %s blocks needs %s of buffers on the agent at %s, which allows %s per test (its --max-test-memory): %s",
+			cfg.Streams, cfg.Direction, metric.FormatBytes(cfg.Block), metric.FormatBytes(spec.Buffers()), s.opts.Addr, metric.FormatBytes(most), fix)
+	}
 	if most := sess.Limits.MaxDataConns; most > 0 && spec.DataConns() > most {
 		per := most
 		if cfg.Direction == wire.Bidir {
@@ -295,6 +307,10 @@ func netRR(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	defer sess.Close()
+	if most := sess.Limits.MaxTestMemory; most > 0 && cfg.Request+cfg.Response > most {
+		return usagef("--request %s and --response %s need %s of buffers on the agent at %s, which allows %s per test (its --max-test-memory): use smaller sizes",
+			metric.FormatBytes(cfg.Request), metric.FormatBytes(cfg.Response), metric.FormatBytes(cfg.Request+cfg.Response), s.opts.Addr, metric.FormatBytes(most))
+	}
 	if cfg.Duration > sess.Limits.MaxDuration && sess.Limits.MaxDuration > 0 {
 		cfg.Duration = sess.Limits.MaxDuration
 	}

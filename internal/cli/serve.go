@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"runtime/debug"
 	"strconv"
 	"syscall"
 	"time"
@@ -24,6 +25,8 @@ func serve(ctx context.Context, env Env, args []string) error {
 	maxTests := fs.Int("max-tests", 4, "tests that may run at once")
 	maxConns := fs.Int("max-conns", 64, "connections that may be open at once (at most half of them not yet authenticated)")
 	perHost := fs.Int("max-unauth-per-host", 0, "connections from one address that may be open before they authenticate (default: max-conns/8, at least 4)")
+	maxMemory := fs.String("max-memory", "512MiB", "buffer memory all running tests may hold together")
+	maxTestMemory := fs.String("max-test-memory", "256MiB", "buffer memory one test may hold (streams × read size, plus one block)")
 	maxDuration := fs.String("max-duration", "10m", "longest test allowed")
 	idle := fs.String("idle-timeout", "60s", "close a control connection that sends nothing for this long")
 	handshake := fs.String("handshake-timeout", "10s", "close a connection that has not authenticated within this time")
@@ -44,6 +47,19 @@ func serve(ctx context.Context, env Env, args []string) error {
 			return usagef("%s: %s", d.flag, errOr(err, "must be more than zero"))
 		}
 		*d.into = v
+	}
+	for _, m := range []struct {
+		flag, val string
+		into      *int64
+	}{{"--max-memory", *maxMemory, &cfg.MaxMemory}, {"--max-test-memory", *maxTestMemory, &cfg.MaxTestMemory}} {
+		v, err := metric.ParseSize(m.val)
+		if err != nil || v < 1<<20 {
+			return usagef("%s %q: %s", m.flag, m.val, errOr(err, "must be at least 1MiB"))
+		}
+		*m.into = v
+	}
+	if cfg.MaxTestMemory > cfg.MaxMemory {
+		return usagef("--max-test-memory %s is more than --max-memory %s: one test cannot hold more than all of them", *maxTestMemory, *maxMemory)
 	}
 	if *maxTests < 1 || *maxConns < 2 || *perHost < 0 {
 		return usagef("--max-tests must be at least 1, --max-conns at least 2 and --max-unauth-per-host not negative")
@@ -96,8 +112,15 @@ func serve(ctx context.Context, env Env, args []string) error {
 		ln.Close()
 		return fmt.Errorf("serve: asked to listen on %s, but the socket is bound to %v: refusing to serve there", ap.Addr(), ln.Addr())
 	}
+	// The buffers are bounded above; the runtime is told the same, so its
+	// garbage (a finished test's buffers) does not double the footprint.
+	debug.SetMemoryLimit(cfg.MaxMemory + runtimeRoom)
 	return agent.New(cfg).Serve(ctx, ln)
 }
+
+// runtimeRoom is what the agent needs beside its tests' buffers: its
+// code, goroutine stacks, frames and connection state.
+const runtimeRoom = 64 << 20
 
 func errOr(err error, msg string) string {
 	if err != nil {

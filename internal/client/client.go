@@ -149,6 +149,8 @@ func (s *Session) remote(err error) error {
 	switch re.Code {
 	case wire.CodeAuth:
 		return fmt.Errorf("%w: the secret does not match the agent's at %s", ErrAuth, s.opts.Addr)
+	case wire.CodeAuthLimit:
+		return fmt.Errorf("%w: the agent at %s refuses this address for now: %s", ErrAuth, s.opts.Addr, re.Message)
 	case wire.CodeVersion:
 		return fmt.Errorf("%w: this client speaks protocol %s, the agent at %s speaks %s; run the same narrows release on both ends",
 			ErrVersion, span(s.opts.MinVersion, s.opts.MaxVersion), s.opts.Addr, span(re.MinVersion, re.MaxVersion))

@@ -67,11 +67,15 @@ type Limits struct {
 	// MaxDataConns is how many data connections one test may open, all
 	// directions together; 0 from an agent that did not announce it.
 	MaxDataConns int `json:"max_data_conns,omitempty"`
+	// MaxTestMemory is the most buffer memory (TestSpec.Buffers) one test
+	// may hold on the agent; 0 from an agent that did not announce it.
+	MaxTestMemory int64 `json:"max_test_memory_bytes,omitempty"`
 }
 
 // Error codes.
 const (
 	CodeAuth       = "auth"
+	CodeAuthLimit  = "auth_limit" // an address refused after too many failed proofs
 	CodeVersion    = "version"
 	CodeBusy       = "busy"
 	CodeLimit      = "limit"
@@ -210,6 +214,32 @@ func (t TestSpec) DataConns() int {
 			return 2 * t.Streams
 		}
 		return t.Streams
+	}
+	return 0
+}
+
+// SinkBuffer is the read size of the receiving end of a stream of blocks
+// of this size: iperf3's 128 KiB at least, large enough that a read is
+// rarely the limit, and the block itself up to 4 MiB.
+func SinkBuffer(block int64) int64 { return max(128<<10, min(block, 4<<20)) }
+
+// Buffers is the memory an end holds for a test's data: one block that
+// every sending connection writes from (its bytes are only read), a read
+// buffer per receiving connection, and a request and a response for a
+// round-trip test.
+func (t TestSpec) Buffers() int64 {
+	switch t.Kind {
+	case KindRR:
+		return t.Request + t.Response
+	case KindStream:
+		var n int64
+		if t.Direction != Forward {
+			n += t.Block
+		}
+		if t.Direction != Reverse {
+			n += int64(t.Streams) * SinkBuffer(t.Block)
+		}
+		return n
 	}
 	return 0
 }

@@ -77,48 +77,68 @@ func TestLoadMixedCase(t *testing.T) {
 // scratch table renamed away, another created under its name) receives
 // none of narrows' rows and is not dropped; the run stops and says why.
 func TestLoadSwappedTable(t *testing.T) {
-	needPG(t)
-	me := open(t, pgDSN())
-	exec1(t, me, "DROP TABLE IF EXISTS narrows_swap")
-	exec1(t, me, "DROP TABLE IF EXISTS narrows_swap_orig")
-	t.Cleanup(func() {
-		exec1(t, me, "DROP TABLE IF EXISTS narrows_swap")
-		exec1(t, me, "DROP TABLE IF EXISTS narrows_swap_orig")
-	})
-	p := start(t, "db", "load", "--dsn", pgDSN(), "--rate", "1MB/s", "--duration", "8s", "--interval", "200ms", "--table", "narrows_swap")
-	for i := 0; count(t, me, "SELECT count(*) FROM pg_class WHERE relname = 'narrows_swap'") == 0; i++ {
-		if i > 100 {
-			t.Fatalf("narrows did not create its table; stderr %q", p.err.String())
-		}
-		time.Sleep(50 * time.Millisecond)
+	cases := []struct {
+		engine string
+		dsn    func() string
+		need   func(*testing.T)
+		exists string
+		swap   []string
+	}{
+		{"postgres", pgDSN, needPG, "SELECT count(*) FROM pg_class WHERE relname = 'narrows_swap'",
+			[]string{"ALTER TABLE narrows_swap RENAME TO narrows_swap_orig", "CREATE TABLE narrows_swap (payload bytea NOT NULL)", "INSERT INTO narrows_swap VALUES ('mine')"}},
+		// MariaDB commits DDL at once: the swap is three statements, and
+		// the INSERT between them finds no table (an error, not a swap).
+		{"mariadb", mySource, needMaria, "SELECT count(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'narrows_swap'",
+			[]string{"CREATE TABLE narrows_swap_new (id BIGINT AUTO_INCREMENT PRIMARY KEY, payload LONGBLOB NOT NULL)", "INSERT INTO narrows_swap_new (payload) VALUES ('mine')",
+				"RENAME TABLE narrows_swap TO narrows_swap_orig, narrows_swap_new TO narrows_swap"}},
 	}
-	time.Sleep(300 * time.Millisecond)
-	// The same role, as an application sharing narrows' account would.
-	tx, err := me.Conn.BeginTx(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
+	for _, c := range cases {
+		t.Run(c.engine, func(t *testing.T) {
+			c.need(t)
+			me := open(t, c.dsn())
+			clean := func() {
+				for _, tb := range []string{"narrows_swap", "narrows_swap_orig", "narrows_swap_new"} {
+					exec1(t, me, "DROP TABLE IF EXISTS "+tb)
+				}
+			}
+			clean()
+			t.Cleanup(clean)
+			p := start(t, "db", "load", "--dsn", c.dsn(), "--rate", "1MB/s", "--duration", "8s", "--interval", "200ms", "--table", "narrows_swap")
+			for i := 0; count(t, me, c.exists) == 0; i++ {
+				if i > 100 {
+					t.Fatalf("narrows did not create its table; stderr %q", p.err.String())
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			time.Sleep(300 * time.Millisecond)
+			// The same account, as an application sharing narrows' would.
+			tx, err := me.Conn.BeginTx(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range c.swap {
+				if _, err := tx.Exec(q); err != nil {
+					tx.Rollback()
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			if err := tx.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			code := p.wait(t, 40*time.Second)
+			noSecrets(t, "swap", p.out.String(), p.err.String())
+			if n := count(t, me, c.exists); n != 1 {
+				t.Fatalf("the table swapped in was dropped (exit %d, stderr %q)", code, p.err.String())
+			}
+			if n := count(t, me, "SELECT count(*) FROM narrows_swap"); n != 1 {
+				t.Fatalf("the table swapped in holds %d rows, want its own 1", n)
+			}
+			if code != 2 || !strings.Contains(p.err.String(), "replaced mid-run") {
+				t.Fatalf("exit %d, stderr %q: want exit 2 saying the table was replaced", code, p.err.String())
+			}
+			t.Log(strings.TrimSpace(p.err.String()))
+		})
 	}
-	for _, q := range []string{"ALTER TABLE narrows_swap RENAME TO narrows_swap_orig", "CREATE TABLE narrows_swap (payload bytea NOT NULL)", "INSERT INTO narrows_swap VALUES ('mine')"} {
-		if _, err := tx.Exec(q); err != nil {
-			tx.Rollback()
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	code := p.wait(t, 40*time.Second)
-	noSecrets(t, "swap", p.out.String(), p.err.String())
-	if n := count(t, me, "SELECT count(*) FROM pg_class WHERE relname = 'narrows_swap'"); n != 1 {
-		t.Fatalf("the table swapped in was dropped (exit %d, stderr %q)", code, p.err.String())
-	}
-	if n := count(t, me, "SELECT count(*) FROM narrows_swap"); n != 1 {
-		t.Fatalf("the table swapped in holds %d rows, want its own 1", n)
-	}
-	if code != 2 || !strings.Contains(p.err.String(), "replaced mid-run") {
-		t.Fatalf("exit %d, stderr %q: want exit 2 saying the table was replaced", code, p.err.String())
-	}
-	t.Log(strings.TrimSpace(p.err.String()))
 }
 
 // TestLoadSyncStandbyDown: with every commit waiting for a synchronous

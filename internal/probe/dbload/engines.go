@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/narrows/narrows/internal/dbconn"
@@ -223,11 +224,14 @@ func (*pgEngine) logBytes(ctx context.Context, c *dbconn.Conn) (int64, error) {
 // There is no OID: the table is known by a comment that holds the marker
 // and this run's own token, looked up under the server's case rule
 // (lower_case_table_names), and checked under LOCK TABLES before it is
-// truncated or dropped.
+// truncated or dropped. Its rows go in through a column named after the
+// same token, which a table swapped in under the name does not have: the
+// INSERT fails there, whole, without a round trip more.
 type myEngine struct {
 	table    string
 	name     string // the table's name as the server stores it
 	comment  string // the comment of narrows' own table; "": none
+	column   string // the column named after this run's token
 	stmt     *sql.Stmt
 	stmtConn *dbconn.Conn
 	args     []any // the statement's arguments, one per row
@@ -290,10 +294,11 @@ func (e *myEngine) create(ctx context.Context, c *dbconn.Conn) error {
 	var token [8]byte
 	rand.Read(token[:])
 	comment := fmt.Sprintf("%s (run %x)", Marker, token)
-	if err := exec(ctx, c, fmt.Sprintf("CREATE TABLE `%s` (id BIGINT AUTO_INCREMENT PRIMARY KEY, payload LONGBLOB NOT NULL) ENGINE=InnoDB COMMENT='%s'", e.table, comment)); err != nil {
+	column := fmt.Sprintf("narrows_run_%x", token)
+	if err := exec(ctx, c, fmt.Sprintf("CREATE TABLE `%s` (id BIGINT AUTO_INCREMENT PRIMARY KEY, payload LONGBLOB NOT NULL, `%s` BOOLEAN NOT NULL) ENGINE=InnoDB COMMENT='%s'", e.table, column, comment)); err != nil {
 		return err
 	}
-	e.comment = comment
+	e.comment, e.column = comment, column
 	if _, err := e.logBytes(ctx, c); err != nil {
 		e.noPos = true
 	}
@@ -357,7 +362,7 @@ func (e *myEngine) insert(ctx context.Context, c *dbconn.Conn, rows [][]byte) er
 		if e.stmt != nil {
 			e.stmt.Close()
 		}
-		q := "INSERT INTO `" + e.table + "` (payload) VALUES " + strings.TrimSuffix(strings.Repeat("(?),", len(rows)), ",")
+		q := "INSERT INTO `" + e.table + "` (payload, `" + e.column + "`) VALUES " + strings.TrimSuffix(strings.Repeat("(?,1),", len(rows)), ",")
 		st, err := c.Conn.PrepareContext(ctx, q)
 		if err != nil {
 			return err
@@ -368,6 +373,10 @@ func (e *myEngine) insert(ctx context.Context, c *dbconn.Conn, rows [][]byte) er
 		e.args[i] = r
 	}
 	_, err := e.stmt.ExecContext(ctx, e.args...)
+	var my *mysql.MySQLError
+	if errors.As(err, &my) && my.Number == 1054 { // ER_BAD_FIELD_ERROR: the name leads to another table
+		return errNotOurs
+	}
 	return err
 }
 

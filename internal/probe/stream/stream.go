@@ -230,7 +230,7 @@ func loop(e *endpoint, block []byte, batch int, stop, halt *atomic.Bool) error {
 		}
 		return e.sock.CloseWrite()
 	}
-	buf := make([]byte, min(max(int64(len(block)), 128<<10), 4<<20))
+	buf := make([]byte, wire.SinkBuffer(int64(len(block))))
 	e.sock.ReadBatch(batch)
 	return e.sock.Run(func(c netio.Conn) error { return netio.Receive(c, buf, halt, &e.count, idleLimit) })
 }
