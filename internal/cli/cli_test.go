@@ -44,6 +44,7 @@ func TestBadInput(t *testing.T) {
 		{"malformed size", secret, []string{"net", "stream", "--to", "127.0.0.1", "--block", "10XB"}, `invalid size "10XB"`},
 		{"malformed window", secret, []string{"net", "stream", "--to", "127.0.0.1", "--window", "lots"}, `--window: invalid size "lots"`},
 		{"malformed duration", secret, []string{"net", "rr", "--to", "127.0.0.1", "--duration", "10x"}, `invalid duration "10x"`},
+		{"bare duration", secret, []string{"net", "rr", "--to", "127.0.0.1", "--duration", "10"}, `invalid duration "10": give a unit, e.g. 10s or 10m`},
 		{"zero duration", secret, []string{"net", "rr", "--to", "127.0.0.1", "--duration", "0"}, "must be more than zero"},
 		{"bad port", secret, []string{"net", "rr", "--to", "127.0.0.1:99999"}, `invalid port "99999"`},
 		{"port zero", secret, []string{"net", "rr", "--to", "127.0.0.1:0"}, `invalid port "0"`},

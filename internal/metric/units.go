@@ -51,15 +51,17 @@ func ParseSize(s string) (int64, error) {
 	return 0, fmt.Errorf("invalid size %q: use a number with B, K, M or G (binary: 64K = 65536 bytes), e.g. 128K", s)
 }
 
-// ParseDuration reads Go durations ("10s", "1m30s", "500ms") and, as
-// iperf3's -t does, a bare number as seconds.
+// ParseDuration reads Go durations ("10s", "1m30s", "500ms"). A bare
+// number other than 0 is refused: iperf3 reads "-t 10" as seconds, but a
+// DBA who types "--duration 10" may mean minutes, and a run of the wrong
+// length is worse than a question.
 func ParseDuration(s string) (time.Duration, error) {
 	in := strings.TrimSpace(s)
 	if f, err := strconv.ParseFloat(in, 64); err == nil {
-		if f < 0 || math.IsNaN(f) || math.IsInf(f, 0) || f > 1e9 {
-			return 0, fmt.Errorf("invalid duration %q: use a positive number with a unit, e.g. 10s, 500ms or 2m", s)
+		if f == 0 {
+			return 0, nil
 		}
-		return time.Duration(f * float64(time.Second)), nil
+		return 0, fmt.Errorf("invalid duration %q: give a unit, e.g. %ss or %sm (a bare number could mean either)", s, in, in)
 	}
 	d, err := time.ParseDuration(in)
 	if err != nil || d < 0 {
