@@ -56,6 +56,9 @@ func Advise(r *result.Report) []result.Finding {
 	if r.DBLoad != nil {
 		out = append(out, dbload(r.DBLoad)...)
 	}
+	if r.BackupPlan != nil {
+		out = append(out, backupPlan(r.BackupPlan)...) // planbackup.go
+	}
 	if out == nil {
 		out = []result.Finding{}
 	}

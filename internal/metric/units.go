@@ -170,3 +170,16 @@ func trimFloat(v float64) string {
 		return strconv.FormatFloat(v, 'f', 2, 64)
 	}
 }
+
+// FormatDecimalBytes formats a database or backup size in decimal units,
+// as DBAs and storage vendors quote them: "100 GB", "1 TB", "23.4 MB".
+func FormatDecimalBytes(b int64) string {
+	units := []string{"B", "kB", "MB", "GB", "TB", "PB"}
+	v := float64(b)
+	i := 0
+	for math.Abs(v) >= 1000 && i < len(units)-1 {
+		v /= 1000
+		i++
+	}
+	return trimFloat(v) + " " + units[i]
+}

@@ -62,15 +62,17 @@ type Report struct {
 	StartedAt       time.Time `json:"started_at"`
 	// Partial is true when the run stopped early; Error says why. What was
 	// measured until then is still reported.
-	Partial  bool      `json:"partial"`
-	Error    string    `json:"error,omitempty"`
-	Stream   *Stream   `json:"stream,omitempty"`
-	RR       *RR       `json:"rr,omitempty"`
-	DBPing   *DBPing   `json:"db_ping,omitempty"` // db.go
-	Repl     *Repl     `json:"repl,omitempty"`
-	DBLoad   *DBLoad   `json:"db_load,omitempty"`
-	Disk     *Disk     `json:"disk,omitempty"` // disk.go
-	Findings []Finding `json:"findings"`
+	Partial bool    `json:"partial"`
+	Error   string  `json:"error,omitempty"`
+	Stream  *Stream `json:"stream,omitempty"`
+	RR      *RR     `json:"rr,omitempty"`
+	DBPing  *DBPing `json:"db_ping,omitempty"` // db.go
+	Repl    *Repl   `json:"repl,omitempty"`
+	DBLoad  *DBLoad `json:"db_load,omitempty"`
+	Disk    *Disk   `json:"disk,omitempty"` // disk.go
+	// BackupPlan is `narrows plan backup` (plan.go).
+	BackupPlan *BackupPlan `json:"backup_plan,omitempty"`
+	Findings   []Finding   `json:"findings"`
 }
 
 // NewReport starts a Report for a command.

@@ -1,0 +1,393 @@
+package advisor
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/narrows/narrows/internal/metric"
+	"github.com/narrows/narrows/internal/result"
+)
+
+// BackupInput is what a backup plan is asked: the stage rates, measured or
+// assumed, and the backups to plan.
+type BackupInput struct {
+	Stages result.BackupStages
+	// Sizes are database sizes in bytes; Compressions "none" or a codec
+	// whose rates Stages holds (lz4, zstd-3, gzip-6, ...).
+	Sizes        []int64
+	Compressions []string
+	Engine       string // result.Engine*; "" is generic
+	// Files is the backup files, processes or streams (see BackupPlan);
+	// 0 is 1.
+	Files int
+	// CompressAt overrides the side the engine compresses on.
+	CompressAt string
+	RTO        time.Duration
+	// IFI: SQL Server's Instant File Initialization is on (no zeroing of
+	// the data files before a restore).
+	IFI bool
+}
+
+// A backup is a pipeline: the database host reads its files, one side
+// compresses, the network carries, the backup host writes, all at once;
+// a restore runs it backwards and decompresses on the database host. Each
+// stage's rate is turned into database bytes per second (a stage that
+// moves compressed bytes carries ratio times as much database), and the
+// slowest stage sets the pace of the whole: that is the cell's bottleneck.
+// What precedes or follows the copy (SQL Server zeroing its data files,
+// PostgreSQL replaying WAL, recovery) is added where it can be known and
+// named where it cannot.
+
+// PlanBackup composes the plan. It fails only on a question it cannot
+// answer: a compression with no figures, or no stage measured at all.
+func PlanBackup(in BackupInput) (result.BackupPlan, error) {
+	p := result.BackupPlan{Engine: in.Engine, Files: max(1, in.Files), Stages: in.Stages, RTO: result.Seconds(in.RTO),
+		Cells: []result.BackupCell{}, Notes: []string{}}
+	if p.Engine == "" {
+		p.Engine = result.EngineGeneric
+	}
+	p.Streams, p.Threads = p.Files, p.Files
+	p.CompressAt = result.CompressAtSource
+	switch p.Engine {
+	case result.EngineGeneric:
+		p.Notes = append(p.Notes, fmt.Sprintf("%s: each stream reads, compresses and sends its share on its own core.", filesWord(p.Files)))
+	case result.EnginePGBaseBackup:
+		p.Threads = 1
+		p.CompressAt = result.CompressAtTarget
+		p.Notes = append(p.Notes,
+			fmt.Sprintf("pg_basebackup sends one stream per tablespace (%s here) and compresses on one thread, on the machine it runs on (the backup host) unless told server-side (--compress=server-...; --compress-at source).", plural(p.Files, "tablespace")),
+			"pg_basebackup does not restore: the restore is modelled as copying the backup back, one stream per tablespace, decompressed on one thread.")
+	case result.EnginePGBackRest:
+		p.Notes = append(p.Notes, fmt.Sprintf("pgBackRest (and WAL-G) run process-max = %d processes, each reading, compressing (on the database host) and sending one file at a time; a restore runs as many.", p.Files))
+	case result.EngineSQLServer:
+		p.Notes = append(p.Notes, fmt.Sprintf("SQL Server writes one stream per backup file (%s), compressing on the database server.", plural(p.Files, "file")))
+		if in.IFI {
+			p.Notes = append(p.Notes, "Instant File Initialization is on: the data files are not zeroed before a restore (the log file always is; it is not in this plan).")
+		} else {
+			p.Notes = append(p.Notes, "Without Instant File Initialization, SQL Server writes zeros over the data files before it restores into them: that is added to each restore, at the data path's write rate.")
+		}
+	default:
+		return p, fmt.Errorf("unknown backup engine %q: use generic, pg_basebackup, pgbackrest or sqlserver", in.Engine)
+	}
+	if in.CompressAt != "" {
+		p.CompressAt = in.CompressAt
+	}
+	switch p.Engine {
+	case result.EnginePGBaseBackup, result.EnginePGBackRest, result.EngineGeneric:
+		p.Notes = append(p.Notes, "A restore ends here when the files are in place; PostgreSQL then replays the WAL written during the backup, which depends on the write load and is not in this plan.")
+	case result.EngineSQLServer:
+		p.Notes = append(p.Notes, "A restore ends here when the pages are in place; SQL Server then runs recovery (redo and undo of the log backed up), which depends on the load and is not in this plan.")
+	}
+	s := in.Stages
+	var unmeasured []string
+	for _, st := range []struct {
+		name string
+		ok   bool
+	}{{"the data path's read", s.SourceRead != nil}, {"the data path's write", s.SourceWrite != nil},
+		{"the backup path's write", s.TargetWrite != nil}, {"the backup path's read", s.TargetRead != nil},
+		{"the network to the backup host", len(s.NetworkOut) > 0}, {"the network back", len(s.NetworkIn) > 0}} {
+		if !st.ok {
+			unmeasured = append(unmeasured, st.name)
+		}
+	}
+	if len(unmeasured) > 0 {
+		p.Notes = append(p.Notes, "Not measured, so never named as the limit: "+strings.Join(unmeasured, ", ")+".")
+	}
+	for _, dir := range []struct {
+		rates []result.StreamRate
+		what  string
+	}{{s.NetworkOut, "to the backup host"}, {s.NetworkIn, "back"}} {
+		if r := streamRate(dir.rates, p.Streams); r != nil && r.Streams != p.Streams {
+			p.Notes = append(p.Notes, fmt.Sprintf("The network %s was measured with %s, not %d: the plan uses that figure.", dir.what, plural(r.Streams, "stream"), p.Streams))
+		}
+	}
+	for _, c := range in.Compressions {
+		for _, size := range in.Sizes {
+			cell, err := planCell(p, in, c, size)
+			if err != nil {
+				return p, err
+			}
+			p.Cells = append(p.Cells, cell)
+		}
+	}
+	return p, nil
+}
+
+// stage is one step of a pipeline in database bytes per second.
+type stage struct {
+	name string
+	rate float64
+}
+
+// slowest is the stage that sets the pipeline's pace, among those measured.
+func slowest(stages []stage) (stage, bool) {
+	best, ok := stage{}, false
+	for _, s := range stages {
+		if s.rate > 0 && (!ok || s.rate < best.rate) {
+			best, ok = s, true
+		}
+	}
+	return best, ok
+}
+
+func planCell(p result.BackupPlan, in BackupInput, compression string, size int64) (result.BackupCell, error) {
+	s := in.Stages
+	cell := result.BackupCell{SizeBytes: size, Compression: compression}
+	ratio := 1.0
+	var comp, decomp float64 // database bytes per second, all threads
+	if compression != result.CompressionNone {
+		c := codec(s.Codecs, compression, p.CompressAt)
+		d := codec(s.Codecs, compression, result.SideSource)
+		if c == nil || d == nil {
+			side := p.CompressAt
+			if c != nil {
+				side = result.SideSource
+			}
+			return cell, fmt.Errorf("compression %s: no figures for it on the %s side: measure it (--compression) or give it with --assume", compression, sideWord(side))
+		}
+		ratio = c.Ratio
+		comp = c.CompressPerCore * float64(threads(p.Threads, cores(s, p.CompressAt)))
+		decomp = d.DecompressPerCore * float64(threads(p.Threads, s.SourceCores))
+	}
+	// The wire carries compressed bytes when the database host compresses.
+	wireRatio := ratio
+	if p.CompressAt == result.CompressAtTarget {
+		wireRatio = 1
+	}
+	backup := []stage{{result.StageSourceDisk, rate(s.SourceRead, 1)}}
+	if compression != result.CompressionNone {
+		backup = append(backup, stage{result.StageCompress, comp})
+	}
+	backup = append(backup, stage{result.StageNetwork, streamBytes(s.NetworkOut, p.Streams) * wireRatio},
+		stage{result.StageTargetDisk, rate(s.TargetWrite, ratio)})
+	restore := []stage{{result.StageTargetDisk, rate(s.TargetRead, ratio)},
+		{result.StageNetwork, streamBytes(s.NetworkIn, p.Streams) * ratio}}
+	if compression != result.CompressionNone {
+		restore = append(restore, stage{result.StageDecompress, decomp})
+	}
+	restore = append(restore, stage{result.StageSourceDisk, rate(s.SourceWrite, 1)})
+
+	b, okB := slowest(backup)
+	r, okR := slowest(restore)
+	if !okB && !okR {
+		return cell, errors.New("no stage of the backup was measured or assumed: nothing to plan from")
+	}
+	cell.BackupBytes = int64(math.Round(float64(size) / ratio))
+	cell.BackupBottleneck, cell.RestoreBottleneck = result.StageUnmeasured, result.StageUnmeasured
+	if okB {
+		cell.BackupRate, cell.BackupBottleneck = b.rate, b.name
+		cell.BackupSeconds = float64(size) / b.rate
+	}
+	if okR {
+		cell.RestoreRate, cell.RestoreBottleneck = r.rate, r.name
+		cell.RestoreSeconds = float64(size) / r.rate
+		if p.Engine == result.EngineSQLServer && !in.IFI && s.SourceWrite != nil && s.SourceWrite.BytesPerSecond > 0 {
+			cell.ZeroingSeconds = float64(size) / s.SourceWrite.BytesPerSecond
+			cell.RestoreSeconds += cell.ZeroingSeconds
+			cell.RestoreRate = float64(size) / cell.RestoreSeconds
+		}
+		if in.RTO > 0 {
+			met := cell.RestoreSeconds <= in.RTO.Seconds()
+			cell.RTOMet = &met
+		}
+	}
+	return cell, nil
+}
+
+// rate is a disk stage in database bytes per second (0: not measured).
+func rate(r *result.Rate, ratio float64) float64 {
+	if r == nil {
+		return 0
+	}
+	return r.BytesPerSecond * ratio
+}
+
+// streamRate is the network figure for n streams: the one measured with
+// the most streams not above n, else the fewest measured.
+func streamRate(rates []result.StreamRate, n int) *result.StreamRate {
+	var best *result.StreamRate
+	for i := range rates {
+		r := &rates[i]
+		switch {
+		case best == nil:
+			best = r
+		case r.Streams <= n && (best.Streams > n || r.Streams > best.Streams):
+			best = r
+		case r.Streams > n && best.Streams > n && r.Streams < best.Streams:
+			best = r
+		}
+	}
+	return best
+}
+
+func streamBytes(rates []result.StreamRate, n int) float64 {
+	if r := streamRate(rates, n); r != nil {
+		return r.BytesPerSecond
+	}
+	return 0
+}
+
+// codec finds a codec's figures on one side; "zstd" matches "zstd-3".
+func codec(cs []result.CodecRate, name, side string) *result.CodecRate {
+	for i := range cs {
+		c := &cs[i]
+		if c.Side == side && (c.Codec == name || strings.HasPrefix(c.Codec, name+"-") && !slices.ContainsFunc(cs, func(o result.CodecRate) bool { return o.Side == side && o.Codec == name })) {
+			return c
+		}
+	}
+	return nil
+}
+
+// threads is how many cores the compression gets: its threads, at most the
+// cores there are (0: not known, the threads).
+func threads(n, cores int) int {
+	if cores > 0 {
+		return max(1, min(n, cores))
+	}
+	return max(1, n)
+}
+
+func cores(s result.BackupStages, side string) int {
+	if side == result.SideTarget {
+		return s.TargetCores
+	}
+	return s.SourceCores
+}
+
+func sideWord(side string) string {
+	if side == result.SideTarget {
+		return "backup host (agent)"
+	}
+	return "database host"
+}
+
+func filesWord(n int) string {
+	if n == 1 {
+		return "One stream"
+	}
+	return fmt.Sprintf("%d streams", n)
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// stageWords names a bottleneck for a DBA.
+var stageWords = map[string]string{
+	result.StageSourceDisk: "the database host's disk",
+	result.StageNetwork:    "the network",
+	result.StageTargetDisk: "the backup host's disk",
+	result.StageCompress:   "compression (CPU)",
+	result.StageDecompress: "decompression (CPU)",
+	result.StageUnmeasured: "nothing measured",
+}
+
+// StageWords names a stage for the table.
+func StageWords(stage string) string {
+	if w, ok := stageWords[stage]; ok {
+		return w
+	}
+	return stage
+}
+
+// backupPlan turns a plan into findings: the largest backup's answer, the
+// RTO verdict, and the what-ifs that would change the answer most.
+func backupPlan(p *result.BackupPlan) []result.Finding {
+	if len(p.Cells) == 0 {
+		return nil
+	}
+	var out []result.Finding
+	// The largest size, without compression if planned, else the first.
+	big := p.Cells[0]
+	for _, c := range p.Cells {
+		if c.SizeBytes > big.SizeBytes || c.SizeBytes == big.SizeBytes && c.Compression == result.CompressionNone {
+			big = c
+		}
+	}
+	out = append(out, result.Finding{Code: "plan.backup_largest", Severity: "info",
+		Summary: fmt.Sprintf("%s (%s): backup %s, limited by %s; restore %s, limited by %s.",
+			metric.FormatDecimalBytes(big.SizeBytes), big.Compression, FormatHours(big.BackupSeconds), StageWords(big.BackupBottleneck),
+			FormatHours(big.RestoreSeconds), StageWords(big.RestoreBottleneck)),
+		Values: map[string]float64{"size_bytes": float64(big.SizeBytes), "backup_seconds": big.BackupSeconds, "restore_seconds": big.RestoreSeconds}})
+	if p.RTO > 0 {
+		var missed []result.BackupCell
+		for _, c := range p.Cells {
+			if c.RTOMet != nil && !*c.RTOMet {
+				missed = append(missed, c)
+			}
+		}
+		if len(missed) > 0 {
+			m := missed[0]
+			for _, c := range missed {
+				if c.SizeBytes < m.SizeBytes {
+					m = c
+				}
+			}
+			out = append(out, result.Finding{Code: "plan.rto_missed", Severity: "warning",
+				Summary: fmt.Sprintf("A restore of %s (%s) takes %s, past the RTO of %s: %s limits it.",
+					metric.FormatDecimalBytes(m.SizeBytes), m.Compression, FormatHours(m.RestoreSeconds), FormatHours(p.RTO.D().Seconds()), StageWords(m.RestoreBottleneck)),
+				Values: map[string]float64{"size_bytes": float64(m.SizeBytes), "restore_seconds": m.RestoreSeconds, "rto_seconds": p.RTO.D().Seconds()}})
+		}
+	}
+	out = append(out, whatIfs(p, big)...)
+	return out
+}
+
+// whatIfs re-plans the largest cell with the changes a DBA can make: more
+// files (where more streams were measured), and each other compression.
+func whatIfs(p *result.BackupPlan, big result.BackupCell) []result.Finding {
+	in := BackupInput{Stages: p.Stages, Sizes: []int64{big.SizeBytes}, Engine: p.Engine, Files: p.Files, CompressAt: p.CompressAt,
+		RTO: p.RTO.D(), IFI: p.Engine == result.EngineSQLServer && !slices.ContainsFunc(p.Cells, func(c result.BackupCell) bool { return c.ZeroingSeconds > 0 })}
+	var out []result.Finding
+	if p.Engine != result.EnginePGBaseBackup {
+		most := 0
+		for _, r := range p.Stages.NetworkOut {
+			most = max(most, r.Streams)
+		}
+		if most > p.Files {
+			alt := in
+			alt.Files, alt.Compressions = most, []string{big.Compression}
+			if q, err := PlanBackup(alt); err == nil && len(q.Cells) == 1 {
+				c := q.Cells[0]
+				if c.BackupSeconds < 0.9*big.BackupSeconds || c.RestoreSeconds < 0.9*big.RestoreSeconds {
+					out = append(out, result.Finding{Code: "plan.more_files", Severity: "info",
+						Summary: fmt.Sprintf("With %d files: backup %s (limited by %s), restore %s (limited by %s).",
+							most, FormatHours(c.BackupSeconds), StageWords(c.BackupBottleneck), FormatHours(c.RestoreSeconds), StageWords(c.RestoreBottleneck)),
+						Values: map[string]float64{"files": float64(most), "backup_seconds": c.BackupSeconds, "restore_seconds": c.RestoreSeconds}})
+				}
+			}
+		}
+	}
+	for _, c := range p.Cells {
+		if c.SizeBytes != big.SizeBytes || c.Compression == big.Compression {
+			continue
+		}
+		if c.BackupSeconds < 0.9*big.BackupSeconds || c.RestoreSeconds < 0.9*big.RestoreSeconds {
+			out = append(out, result.Finding{Code: "plan.compression", Severity: "info",
+				Summary: fmt.Sprintf("With %s: backup %s (limited by %s), restore %s (limited by %s), %s stored.",
+					c.Compression, FormatHours(c.BackupSeconds), StageWords(c.BackupBottleneck), FormatHours(c.RestoreSeconds), StageWords(c.RestoreBottleneck),
+					metric.FormatDecimalBytes(c.BackupBytes)),
+				Values: map[string]float64{"backup_seconds": c.BackupSeconds, "restore_seconds": c.RestoreSeconds, "backup_bytes": float64(c.BackupBytes)}})
+		}
+	}
+	return out
+}
+
+// FormatHours formats a backup's duration: "85.5 s", "14.2 min", "23.7 h".
+func FormatHours(seconds float64) string {
+	switch {
+	case seconds < 120:
+		return fmt.Sprintf("%.1f s", seconds)
+	case seconds < 2*3600:
+		return fmt.Sprintf("%.1f min", seconds/60)
+	default:
+		return fmt.Sprintf("%.1f h", seconds/3600)
+	}
+}
