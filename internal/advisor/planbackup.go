@@ -54,7 +54,11 @@ func PlanBackup(in BackupInput) (result.BackupPlan, error) {
 	p.CompressAt = result.CompressAtSource
 	switch p.Engine {
 	case result.EngineGeneric:
-		p.Notes = append(p.Notes, fmt.Sprintf("%s: each stream reads, compresses and sends its share on its own core.", filesWord(p.Files)))
+		if p.Files == 1 {
+			p.Notes = append(p.Notes, "One stream reads, compresses and sends the whole backup, on one core.")
+		} else {
+			p.Notes = append(p.Notes, fmt.Sprintf("%d streams, each reading, compressing and sending its share on its own core.", p.Files))
+		}
 	case result.EnginePGBaseBackup:
 		p.Threads = 1
 		p.CompressAt = result.CompressAtTarget
@@ -77,7 +81,9 @@ func PlanBackup(in BackupInput) (result.BackupPlan, error) {
 		p.CompressAt = in.CompressAt
 	}
 	switch p.Engine {
-	case result.EnginePGBaseBackup, result.EnginePGBackRest, result.EngineGeneric:
+	case result.EngineGeneric:
+		p.Notes = append(p.Notes, "A restore ends here when the files are in place; the database's own recovery (PostgreSQL's WAL replay, SQL Server's redo) comes after and is not in this plan.")
+	case result.EnginePGBaseBackup, result.EnginePGBackRest:
 		p.Notes = append(p.Notes, "A restore ends here when the files are in place; PostgreSQL then replays the WAL written during the backup, which depends on the write load and is not in this plan.")
 	case result.EngineSQLServer:
 		p.Notes = append(p.Notes, "A restore ends here when the pages are in place; SQL Server then runs recovery (redo and undo of the log backed up), which depends on the load and is not in this plan.")
@@ -150,6 +156,7 @@ func planCell(p result.BackupPlan, in BackupInput, compression string, size int6
 			return cell, fmt.Errorf("compression %s: no figures for it on the %s side: measure it (--compression) or give it with --assume", compression, sideWord(side))
 		}
 		ratio = c.Ratio
+		cell.Compression = c.Codec // the level planned: "zstd" is zstd-3 when that was measured
 		comp = c.CompressPerCore * float64(threads(p.Threads, cores(s, p.CompressAt)))
 		decomp = d.DecompressPerCore * float64(threads(p.Threads, s.SourceCores))
 	}
@@ -265,13 +272,6 @@ func sideWord(side string) string {
 	return "database host"
 }
 
-func filesWord(n int) string {
-	if n == 1 {
-		return "One stream"
-	}
-	return fmt.Sprintf("%d streams", n)
-}
-
 func plural(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
@@ -370,9 +370,16 @@ func whatIfs(p *result.BackupPlan, big result.BackupCell) []result.Finding {
 			continue
 		}
 		if c.BackupSeconds < 0.9*big.BackupSeconds || c.RestoreSeconds < 0.9*big.RestoreSeconds {
+			slower := func(t, than float64) string {
+				if t > than*1.1 {
+					return ", slower"
+				}
+				return ""
+			}
 			out = append(out, result.Finding{Code: "plan.compression", Severity: "info",
-				Summary: fmt.Sprintf("With %s: backup %s (limited by %s), restore %s (limited by %s), %s stored.",
-					c.Compression, FormatHours(c.BackupSeconds), StageWords(c.BackupBottleneck), FormatHours(c.RestoreSeconds), StageWords(c.RestoreBottleneck),
+				Summary: fmt.Sprintf("With %s: backup %s (limited by %s%s), restore %s (limited by %s%s), %s stored.",
+					c.Compression, FormatHours(c.BackupSeconds), StageWords(c.BackupBottleneck), slower(c.BackupSeconds, big.BackupSeconds),
+					FormatHours(c.RestoreSeconds), StageWords(c.RestoreBottleneck), slower(c.RestoreSeconds, big.RestoreSeconds),
 					metric.FormatDecimalBytes(c.BackupBytes)),
 				Values: map[string]float64{"backup_seconds": c.BackupSeconds, "restore_seconds": c.RestoreSeconds, "backup_bytes": float64(c.BackupBytes)}})
 		}

@@ -70,6 +70,7 @@ func commands() []command {
 		{"db repl", "replication stage by stage: unsent, unflushed, unreplayed, RPO, verdict (live)", dbRepl},
 		{"db load", "generate log at a steady rate into a scratch table, to load a replica link", dbLoad},
 		{"disk", "storage as a database uses it: data pages, log flushes, backup streams", diskCmd},
+		{"plan backup", "how long a backup and a restore take here, for each size and compression, and what limits each", planBackup},
 		{"version", "print the version, commit and protocol version", version},
 	}
 }
@@ -126,6 +127,9 @@ func dispatch(ctx context.Context, env Env, args []string) error {
 			return usagef("db: name what to do: `narrows db ping`, `narrows db repl` or `narrows db load` (--help for each)")
 		}
 		return usagef("unknown db command %q: use `narrows db ping`, `narrows db repl` or `narrows db load`", strings.Join(args[1:], " "))
+	}
+	if args[0] == "plan" {
+		return usagef("plan: name what to plan: `narrows plan backup` (--help for its flags)")
 	}
 	return usagef("unknown command %q: run `narrows help` for the list", args[0])
 }

@@ -66,6 +66,16 @@ func TestBadInput(t *testing.T) {
 		{"serve bad memory size", secret, []string{"serve", "--listen", "127.0.0.1:0", "--max-memory", "lots"}, `--max-memory "lots": invalid size "lots"`},
 		{"serve tiny memory", secret, []string{"serve", "--listen", "127.0.0.1:0", "--max-test-memory", "64K"}, `--max-test-memory "64K": must be at least 1MiB`},
 		{"serve test memory above total", secret, []string{"serve", "--listen", "127.0.0.1:0", "--max-memory", "64M", "--max-test-memory", "128M"}, "--max-test-memory 128M is more than --max-memory 64M"},
+		{"plan without a command", nil, []string{"plan"}, "plan: name what to plan: `narrows plan backup`"},
+		{"plan without stages", nil, []string{"plan", "backup"}, "give the stage rates: --from a saved run, or --assume them"},
+		{"plan bad size", nil, []string{"plan", "backup", "--assume", "network=1Gbit/s", "--size", "lots"}, `--size: invalid size "lots"`},
+		{"plan bad stage", nil, []string{"plan", "backup", "--assume", "wire=1Gbit/s"}, `unknown stage "wire"`},
+		{"plan bad rate", nil, []string{"plan", "backup", "--assume", "network=fast"}, `invalid rate "fast"`},
+		{"plan bad engine", nil, []string{"plan", "backup", "--assume", "network=1Gbit/s", "--engine", "tape"}, `--engine "tape"`},
+		{"plan codec without figures", nil, []string{"plan", "backup", "--assume", "network=1Gbit/s", "--compression", "zstd"}, "compression zstd: no figures for it"},
+		{"plan unknown codec", nil, []string{"plan", "backup", "--assume", "network=1Gbit/s", "--compression", "brotli"}, `--compression "brotli"`},
+		{"plan half a codec", nil, []string{"plan", "backup", "--assume", "zstd-3=ratio:4"}, "give compress, decompress and ratio"},
+		{"plan from nothing", nil, []string{"plan", "backup", "--from", "/nonexistent/run.jsonl"}, "--from: open /nonexistent/run.jsonl"},
 		{"serve bad log format", secret, []string{"serve", "--listen", "127.0.0.1:0", "--log-format", "xml"}, "--log-format"},
 	}
 	for _, c := range cases {

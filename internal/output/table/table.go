@@ -92,6 +92,9 @@ func (t *Writer) Report(r *result.Report) error {
 	if r.Disk != nil {
 		diskSummary(&b, r.Disk)
 	}
+	if r.BackupPlan != nil {
+		planSummary(&b, r.BackupPlan) // plan.go
+	}
 	if r.Partial {
 		fmt.Fprintf(&b, "PARTIAL: the run stopped early (%s); the figures above are what was measured until then.\n", r.Error)
 	}

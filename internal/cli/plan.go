@@ -1,0 +1,346 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/narrows/narrows/internal/advisor"
+	"github.com/narrows/narrows/internal/result"
+)
+
+// planFlags are `narrows plan backup`'s questions; the stages come from a
+// measurement (--to), a saved run (--from) or by hand (--assume), the
+// later overriding the earlier.
+type planFlags struct {
+	sizes, compressions, engine, compressAt, rto, from string
+	files                                              int
+	ifi, json                                          bool
+	assume                                             multiFlag
+}
+
+// multiFlag is a repeatable string flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, " ") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+func planBackup(ctx context.Context, env Env, args []string) error {
+	fs := newFlags(env, "plan backup")
+	var pf planFlags
+	fs.StringVar(&pf.sizes, "size", "100GB,1TB,10TB", "database sizes to plan, decimal as DBAs quote them (100GB = 10^11 bytes; GiB/TiB for binary)")
+	fs.StringVar(&pf.compressions, "compression", "", "compressions to plan: none, lz4, zstd, gzip (or with a level: zstd-3); default: none and every codec measured")
+	fs.StringVar(&pf.engine, "engine", result.EngineGeneric, "how the backup runs: generic, pg_basebackup, pgbackrest (also WAL-G) or sqlserver")
+	fs.IntVar(&pf.files, "files", 1, "backup files (SQL Server), processes (pgBackRest process-max) or tablespaces (pg_basebackup): the streams")
+	fs.StringVar(&pf.compressAt, "compress-at", "", "where the backup compresses: source (the database host) or target (the backup host); default: the engine's")
+	fs.BoolVar(&pf.ifi, "ifi", false, "SQL Server: Instant File Initialization is on (no zeroing of data files before a restore)")
+	fs.StringVar(&pf.rto, "rto", "", "the recovery time objective to judge each restore by, e.g. 4h")
+	fs.StringVar(&pf.from, "from", "", "re-plan from a saved run: the JSON lines of an earlier `plan backup --json`")
+	fs.Var(&pf.assume, "assume", "a stage rate given by hand (repeatable), e.g. network=117MB/s, network@4=450MB/s, disk=1GB/s, "+
+		"target-write=200MB/s, zstd-3=compress:400MB/s,decompress:1.2GB/s,ratio:4, cores=8")
+	fs.BoolVar(&pf.json, "json", false, "write JSON lines instead of a table")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	in, err := pf.input()
+	if err != nil {
+		return err
+	}
+	if pf.from != "" {
+		if in.Stages, err = stagesFrom(pf.from); err != nil {
+			return err
+		}
+	}
+	for _, a := range pf.assume {
+		if err := assume(&in.Stages, a); err != nil {
+			return err
+		}
+	}
+	if pf.from == "" && len(pf.assume) == 0 {
+		return usagef("plan backup: give the stage rates: --from a saved run, or --assume them (e.g. --assume network=117MB/s)")
+	}
+	target := "assumed"
+	if pf.from != "" {
+		target = pf.from
+	}
+	return planFinish(ctx, env, pf, in, target)
+}
+
+// planFinish composes the plan and writes it.
+func planFinish(ctx context.Context, env Env, pf planFlags, in advisor.BackupInput, target string) error {
+	if pf.compressions == "" {
+		in.Compressions = []string{result.CompressionNone}
+		for _, c := range in.Stages.Codecs {
+			if !slices.Contains(in.Compressions, c.Codec) {
+				in.Compressions = append(in.Compressions, c.Codec)
+			}
+		}
+	}
+	plan, err := advisor.PlanBackup(in)
+	if err != nil {
+		return usagef("plan backup: %v", err)
+	}
+	rep := result.NewReport("plan backup", target, tool(), env.Now())
+	rep.BackupPlan = &plan
+	return finish(ctx, output(env, pf.json), rep, nil)
+}
+
+// input reads the questions: sizes, compressions, engine, files, RTO.
+func (pf planFlags) input() (advisor.BackupInput, error) {
+	in := advisor.BackupInput{Engine: pf.engine, Files: pf.files, IFI: pf.ifi}
+	switch pf.engine {
+	case result.EngineGeneric, result.EnginePGBaseBackup, result.EnginePGBackRest, result.EngineSQLServer:
+	case "walg", "wal-g":
+		in.Engine = result.EnginePGBackRest
+	default:
+		return in, usagef("--engine %q: use generic, pg_basebackup, pgbackrest (also WAL-G) or sqlserver", pf.engine)
+	}
+	if pf.files < 1 || pf.files > 128 {
+		return in, usagef("--files %d: use 1 to 128", pf.files)
+	}
+	switch pf.compressAt {
+	case "", result.CompressAtSource, result.CompressAtTarget:
+		in.CompressAt = pf.compressAt
+	default:
+		return in, usagef("--compress-at %q: use source (the database host) or target (the backup host)", pf.compressAt)
+	}
+	for _, s := range strings.Split(pf.sizes, ",") {
+		n, err := parseDBSize(s)
+		if err != nil {
+			return in, usagef("--size: %v", err)
+		}
+		in.Sizes = append(in.Sizes, n)
+	}
+	if pf.compressions != "" {
+		for _, c := range strings.Split(pf.compressions, ",") {
+			c = strings.ToLower(strings.TrimSpace(c))
+			if c != result.CompressionNone && !knownCodec(c) {
+				return in, usagef("--compression %q: use none, lz4, zstd or gzip, with a level if you like (zstd-3, gzip-6)", c)
+			}
+			in.Compressions = append(in.Compressions, c)
+		}
+	}
+	if pf.rto != "" {
+		d, err := positiveDuration("--rto", pf.rto)
+		if err != nil {
+			return in, err
+		}
+		in.RTO = d
+	}
+	return in, nil
+}
+
+func knownCodec(c string) bool {
+	name, level, ok := strings.Cut(c, "-")
+	if ok {
+		if n, err := strconv.Atoi(level); err != nil || n < 1 || n > 22 {
+			return false
+		}
+	}
+	return name == "lz4" || name == "zstd" || name == "gzip"
+}
+
+// parseDBSize reads a database size: decimal for GB and TB, as DBAs and
+// storage vendors quote them (the field reports' "10 TB" is 10^13 bytes),
+// binary for GiB and TiB.
+func parseDBSize(s string) (int64, error) {
+	in := strings.TrimSpace(s)
+	low := strings.ToLower(in)
+	for _, u := range []struct {
+		suffix string
+		m      float64
+	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"tib", 1 << 40}, {"pib", 1 << 50},
+		{"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9}, {"tb", 1e12}, {"pb", 1e15}} {
+		if num, ok := strings.CutSuffix(low, u.suffix); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+			if err != nil || f <= 0 || math.IsInf(f, 0) || f*u.m > 1e18 {
+				break
+			}
+			return int64(f * u.m), nil
+		}
+	}
+	return 0, fmt.Errorf("invalid size %q: use e.g. 100GB, 1TB, 10TB (decimal) or 500GiB", s)
+}
+
+// parseStageRate reads a stage's rate: bytes (20MB/s, decimal; 20MiB/s)
+// or, for a network, bits (1Gbit/s, 10Gbit/s, 100Mbit/s).
+func parseStageRate(s string) (float64, error) {
+	low := strings.ToLower(strings.TrimSpace(s))
+	for _, u := range []struct {
+		suffix string
+		m      float64
+	}{{"kbit/s", 1e3}, {"mbit/s", 1e6}, {"gbit/s", 1e9}, {"bit/s", 1}} {
+		if num, ok := strings.CutSuffix(low, u.suffix); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+			if err != nil || f <= 0 || math.IsInf(f, 0) {
+				break
+			}
+			return f * u.m / 8, nil
+		}
+	}
+	return parseRate(s)
+}
+
+// assume applies one --assume to the stages.
+func assume(s *result.BackupStages, a string) error {
+	key, val, ok := strings.Cut(a, "=")
+	key = strings.ToLower(strings.TrimSpace(key))
+	if !ok || key == "" || strings.TrimSpace(val) == "" {
+		return usagef("--assume %q: use STAGE=RATE, e.g. network=117MB/s or disk=1GB/s", a)
+	}
+	assumed := func(bps float64) *result.Rate { return &result.Rate{BytesPerSecond: bps, Source: "assumed"} }
+	if name, _, _ := strings.Cut(key, "-"); knownCodec(key) && (name == "lz4" || name == "zstd" || name == "gzip") {
+		return assumeCodec(s, key, val, a)
+	}
+	switch key {
+	case "cores", "source-cores", "target-cores":
+		n, err := strconv.Atoi(strings.TrimSpace(val))
+		if err != nil || n < 1 || n > 4096 {
+			return usagef("--assume %q: cores must be a whole number from 1", a)
+		}
+		if key != "target-cores" {
+			s.SourceCores = n
+		}
+		if key != "source-cores" {
+			s.TargetCores = n
+		}
+		return nil
+	}
+	bps, err := parseStageRate(val)
+	if err != nil {
+		return usagef("--assume %q: %v", a, err)
+	}
+	streams := 1
+	if base, n, ok := strings.Cut(key, "@"); ok {
+		if streams, err = strconv.Atoi(n); err != nil || streams < 1 || streams > 128 {
+			return usagef("--assume %q: streams after @ must be 1 to 128, e.g. network@4=450MB/s", a)
+		}
+		key = base
+	}
+	setNet := func(rates *[]result.StreamRate) {
+		*rates = slices.DeleteFunc(*rates, func(r result.StreamRate) bool { return r.Streams == streams })
+		*rates = append(*rates, result.StreamRate{Streams: streams, Rate: *assumed(bps)})
+		slices.SortFunc(*rates, func(x, y result.StreamRate) int { return x.Streams - y.Streams })
+	}
+	switch key {
+	case "network":
+		setNet(&s.NetworkOut)
+		setNet(&s.NetworkIn)
+	case "network-out":
+		setNet(&s.NetworkOut)
+	case "network-in":
+		setNet(&s.NetworkIn)
+	case "disk":
+		s.SourceRead, s.SourceWrite, s.TargetWrite, s.TargetRead = assumed(bps), assumed(bps), assumed(bps), assumed(bps)
+	case "source-disk":
+		s.SourceRead, s.SourceWrite = assumed(bps), assumed(bps)
+	case "target-disk":
+		s.TargetWrite, s.TargetRead = assumed(bps), assumed(bps)
+	case "source-read":
+		s.SourceRead = assumed(bps)
+	case "source-write":
+		s.SourceWrite = assumed(bps)
+	case "target-read":
+		s.TargetRead = assumed(bps)
+	case "target-write":
+		s.TargetWrite = assumed(bps)
+	default:
+		return usagef("--assume %q: unknown stage %q: use network, network-out, network-in (with @N for N streams), disk, source-disk, target-disk, source-read, source-write, target-read, target-write, cores, or a codec (zstd-3=compress:400MB/s,decompress:1.2GB/s,ratio:4)", a, key)
+	}
+	if key != "network" && key != "network-out" && key != "network-in" && streams != 1 {
+		return usagef("--assume %q: @N streams applies to the network only", a)
+	}
+	return nil
+}
+
+// assumeCodec reads zstd-3=compress:400MB/s,decompress:1.2GB/s,ratio:4[,side:target]
+// (both sides unless one is named).
+func assumeCodec(s *result.BackupStages, codec, val, a string) error {
+	c := result.CodecRate{Codec: codec, Source: "assumed"}
+	sides := []string{result.SideSource, result.SideTarget}
+	for _, part := range strings.Split(val, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(part), ":")
+		var err error
+		switch k = strings.ToLower(strings.TrimSpace(k)); {
+		case !ok:
+			err = errors.New("each part is NAME:VALUE")
+		case k == "compress":
+			c.CompressPerCore, err = parseStageRate(v)
+		case k == "decompress":
+			c.DecompressPerCore, err = parseStageRate(v)
+		case k == "ratio":
+			c.Ratio, err = strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), "x"), 64)
+			if err == nil && (c.Ratio < 1 || math.IsInf(c.Ratio, 0)) {
+				err = errors.New("the ratio is uncompressed over compressed, at least 1")
+			}
+		case k == "side" && (v == result.SideSource || v == result.SideTarget):
+			sides = []string{v}
+		default:
+			err = fmt.Errorf("unknown part %q", k)
+		}
+		if err != nil {
+			return usagef("--assume %q: %v (e.g. %s=compress:400MB/s,decompress:1.2GB/s,ratio:4)", a, err, codec)
+		}
+	}
+	if c.CompressPerCore <= 0 || c.DecompressPerCore <= 0 || c.Ratio < 1 {
+		return usagef("--assume %q: give compress, decompress and ratio, e.g. %s=compress:400MB/s,decompress:1.2GB/s,ratio:4", a, codec)
+	}
+	for _, side := range sides {
+		c.Side = side
+		s.Codecs = slices.DeleteFunc(s.Codecs, func(o result.CodecRate) bool { return o.Codec == codec && o.Side == side })
+		s.Codecs = append(s.Codecs, c)
+	}
+	return nil
+}
+
+// stagesFrom reads the stages of the last plan in a saved run.
+func stagesFrom(path string) (result.BackupStages, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return result.BackupStages{}, usagef("--from: %v", err)
+	}
+	defer f.Close()
+	var found *result.BackupStages
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		var r result.Report
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			return result.BackupStages{}, usagef("--from %s: line %d is not a narrows JSON record: %v", path, n, err)
+		}
+		if r.Type == result.TypeSummary && r.BackupPlan != nil {
+			st := r.BackupPlan.Stages
+			found = &st
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return result.BackupStages{}, usagef("--from %s: %v", path, err)
+	}
+	if found == nil {
+		return result.BackupStages{}, usagef("--from %s: no backup plan in it: save one with `narrows plan backup --json > FILE`", path)
+	}
+	for _, set := range [][]result.StreamRate{found.NetworkOut, found.NetworkIn} {
+		for i := range set {
+			if set[i].Source == "measured" {
+				set[i].Source = "measured (" + path + ")"
+			}
+		}
+	}
+	for _, r := range []*result.Rate{found.SourceRead, found.SourceWrite, found.TargetRead, found.TargetWrite} {
+		if r != nil && r.Source == "measured" {
+			r.Source = "measured (" + path + ")"
+		}
+	}
+	return *found, nil
+}

@@ -1,0 +1,39 @@
+package output_test
+
+import (
+	"time"
+
+	"github.com/narrows/narrows/internal/advisor"
+	"github.com/narrows/narrows/internal/result"
+)
+
+// planFixture is a backup plan from fixed stages: a 1 Gbit/s link (3 Gbit/s
+// with 4 streams), disks of 1 GB/s and 400 MB/s, zstd and gzip, SQL Server
+// without Instant File Initialization, judged against a 4 h RTO.
+func planFixture() *result.Report {
+	at := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	r := func(bps float64, what string) *result.Rate {
+		return &result.Rate{BytesPerSecond: bps, Source: "measured", What: what}
+	}
+	stages := result.BackupStages{
+		SourceRead: r(1e9, "sequential read 1 MiB QD8, /data"), SourceWrite: r(9e8, "sequential write 1 MiB QD8, /data"),
+		TargetWrite: r(4e8, "sequential write 1 MiB QD8, /backup on the agent"), TargetRead: r(6e8, "sequential read 1 MiB QD8, /backup on the agent"),
+		NetworkOut: []result.StreamRate{{Streams: 1, Rate: *r(117e6, "net stream")}, {Streams: 4, Rate: *r(375e6, "net stream")}},
+		NetworkIn:  []result.StreamRate{{Streams: 1, Rate: *r(115e6, "net stream --reverse")}, {Streams: 4, Rate: *r(370e6, "net stream --reverse")}},
+		Codecs: []result.CodecRate{
+			{Codec: "zstd-3", Side: result.SideSource, CompressPerCore: 410e6, DecompressPerCore: 1.3e9, Ratio: 4.2, Sample: "synthetic", Source: "measured"},
+			{Codec: "gzip-6", Side: result.SideSource, CompressPerCore: 52e6, DecompressPerCore: 310e6, Ratio: 4.6, Sample: "synthetic", Source: "measured"},
+		},
+		SourceCores: 8, TargetCores: 4,
+	}
+	p, err := advisor.PlanBackup(advisor.BackupInput{Stages: stages, Sizes: []int64{100e9, 1e12, 10e12},
+		Compressions: []string{"none", "zstd", "gzip"}, Engine: result.EngineSQLServer, Files: 1, RTO: 4 * time.Hour})
+	if err != nil {
+		panic(err)
+	}
+	rep := result.NewReport("plan backup", "db2:7447", result.Tool{Version: "0.1.0", Commit: "abc1234", Protocol: 1}, at)
+	rep.Agent = "0.1.0"
+	rep.BackupPlan = &p
+	rep.Findings = advisor.Advise(rep)
+	return rep
+}

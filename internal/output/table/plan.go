@@ -1,0 +1,122 @@
+package table
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/narrows/narrows/internal/advisor"
+	"github.com/narrows/narrows/internal/metric"
+	"github.com/narrows/narrows/internal/result"
+)
+
+// planSummary writes a backup plan: the stage rates it was composed from,
+// then one row per size × compression with the stage that limits each.
+func planSummary(b *strings.Builder, p *result.BackupPlan) {
+	s := p.Stages
+	b.WriteString("Stages:\n")
+	rate := func(name string, r *result.Rate) {
+		if r == nil {
+			fmt.Fprintf(b, "  %-24s %12s\n", name, "not measured")
+			return
+		}
+		fmt.Fprintf(b, "  %-24s %12s  %s\n", name, metric.FormatByteRate(r.BytesPerSecond), provenance(r.Source, r.What))
+	}
+	network := func(name string, rs []result.StreamRate) {
+		if len(rs) == 0 {
+			fmt.Fprintf(b, "  %-24s %12s\n", name, "not measured")
+			return
+		}
+		for i, r := range rs {
+			label := ""
+			if i == 0 {
+				label = name
+			}
+			fmt.Fprintf(b, "  %-24s %12s  %s, %s\n", label, metric.FormatByteRate(r.BytesPerSecond), plural(r.Streams, "stream"), provenance(r.Source, r.What))
+		}
+	}
+	rate("data path read", s.SourceRead)
+	rate("data path write", s.SourceWrite)
+	network("network to backup host", s.NetworkOut)
+	network("network back", s.NetworkIn)
+	rate("backup path write", s.TargetWrite)
+	rate("backup path read", s.TargetRead)
+	for _, c := range s.Codecs {
+		side := "database host"
+		if c.Side == result.SideTarget {
+			side = "backup host"
+		}
+		sample := ""
+		if c.Sample != "" {
+			sample = ", sample " + c.Sample
+		}
+		fmt.Fprintf(b, "  %-24s %12s  per core compressing, %s decompressing, ratio %.2f×%s; %s\n",
+			c.Codec+" ("+side+")", metric.FormatByteRate(c.CompressPerCore), metric.FormatByteRate(c.DecompressPerCore), c.Ratio, sample, c.Source)
+	}
+	if s.SourceCores > 0 || s.TargetCores > 0 {
+		fmt.Fprintf(b, "  %-24s %12s\n", "cores", fmt.Sprintf("%d here, %d there", s.SourceCores, s.TargetCores))
+	}
+	where := "the database host"
+	if p.CompressAt == result.CompressAtTarget {
+		where = "the backup host"
+	}
+	fmt.Fprintf(b, "\n%s, %s: %s, compression on %s on %s.\n\n", p.Engine, plural(p.Files, "file"), plural(p.Streams, "stream"), plural(p.Threads, "thread"), where)
+
+	rto := ""
+	if p.RTO > 0 {
+		rto = "RTO " + advisor.FormatHours(p.RTO.D().Seconds())
+	}
+	const row = "%-8s %-11s %10s %10s  %-26s %10s %10s  %-26s %s\n"
+	fmt.Fprintf(b, row, "size", "compression", "backup", "rate", "limited by", "restore", "rate", "limited by", rto)
+	for _, c := range p.Cells {
+		verdict := ""
+		if c.RTOMet != nil {
+			verdict = "met"
+			if !*c.RTOMet {
+				verdict = "MISSED"
+			}
+		}
+		fmt.Fprintf(b, row, metric.FormatDecimalBytes(c.SizeBytes), c.Compression,
+			hours(c.BackupSeconds), rateOrDash(c.BackupRate), advisor.StageWords(c.BackupBottleneck),
+			hours(c.RestoreSeconds), rateOrDash(c.RestoreRate), advisor.StageWords(c.RestoreBottleneck), verdict)
+		if c.ZeroingSeconds > 0 {
+			fmt.Fprintf(b, "%-8s %-11s %10s %10s  %-26s %10s %10s  %s\n", "", "", "", "", "", "", "",
+				"incl. "+advisor.FormatHours(c.ZeroingSeconds)+" zeroing the data files")
+		}
+	}
+	if len(p.Notes) > 0 {
+		b.WriteString("\nThe model:\n")
+		for _, n := range p.Notes {
+			var w strings.Builder
+			wrap(&w, n, "    ", 96)
+			b.WriteString("  - " + strings.TrimPrefix(w.String(), "    "))
+		}
+	}
+}
+
+func provenance(source, what string) string {
+	if what == "" {
+		return source
+	}
+	return source + ": " + what
+}
+
+func hours(s float64) string {
+	if s <= 0 {
+		return "-"
+	}
+	return advisor.FormatHours(s)
+}
+
+func rateOrDash(r float64) string {
+	if r <= 0 {
+		return "-"
+	}
+	return metric.FormatByteRate(r)
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
