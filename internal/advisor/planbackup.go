@@ -30,6 +30,8 @@ type BackupInput struct {
 	// IFI: SQL Server's Instant File Initialization is on (no zeroing of
 	// the data files before a restore).
 	IFI bool
+	// SizeNote says where a size came from (the server's own accounting).
+	SizeNote string
 }
 
 // A backup is a pipeline: the database host reads its files, one side
@@ -87,6 +89,9 @@ func PlanBackup(in BackupInput) (result.BackupPlan, error) {
 		p.Notes = append(p.Notes, "A restore ends here when the files are in place; PostgreSQL then replays the WAL written during the backup, which depends on the write load and is not in this plan.")
 	case result.EngineSQLServer:
 		p.Notes = append(p.Notes, "A restore ends here when the pages are in place; SQL Server then runs recovery (redo and undo of the log backed up), which depends on the load and is not in this plan.")
+	}
+	if in.SizeNote != "" {
+		p.Notes = append(p.Notes, in.SizeNote)
 	}
 	s := in.Stages
 	var unmeasured []string

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"math"
 	"os"
@@ -13,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/narrows/narrows/internal/advisor"
+	"github.com/narrows/narrows/internal/dbconn"
+	"github.com/narrows/narrows/internal/probe/dbsize"
 	"github.com/narrows/narrows/internal/result"
 )
 
@@ -20,10 +23,10 @@ import (
 // measurement (--to), a saved run (--from) or by hand (--assume), the
 // later overriding the earlier.
 type planFlags struct {
-	sizes, compressions, engine, compressAt, rto, from string
-	files                                              int
-	ifi, json                                          bool
-	assume                                             multiFlag
+	sizes, compressions, engine, compressAt, rto, from, dsn string
+	files                                                   int
+	ifi, json, sizeSet                                      bool
+	assume                                                  multiFlag
 }
 
 // multiFlag is a repeatable string flag.
@@ -36,6 +39,7 @@ func planBackup(ctx context.Context, env Env, args []string) error {
 	fs := newFlags(env, "plan backup")
 	var pf planFlags
 	fs.StringVar(&pf.sizes, "size", "100GB,1TB,10TB", "database sizes to plan, decimal as DBAs quote them (100GB = 10^11 bytes; GiB/TiB for binary)")
+	fs.StringVar(&pf.dsn, "dsn", "", "read the database's size from the server (PostgreSQL: the whole cluster and its WAL; MySQL: every table; SQL Server: the database's files) and plan that size too (or set NARROWS_DSN)")
 	fs.StringVar(&pf.compressions, "compression", "", "compressions to plan: none, lz4, zstd, gzip (or with a level: zstd-3); default: none and every codec measured")
 	fs.StringVar(&pf.engine, "engine", result.EngineGeneric, "how the backup runs: generic, pg_basebackup, pgbackrest (also WAL-G) or sqlserver")
 	fs.IntVar(&pf.files, "files", 1, "backup files (SQL Server), processes (pgBackRest process-max) or tablespaces (pg_basebackup): the streams")
@@ -49,6 +53,7 @@ func planBackup(ctx context.Context, env Env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	fs.Visit(func(f *flag.Flag) { pf.sizeSet = pf.sizeSet || f.Name == "size" })
 	in, err := pf.input()
 	if err != nil {
 		return err
@@ -62,6 +67,9 @@ func planBackup(ctx context.Context, env Env, args []string) error {
 		if err := assume(&in.Stages, a); err != nil {
 			return err
 		}
+	}
+	if err := pf.dbSize(ctx, env, &in); err != nil {
+		return err
 	}
 	if pf.from == "" && len(pf.assume) == 0 {
 		return usagef("plan backup: give the stage rates: --from a saved run, or --assume them (e.g. --assume network=117MB/s)")
@@ -343,4 +351,33 @@ func stagesFrom(path string) (result.BackupStages, error) {
 		}
 	}
 	return *found, nil
+}
+
+// dbSize adds the size of the database behind --dsn to the sizes planned
+// (in place of the default sizes, unless --size was given too).
+func (pf planFlags) dbSize(ctx context.Context, env Env, in *advisor.BackupInput) error {
+	raw := pf.dsn
+	if raw == "" {
+		raw = env.Getenv("NARROWS_DSN")
+	}
+	if raw == "" {
+		return nil
+	}
+	d, err := dbconn.Parse(raw)
+	if err != nil {
+		return usagef("plan backup: --dsn: %v", err)
+	}
+	sz, err := dbsize.Read(ctx, d)
+	if err != nil {
+		if dbconn.UserFixable(err) {
+			return &usageError{d.Scrub(err.Error())}
+		}
+		return fmt.Errorf("plan backup: %s", d.Reason(err))
+	}
+	if !pf.sizeSet {
+		in.Sizes = nil
+	}
+	in.Sizes = append([]int64{sz.Bytes}, in.Sizes...)
+	in.SizeNote = "The database's size: " + sz.What + "."
+	return nil
 }
