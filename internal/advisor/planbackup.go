@@ -403,3 +403,48 @@ func FormatHours(seconds float64) string {
 		return fmt.Sprintf("%.1f h", seconds/3600)
 	}
 }
+
+// DiskStages reads the sequential read and write of a disk run (the
+// backup profile's 1 MiB at QD8, or any sequential pattern: the fastest
+// of each) as the rates a backup reads and a restore writes at.
+func DiskStages(d *result.Disk, source string) (read, write *result.Rate) {
+	if d == nil {
+		return nil, nil
+	}
+	for _, p := range d.Patterns {
+		if p.Stopped != "" || p.Throughput <= 0 || p.Sync != result.SyncNone {
+			continue
+		}
+		r := &result.Rate{BytesPerSecond: p.Throughput, Source: source, What: p.Name + ", " + d.Path}
+		switch {
+		case p.RW == "read" && (read == nil || r.BytesPerSecond > read.BytesPerSecond):
+			read = r
+		case p.RW == "write" && (write == nil || r.BytesPerSecond > write.BytesPerSecond):
+			write = r
+		}
+	}
+	return read, write
+}
+
+// NetworkStages reads a stream run's receiver throughput by direction
+// and streams: forward (the client, on the database host, sending to the
+// agent on the backup host) is a backup's way, reverse a restore's.
+func NetworkStages(s *result.Stream, source string) (out, in []result.StreamRate) {
+	if s == nil {
+		return nil, nil
+	}
+	for _, r := range s.Runs {
+		if r.Stopped != "" || r.Throughput <= 0 {
+			continue
+		}
+		sr := result.StreamRate{Streams: r.Streams, Rate: result.Rate{BytesPerSecond: r.Throughput / 8, Source: source,
+			What: fmt.Sprintf("net stream, %s", plural(r.Streams, "stream"))}}
+		switch r.Direction {
+		case "forward":
+			out = append(out, sr)
+		case "reverse":
+			in = append(in, sr)
+		}
+	}
+	return out, in
+}

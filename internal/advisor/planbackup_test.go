@@ -185,3 +185,26 @@ func TestPlanBackupRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestStagesFromRuns: a disk run's sequential patterns and a stream run's
+// directions become the plan's stages; stopped or flushed patterns do not.
+func TestStagesFromRuns(t *testing.T) {
+	d := &result.Disk{Path: "/data", Patterns: []result.DiskPattern{
+		{Name: "read 1 MiB QD8", RW: "read", Sync: result.SyncNone, Throughput: 900 * mB},
+		{Name: "write 1 MiB QD8", RW: "write", Sync: result.SyncNone, Throughput: 700 * mB},
+		{Name: "write 16 KiB + fdatasync", RW: "write", Sync: result.SyncFdatasync, Throughput: 30 * mB},
+		{Name: "read 1 MiB QD1", RW: "read", Sync: result.SyncNone, Throughput: 2 * gB, Stopped: "interrupted"},
+	}}
+	r, w := DiskStages(d, "measured")
+	if r == nil || w == nil || r.BytesPerSecond != 900*mB || w.BytesPerSecond != 700*mB || r.What != "read 1 MiB QD8, /data" {
+		t.Fatalf("read %+v, write %+v", r, w)
+	}
+	s := &result.Stream{Runs: []result.StreamRun{
+		{Direction: "forward", Streams: 1, Throughput: 936e6}, {Direction: "forward", Streams: 4, Throughput: 3e9},
+		{Direction: "reverse", Streams: 1, Throughput: 920e6},
+	}}
+	out, in := NetworkStages(s, "measured")
+	if len(out) != 2 || len(in) != 1 || out[0].BytesPerSecond != 117*mB || out[1].Streams != 4 || in[0].BytesPerSecond != 115*mB {
+		t.Fatalf("out %+v, in %+v", out, in)
+	}
+}
