@@ -753,3 +753,30 @@ func (m *MariaDB) Close() {
 		os.RemoveAll(m.root)
 	}
 }
+
+// Tool runs a PostgreSQL program (pgbench, pg_basebackup, ...) as the
+// postgres user on node n's host, with env added, and returns its output.
+func (p *Postgres) Tool(ctx context.Context, n *PGNode, env []string, tool string, args ...string) (string, error) {
+	var out string
+	err := n.inPlace(func() error {
+		var err error
+		out, err = p.pg(ctx, env, tool, args...)
+		return err
+	})
+	return out, err
+}
+
+// ScratchDir makes an empty directory the postgres user owns, removed
+// with the servers by Close.
+func (p *Postgres) ScratchDir(name string) (string, error) {
+	dir := filepath.Join(p.root, name)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return "", err
+	}
+	if os.Geteuid() == 0 {
+		if err := chownTo(dir, "postgres"); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
