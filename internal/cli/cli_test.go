@@ -320,18 +320,18 @@ func TestStreamsBeyondTheAgentsLimits(t *testing.T) {
 	}
 }
 
-// TestPartialResultsWhenAgentDies: a run that fails mid-way still prints
-// what it measured, marks it partial, and exits 1.
-func TestPartialResultsWhenAgentDies(t *testing.T) {
-	a := itest.StartAgent(t, nil)
-	cmd := exec.Command(itest.Binary(t), "net", "rr", "--to", a.Addr, "--duration", "20s", "--interval", "200ms", "--json")
+// runAgentKilled runs narrows with args and kills agent a after a while:
+// the client must notice and end within 30 s.
+func runAgentKilled(t *testing.T, a *itest.Agent, after time.Duration, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(itest.Binary(t), args...)
 	cmd.Env = append(os.Environ(), "NARROWS_SECRET="+itest.Secret)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1500 * time.Millisecond)
+	time.Sleep(after)
 	a.Cmd.Process.Kill()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -341,10 +341,18 @@ func TestPartialResultsWhenAgentDies(t *testing.T) {
 		cmd.Process.Kill()
 		t.Fatal("client did not notice the agent died")
 	}
-	if cmd.ProcessState.ExitCode() != 1 {
-		t.Fatalf("exit %d, want 1; stderr %s", cmd.ProcessState.ExitCode(), errb.String())
+	return out.String(), errb.String(), cmd.ProcessState.ExitCode()
+}
+
+// TestPartialResultsWhenAgentDies: a run that fails mid-way still prints
+// what it measured, marks it partial, and exits 1.
+func TestPartialResultsWhenAgentDies(t *testing.T) {
+	a := itest.StartAgent(t, nil)
+	out, stderr, code := runAgentKilled(t, a, 1500*time.Millisecond, "net", "rr", "--to", a.Addr, "--duration", "20s", "--interval", "200ms", "--json")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1; stderr %s", code, stderr)
 	}
-	iv, s := jsonLines(t, out.String())
+	iv, s := jsonLines(t, out)
 	if len(iv) < 3 || s["partial"] != true || s["error"] == "" {
 		t.Fatalf("%d intervals, partial %v error %v", len(iv), s["partial"], s["error"])
 	}
