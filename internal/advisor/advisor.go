@@ -347,15 +347,28 @@ func rr(r *result.RR) []result.Finding {
 	out := []result.Finding{{Code: "rr.wire_time", Severity: "info",
 		Summary: fmt.Sprintf("A report that issues %s queries one after another spends %.2f s on round trips alone (%s each on average).",
 			metric.FormatCount(q), wireMean, metric.FormatDuration(r.Mean.D())),
-		Detail: fmt.Sprintf("That is before the server does any work: %s round trips per second is the ceiling for one session on this path. "+
+		Detail: fmt.Sprintf("That is before the server does any work: %s "+
 			"At the p99 round trip it would be %.2f s. Fewer, larger queries (or a closer app server) are the cure; bandwidth is not.",
-			metric.FormatCount(int64(r.Rate)), wireP99),
+			ceiling(r), wireP99),
 		Values: map[string]float64{"queries": float64(q), "wire_seconds": wireMean, "wire_p99_seconds": wireP99}}}
 	if f, ok := tail("rr.tail", "round trips", r.Latency,
 		"A chatty session feels the tail: look for CPU power saving, interrupt moderation, a busy virtual switch or a congested hop."); ok {
 		out = append(out, f)
 	}
 	return out
+}
+
+// ceiling says how many round trips one session can make: what a run
+// back to back made, or, for a run paced with --rate, what its mean round
+// trip allows (the pace is what was asked for, not what the path allows).
+func ceiling(r *result.RR) string {
+	if r.Config.Rate <= 0 || r.Mean <= 0 {
+		return fmt.Sprintf("%s round trips per second is the ceiling for one session on this path.", metric.FormatCount(int64(r.Rate)))
+	}
+	return fmt.Sprintf("the run was paced at %s round trips per second (--rate), which is the pace asked for, not a ceiling; "+
+		"at its mean round trip of %s one session waiting on each could make at most about %s per second on this path "+
+		"(without --rate narrows measures that ceiling itself, at the lower latency of back-to-back round trips).",
+		metric.FormatCount(int64(r.Config.Rate+0.5)), metric.FormatDuration(r.Mean.D()), metric.FormatCount(int64(1/r.Mean.D().Seconds())))
 }
 
 // TailRatio: a p99 over this many times the p50 is a tail a chatty session

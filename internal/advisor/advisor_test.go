@@ -206,3 +206,20 @@ func TestStreamVerdictsAgree(t *testing.T) {
 		}
 	}
 }
+
+// TestRRPacedIsNoCeiling: a run paced with --rate made the round trips it
+// was asked to; the ceiling for one session is what its round trip allows
+// (issue 12: "1,000 round trips per second is the ceiling" at --rate 1000).
+func TestRRPacedIsNoCeiling(t *testing.T) {
+	r := &result.RR{Config: result.RRConfig{Queries: 5000, Rate: 1000}, RoundTrips: 2001, Rate: 1000.5,
+		Latency: result.Latency{Mean: result.Seconds(135 * time.Microsecond), P50: result.Seconds(52 * time.Microsecond), P99: result.Seconds(200 * time.Microsecond)}}
+	d := Advise(&result.Report{RR: r})[0].Detail
+	if strings.Contains(d, "1,000 round trips per second is the ceiling") || !strings.Contains(d, "paced at 1,000 round trips per second (--rate)") ||
+		!strings.Contains(d, "at most about 7,407 per second") {
+		t.Fatalf("paced run: %q", d)
+	}
+	r.Config.Rate = 0
+	if d := Advise(&result.Report{RR: r})[0].Detail; !strings.Contains(d, "1,000 round trips per second is the ceiling") {
+		t.Fatalf("back-to-back run: %q", d)
+	}
+}

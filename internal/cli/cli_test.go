@@ -210,6 +210,11 @@ func TestStreamAndRRJSON(t *testing.T) {
 			if rate < 180 || rate > 210 {
 				t.Fatalf("paced at 200/s, measured %v/s", rate)
 			}
+			// The pace is what was asked for, not the path's ceiling.
+			f := s["findings"].([]any)[0].(map[string]any)
+			if d := f["detail"].(string); strings.Contains(d, "is the ceiling") || !strings.Contains(d, "paced at 200 round trips per second (--rate)") {
+				t.Fatalf("paced run's finding: %q", d)
+			}
 		}},
 	}
 	for _, c := range cases {
