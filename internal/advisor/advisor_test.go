@@ -223,3 +223,44 @@ func TestRRPacedIsNoCeiling(t *testing.T) {
 		t.Fatalf("back-to-back run: %q", d)
 	}
 }
+
+// TestDiskCustomPatternsRead: every custom shape gets a finding in a DBA's
+// words (issue 12: a custom randwrite+fdatasync run ×4 threads had no
+// "What it means"), and one the log floor already reads gets no second.
+func TestDiskCustomPatternsRead(t *testing.T) {
+	l := result.Latencies{P50: result.Seconds(348 * time.Microsecond), P99: result.Seconds(4830 * time.Microsecond)}
+	pat := func(name, rw, sync string, threads int) result.DiskPattern {
+		p := result.DiskPattern{Profile: "custom", Name: name, RW: rw, Sync: sync, BlockBytes: 4096, QueueDepth: 1, Threads: threads,
+			IOs: 1000, IOPS: 6611, Throughput: 27e6, Latencies: l}
+		if sync != "none" {
+			p.FlushRate = p.IOPS
+		}
+		if rw == "mix" {
+			p.Read, p.Write = &result.DiskDirection{Latencies: l}, &result.DiskDirection{Latencies: l}
+		}
+		return p
+	}
+	cases := []struct {
+		p    result.DiskPattern
+		want string
+	}{
+		{pat("randwrite 4 KiB + fdatasync ×4 threads", "randwrite", "fdatasync", 4), "4 committers at once made 6,611 commits/s (27 MB/s), 1,653/s each; a commit waited 348 µs at the median"},
+		{pat("randwrite 4 KiB O_DSYNC ×2 threads", "randwrite", "dsync", 2), "2 committers at once"},
+		{pat("randread 4 KiB QD1", "randread", "none", 1), "randread 4 KiB QD1: 6,611 IOPS (27 MB/s), 1 in flight; each read p50 348 µs"},
+		{pat("read 4 KiB QD1", "read", "none", 1), "each read p50"},
+		{pat("randwrite 4 KiB QD1", "randwrite", "none", 1), "each write p50 348 µs"},
+		{pat("mix 70/30 4 KiB QD1", "mix", "none", 1), "reads p50 348 µs (p99 4.83 ms), writes p50"},
+	}
+	for _, c := range cases {
+		fs := Advise(&result.Report{Disk: &result.Disk{Direct: true, FileBytes: 64 << 20, Patterns: []result.DiskPattern{c.p}}})
+		f := finding(fs, "disk.custom_pattern")
+		if f == nil || !strings.Contains(f.Summary, c.want) {
+			t.Errorf("%s: findings %s, custom %+v; want %q", c.p.Name, codes(fs), f, c.want)
+		}
+	}
+	one := pat("write 4 KiB + fdatasync", "write", "fdatasync", 1)
+	fs := Advise(&result.Report{Disk: &result.Disk{Direct: true, Patterns: []result.DiskPattern{one}}})
+	if codes(fs) != "disk.log_commit_floor" {
+		t.Fatalf("one committer: %s, want the commit floor alone", codes(fs))
+	}
+}

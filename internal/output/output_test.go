@@ -70,6 +70,7 @@ func allFixtures() (map[string][]result.Interval, map[string]*result.Report) {
 		ivs[k], reps[k] = divs[k], dreps[k]
 	}
 	ivs["disk"], reps["disk"] = diskFixture()
+	ivs["disk_custom"], reps["disk_custom"] = diskCustomFixture()
 	return ivs, reps
 }
 
