@@ -263,6 +263,14 @@ func TestStreamAndRRJSON(t *testing.T) {
 			if _, ok := run["tcp"].(map[string]any)["min_rtt_seconds"]; !ok {
 				t.Fatal("no TCP_INFO figures on Linux")
 			}
+			// The rows add up to the summary, the last stretch included.
+			var rows float64
+			for _, i := range iv {
+				rows += i["bytes"].(float64)
+			}
+			if rows != run["received_bytes"].(float64) {
+				t.Fatalf("interval rows carry %.0f bytes, the summary %.0f", rows, run["received_bytes"])
+			}
 		}},
 		{"stream compares one with N", []string{"net", "stream", "--duration", "1s", "--streams", "3", "--reverse"}, func(t *testing.T, iv []map[string]any, s map[string]any) {
 			st := s["stream"].(map[string]any)

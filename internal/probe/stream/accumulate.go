@@ -119,6 +119,16 @@ func (a *accumulator) interval(m *wire.Interval) []result.Interval {
 	return out
 }
 
+// rest is the stretch after the agent's last interval report, up to the
+// test's end, when the test ended between two reports (as iperf3 prints
+// its last, shorter interval): the rows then add up to the summary.
+func (a *accumulator) rest(done *wire.Done) []result.Interval {
+	if done.Elapsed-a.last < time.Millisecond {
+		return nil
+	}
+	return a.interval(&wire.Interval{Elapsed: done.Elapsed, Slots: done.Slots})
+}
+
 // aggregate folds several streams' TCP state into one: RTTs averaged, the
 // minimum RTT the least, windows and counters summed. The result's MSS is
 // the first stream's and CwndSegments is scaled so CwndBytes is the sum.

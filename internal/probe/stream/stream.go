@@ -182,6 +182,11 @@ func runPhase(ctx context.Context, s *client.Session, cfg Config, phase string, 
 	// read the last bytes, then unblock whatever is left.
 	stop.Store(true)
 	waitOrHalt(&wg, &halt, 5*time.Second)
+	if done != nil {
+		for _, iv := range acc.rest(done) {
+			emit(iv)
+		}
+	}
 	for _, e := range eps {
 		if e.send {
 			e.final = e.tcp()
