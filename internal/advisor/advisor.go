@@ -188,6 +188,15 @@ func (rd *reading) ratioNote() string {
 	return fmt.Sprintf("%d streams carried %s, %.2f× one stream", rd.cmp.Streams, metric.FormatBitRate(rd.cmp.Aggregate), rd.cmp.Ratio)
 }
 
+// howMuchMore words a ratio under Headroom: "no more" near 1 (or less),
+// "little more" up to Headroom, never "no more" for 1.29×.
+func (rd *reading) howMuchMore() string {
+	if rd.cmp.Ratio < 1.05 {
+		return "no more"
+	}
+	return "little more"
+}
+
 // limit says what held the stream back.
 func (rd *reading) limit() result.Finding {
 	run, t := rd.run, rd.run.TCP
@@ -200,7 +209,7 @@ func (rd *reading) limit() result.Finding {
 			Values: map[string]float64{"cpu_percent_of_core": rd.cpuPct}}
 		switch {
 		case rd.cmp != nil && rd.cmp.Ratio < Headroom:
-			f.Detail = fmt.Sprintf("%s: more threads did not carry more, so the machines' CPUs as a whole, not one stream's thread, set this rate.", rd.ratioNote())
+			f.Detail = fmt.Sprintf("%s: more threads carried %s, so the machines' CPUs as a whole, not one stream's thread, set this rate.", rd.ratioNote(), rd.howMuchMore())
 		case rd.sameHost:
 			f.Detail = "One stream is one thread at each end, so one core sets its rate here; the agent is on this machine, so no network was crossed."
 		}
@@ -277,7 +286,7 @@ func (rd *reading) limit() result.Finding {
 	if rd.cmp != nil {
 		f.Detail = fmt.Sprintf("%s, so this is the rate of the link or of a shaper on it, for one stream or many.", rd.ratioNote())
 		if rd.stall >= WindowSome || rd.fullWindow {
-			f.Detail += " The window stalls cost no rate: more windows carried no more (a queue on the path held what did not fit)."
+			f.Detail += fmt.Sprintf(" The window stalls cost no rate: more windows carried %s (a queue on the path held what did not fit).", rd.howMuchMore())
 		}
 	}
 	return f
@@ -290,7 +299,7 @@ func (rd *reading) comparison() result.Finding {
 		Values: map[string]float64{"single_stream_bits_per_second": c.Single, "aggregate_bits_per_second": c.Aggregate, "aggregate_to_single_ratio": c.Ratio}}
 	if c.Ratio >= Headroom {
 		f.Severity = "warning"
-		f.Summary = fmt.Sprintf("%d streams carried %s, %.1f× one stream: there is room that one stream cannot use.", c.Streams, metric.FormatBitRate(c.Aggregate), c.Ratio)
+		f.Summary = rd.ratioNote() + ": there is room that one stream cannot use."
 		why := map[string]string{
 			causeCPU:       "one stream is one thread at each end, and more streams used more cores",
 			causeWindow:    "one stream is held by its window (above), and each stream brings its own",
@@ -306,7 +315,7 @@ func (rd *reading) comparison() result.Finding {
 		return f
 	}
 	f.Severity = "info"
-	f.Summary = fmt.Sprintf("%d streams carried %s, %.2f× one stream: more connections do not carry more.", c.Streams, metric.FormatBitRate(c.Aggregate), c.Ratio)
+	f.Summary = fmt.Sprintf("%s: more connections carry %s.", rd.ratioNote(), rd.howMuchMore())
 	switch {
 	case rd.sameHost:
 		f.Detail = "On one machine its CPUs are the limit, for one stream or many; this says nothing about a network."
@@ -315,7 +324,7 @@ func (rd *reading) comparison() result.Finding {
 	case rd.cause == causeLoss:
 		f.Detail = "The lossy path gives what it gives, to one stream or many: find the congested or faulty hop."
 	default:
-		f.Detail = "One stream already gets what the link gives: the link (or a shaper on it) is the limit for replication too."
+		f.Detail = "One stream already gets nearly all the link gives: the link (or a shaper on it) is the limit for replication too."
 	}
 	return f
 }

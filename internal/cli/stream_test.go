@@ -85,6 +85,9 @@ func streamVerdictsAgree(t *testing.T, rep *result.Report) string {
 		if roomy != (cmp.Severity == "warning") {
 			t.Errorf("ratio %.2f, comparison %q", c.Ratio, cmp.Summary)
 		}
+		if c.Ratio >= 1.05 && strings.Contains(text, "no more") {
+			t.Errorf("%.2f× called no more:\n%s", c.Ratio, text)
+		}
 		if !roomy && (limit.Code == "stream.window_limited" || limit.Code == "stream.per_stream_limited") {
 			t.Errorf("N streams carried no more (%.2f×), yet the one stream is %s:\n%s", c.Ratio, limit.Code, text)
 		}
