@@ -14,6 +14,7 @@ ls /usr/lib/postgresql/*/bin/pgbench >/dev/null 2>&1 && ls /usr/lib/postgresql/*
 { have mariadbd || [ -x /usr/sbin/mariadbd ] || [ -x /usr/sbin/mysqld ]; } && have mariadb-install-db || need+=(mariadb-server)
 have mariadb || need+=(mariadb-client)
 have losetup || need+=(mount)   # the disk tests read a loop device
+have mkfs.xfs || need+=(xfsprogs)   # and time buffered writes on XFS, which end within their submitting call
 if [ "${1:-test}" = bench ]; then
   have sockperf || need+=(sockperf)
   have fio || need+=(fio)

@@ -7,6 +7,7 @@ package advisor
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/result"
@@ -18,8 +19,13 @@ const (
 	// of a core that thread, not the link, sets the rate.
 	CPUBound = 85.0
 	// WindowBound: share of busy time stalled on the receiver's window or
-	// the sender's buffer.
+	// the sender's buffer past which the window is what limits the stream.
 	WindowBound = 0.5
+	// WindowSome: past this share of stalls the window held the stream
+	// back part of the time (a stream that fills its path keeps its
+	// window ahead of it and stalls on it close to never): not link-limited,
+	// unless N streams, with N windows, carried no more.
+	WindowSome = 0.1
 	// FullWindow: bytes in flight (rate × RTT) over the peer's advertised
 	// window. A paced sender (bbr) rarely stalls on the window, so the
 	// stall counters miss it, but a stream that keeps a whole window in
@@ -69,12 +75,14 @@ func mbps(bitsPerSecond float64) string { return metric.FormatByteRate(bitsPerSe
 
 func stream(s *result.Stream) []result.Finding {
 	var out []result.Finding
-	if len(s.Runs) == 0 {
-		return out
-	}
+	var compared *reading
 	for _, run := range s.Runs {
 		if run.Phase != result.PhaseSingle {
 			continue
+		}
+		rd := read(run, s)
+		if c := s.Comparison; c != nil && c.Direction == run.Direction {
+			compared = &rd
 		}
 		out = append(out, result.Finding{
 			Code: "stream.single_stream_capacity", Severity: "info",
@@ -83,90 +91,261 @@ func stream(s *result.Stream) []result.Finding {
 				"if the primary generates log faster than %s, the send queue, which is the data a failover would lose, grows.", mbps(run.Throughput)),
 			Values: map[string]float64{"throughput_bits_per_second": run.Throughput, "throughput_bytes_per_second": run.Throughput / 8},
 		})
-		out = append(out, limit(run))
-		if f, ok := wire(run); ok {
+		out = append(out, rd.limit())
+		if f, ok := wire(run, s.SameHost); ok {
 			out = append(out, f)
 		}
 	}
 	if c := s.Comparison; c != nil {
-		f := result.Finding{Code: "stream.parallel_comparison",
-			Values: map[string]float64{"single_stream_bits_per_second": c.Single, "aggregate_bits_per_second": c.Aggregate, "aggregate_to_single_ratio": c.Ratio}}
-		if c.Ratio >= Headroom {
-			f.Severity = "warning"
-			f.Summary = fmt.Sprintf("%d streams carried %s, %.1f× one stream: the link has room that one stream cannot use.", c.Streams, metric.FormatBitRate(c.Aggregate), c.Ratio)
-			f.Detail = "File copies and backups to many files use parallel streams and look fast; a replication stream cannot. Judge replication by the single-stream figure, and raise it with larger TCP windows (when window-limited) or a shorter path, not a faster link."
-		} else {
-			f.Severity = "info"
-			f.Summary = fmt.Sprintf("%d streams carried %s, %.2f× one stream: one stream already gets what the link gives.", c.Streams, metric.FormatBitRate(c.Aggregate), c.Ratio)
-			f.Detail = "Adding connections does not help here: the link (or the machines) is the limit for replication too."
+		rd := compared
+		if rd == nil { // no single run in that direction: judge the figures alone
+			rd = &reading{cmp: c, sameHost: s.SameHost, cause: causeUnknown}
 		}
-		out = append(out, f)
+		out = append(out, rd.comparison())
 	}
 	return out
 }
 
-// limit says what held one stream back.
-func limit(run result.StreamRun) result.Finding {
-	t := run.TCP
-	cpuSide, cpuPct := "client", run.CPU.Local
-	if run.CPU.Remote > cpuPct {
-		cpuSide, cpuPct = "agent", run.CPU.Remote
+// What held one stream back: one cause per run, read once.
+const (
+	causeCPU       = "cpu"
+	causeWindow    = "window"
+	causeLoss      = "loss"
+	causePerStream = "per_stream" // nothing in its own figures, yet N streams carried more
+	causeLink      = "link"
+	causeHost      = "host" // same as link, with no network between the ends
+	causeUnknown   = "unknown"
+)
+
+// reading is one interpretation of a single-stream run: its TCP_INFO, its
+// CPU and, where one ran, the N-stream run in the same direction. The limit
+// verdict and the comparison are both worded from it, so they cannot
+// contradict each other: a stream N streams outran was not at the link's
+// rate, and window stalls that N windows did not overcome did not cost it
+// its rate.
+type reading struct {
+	run      result.StreamRun
+	cmp      *result.Comparison // the same direction's N-stream run, or nil
+	sameHost bool
+	cause    string
+	cpuSide  string
+	cpuPct   float64
+	stall    float64 // share of busy time stalled on a window
+	// fullWindow: rate × RTT reached the peer's window (a paced sender
+	// keeps it full without stalling on it).
+	fullWindow bool
+}
+
+func read(run result.StreamRun, s *result.Stream) reading {
+	rd := reading{run: run, sameHost: s.SameHost, cpuSide: "client", cpuPct: run.CPU.Local}
+	if c := s.Comparison; c != nil && c.Direction == run.Direction {
+		rd.cmp = c
 	}
+	if run.CPU.Remote > rd.cpuPct {
+		rd.cpuSide, rd.cpuPct = "agent", run.CPU.Remote
+	}
+	t := run.TCP
+	if t != nil {
+		rd.stall = t.RwndLimited + t.SndbufLimited
+		rd.fullWindow = t.SndWndBytes > 0 && float64(t.BDPBytes) >= FullWindow*float64(t.SndWndBytes)
+	}
+	roomy := rd.cmp != nil && rd.cmp.Ratio >= Headroom
+	flat := rd.cmp != nil && rd.cmp.Ratio < Headroom
 	switch {
-	case run.CPU.Available && cpuPct >= CPUBound:
-		return result.Finding{Code: "stream.cpu_limited", Severity: "warning",
-			Summary: fmt.Sprintf("CPU-limited: the %s used %.0f%% of a core.", cpuSide, cpuPct),
+	case run.CPU.Available && rd.cpuPct >= CPUBound:
+		rd.cause = causeCPU
+	case t == nil:
+		rd.cause = causeUnknown
+	case (rd.stall >= WindowSome || rd.fullWindow) && !flat:
+		rd.cause = causeWindow
+	case t.RetransRatio >= LossBound:
+		rd.cause = causeLoss
+	case roomy:
+		rd.cause = causePerStream
+	case rd.sameHost:
+		rd.cause = causeHost
+	default:
+		rd.cause = causeLink
+	}
+	if rd.cause == causePerStream && rd.sameHost {
+		rd.cause = causeHost
+	}
+	return rd
+}
+
+// cpuNote is the CPU figure as the verdicts quote it.
+func (rd *reading) cpuNote() string {
+	if !rd.run.CPU.Available {
+		return "CPU not measured"
+	}
+	return fmt.Sprintf("CPU %.0f%% of a core at most", rd.cpuPct)
+}
+
+// stalls is the window-stall figure as the verdicts quote it: the same
+// two shares the summary's window line prints.
+func stalls(t *result.TCPSummary) string {
+	return fmt.Sprintf("stalled on the receiver's window %.0f%% and on the send buffer %.0f%% of the time", 100*t.RwndLimited, 100*t.SndbufLimited)
+}
+
+func (rd *reading) ratioNote() string {
+	return fmt.Sprintf("%d streams carried %s, %.2f× one stream", rd.cmp.Streams, metric.FormatBitRate(rd.cmp.Aggregate), rd.cmp.Ratio)
+}
+
+// howMuchMore words a ratio under Headroom: "no more" near 1 (or less),
+// "little more" up to Headroom, never "no more" for 1.29×.
+func (rd *reading) howMuchMore() string {
+	if rd.cmp.Ratio < 1.05 {
+		return "no more"
+	}
+	return "little more"
+}
+
+// limit says what held the stream back.
+func (rd *reading) limit() result.Finding {
+	run, t := rd.run, rd.run.TCP
+	switch rd.cause {
+	case causeCPU:
+		f := result.Finding{Code: "stream.cpu_limited", Severity: "warning",
+			Summary: fmt.Sprintf("CPU-limited: the %s used %.0f%% of a core.", rd.cpuSide, rd.cpuPct),
 			Detail: "One stream is one thread at each end, so one core sets its rate here, not the link. Database replication has the same limit; " +
 				"on a real link, check that the figure is far below the link rate before blaming the network.",
-			Values: map[string]float64{"cpu_percent_of_core": cpuPct}}
-	case t == nil:
+			Values: map[string]float64{"cpu_percent_of_core": rd.cpuPct}}
+		switch {
+		case rd.cmp != nil && rd.cmp.Ratio < Headroom:
+			f.Detail = fmt.Sprintf("%s: more threads carried %s, so the machines' CPUs as a whole, not one stream's thread, set this rate.", rd.ratioNote(), rd.howMuchMore())
+		case rd.sameHost:
+			f.Detail = "One stream is one thread at each end, so one core sets its rate here; the agent is on this machine, so no network was crossed."
+		}
+		return f
+	case causeUnknown:
 		return result.Finding{Code: "stream.limit_unknown", Severity: "info",
 			Summary: "What limits this stream cannot be told on this platform: TCP_INFO is not available.",
 			Detail:  "Run the agent or the client on Linux to see RTT, window and retransmits."}
-	case t.RwndLimited+t.SndbufLimited >= WindowBound || (t.SndWndBytes > 0 && float64(t.BDPBytes) >= FullWindow*float64(t.SndWndBytes)):
+	case causeWindow:
 		which, share := "the receiver's window", t.RwndLimited
 		if t.SndbufLimited > t.RwndLimited {
 			which, share = "its own send buffer", t.SndbufLimited
 		}
-		window := float64(t.BDPBytes)
-		summary := fmt.Sprintf("Window-limited: the sender waited on %s %.0f%% of the time.", which, 100*share)
-		if t.RwndLimited+t.SndbufLimited < WindowBound {
-			summary = fmt.Sprintf("Window-limited: a whole window (%s advertised, %s in flight) crossed every round trip.",
-				metric.FormatBytes(t.SndWndBytes), metric.FormatBytes(t.BDPBytes))
+		var summary string
+		switch {
+		case rd.stall >= WindowBound:
+			summary = fmt.Sprintf("Window-limited: the sender waited on %s %.0f%% of the time.", which, 100*share)
+		case rd.fullWindow:
+			summary = fmt.Sprintf("Window-limited: rate × RTT (%s) reached the peer's window (%s): a whole window crossed every round trip",
+				metric.FormatBytes(t.BDPBytes), metric.FormatBytes(t.SndWndBytes))
+			if rd.stall >= WindowSome {
+				summary += fmt.Sprintf(", and the sender waited on %s %.0f%% of the time", which, 100*share)
+			}
+			summary += "."
+		default:
+			summary = fmt.Sprintf("Partly window-limited: the sender waited on %s %.0f%% of the time.", which, 100*share)
 		}
-		return result.Finding{Code: "stream.window_limited", Severity: "warning",
-			Summary: summary,
-			Detail: fmt.Sprintf("One stream moves at most one window per round trip: about %s in flight at %s RTT gives %s. "+
-				"To carry more per stream, raise the TCP buffer limits on both ends (Linux: net.ipv4.tcp_rmem and tcp_wmem maximum; Windows: receive window auto-tuning) "+
-				"or shorten the path; the link itself may have room (compare with --streams 8).",
-				metric.FormatBytes(int64(window)), metric.FormatDuration(t.RTT.D()), metric.FormatBitRate(run.Throughput)),
+		detail := fmt.Sprintf("One stream moves at most one window per round trip: %s × %s RTT = %s",
+			metric.FormatBitRate(run.Throughput), metric.FormatDuration(t.RTT.D()), metric.FormatBytes(t.BDPBytes))
+		if t.SndWndBytes > 0 {
+			detail += ", against a peer window of " + metric.FormatBytes(t.SndWndBytes)
+		}
+		detail += ". To carry more per stream, raise the TCP buffer limits on both ends (Linux: net.ipv4.tcp_rmem and tcp_wmem maximum; " +
+			"Windows: receive window auto-tuning) or shorten the path."
+		switch {
+		case rd.cmp != nil:
+			detail += fmt.Sprintf(" %s: their windows together carried more.", rd.ratioNote())
+		case rd.sameHost:
+			detail += " (The agent is on this machine: no network was crossed.)"
+		default:
+			detail += " The link itself may have room: compare with --streams 8."
+		}
+		return result.Finding{Code: "stream.window_limited", Severity: "warning", Summary: summary, Detail: detail,
 			Values: map[string]float64{"rwnd_limited_ratio": t.RwndLimited, "sndbuf_limited_ratio": t.SndbufLimited,
-				"bdp_bytes": window, "rtt_seconds": t.RTT.D().Seconds()}}
-	case t.RetransRatio >= LossBound:
+				"bdp_bytes": float64(t.BDPBytes), "rtt_seconds": t.RTT.D().Seconds()}}
+	case causeLoss:
 		return result.Finding{Code: "stream.loss_limited", Severity: "warning",
 			Summary: fmt.Sprintf("Loss-limited: %.1f%% of the bytes were sent again (%d retransmits).", 100*t.RetransRatio, t.Retransmits),
 			Detail: "TCP slows down at every loss, and one stream over a long, lossy path stays far below the link rate. " +
 				"Look for a congested or faulty hop (interface errors, a policer, a duplex mismatch) before buying bandwidth.",
 			Values: map[string]float64{"retransmit_ratio": t.RetransRatio}}
-	default:
-		return result.Finding{Code: "stream.link_limited", Severity: "info",
-			Summary: fmt.Sprintf("Link-limited: the stream filled the path (window stalls %.0f%%, %.2f%% retransmitted, CPU %.0f%% of a core at most).",
-				100*(t.RwndLimited+t.SndbufLimited), 100*t.RetransRatio, cpuPct),
-			Detail: "Neither the window, nor loss, nor CPU held this stream back: this is the rate of the link or of a shaper on it.",
+	case causePerStream:
+		return result.Finding{Code: "stream.per_stream_limited", Severity: "warning",
+			Summary: fmt.Sprintf("Per-stream limit: %s, though the one stream was not held by its window (%s), loss (%.2f%% sent again) or CPU (%s).",
+				rd.ratioNote(), stalls(t), 100*t.RetransRatio, strings.TrimPrefix(rd.cpuNote(), "CPU ")),
+			Detail: "Something caps each connection rather than the link: a per-flow share of a link that other traffic also uses, " +
+				"one member of a bonded or ECMP path (a flow is hashed onto one), or a per-connection shaper. A replication stream gets the single-stream figure.",
+			Values: map[string]float64{"aggregate_to_single_ratio": rd.cmp.Ratio, "retransmit_ratio": t.RetransRatio}}
+	case causeHost:
+		f := result.Finding{Code: "stream.host_limited", Severity: "info",
+			Summary: fmt.Sprintf("No network was crossed: the agent is on this machine, so %s is what its CPUs and memory copy through TCP, not the rate of a link (%s; %s).",
+				metric.FormatBitRate(run.Throughput), stalls(t), rd.cpuNote()),
+			Detail: "Run the agent on the far side (the replica, the database server) to measure the network.",
 			Values: map[string]float64{"retransmit_ratio": t.RetransRatio}}
+		if rd.cmp != nil {
+			f.Detail = rd.ratioNote() + ". " + f.Detail
+		}
+		return f
 	}
+	f := result.Finding{Code: "stream.link_limited", Severity: "info",
+		Summary: fmt.Sprintf("Link-limited: the stream filled the path (%s, %.2f%% retransmitted, %s).", stalls(t), 100*t.RetransRatio, rd.cpuNote()),
+		Detail:  "Neither the window, nor loss, nor CPU held this stream back: this is the rate of the link or of a shaper on it.",
+		Values:  map[string]float64{"retransmit_ratio": t.RetransRatio}}
+	if rd.cmp != nil {
+		f.Detail = fmt.Sprintf("%s, so this is the rate of the link or of a shaper on it, for one stream or many.", rd.ratioNote())
+		if rd.stall >= WindowSome || rd.fullWindow {
+			f.Detail += fmt.Sprintf(" The window stalls cost no rate: more windows carried %s (a queue on the path held what did not fit).", rd.howMuchMore())
+		}
+	}
+	return f
+}
+
+// comparison sets N streams against one, in the words of the reading.
+func (rd *reading) comparison() result.Finding {
+	c := rd.cmp
+	f := result.Finding{Code: "stream.parallel_comparison",
+		Values: map[string]float64{"single_stream_bits_per_second": c.Single, "aggregate_bits_per_second": c.Aggregate, "aggregate_to_single_ratio": c.Ratio}}
+	if c.Ratio >= Headroom {
+		f.Severity = "warning"
+		f.Summary = rd.ratioNote() + ": there is room that one stream cannot use."
+		why := map[string]string{
+			causeCPU:       "one stream is one thread at each end, and more streams used more cores",
+			causeWindow:    "one stream is held by its window (above), and each stream brings its own",
+			causeLoss:      "each stream backs off at its own losses, so several recover faster together",
+			causePerStream: "something caps each connection (above)",
+			causeHost:      "this machine has cores that one stream's two threads do not use",
+		}[rd.cause]
+		if why == "" {
+			why = "what holds one stream back is not the link"
+		}
+		f.Detail = "File copies and backups to many files use parallel streams and look fast; a replication stream cannot. Here " + why +
+			". Judge replication by the single-stream figure."
+		return f
+	}
+	f.Severity = "info"
+	f.Summary = fmt.Sprintf("%s: more connections carry %s.", rd.ratioNote(), rd.howMuchMore())
+	switch {
+	case rd.sameHost:
+		f.Detail = "On one machine its CPUs are the limit, for one stream or many; this says nothing about a network."
+	case rd.cause == causeCPU:
+		f.Detail = "The machines' CPUs are the limit, for one stream or many: a faster link would not help."
+	case rd.cause == causeLoss:
+		f.Detail = "The lossy path gives what it gives, to one stream or many: find the congested or faulty hop."
+	default:
+		f.Detail = "One stream already gets nearly all the link gives: the link (or a shaper on it) is the limit for replication too."
+	}
+	return f
 }
 
 // wire accounts for the gap between payload and line rate.
-func wire(run result.StreamRun) (result.Finding, bool) {
+func wire(run result.StreamRun, sameHost bool) (result.Finding, bool) {
 	if run.WireThroughput <= 0 || run.TCP == nil || run.TCP.MSSBytes <= 0 {
 		return result.Finding{}, false
 	}
 	overhead := float64(run.HeaderBytes) / float64(run.TCP.MSSBytes+run.HeaderBytes)
+	where, detail := "On the wire", "Payload is what a database can move; a link or shaper rate counts the headers too (and a physical Ethernet port 24 bytes more of preamble and gap per frame)."
+	if sameHost {
+		where, detail = "Through the loopback interface", "No wire here: the interface counts the payload with these headers, as a link would."
+	}
 	return result.Finding{Code: "stream.wire_overhead", Severity: "info",
-		Summary: fmt.Sprintf("On the wire ≈ %s: payload %s plus %d bytes of Ethernet/IP/TCP headers per %d-byte segment (%.1f%%) and %.2f%% sent again.",
-			metric.FormatBitRate(run.WireThroughput), metric.FormatBitRate(run.Throughput), run.HeaderBytes, run.TCP.MSSBytes, 100*overhead, 100*run.TCP.RetransRatio),
-		Detail: "Payload is what a database can move; a link or shaper rate counts the headers too (and a physical Ethernet port 24 bytes more of preamble and gap per frame).",
+		Summary: fmt.Sprintf("%s ≈ %s: payload %s plus %d bytes of Ethernet/IP/TCP headers per %d-byte segment (%.1f%%) and %.2f%% sent again.",
+			where, metric.FormatBitRate(run.WireThroughput), metric.FormatBitRate(run.Throughput), run.HeaderBytes, run.TCP.MSSBytes, 100*overhead, 100*run.TCP.RetransRatio),
+		Detail: detail,
 		Values: map[string]float64{"wire_throughput_bits_per_second": run.WireThroughput, "header_overhead_ratio": overhead}}, true
 }
 
@@ -180,15 +359,28 @@ func rr(r *result.RR) []result.Finding {
 	out := []result.Finding{{Code: "rr.wire_time", Severity: "info",
 		Summary: fmt.Sprintf("A report that issues %s queries one after another spends %.2f s on round trips alone (%s each on average).",
 			metric.FormatCount(q), wireMean, metric.FormatDuration(r.Mean.D())),
-		Detail: fmt.Sprintf("That is before the server does any work: %s round trips per second is the ceiling for one session on this path. "+
+		Detail: fmt.Sprintf("That is before the server does any work: %s "+
 			"At the p99 round trip it would be %.2f s. Fewer, larger queries (or a closer app server) are the cure; bandwidth is not.",
-			metric.FormatCount(int64(r.Rate)), wireP99),
+			ceiling(r), wireP99),
 		Values: map[string]float64{"queries": float64(q), "wire_seconds": wireMean, "wire_p99_seconds": wireP99}}}
 	if f, ok := tail("rr.tail", "round trips", r.Latency,
 		"A chatty session feels the tail: look for CPU power saving, interrupt moderation, a busy virtual switch or a congested hop."); ok {
 		out = append(out, f)
 	}
 	return out
+}
+
+// ceiling says how many round trips one session can make: what a run
+// back to back made, or, for a run paced with --rate, what its mean round
+// trip allows (the pace is what was asked for, not what the path allows).
+func ceiling(r *result.RR) string {
+	if r.Config.Rate <= 0 || r.Mean <= 0 {
+		return fmt.Sprintf("%s round trips per second is the ceiling for one session on this path.", metric.FormatCount(int64(r.Rate)))
+	}
+	return fmt.Sprintf("the run was paced at %s round trips per second (--rate), which is the pace asked for, not a ceiling; "+
+		"at its mean round trip of %s one session waiting on each could make at most about %s per second on this path "+
+		"(without --rate narrows measures that ceiling itself, at the lower latency of back-to-back round trips).",
+		metric.FormatCount(int64(r.Config.Rate+0.5)), metric.FormatDuration(r.Mean.D()), metric.FormatCount(int64(1/r.Mean.D().Seconds())))
 }
 
 // TailRatio: a p99 over this many times the p50 is a tail a chatty session

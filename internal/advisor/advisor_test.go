@@ -30,13 +30,19 @@ func TestStreamVerdicts(t *testing.T) {
 		text string
 	}{
 		{"window: stalled on the receiver", run(26e6, 5, 5, &result.TCPSummary{RTT: rtt, RwndLimited: 0.9, BDPBytes: 131072}), "stream.window_limited", "receiver's window 90%"},
-		{"window: a paced sender keeps a whole window in flight", run(26e6, 5, 5, &result.TCPSummary{RTT: rtt, RwndLimited: 0.42, BDPBytes: 80000, SndWndBytes: 81920}), "stream.window_limited", "a whole window (80 KiB advertised"},
-		{"link: far less in flight than the window", run(26e6, 5, 5, &result.TCPSummary{RTT: rtt, RwndLimited: 0.1, BDPBytes: 80000, SndWndBytes: 4 << 20}), "stream.link_limited", "Link-limited"},
+		{"window: a paced sender keeps a whole window in flight", run(26e6, 5, 5, &result.TCPSummary{RTT: rtt, RwndLimited: 0.42, BDPBytes: 80000, SndWndBytes: 81920}), "stream.window_limited", "reached the peer's window (80 KiB): a whole window crossed"},
+		{"link: far less in flight than the window", run(26e6, 5, 5, &result.TCPSummary{RTT: rtt, RwndLimited: 0.05, BDPBytes: 80000, SndWndBytes: 4 << 20}), "stream.link_limited", "Link-limited"},
+		{"window: 28% stalls is not link-limited", run(26e6, 5, 5, &result.TCPSummary{RTT: rtt, RwndLimited: 0.28, BDPBytes: 80000, SndWndBytes: 4 << 20}), "stream.window_limited", "Partly window-limited: the sender waited on the receiver's window 28%"},
 		{"window: stalled on the send buffer", run(26e6, 5, 5, &result.TCPSummary{RTT: rtt, SndbufLimited: 0.7, RwndLimited: 0.1}), "stream.window_limited", "its own send buffer 70%"},
 		{"cpu beats everything", run(30e9, 95, 40, &result.TCPSummary{RTT: rtt, RwndLimited: 0.9}), "stream.cpu_limited", "the client used 95%"},
 		{"cpu on the agent", run(30e9, 40, 92, &result.TCPSummary{}), "stream.cpu_limited", "the agent used 92%"},
 		{"loss", run(5e6, 5, 5, &result.TCPSummary{RTT: rtt, RetransRatio: 0.03, Retransmits: 412}), "stream.loss_limited", "3.0% of the bytes"},
 		{"link", run(190e6, 10, 8, &result.TCPSummary{RTT: rtt, RetransRatio: 0.002}), "stream.link_limited", "filled the path"},
+		{"link, the agent's CPU unknown", func() result.StreamRun {
+			r := run(190e6, 0, 0, &result.TCPSummary{RTT: rtt})
+			r.CPU.Available = false
+			return r
+		}(), "stream.link_limited", "CPU not measured"},
 		{"no tcp_info", run(190e6, 10, 8, nil), "stream.limit_unknown", "not available"},
 	}
 	for _, c := range cases {
@@ -70,7 +76,8 @@ func TestComparison(t *testing.T) {
 		text     string
 	}{
 		{8.5, "warning", "room that one stream cannot use"},
-		{1.05, "info", "one stream already gets what the link gives"},
+		{1.05, "info", "1.05× one stream: more connections carry little more"},
+		{1.02, "info", "1.02× one stream: more connections carry no more"},
 	}
 	for _, c := range cases {
 		s := &result.Stream{Runs: []result.StreamRun{run(1e8, 5, 5, &result.TCPSummary{})},
@@ -114,5 +121,148 @@ func TestRRWireTime(t *testing.T) {
 	}
 	if fs := Advise(&result.Report{RR: &result.RR{}}); len(fs) != 0 {
 		t.Fatalf("no round trips, yet findings: %s", codes(fs))
+	}
+}
+
+// stream advises a single run, and N streams at ratio (0: none ran).
+func streamReport(one result.StreamRun, ratio float64, sameHost bool) *result.Report {
+	s := &result.Stream{Runs: []result.StreamRun{one}, SameHost: sameHost}
+	if ratio > 0 {
+		s.Comparison = &result.Comparison{Direction: one.Direction, Single: one.Throughput, Aggregate: one.Throughput * ratio, Streams: 4, Ratio: ratio}
+	}
+	return &result.Report{Stream: s}
+}
+
+func finding(fs []result.Finding, prefix string) *result.Finding {
+	for i := range fs {
+		if strings.HasPrefix(fs[i].Code, prefix) {
+			return &fs[i]
+		}
+	}
+	return nil
+}
+
+// TestStreamVerdictsAgree: the limit verdict and the N-stream comparison
+// are read from one set of figures, so that no run is called link-limited
+// while N streams outran it, and no window verdict is told to raise a
+// window that N windows did not overcome (issue 12: "Link-limited … the rate
+// of the link" beside "4 streams carried 15.4 Gbit/s, 1.4× one stream").
+func TestStreamVerdictsAgree(t *testing.T) {
+	rtt := result.Seconds(200 * time.Microsecond)
+	cases := []struct {
+		name      string
+		tcp       *result.TCPSummary
+		cpu       float64
+		ratio     float64
+		sameHost  bool
+		limit     string // the limit finding's code
+		limitText string
+		cmpText   string
+	}{
+		{"no stalls, N streams outran one: a per-stream cap, not the link", &result.TCPSummary{RTT: rtt}, 40, 1.4, false,
+			"stream.per_stream_limited", "Per-stream limit: 4 streams carried", "there is room that one stream cannot use"},
+		{"no stalls, N streams no faster: the link", &result.TCPSummary{RTT: rtt}, 40, 1.04, false,
+			"stream.link_limited", "Link-limited", "more connections carry no more"},
+		{"window stalls, N windows carried more", &result.TCPSummary{RTT: rtt, RwndLimited: 0.28}, 40, 2.5, false,
+			"stream.window_limited", "Partly window-limited", "each stream brings its own"},
+		{"window stalls that N windows did not overcome cost no rate", &result.TCPSummary{RTT: rtt, RwndLimited: 0.62}, 40, 1.03, false,
+			"stream.link_limited", "window stalls cost no rate", "more connections carry no more"},
+		{"loopback, N streams outran one", &result.TCPSummary{RTT: rtt}, 44, 1.4, true,
+			"stream.host_limited", "No network was crossed", "this machine has cores"},
+		{"loopback, N streams no faster", &result.TCPSummary{RTT: rtt}, 44, 1.04, true,
+			"stream.host_limited", "not the rate of a link", "On one machine its CPUs are the limit"},
+		{"CPU-bound one stream, N threads no faster: the machines", &result.TCPSummary{RTT: rtt}, 97, 1.02, false,
+			"stream.cpu_limited", "CPU-limited", "The machines' CPUs are the limit"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fs := Advise(streamReport(run(12e9, c.cpu, c.cpu/2, c.tcp), c.ratio, c.sameHost))
+			lim, cmp := fs[1], finding(fs, "stream.parallel_comparison")
+			if lim.Code != c.limit || !strings.Contains(lim.Summary+" "+lim.Detail, c.limitText) {
+				t.Fatalf("limit %s %q / %q, want %s with %q", lim.Code, lim.Summary, lim.Detail, c.limit, c.limitText)
+			}
+			if cmp == nil || !strings.Contains(cmp.Summary+" "+cmp.Detail, c.cmpText) {
+				t.Fatalf("comparison %+v, want %q", cmp, c.cmpText)
+			}
+		})
+	}
+	// Over a grid of figures, the two findings never disagree.
+	for _, stall := range []float64{0, 0.05, 0.28, 0.6} {
+		for _, retr := range []float64{0, 0.03} {
+			for _, cpu := range []float64{30, 95} {
+				for _, ratio := range []float64{1.0, 1.29, 1.31, 4} {
+					for _, same := range []bool{false, true} {
+						fs := Advise(streamReport(run(12e9, cpu, 10, &result.TCPSummary{RTT: rtt, RwndLimited: stall, RetransRatio: retr}), ratio, same))
+						lim, cmp := fs[1], finding(fs, "stream.parallel_comparison")
+						roomy := cmp.Severity == "warning"
+						bad := (roomy && lim.Code == "stream.link_limited") ||
+							(!roomy && (lim.Code == "stream.window_limited" || lim.Code == "stream.per_stream_limited")) ||
+							(same && (lim.Code == "stream.link_limited" || strings.Contains(cmp.Detail, "link"))) ||
+							(ratio >= 1.05 && strings.Contains(lim.Detail+cmp.Summary, "no more"))
+						if bad {
+							t.Errorf("stall %v retr %v cpu %v ratio %v same host %v: %s %q beside %q", stall, retr, cpu, ratio, same, lim.Code, lim.Summary, cmp.Summary)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestRRPacedIsNoCeiling: a run paced with --rate made the round trips it
+// was asked to; the ceiling for one session is what its round trip allows
+// (issue 12: "1,000 round trips per second is the ceiling" at --rate 1000).
+func TestRRPacedIsNoCeiling(t *testing.T) {
+	r := &result.RR{Config: result.RRConfig{Queries: 5000, Rate: 1000}, RoundTrips: 2001, Rate: 1000.5,
+		Latency: result.Latency{Mean: result.Seconds(135 * time.Microsecond), P50: result.Seconds(52 * time.Microsecond), P99: result.Seconds(200 * time.Microsecond)}}
+	d := Advise(&result.Report{RR: r})[0].Detail
+	if strings.Contains(d, "1,000 round trips per second is the ceiling") || !strings.Contains(d, "paced at 1,000 round trips per second (--rate)") ||
+		!strings.Contains(d, "at most about 7,407 per second") {
+		t.Fatalf("paced run: %q", d)
+	}
+	r.Config.Rate = 0
+	if d := Advise(&result.Report{RR: r})[0].Detail; !strings.Contains(d, "1,000 round trips per second is the ceiling") {
+		t.Fatalf("back-to-back run: %q", d)
+	}
+}
+
+// TestDiskCustomPatternsRead: every custom shape gets a finding in a DBA's
+// words (issue 12: a custom randwrite+fdatasync run ×4 threads had no
+// "What it means"), and one the log floor already reads gets no second.
+func TestDiskCustomPatternsRead(t *testing.T) {
+	l := result.Latencies{P50: result.Seconds(348 * time.Microsecond), P99: result.Seconds(4830 * time.Microsecond)}
+	pat := func(name, rw, sync string, threads int) result.DiskPattern {
+		p := result.DiskPattern{Profile: "custom", Name: name, RW: rw, Sync: sync, BlockBytes: 4096, QueueDepth: 1, Threads: threads,
+			IOs: 1000, IOPS: 6611, Throughput: 27e6, Latencies: l}
+		if sync != "none" {
+			p.FlushRate = p.IOPS
+		}
+		if rw == "mix" {
+			p.Read, p.Write = &result.DiskDirection{Latencies: l}, &result.DiskDirection{Latencies: l}
+		}
+		return p
+	}
+	cases := []struct {
+		p    result.DiskPattern
+		want string
+	}{
+		{pat("randwrite 4 KiB + fdatasync ×4 threads", "randwrite", "fdatasync", 4), "4 committers at once made 6,611 commits/s (27 MB/s), 1,653/s each; a commit waited 348 µs at the median"},
+		{pat("randwrite 4 KiB O_DSYNC ×2 threads", "randwrite", "dsync", 2), "2 committers at once"},
+		{pat("randread 4 KiB QD1", "randread", "none", 1), "randread 4 KiB QD1: 6,611 IOPS (27 MB/s), 1 in flight; each read p50 348 µs"},
+		{pat("read 4 KiB QD1", "read", "none", 1), "each read p50"},
+		{pat("randwrite 4 KiB QD1", "randwrite", "none", 1), "each write p50 348 µs"},
+		{pat("mix 70/30 4 KiB QD1", "mix", "none", 1), "reads p50 348 µs (p99 4.83 ms), writes p50"},
+	}
+	for _, c := range cases {
+		fs := Advise(&result.Report{Disk: &result.Disk{Direct: true, FileBytes: 64 << 20, Patterns: []result.DiskPattern{c.p}}})
+		f := finding(fs, "disk.custom_pattern")
+		if f == nil || !strings.Contains(f.Summary, c.want) {
+			t.Errorf("%s: findings %s, custom %+v; want %q", c.p.Name, codes(fs), f, c.want)
+		}
+	}
+	one := pat("write 4 KiB + fdatasync", "write", "fdatasync", 1)
+	fs := Advise(&result.Report{Disk: &result.Disk{Direct: true, Patterns: []result.DiskPattern{one}}})
+	if codes(fs) != "disk.log_commit_floor" {
+		t.Fatalf("one committer: %s, want the commit floor alone", codes(fs))
 	}
 }

@@ -31,10 +31,12 @@ const tib = 1 << 40
 func disk(d *result.Disk) []result.Finding {
 	place, cache := diskPlace(d)
 	out := place
-	if f, ok := logFloor(d); ok {
+	floor := floorPattern(d)
+	if f, ok := logFloor(floor); ok {
 		out = append(out, f)
 	}
 	out = append(out, logMore(d)...)
+	out = append(out, customPatterns(d, floor)...)
 	if f, ok := dataScaling(d); ok {
 		out = append(out, f)
 	}
@@ -88,9 +90,10 @@ func diskPlace(d *result.Disk) (out, cache []result.Finding) {
 	return out, cache
 }
 
-// logFloor: the flush under every commit, from the smallest log write
-// followed by fdatasync (a commit record is a few KiB).
-func logFloor(d *result.Disk) (result.Finding, bool) {
+// floorPattern is the pattern that shows the flush under every commit:
+// the smallest log write followed by fdatasync (a commit record is a few
+// KiB), else one committer of a custom pattern; nil if none ran.
+func floorPattern(d *result.Disk) *result.DiskPattern {
 	var best *result.DiskPattern
 	for _, p := range patternsOf(d, result.ProfileLog) {
 		if p.Sync == result.SyncFdatasync && (best == nil || p.BlockBytes < best.BlockBytes) {
@@ -105,6 +108,11 @@ func logFloor(d *result.Disk) (result.Finding, bool) {
 			}
 		}
 	}
+	return best
+}
+
+// logFloor: the flush under every commit, read from floorPattern's pick.
+func logFloor(best *result.DiskPattern) (result.Finding, bool) {
 	if best == nil || best.P50 <= 0 {
 		return result.Finding{}, false
 	}
@@ -192,6 +200,63 @@ func logMore(d *result.Disk) []result.Finding {
 		}
 	}
 	return out
+}
+
+// customPatterns reads each --profile custom pattern in a DBA's words, so
+// that every shape a person asks for is explained (the profiles' findings
+// read their own patterns only); floor is the one logFloor already read.
+func customPatterns(d *result.Disk, floor *result.DiskPattern) []result.Finding {
+	var out []result.Finding
+	for _, p := range patternsOf(d, result.ProfileCustom) {
+		if floor != nil && p.Name == floor.Name || p.P50 <= 0 {
+			continue
+		}
+		p50, p99 := metric.FormatDuration(p.P50.D()), metric.FormatDuration(p.P99.D())
+		f := result.Finding{Code: "disk.custom_pattern", Severity: "info",
+			Values: map[string]float64{"iops": p.IOPS, "bytes_per_second": p.Throughput,
+				"latency_p50_seconds": p.P50.D().Seconds(), "latency_p99_seconds": p.P99.D().Seconds()}}
+		rate := fmt.Sprintf("%s IOPS (%s)", metric.FormatCount(int64(p.IOPS+0.5)), metric.FormatByteRate(p.Throughput))
+		inFlight := fmt.Sprintf("%d in flight", p.QueueDepth*p.Threads)
+		switch {
+		case p.Sync != result.SyncNone:
+			each := p.FlushRate / float64(p.Threads)
+			who := "one committer"
+			if p.Threads > 1 {
+				who = fmt.Sprintf("%d committers at once", p.Threads)
+			}
+			f.Summary = fmt.Sprintf("%s: %s made %s commits/s (%s)", p.Name, who, metric.FormatCount(int64(p.FlushRate+0.5)), metric.FormatByteRate(p.Throughput))
+			if p.Threads > 1 {
+				f.Summary += fmt.Sprintf(", %s/s each", metric.FormatCount(int64(each+0.5)))
+			}
+			f.Summary += fmt.Sprintf("; a commit waited %s at the median, %s at p99.", p50, p99)
+			f.Detail = "Each thread writes and waits until the write is durable before the next, as a session commits; several at once show how the storage serves flushes side by side. " +
+				"A database shares one flush between concurrent commits (group commit), so the server can do more; one session cannot commit faster than its flushes."
+			f.Values["commits_per_second"], f.Values["commits_per_second_per_session"] = p.FlushRate, each
+		case p.RW == "mix" && p.Read != nil && p.Write != nil:
+			f.Summary = fmt.Sprintf("%s: %s, %s; reads p50 %s (p99 %s), writes p50 %s (p99 %s).", p.Name, rate, inFlight,
+				metric.FormatDuration(p.Read.P50.D()), metric.FormatDuration(p.Read.P99.D()), metric.FormatDuration(p.Write.P50.D()), metric.FormatDuration(p.Write.P99.D()))
+			f.Detail = "Reads and writes at random, as lookups and a checkpoint's page writes share a data volume. " + writesMean(d)
+		case p.RW == "read" || p.RW == "randread":
+			f.Summary = fmt.Sprintf("%s: %s, %s; each read p50 %s, p99 %s.", p.Name, rate, inFlight, p50, p99)
+			f.Detail = "One read in flight is what one session's page reads get (an index lookup, a nested loop); more in flight is what many sessions, read-ahead or parallel scans get."
+			if p.RW == "read" {
+				f.Detail = "Sequential reads are what a full scan, a backup or a replica's seeding gets; more in flight is what read-ahead and parallel workers add."
+			}
+		default:
+			f.Summary = fmt.Sprintf("%s: %s, %s; each write p50 %s, p99 %s.", p.Name, rate, inFlight, p50, p99)
+			f.Detail = "Writes with no flush, as a checkpoint or background writer writes data pages and flushes them later, in bulk. " + writesMean(d)
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// writesMean says what a write with no flush after it measures here.
+func writesMean(d *result.Disk) string {
+	if !d.Direct {
+		return "They are durable only once flushed; buffered, a write only copies into the page cache, so this is memory's rate until the cache fills."
+	}
+	return "They are durable only once flushed; a device with a write cache may take them faster than its media can."
 }
 
 // dataScaling: what one session gets against what a busy server gets.

@@ -109,7 +109,7 @@ func dispatch(ctx context.Context, env Env, args []string) error {
 	if len(args) == 0 {
 		return usagef("no command given: try `narrows net stream --to HOST`, or `narrows help` for the list")
 	}
-	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if isHelp(args[0]) {
 		usage(env.Stdout)
 		return nil
 	}
@@ -119,27 +119,55 @@ func dispatch(ctx context.Context, env Env, args []string) error {
 			return c.run(ctx, env, args[len(words):])
 		}
 	}
-	if args[0] == "net" {
-		return usagef("unknown net probe %q: use `narrows net stream` or `narrows net rr`", strings.Join(args[1:], " "))
-	}
-	if args[0] == "db" {
-		if len(args) == 1 {
-			return usagef("db: name what to do: `narrows db ping`, `narrows db repl` or `narrows db load` (--help for each)")
+	if group := groupOf(args[0]); group != nil {
+		list := "`narrows " + strings.Join(group, "`, `narrows ") + "`"
+		switch {
+		case len(args) == 1:
+			return usagef("%s: name what to do: %s (--help for each)", args[0], list)
+		case isHelp(args[1]):
+			groupUsage(env.Stdout, args[0])
+			return nil
 		}
-		return usagef("unknown db command %q: use `narrows db ping`, `narrows db repl` or `narrows db load`", strings.Join(args[1:], " "))
-	}
-	if args[0] == "plan" {
-		return usagef("plan: name what to plan: `narrows plan backup` (--help for its flags)")
+		return usagef("unknown %s command %q: use %s", args[0], strings.Join(args[1:], " "), list)
 	}
 	return usagef("unknown command %q: run `narrows help` for the list", args[0])
+}
+
+func isHelp(arg string) bool {
+	return arg == "help" || arg == "-h" || arg == "--help" || arg == "-help"
+}
+
+// groupOf lists the commands under a first word that is not a command
+// itself ("net", "db"), or nil.
+func groupOf(word string) []string {
+	var names []string
+	for _, c := range commands() {
+		if first, _, ok := strings.Cut(c.name, " "); ok && first == word {
+			names = append(names, c.name)
+		}
+	}
+	return names
 }
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "narrows: the network and storage as a database uses them")
 	fmt.Fprintln(w, "\nUsage: narrows COMMAND [flags]   (narrows COMMAND --help for its flags)")
+	list(w, "")
+}
+
+// list writes the commands whose name starts with prefix.
+func list(w io.Writer, prefix string) {
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
+		if strings.HasPrefix(c.name, prefix) {
+			fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
+		}
 	}
+}
+
+// groupUsage is `narrows net --help`: the group's commands.
+func groupUsage(w io.Writer, group string) {
+	fmt.Fprintf(w, "Usage: narrows %s COMMAND [flags]   (narrows %s COMMAND --help for its flags)\n", group, group)
+	list(w, group+" ")
 }
 
 // newFlags returns a flag set whose errors are usage errors.

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -39,7 +40,9 @@ func TestBadInput(t *testing.T) {
 	}{
 		{"no command", nil, nil, "no command given"},
 		{"unknown command", nil, []string{"frobnicate"}, `unknown command "frobnicate"`},
-		{"unknown net probe", nil, []string{"net", "ping"}, "unknown net probe"},
+		{"unknown net probe", nil, []string{"net", "ping"}, `unknown net command "ping": use ` + "`narrows net stream`, `narrows net rr`"},
+		{"net alone", nil, []string{"net"}, "net: name what to do: `narrows net stream`, `narrows net rr`"},
+		{"db alone", nil, []string{"db"}, "db: name what to do: `narrows db ping`, `narrows db repl`, `narrows db load`"},
 		{"missing --to", secret, []string{"net", "stream"}, "--to is required"},
 		{"malformed size", secret, []string{"net", "stream", "--to", "127.0.0.1", "--block", "10XB"}, `invalid size "10XB"`},
 		{"malformed window", secret, []string{"net", "stream", "--to", "127.0.0.1", "--window", "lots"}, `--window: invalid size "lots"`},
@@ -66,7 +69,7 @@ func TestBadInput(t *testing.T) {
 		{"serve bad memory size", secret, []string{"serve", "--listen", "127.0.0.1:0", "--max-memory", "lots"}, `--max-memory "lots": invalid size "lots"`},
 		{"serve tiny memory", secret, []string{"serve", "--listen", "127.0.0.1:0", "--max-test-memory", "64K"}, `--max-test-memory "64K": must be at least 1MiB`},
 		{"serve test memory above total", secret, []string{"serve", "--listen", "127.0.0.1:0", "--max-memory", "64M", "--max-test-memory", "128M"}, "--max-test-memory 128M is more than --max-memory 64M"},
-		{"plan without a command", nil, []string{"plan"}, "plan: name what to plan: `narrows plan backup`"},
+		{"plan without a command", nil, []string{"plan"}, "plan: name what to do: `narrows plan backup`"},
 		{"plan without stages", nil, []string{"plan", "backup"}, "give the stage rates: --from a saved run, or --assume them"},
 		{"plan bad size", nil, []string{"plan", "backup", "--assume", "network=1Gbit/s", "--size", "lots"}, `--size: invalid size "lots"`},
 		{"plan bad stage", nil, []string{"plan", "backup", "--assume", "wire=1Gbit/s"}, `unknown stage "wire"`},
@@ -92,6 +95,96 @@ func TestBadInput(t *testing.T) {
 				t.Fatalf("stack trace or secret in output: %q", stderr)
 			}
 		})
+	}
+}
+
+// TestHelpEveryCommand: --help (and -h) on every command and command
+// group prints its usage on standard output and exits 0 (issue 12:
+// `narrows db --help` was an error).
+func TestHelpEveryCommand(t *testing.T) {
+	cmds := [][]string{{"net"}, {"db"}, {"net", "stream"}, {"net", "rr"}, {"db", "ping"}, {"db", "repl"}, {"db", "load"},
+		{"disk"}, {"serve"}, {"version"}}
+	for _, words := range cmds {
+		for _, flag := range []string{"--help", "-h"} {
+			args := append(append([]string{}, words...), flag)
+			t.Run(strings.Join(args, " "), func(t *testing.T) {
+				out, stderr, code := run(t, nil, args...)
+				if code != cli.ExitOK || stderr != "" || !strings.HasPrefix(out, "Usage: narrows "+strings.Join(words, " ")) {
+					t.Fatalf("exit %d, stderr %q, stdout %q", code, stderr, out)
+				}
+			})
+		}
+	}
+	out, _, _ := run(t, nil, "db", "--help")
+	for _, c := range []string{"db ping", "db repl", "db load"} {
+		if !strings.Contains(out, c) {
+			t.Fatalf("db --help lacks %s:\n%s", c, out)
+		}
+	}
+}
+
+// TestNotAnAgent: a port where something other than a narrows agent
+// listens gets one line saying so, exit 2, whether it closes at once,
+// answers in another protocol, or says nothing.
+func TestNotAnAgent(t *testing.T) {
+	secret := map[string]string{"NARROWS_SECRET": itest.Secret}
+	cases := []struct {
+		name  string
+		serve func(net.Conn)
+		want  string
+	}{
+		{"closes at once", func(c net.Conn) { c.Close() }, "closed it without answering narrows' handshake: it is not a narrows agent"},
+		{"another protocol", func(c net.Conn) {
+			c.Write([]byte("SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n"))
+			io.Copy(io.Discard, c)
+		}, "does not speak narrows' protocol: it is not a narrows agent"},
+		{"silent", func(c net.Conn) { io.Copy(io.Discard, c) }, "did not answer narrows' handshake within 1s: it is not a narrows agent"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			go func() {
+				for {
+					conn, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					go func() { c.serve(conn); conn.Close() }()
+				}
+			}()
+			for _, probe := range [][]string{{"net", "rr"}, {"net", "stream"}} {
+				args := append(probe, "--to", ln.Addr().String(), "--duration", "1s", "--timeout", "1s")
+				stdout, stderr, code := run(t, secret, args...)
+				if code != cli.ExitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, c.want) || !strings.Contains(stderr, ln.Addr().String()) {
+					t.Fatalf("%s: exit %d, stderr %q; want 2 and one line containing %q", strings.Join(probe, " "), code, stderr, c.want)
+				}
+				if stdout != "" {
+					t.Fatalf("%s printed %q", strings.Join(probe, " "), stdout)
+				}
+			}
+		})
+	}
+}
+
+// TestDurationBeyondTheAgentsMaximum: a --duration longer than the
+// agent's --max-duration is refused up front, in words, exit 2 — not run
+// short (net rr) nor refused mid-run as an empty partial table (net stream).
+func TestDurationBeyondTheAgentsMaximum(t *testing.T) {
+	a := itest.StartAgent(t, []string{"--max-duration", "5s"})
+	want := "--duration 1h: the agent at " + a.Addr + " allows tests of up to 5s (its --max-duration): use --duration 5s or less, or restart the agent with --max-duration 1h"
+	for _, probe := range [][]string{{"net", "rr"}, {"net", "stream"}, {"net", "stream", "--streams", "2"}} {
+		r := itest.Run(t, 30*time.Second, nil, append(probe, "--to", a.Addr, "--duration", "1h")...)
+		if r.Code != cli.ExitUsage || r.Stderr != "narrows: "+want+"\n" || r.Stdout != "" {
+			t.Fatalf("%s: exit %d, stdout %q, stderr %q; want 2 and %q", strings.Join(probe, " "), r.Code, r.Stdout, r.Stderr, want)
+		}
+	}
+	// --count is bounded by the agent's maximum, not refused.
+	if r := itest.Run(t, 30*time.Second, nil, "net", "rr", "--to", a.Addr, "--count", "100", "--duration", "1h"); r.Code != 0 {
+		t.Fatalf("--count: exit %d: %s", r.Code, r.Stderr)
 	}
 }
 
@@ -181,6 +274,14 @@ func TestStreamAndRRJSON(t *testing.T) {
 			if _, ok := run["tcp"].(map[string]any)["min_rtt_seconds"]; !ok {
 				t.Fatal("no TCP_INFO figures on Linux")
 			}
+			// The rows add up to the summary, the last stretch included.
+			var rows float64
+			for _, i := range iv {
+				rows += i["bytes"].(float64)
+			}
+			if rows != run["received_bytes"].(float64) {
+				t.Fatalf("interval rows carry %.0f bytes, the summary %.0f", rows, run["received_bytes"])
+			}
 		}},
 		{"stream compares one with N", []string{"net", "stream", "--duration", "1s", "--streams", "3", "--reverse"}, func(t *testing.T, iv []map[string]any, s map[string]any) {
 			st := s["stream"].(map[string]any)
@@ -220,6 +321,11 @@ func TestStreamAndRRJSON(t *testing.T) {
 			rate := num(t, s, "rr", "round_trips_per_second")
 			if rate < 180 || rate > 210 {
 				t.Fatalf("paced at 200/s, measured %v/s", rate)
+			}
+			// The pace is what was asked for, not the path's ceiling.
+			f := s["findings"].([]any)[0].(map[string]any)
+			if d := f["detail"].(string); strings.Contains(d, "is the ceiling") || !strings.Contains(d, "paced at 200 round trips per second (--rate)") {
+				t.Fatalf("paced run's finding: %q", d)
 			}
 		}},
 	}
@@ -331,18 +437,18 @@ func TestStreamsBeyondTheAgentsLimits(t *testing.T) {
 	}
 }
 
-// TestPartialResultsWhenAgentDies: a run that fails mid-way still prints
-// what it measured, marks it partial, and exits 1.
-func TestPartialResultsWhenAgentDies(t *testing.T) {
-	a := itest.StartAgent(t, nil)
-	cmd := exec.Command(itest.Binary(t), "net", "rr", "--to", a.Addr, "--duration", "20s", "--interval", "200ms", "--json")
+// runAgentKilled runs narrows with args and kills agent a after a while:
+// the client must notice and end within 30 s.
+func runAgentKilled(t *testing.T, a *itest.Agent, after time.Duration, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(itest.Binary(t), args...)
 	cmd.Env = append(os.Environ(), "NARROWS_SECRET="+itest.Secret)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1500 * time.Millisecond)
+	time.Sleep(after)
 	a.Cmd.Process.Kill()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -352,10 +458,18 @@ func TestPartialResultsWhenAgentDies(t *testing.T) {
 		cmd.Process.Kill()
 		t.Fatal("client did not notice the agent died")
 	}
-	if cmd.ProcessState.ExitCode() != 1 {
-		t.Fatalf("exit %d, want 1; stderr %s", cmd.ProcessState.ExitCode(), errb.String())
+	return out.String(), errb.String(), cmd.ProcessState.ExitCode()
+}
+
+// TestPartialResultsWhenAgentDies: a run that fails mid-way still prints
+// what it measured, marks it partial, and exits 1.
+func TestPartialResultsWhenAgentDies(t *testing.T) {
+	a := itest.StartAgent(t, nil)
+	out, stderr, code := runAgentKilled(t, a, 1500*time.Millisecond, "net", "rr", "--to", a.Addr, "--duration", "20s", "--interval", "200ms", "--json")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1; stderr %s", code, stderr)
 	}
-	iv, s := jsonLines(t, out.String())
+	iv, s := jsonLines(t, out)
 	if len(iv) < 3 || s["partial"] != true || s["error"] == "" {
 		t.Fatalf("%d intervals, partial %v error %v", len(iv), s["partial"], s["error"])
 	}

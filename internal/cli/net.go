@@ -96,6 +96,28 @@ func (n *netFlags) setup(env Env) (*netSetup, error) {
 	return s, nil
 }
 
+// fits refuses, before anything runs, a test longer than the agent
+// allows: a refusal mid-run would leave an empty table marked partial.
+func (s *netSetup) fits(sess *client.Session) error {
+	if most := sess.Limits.MaxDuration; most > 0 && s.duration > most {
+		return usagef("--duration %s: the agent at %s allows tests of up to %s (its --max-duration): use --duration %s or less, or restart the agent with --max-duration %s",
+			flagDuration(s.duration), s.opts.Addr, flagDuration(most), flagDuration(most), flagDuration(s.duration))
+	}
+	return nil
+}
+
+// flagDuration writes d as a flag takes it: 10m, 1h30m, 2.5s.
+func flagDuration(d time.Duration) string {
+	v := d.String()
+	if strings.HasSuffix(v, "m0s") {
+		v = strings.TrimSuffix(v, "0s")
+	}
+	if strings.HasSuffix(v, "h0m") {
+		v = strings.TrimSuffix(v, "0m")
+	}
+	return v
+}
+
 func positiveDuration(flagName, v string) (time.Duration, error) {
 	d, err := metric.ParseDuration(v)
 	if err != nil {
@@ -244,6 +266,9 @@ func netStream(ctx context.Context, env Env, args []string) error {
 		return usagef("--streams %d (%s) of %s blocks needs %s of buffers on the agent at %s, which allows %s per test (its --max-test-memory): %s",
 			cfg.Streams, cfg.Direction, metric.FormatBytes(cfg.Block), metric.FormatBytes(spec.Buffers()), s.opts.Addr, metric.FormatBytes(most), fix)
 	}
+	if err := s.fits(sess); err != nil {
+		return err
+	}
 	if most := sess.Limits.MaxDataConns; most > 0 && spec.DataConns() > most {
 		per := most
 		if cfg.Direction == wire.Bidir {
@@ -258,7 +283,7 @@ func netStream(ctx context.Context, env Env, args []string) error {
 	if cfg.Streams > 1 {
 		phases = fmt.Sprintf("1 stream, then %d streams", cfg.Streams)
 	}
-	banner(env, nf.json, "narrows net stream → %s: %s, %s, %s each, %s blocks", s.opts.Addr, phases, cfg.Direction, s.duration, metric.FormatBytes(cfg.Block))
+	banner(env, nf.json, "narrows net stream → %s: %s, %s, %s each, %s blocks", s.opts.Addr, phases, cfg.Direction, flagDuration(s.duration), metric.FormatBytes(cfg.Block))
 	res, runErr := stream.Run(ctx, sess, cfg, emitter(s.out))
 	rep.Stream = res
 	return finish(ctx, s.out, rep, runErr)
@@ -311,12 +336,17 @@ func netRR(ctx context.Context, env Env, args []string) error {
 		return usagef("--request %s and --response %s need %s of buffers on the agent at %s, which allows %s per test (its --max-test-memory): use smaller sizes",
 			metric.FormatBytes(cfg.Request), metric.FormatBytes(cfg.Response), metric.FormatBytes(cfg.Request+cfg.Response), s.opts.Addr, metric.FormatBytes(most))
 	}
+	if cfg.Count == 0 {
+		if err := s.fits(sess); err != nil {
+			return err
+		}
+	}
 	if cfg.Duration > sess.Limits.MaxDuration && sess.Limits.MaxDuration > 0 {
-		cfg.Duration = sess.Limits.MaxDuration
+		cfg.Duration = sess.Limits.MaxDuration // --count's bound
 	}
 	rep := result.NewReport("net rr", s.opts.Addr, tool(), env.Now())
 	rep.Agent, rep.Unauthenticated = sess.Software, !sess.Authenticated
-	what := s.duration.String()
+	what := flagDuration(s.duration)
 	if cfg.Count > 0 {
 		what = metric.FormatCount(cfg.Count) + " round trips"
 	}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/narrows/narrows/internal/wire"
@@ -100,15 +102,19 @@ func (s *Session) handshake() error {
 	defer c.SetDeadline(time.Time{})
 	nonce := wire.NewNonce()
 	if err := wire.WriteMagic(c); err != nil {
-		return s.lost(err)
+		return s.notAgent(err)
 	}
 	if err := wire.WriteFrame(c, wire.THello, wire.Hello{MinVersion: s.opts.MinVersion, MaxVersion: s.opts.MaxVersion,
 		Role: wire.RoleControl, Nonce: nonce, Software: s.opts.Software}); err != nil {
-		return s.lost(err)
+		return s.notAgent(err)
 	}
 	var ch wire.Challenge
 	if err := wire.Expect(c, wire.TChalleng, &ch); err != nil {
-		return s.remote(err)
+		var re *wire.RemoteError
+		if errors.As(err, &re) {
+			return s.remote(err)
+		}
+		return s.notAgent(err)
 	}
 	s.Software = ch.Software
 	// Whether to authenticate is the client's decision, not the agent's:
@@ -168,6 +174,23 @@ func span(lo, hi int) string {
 	return fmt.Sprintf("%d-%d", lo, hi)
 }
 
+// notAgent is a failed first exchange: whatever listens at the address
+// did not answer the handshake as an agent does (an agent's refusal is a
+// frame, read by remote).
+func (s *Session) notAgent(err error) error {
+	var ne net.Error
+	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		return fmt.Errorf("%w at %s: something accepted the connection but did not answer narrows' handshake within %s: it is not a narrows agent (`narrows serve`), or one that is stuck; check the port (the agent's default is %d)",
+			ErrNoAgent, s.opts.Addr, s.opts.Timeout, wire.DefaultPort)
+	case closed(err):
+		return fmt.Errorf("%w at %s: something accepted the connection and closed it without answering narrows' handshake: it is not a narrows agent (`narrows serve`), or one refusing connections; check the port (the agent's default is %d)",
+			ErrNoAgent, s.opts.Addr, wire.DefaultPort)
+	}
+	return fmt.Errorf("%w at %s: what answers there does not speak narrows' protocol: it is not a narrows agent (`narrows serve`); check the port (the agent's default is %d)",
+		ErrNoAgent, s.opts.Addr, wire.DefaultPort)
+}
+
 func (s *Session) lost(err error) error {
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
@@ -176,7 +199,15 @@ func (s *Session) lost(err error) error {
 	if errors.Is(err, wire.ErrFrameTooLarge) {
 		return fmt.Errorf("agent at %s sent an oversized frame: %w", s.opts.Addr, err)
 	}
+	if closed(err) {
+		return fmt.Errorf("connection to the agent at %s lost: the agent closed it (it stopped, or was killed)", s.opts.Addr)
+	}
 	return fmt.Errorf("connection to the agent at %s lost: %v", s.opts.Addr, err)
+}
+
+// closed says the far end closed or reset the connection.
+func closed(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 // Close ends the session.

@@ -67,6 +67,37 @@ func LoopDevice(t testing.TB, image string) string {
 	return dev
 }
 
+// MountImage makes a filesystem with mkfs (e.g. mkfs.xfs) on an image
+// file of size bytes, mounts it through a loop device on a new directory
+// and unmounts it at the end of the test.
+func MountImage(t testing.TB, mkfs, fstype string, size int64) string {
+	t.Helper()
+	RequireRoot(t, "mounting "+fstype)
+	if _, err := exec.LookPath(mkfs); err != nil {
+		SkipOrFail(t, "%s is not installed (scripts/deps.sh installs it)", mkfs)
+	}
+	image := filepath.Join(t.TempDir(), fstype+".img")
+	if err := os.WriteFile(image, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(image, size); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(mkfs, "-q", image).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v: %s", mkfs, err, out)
+	}
+	dev := LoopDevice(t, image)
+	dir := filepath.Join(t.TempDir(), fstype)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount(dev, dir, fstype, 0, ""); err != nil {
+		SkipOrFail(t, "cannot mount %s here: %v", fstype, err)
+	}
+	t.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) })
+	return dir
+}
+
 // DatFiles lists the narrows-*.dat files in dir.
 func DatFiles(t testing.TB, dir string) []string {
 	t.Helper()

@@ -57,3 +57,27 @@ func diskFixture() ([]result.Interval, *result.Report) {
 		ByteRate: 9_420_800, Latency: lat(431, 545, 1940, 4880, 9100), FlushLatency: &f}
 	return []result.Interval{iv1, iv2}, rep
 }
+
+// diskCustomFixture is a custom run of four committers on ext4 (a name
+// longer than any column) and one of buffered random writes.
+func diskCustomFixture() ([]result.Interval, *result.Report) {
+	at := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	rep := result.NewReport("disk", "/var/lib/postgresql", result.Tool{Version: "0.1.0", Commit: "abc1234", Protocol: 1}, at)
+	sec := result.Seconds(2 * time.Second)
+	w, f := lat(103, 283, 3330, 20300, 80900), lat(164, 389, 2090, 4980, 44100)
+	commit := lat(348, 783, 4830, 21900, 81200)
+	rep.Disk = &result.Disk{
+		Config: result.DiskConfig{Profiles: []string{"custom"}, Duration: sec, Interval: result.Seconds(time.Second), FileBytes: 64 << 20, Engine: "auto", Seed: 1},
+		Path:   "/var/lib/postgresql", Filesystem: "ext4", FileBytes: 64 << 20, Engine: "io_uring", Direct: true, Layout: result.Seconds(83 * time.Millisecond),
+		Patterns: []result.DiskPattern{
+			{Profile: "custom", Name: "randwrite 4 KiB + fdatasync ×4 threads", RW: "randwrite", BlockBytes: 4096, QueueDepth: 1, Threads: 4, Sync: "fdatasync",
+				Duration: sec, IOs: 13_222, Bytes: 13_222 * 4096, IOPS: 6_611, Throughput: 27_079_000, Latencies: commit,
+				Flushes: 13_222, FlushRate: 6_611, WriteLatency: &w, FlushLatency: &f, CPU: 59},
+		},
+	}
+	rep.Findings = advisor.Advise(rep)
+	iv := result.NewInterval("disk", 0, time.Second)
+	iv.Disk = &result.DiskInterval{Profile: "custom", Pattern: "randwrite 4 KiB + fdatasync ×4 threads", IOs: 7_423, Bytes: 7_423 * 4096, IOPS: 7_423,
+		ByteRate: 30_404_608, Latency: commit, FlushLatency: &f}
+	return []result.Interval{iv}, rep
+}

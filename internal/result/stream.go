@@ -9,6 +9,10 @@ type Stream struct {
 	Runs       []StreamRun `json:"runs"`
 	// Comparison is present when both one stream and N streams ran.
 	Comparison *Comparison `json:"comparison,omitempty"`
+	// SameHost is true when the agent ran on this machine (a loopback
+	// address, or the machine's own address at both ends): the streams
+	// crossed no network, and their rate is the machine's, not a link's.
+	SameHost bool `json:"same_host,omitempty"`
 }
 
 // StreamConfig is what was asked for.
@@ -39,8 +43,9 @@ type StreamRun struct {
 	ReceivedBytes int64     `json:"received_bytes"`
 	Throughput    float64   `json:"throughput_bits_per_second"` // receiver's
 	PerStream     []float64 `json:"per_stream_bits_per_second"`
-	// WireThroughput estimates the line rate these bytes used, with the
-	// TCP/IP and Ethernet headers of each segment (MSS known from TCP_INFO).
+	// WireThroughput estimates the line rate these bytes used: the payload
+	// received and the share sent again, each segment (MSS from TCP_INFO)
+	// with its Ethernet, IP and TCP headers (HeaderBytes).
 	WireThroughput float64 `json:"wire_throughput_bits_per_second,omitempty"`
 	HeaderBytes    int64   `json:"header_bytes_per_segment,omitempty"`
 

@@ -33,6 +33,9 @@ type TCPInfo struct {
 	Busy          time.Duration `json:"busy_ns"`           // time with data in flight, cumulative
 	RwndLimited   time.Duration `json:"rwnd_limited_ns"`   // stalled on the peer's window, cumulative
 	SndbufLimited time.Duration `json:"sndbuf_limited_ns"` // stalled on our send buffer, cumulative
+	// Timestamps says the connection carries TCP timestamps: 12 bytes of
+	// options in every segment's header (Linux's default).
+	Timestamps bool `json:"timestamps,omitempty"`
 }
 
 // CwndBytes is the congestion window in bytes.

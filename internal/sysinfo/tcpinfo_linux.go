@@ -8,6 +8,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// tcpiOptTimestamps is TCPI_OPT_TIMESTAMPS of tcpi_options (linux/tcp.h).
+const tcpiOptTimestamps = 1
+
 // ReadTCPInfo reads TCP_INFO from a connection's socket.
 func ReadTCPInfo(rc Controller) (*TCPInfo, error) {
 	var ti *unix.TCPInfo
@@ -38,5 +41,6 @@ func ReadTCPInfo(rc Controller) (*TCPInfo, error) {
 		Busy:          time.Duration(ti.Busy_time) * time.Microsecond,
 		RwndLimited:   time.Duration(ti.Rwnd_limited) * time.Microsecond,
 		SndbufLimited: time.Duration(ti.Sndbuf_limited) * time.Microsecond,
+		Timestamps:    ti.Options&tcpiOptTimestamps != 0,
 	}, nil
 }

@@ -14,10 +14,12 @@ var profileTitles = map[string]string{
 	result.ProfileData:   "data: pages read and written at random, as data files are (queue depth = I/Os in flight)",
 	result.ProfileLog:    "log: sequential writes, each durable before the next, as a transaction log is (commit = write + flush)",
 	result.ProfileBackup: "backup: large sequential reads and writes, as backup, restore and replica seeding stream",
-	result.ProfileCustom: "custom",
+	result.ProfileCustom: "custom: the shape --rw, --block, --qd, --threads and --sync asked for",
 }
 
-const diskIntervalRow = "%-7s %-28s %-14s %10s %12s %9s %9s %9s\n"
+// diskIntervalRow: the pattern last, where a name of any length fits
+// (rows are printed as they come, before the longest name is known).
+const diskIntervalRow = "%-7s %-14s %10s %12s %9s %9s %9s  %s\n"
 
 func (t *Writer) diskInterval(iv result.Interval) error {
 	d := iv.Disk
@@ -26,12 +28,12 @@ func (t *Writer) diskInterval(iv result.Interval) error {
 	}
 	if t.header != "disk" {
 		t.header = "disk"
-		if _, err := fmt.Fprintf(t.w, diskIntervalRow, "profile", "pattern", "interval", "IOPS", "MB/s", "p50", "p99", "max"); err != nil {
+		if _, err := fmt.Fprintf(t.w, diskIntervalRow, "profile", "interval", "IOPS", "MB/s", "p50", "p99", "max", "pattern"); err != nil {
 			return err
 		}
 	}
-	_, err := fmt.Fprintf(t.w, diskIntervalRow, d.Profile, d.Pattern, span(iv), metric.FormatCount(int64(d.IOPS+0.5)),
-		metric.FormatByteRate(d.ByteRate), dur(d.Latency.P50), dur(d.Latency.P99), dur(d.Latency.Max))
+	_, err := fmt.Fprintf(t.w, diskIntervalRow, d.Profile, span(iv), metric.FormatCount(int64(d.IOPS+0.5)),
+		metric.FormatByteRate(d.ByteRate), dur(d.Latency.P50), dur(d.Latency.P99), dur(d.Latency.Max), d.Pattern)
 	return err
 }
 
@@ -71,8 +73,11 @@ func diskSummary(b *strings.Builder, d *result.Disk) {
 			profile = p.Profile
 			fmt.Fprintf(b, "\n%s\n", profileTitles[p.Profile])
 			rate := "IOPS"
-			if p.Profile == result.ProfileLog {
+			if p.Profile == result.ProfileLog || p.Sync != result.SyncNone {
 				rate = "flushes/s"
+				if !d.Direct {
+					b.WriteString("(buffered: a write copies into the page cache; the flush carries it to the device)\n")
+				}
 			}
 			fmt.Fprintf(b, diskRow, w, "pattern", rate, "MB/s", "latency", "p50", "p90", "p99", "p99.9", "max", "cpu")
 		}

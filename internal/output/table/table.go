@@ -151,8 +151,12 @@ func firstTCP(s *result.Stream) *result.TCPSummary {
 
 func rrSummary(b *strings.Builder, r *result.RR) {
 	c := r.Config
-	fmt.Fprintf(b, "round trips  %s in %s = %s/s, one outstanding, %s request, %s response\n", metric.FormatCount(r.RoundTrips), dur(r.Duration),
-		metric.FormatCount(int64(r.Rate+0.5)), metric.FormatBytes(c.RequestBytes), metric.FormatBytes(c.ResponseBytes))
+	paced := ""
+	if c.Rate > 0 {
+		paced = fmt.Sprintf(" (paced at %s/s by --rate)", metric.FormatCount(int64(c.Rate+0.5)))
+	}
+	fmt.Fprintf(b, "round trips  %s in %s = %s/s%s, one outstanding, %s request, %s response\n", metric.FormatCount(r.RoundTrips), dur(r.Duration),
+		metric.FormatCount(int64(r.Rate+0.5)), paced, metric.FormatBytes(c.RequestBytes), metric.FormatBytes(c.ResponseBytes))
 	fmt.Fprintf(b, "full rtt     min %s  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s  mean %s\n",
 		dur(r.Min), dur(r.P50), dur(r.P90), dur(r.P99), dur(r.P999), dur(r.Max), dur(r.Mean))
 	fmt.Fprintf(b, "connect      %s (TCP handshake of the measuring connection)\n", dur(r.Connect))

@@ -161,7 +161,11 @@ func loop(ctx context.Context, sock *netio.Socket, cfg Config, emit probe.Emit, 
 				break
 			}
 			if gap > 0 {
-				if wait := time.Until(start.Add(time.Duration(n) * gap)); wait > 0 {
+				due := start.Add(time.Duration(n) * gap)
+				if cfg.Count == 0 && !due.Before(end) {
+					break // the pace puts the next trip past the end
+				}
+				if wait := time.Until(due); wait > 0 {
 					time.Sleep(wait)
 				}
 			}

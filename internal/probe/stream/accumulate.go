@@ -26,6 +26,7 @@ type direction struct {
 type accumulator struct {
 	phase   string
 	streams int
+	ipv6    bool // the IP header is 40 bytes, not 20
 	dirs    []*direction
 	last    time.Duration
 }
@@ -118,6 +119,16 @@ func (a *accumulator) interval(m *wire.Interval) []result.Interval {
 	return out
 }
 
+// rest is the stretch after the agent's last interval report, up to the
+// test's end, when the test ended between two reports (as iperf3 prints
+// its last, shorter interval): the rows then add up to the summary.
+func (a *accumulator) rest(done *wire.Done) []result.Interval {
+	if done.Elapsed-a.last < time.Millisecond {
+		return nil
+	}
+	return a.interval(&wire.Interval{Elapsed: done.Elapsed, Slots: done.Slots})
+}
+
 // aggregate folds several streams' TCP state into one: RTTs averaged, the
 // minimum RTT the least, windows and counters summed. The result's MSS is
 // the first stream's and CwndSegments is scaled so CwndBytes is the sum.
@@ -143,7 +154,7 @@ func aggregate(ts []*sysinfo.TCPInfo) sysinfo.TCPInfo {
 	n := time.Duration(len(ts))
 	a.RTT /= n
 	a.RTTVar /= n
-	a.MSS, a.PMTU = ts[0].MSS, ts[0].PMTU
+	a.MSS, a.PMTU, a.Timestamps = ts[0].MSS, ts[0].PMTU, ts[0].Timestamps
 	a.CwndSegments = cwnd
 	if a.MSS > 0 {
 		a.CwndSegments = cwnd / a.MSS
@@ -155,6 +166,23 @@ func aggregate(ts []*sysinfo.TCPInfo) sysinfo.TCPInfo {
 // top of each IP packet. (A physical link also spends 24 bytes of preamble,
 // FCS and inter-frame gap, which no counter in the host sees.)
 const ethernetHeader = 14
+
+// headerBytes is what each segment carries besides its payload: the
+// Ethernet header, the IP header and TCP's own (20 bytes, and 12 of
+// timestamp option where the connection uses them). It is not PMTU − MSS:
+// the MSS is also bounded by half the peer's largest window (a small
+// --window on loopback's 64 KiB MTU gives 62,976-byte segments whose
+// headers are still 66 bytes).
+func headerBytes(ipv6, timestamps bool) int64 {
+	h := int64(ethernetHeader + 20 + 20)
+	if ipv6 {
+		h += 20
+	}
+	if timestamps {
+		h += 12
+	}
+	return h
+}
 
 func (a *accumulator) summary(done *wire.Done, cpu result.CPU) []result.StreamRun {
 	var runs []result.StreamRun
@@ -223,10 +251,13 @@ func (a *accumulator) summary(done *wire.Done, cpu result.CPU) []result.StreamRu
 			}
 			s.BDPBytes = int64(r.Throughput / 8 * s.RTT.D().Seconds())
 			r.TCP = s
-			if t.MSS > 0 && t.PMTU > t.MSS && dur > 0 {
-				r.HeaderBytes = t.PMTU - t.MSS + ethernetHeader
-				payload := max(t.BytesSent, r.ReceivedBytes)
-				r.WireThroughput = metric.BitsPerSecond(payload, dur) * float64(t.MSS+r.HeaderBytes) / float64(t.MSS)
+			if t.MSS > 0 && dur > 0 {
+				// The payload the receiver counted over its own time, and
+				// what was sent again, each segment with its headers. Not
+				// the sender's byte counter: it runs on past the receiver's
+				// last report when the agent is lost mid-test.
+				r.HeaderBytes = headerBytes(a.ipv6, t.Timestamps)
+				r.WireThroughput = r.Throughput * (1 + s.RetransRatio) * float64(t.MSS+r.HeaderBytes) / float64(t.MSS)
 			}
 		}
 		runs = append(runs, r)

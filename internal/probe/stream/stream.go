@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,8 +49,10 @@ func Run(ctx context.Context, s *client.Session, cfg Config, emit probe.Emit) (*
 	var err error
 	for _, ph := range phases {
 		var runs []result.StreamRun
-		runs, err = runPhase(ctx, s, cfg, ph.name, ph.n, emit)
+		var same bool
+		runs, same, err = runPhase(ctx, s, cfg, ph.name, ph.n, emit)
 		res.Runs = append(res.Runs, runs...)
+		res.SameHost = res.SameHost || same
 		if err != nil || ctx.Err() != nil {
 			break
 		}
@@ -95,26 +98,39 @@ func (e *endpoint) tcp() *sysinfo.TCPInfo {
 	return ti
 }
 
-func runPhase(ctx context.Context, s *client.Session, cfg Config, phase string, n int, emit probe.Emit) ([]result.StreamRun, error) {
+// sameHost says a data connection joins two sockets of one machine (a
+// loopback address, or the machine's own address at both ends): nothing
+// crosses a network. ipv6 says its packets carry the 40-byte IPv6 header.
+func sameHost(c net.Conn) (same, ipv6 bool) {
+	local, ok1 := c.LocalAddr().(*net.TCPAddr)
+	remote, ok2 := c.RemoteAddr().(*net.TCPAddr)
+	if !ok1 || !ok2 {
+		return false, false
+	}
+	return remote.IP.IsLoopback() || remote.IP.Equal(local.IP), remote.IP.To4() == nil
+}
+
+func runPhase(ctx context.Context, s *client.Session, cfg Config, phase string, n int, emit probe.Emit) ([]result.StreamRun, bool, error) {
 	spec := wire.TestSpec{Kind: wire.KindStream, Direction: cfg.Direction, Streams: n, Duration: cfg.Duration,
 		Interval: cfg.Interval, Block: cfg.Block, Window: cfg.Window}
 	t, err := s.Open(ctx, spec)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer t.Close()
+	same, ipv6 := sameHost(t.Conns[0].Conn)
 	eps := make([]*endpoint, len(t.Conns))
 	batch := netio.BatchFor(cfg.Window) // one rule for every stream of the run
 	for i, dc := range t.Conns {
 		sock, err := netio.Take(dc.Conn)
 		if err != nil {
-			return nil, fmt.Errorf("stream: %w", err)
+			return nil, same, fmt.Errorf("stream: %w", err)
 		}
 		defer sock.Close()
 		eps[i] = &endpoint{dc: dc, send: dc.Slot.Role == wire.SlotSink, sock: sock}
 	}
 	if err := t.Start(); err != nil {
-		return nil, err
+		return nil, same, err
 	}
 	start := time.Now()
 	cpu0, cpuErr := sysinfo.CPUTime()
@@ -143,6 +159,7 @@ func runPhase(ctx context.Context, s *client.Session, cfg Config, phase string, 
 	}
 
 	acc := newAccumulator(phase, n, eps)
+	acc.ipv6 = ipv6
 	var done *wire.Done
 	var lost error
 	limit := start.Add(cfg.Duration + 30*time.Second)
@@ -165,6 +182,11 @@ func runPhase(ctx context.Context, s *client.Session, cfg Config, phase string, 
 	// read the last bytes, then unblock whatever is left.
 	stop.Store(true)
 	waitOrHalt(&wg, &halt, 5*time.Second)
+	if done != nil {
+		for _, iv := range acc.rest(done) {
+			emit(iv)
+		}
+	}
 	for _, e := range eps {
 		if e.send {
 			e.final = e.tcp()
@@ -191,17 +213,17 @@ func runPhase(ctx context.Context, s *client.Session, cfg Config, phase string, 
 		runs[i].Stopped = reason
 	}
 	if lost != nil {
-		return runs, fmt.Errorf("stream: %w", lost)
+		return runs, same, fmt.Errorf("stream: %w", lost)
 	}
 	for _, e := range eps {
 		if e.err != nil && !interrupted.Load() {
-			return runs, fmt.Errorf("stream: data connection %d: %w", e.dc.Slot.ID, e.err)
+			return runs, same, fmt.Errorf("stream: data connection %d: %w", e.dc.Slot.ID, e.err)
 		}
 	}
 	if done.Reason != "" && !interrupted.Load() {
-		return runs, fmt.Errorf("stream: the agent ended the test early: %s", done.Reason)
+		return runs, same, fmt.Errorf("stream: the agent ended the test early: %s", done.Reason)
 	}
-	return runs, nil
+	return runs, same, nil
 }
 
 // waitOrHalt gives the loops grace to finish by themselves (receivers
