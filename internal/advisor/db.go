@@ -236,11 +236,11 @@ func silentVerdict(st *result.ReplicaState) string {
 	}
 	switch {
 	case !ok:
-		return fmt.Sprintf("%s: %s, so its lag is unknown, not 0", what, why)
+		return fmt.Sprintf("%s: %s; its lag is unknown, not 0", what, why)
 	case st.NeverHeard:
-		return fmt.Sprintf("%s: not heard from since narrows started %s ago (%s), so its lag is unknown, not 0", what, d, why)
+		return fmt.Sprintf("%s since narrows started (%s): %s; its lag is unknown, not 0", what, d, why)
 	}
-	return fmt.Sprintf("%s for %s: %s, so its lag is unknown, not 0", what, d, why)
+	return fmt.Sprintf("%s for %s: %s; its lag is unknown, not 0", what, d, why)
 }
 
 func dbping(r *result.DBPing) []result.Finding {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/result"
@@ -434,8 +435,13 @@ func catchText(st result.ReplicaState) string {
 	return "never at current rates"
 }
 
+// clockText says how a standby's clock stands to the primary's; under
+// 100 ms is within what two queries' round trips can tell.
 func clockText(s result.Seconds) string {
-	if s < 0 {
+	switch {
+	case s.D().Abs() < 100*time.Millisecond:
+		return "agrees with (within 100 ms)"
+	case s < 0:
 		return "is " + dur(-s) + " behind"
 	}
 	return "is " + dur(s) + " ahead of"
