@@ -183,9 +183,11 @@ func parseSlots(v string) []slotRow {
 	return out
 }
 
-// rowNames names each walsender's row by its application_name, adding
-// where it connects from when two share a name (standbys left with the
-// default "walreceiver"), and its port when even that is shared.
+// rowNames names each walsender's row by its application_name. When two
+// share one (standbys left with the default "walreceiver"), each is told
+// by its slot (app/slot: a name the DBA chose, and stable across
+// reconnects), else by where it connects from (app@addr), and its port
+// when even that is shared.
 func rowNames(rs []raw) {
 	count := func(key func(*raw) string) map[string]int {
 		n := map[string]int{}
@@ -195,12 +197,20 @@ func rowNames(rs []raw) {
 		return n
 	}
 	byApp := count(func(x *raw) string { return x.app })
-	byAddr := count(func(x *raw) string { return x.app + "@" + x.clientAddr })
+	// Among those that have no slot to be told by.
+	byAddr := count(func(x *raw) string {
+		if x.slot != "" {
+			return ""
+		}
+		return x.app + "@" + x.clientAddr
+	})
 	for i := range rs {
 		x := &rs[i]
 		switch {
 		case byApp[x.app] == 1:
 			x.name = x.app
+		case x.slot != "":
+			x.name = x.app + "/" + x.slot
 		case byAddr[x.app+"@"+x.clientAddr] == 1:
 			x.name = x.app + "@" + x.clientAddr
 		default:

@@ -257,8 +257,14 @@ func TestPostgresRowNames(t *testing.T) {
 		{app: "walreceiver", clientAddr: "10.0.0.3", clientPort: "40003"},
 		{app: "standby1", clientAddr: "10.0.0.4", clientPort: "40004"},
 	}
+	// Without slots, by address, and by port where even that is shared.
+	same := []raw{{app: "walreceiver", clientAddr: "10.0.0.5", clientPort: "1"}, {app: "walreceiver", clientAddr: "10.0.0.5", clientPort: "2"}, {app: "walreceiver", clientAddr: "local"}}
+	rowNames(same)
+	if same[0].name != "walreceiver@10.0.0.5:1" || same[1].name != "walreceiver@10.0.0.5:2" || same[2].name != "walreceiver@local" {
+		t.Errorf("named %q %q %q", same[0].name, same[1].name, same[2].name)
+	}
 	rowNames(rs)
-	want := []string{"walreceiver@10.0.0.2", "walreceiver@10.0.0.3:40002", "walreceiver@10.0.0.3:40003", "standby1"}
+	want := []string{"walreceiver/dr1", "walreceiver/dr2", "walreceiver@10.0.0.3", "standby1"}
 	for i, w := range want {
 		if rs[i].name != w {
 			t.Errorf("row %d named %q, want %q", i, rs[i].name, w)
