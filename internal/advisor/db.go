@@ -447,7 +447,6 @@ func clockWords(d time.Duration) string {
 func replRun(r *result.Repl, w result.ReplWords) []result.Finding {
 	var out []result.Finding
 	for _, rr := range r.Run.Replicas {
-		// The verdict it ended in has its own finding.
 		now := ""
 		if r.Last != nil {
 			if i := slices.IndexFunc(r.Last.Replicas, func(st result.ReplicaState) bool { return st.Name == rr.Name && st.Database == rr.Database }); i >= 0 {
@@ -457,7 +456,9 @@ func replRun(r *result.Repl, w result.ReplWords) []result.Finding {
 		var bad []string
 		var badTime result.Seconds
 		for _, v := range rr.Verdicts {
-			if v.Verdict == result.VerdictKeepingUp || v.Verdict == now {
+			// Catching up is on its way; the verdict it ended in has its
+			// own finding.
+			if v.Verdict == result.VerdictKeepingUp || v.Verdict == result.VerdictCatchingUp || v.Verdict == now {
 				continue
 			}
 			badTime += v.Seconds

@@ -348,11 +348,11 @@ func replSummary(b *strings.Builder, rp *result.Repl) {
 			if st.RedoTime != nil && *st.RedoTime > 0 {
 				fmt.Fprintf(b, "; redo %s", dur(*st.RedoTime))
 			}
-			if st.SlotRetained != nil {
+			if st.SlotRetained != nil && *st.SlotRetained >= 1<<20 {
 				fmt.Fprintf(b, "; its slot keeps %s of WAL", metric.FormatBytes(*st.SlotRetained))
 			}
 			if st.ClockOffset != nil {
-				fmt.Fprintf(b, "; its clock %s the primary's", clockText(*st.ClockOffset))
+				fmt.Fprintf(b, "; its clock is %s the primary's", clockText(*st.ClockOffset))
 			}
 			b.WriteString("\n")
 		} else {
@@ -440,11 +440,11 @@ func catchText(st result.ReplicaState) string {
 func clockText(s result.Seconds) string {
 	switch {
 	case s.D().Abs() < 100*time.Millisecond:
-		return "agrees with (within 100 ms)"
+		return "within 100 ms of"
 	case s < 0:
-		return "is " + dur(-s) + " behind"
+		return dur(-s) + " behind"
 	}
-	return "is " + dur(s) + " ahead of"
+	return dur(s) + " ahead of"
 }
 
 // gapLines ends a db summary: its gaps, and why it stopped early if it did.
