@@ -2,6 +2,7 @@ package advisor
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -53,7 +54,7 @@ func ReplPoll(p *result.ReplPoll) {
 		return
 	}
 	for i := range p.Replicas {
-		replica(&p.Replicas[i], p.GenerationRate)
+		replica(&p.Replicas[i], p.GenerationRate, result.WordsOf(p.Engine))
 	}
 }
 
@@ -65,7 +66,52 @@ func generation(st *result.ReplicaState, poll *float64) (float64, bool) {
 	return val(poll)
 }
 
-func replica(st *result.ReplicaState, pollGen *float64) {
+// rpo sets the RPO: what a failover now would lose. Of a replica that
+// streams, the log not yet sent to it; of a silent one, all the log past
+// what it is known to hold.
+func rpo(st *result.ReplicaState, gen float64, genKnown bool) {
+	b, ok := val(st.Unsent)
+	if st.State == result.ReplicaSilent {
+		b, ok = val(st.Unconfirmed)
+	}
+	if !ok {
+		return
+	}
+	st.RPOBytes = &b
+	switch {
+	case b == 0:
+		st.RPOSeconds = secondsPtr(0)
+	case genKnown && gen > 0:
+		st.RPOSeconds = secondsPtr(float64(b) / gen)
+	}
+}
+
+// catchUp is the time for every stage to drain what waits up to it,
+// faster than the log arrives; false when some stage does not.
+func catchUp(st *result.ReplicaState, gen, small float64) (float64, bool) {
+	catch, behind := 0.0, 0.0
+	for _, s := range []struct {
+		queue *int64
+		rate  *float64
+	}{{st.Unsent, st.SendRate}, {st.Unwritten, st.WriteRate}, {st.Unflushed, st.FlushRate}, {st.Unreplayed, st.ReplayRate}} {
+		q, has := val(s.queue)
+		if !has {
+			continue
+		}
+		behind += float64(q)
+		if behind <= small {
+			continue
+		}
+		r, hasRate := val(s.rate)
+		if !hasRate || r <= gen {
+			return 0, false
+		}
+		catch = max(catch, behind/(r-gen))
+	}
+	return catch, true
+}
+
+func replica(st *result.ReplicaState, pollGen *float64, w result.ReplWords) {
 	gen, genKnown := generation(st, pollGen)
 	unsent, hasUnsent := val(st.Unsent)
 	unwritten, _ := val(st.Unwritten)
@@ -77,18 +123,8 @@ func replica(st *result.ReplicaState, pollGen *float64) {
 	}
 	growth := max(float64(MinGrowth), GrowthShare*gen)
 
-	// RPO: what a failover now would lose, and in seconds of log.
 	st.RPOBytes, st.RPOSeconds, st.CatchUp, st.RedoTime = nil, nil, nil, nil
-	if hasUnsent {
-		u := unsent
-		st.RPOBytes = &u
-		switch {
-		case unsent == 0:
-			st.RPOSeconds = secondsPtr(0)
-		case genKnown && gen > 0:
-			st.RPOSeconds = secondsPtr(float64(unsent) / gen)
-		}
-	}
+	rpo(st, gen, genKnown)
 	if rr, ok := val(st.ReplayRate); ok && hasUnreplayed {
 		if unreplayed == 0 {
 			st.RedoTime = secondsPtr(0)
@@ -96,82 +132,61 @@ func replica(st *result.ReplicaState, pollGen *float64) {
 			st.RedoTime = secondsPtr(float64(unreplayed) / rr)
 		}
 	}
-	// Catch-up: every stage must drain what waits up to it, faster than
-	// the log arrives.
-	if genKnown && st.State != result.ReplicaSilent {
-		catch, ok := 0.0, true
-		behind := int64(0)
-		for _, s := range []struct {
-			queue *int64
-			rate  *float64
-		}{{st.Unsent, st.SendRate}, {st.Unwritten, st.WriteRate}, {st.Unflushed, st.FlushRate}, {st.Unreplayed, st.ReplayRate}} {
-			q, has := val(s.queue)
-			if !has {
-				continue
-			}
-			behind += q
-			if behind <= small {
-				continue
-			}
-			r, hasRate := val(s.rate)
-			if !hasRate || r <= gen {
-				ok = false
-				break
-			}
-			catch = max(catch, float64(behind)/(r-gen))
-		}
-		if ok {
-			st.CatchUp = secondsPtr(catch)
+	total := unsent + unwritten + unflushed + unreplayed
+	if st.State != result.ReplicaSilent {
+		// Nothing to catch up is caught up, whatever the rates; otherwise
+		// it takes rates, and generation to set them against.
+		if total <= small {
+			st.CatchUp = secondsPtr(0)
+		} else if c, ok := catchUp(st, gen, float64(small)); genKnown && ok {
+			st.CatchUp = secondsPtr(c)
 		}
 	}
 
-	total := unsent + unwritten + unflushed + unreplayed
 	sendRate, hasSend := val(st.SendRate)
 	replayRate, hasReplay := val(st.ReplayRate)
 	flushRate, hasFlush := val(st.FlushRate)
 	behindWhat := func() string {
 		parts := []string{}
 		if hasUnsent {
-			parts = append(parts, "unsent "+size(unsent))
+			parts = append(parts, w.Unsent+" "+size(unsent))
 		}
-		if st.Unwritten != nil || st.Unflushed != nil {
-			parts = append(parts, "unflushed "+size(unwritten+unflushed))
+		if w.Unflushed != "" && (st.Unwritten != nil || st.Unflushed != nil) {
+			parts = append(parts, w.Unflushed+" "+size(unwritten+unflushed))
 		}
 		if hasUnreplayed {
-			parts = append(parts, "unreplayed "+size(unreplayed))
+			parts = append(parts, w.Unreplayed+" "+size(unreplayed))
 		}
 		return strings.Join(parts, ", ")
 	}
 	set := func(code, text string) { st.VerdictCode, st.Verdict = code, text }
 	switch {
 	case st.State == result.ReplicaSilent:
-		if s, ok := val(st.SilentFor); ok {
-			set(result.VerdictSilent, fmt.Sprintf("replica silent for %.0f s: the primary has not heard from it (%s), so its lag is unknown, not 0", s.D().Seconds(), st.EngineState))
-		} else {
-			set(result.VerdictSilent, fmt.Sprintf("replica silent: not heard from since narrows started (%s), so its lag is unknown, not 0", st.EngineState))
-		}
+		set(result.VerdictSilent, silentVerdict(st))
 	case !hasUnsent && !hasUnreplayed:
 		set(result.VerdictUnknown, "no position figures for this replica in this poll")
-	case st.IOThread != "" && st.IOThread != "Yes" && genKnown:
-		set(result.VerdictSendQueue, fmt.Sprintf("send queue growing at %s because generation %s > fetch 0 B/s: the IO thread is not running (%s); %s not fetched",
-			mb(gen), mb(gen), st.IOThread, size(unsent)))
+	case st.IOThread != "" && st.IOThread != "Yes":
+		// MySQL: nothing is fetched while the IO thread is off.
+		set(result.VerdictSendQueue, fmt.Sprintf("%s queue growing: the IO thread is not running (%s), so nothing is fetched%s; %s %s",
+			w.Send, st.IOThread, atGeneration(gen, genKnown), size(unsent), w.Unsent))
 	case hasUnsent && unsent > small && genKnown && hasSend && gen-sendRate > growth:
-		set(result.VerdictSendQueue, fmt.Sprintf("send queue growing at %s because generation %s > send %s: %s not yet sent (sender or network)",
-			mb(gen-sendRate), mb(gen), mb(sendRate), size(unsent)))
+		set(result.VerdictSendQueue, fmt.Sprintf("%s queue growing at %s because generation %s > %s %s: %s %s (%s)",
+			w.Send, mb(gen-sendRate), mb(gen), w.Send, mb(sendRate), size(unsent), w.Unsent, senderOf(w)))
 	case st.Unflushed != nil && unwritten+unflushed > small && hasSend && hasFlush && sendRate-flushRate > growth:
 		set(result.VerdictDisk, fmt.Sprintf("the standby's disk is the bottleneck: %s received but not flushed, growing at %s (received %s, flushed %s)",
 			size(unwritten+unflushed), mb(sendRate-flushRate), mb(sendRate), mb(flushRate)))
-	case st.SQLThread != "" && st.SQLThread != "Yes" && genKnown:
-		set(result.VerdictReplay, fmt.Sprintf("replay is the bottleneck: the SQL thread is not running (%s); %s fetched but not applied", st.SQLThread, size(unreplayed)))
+	case st.SQLThread != "" && st.SQLThread != "Yes":
+		set(result.VerdictReplay, fmt.Sprintf("%s is the bottleneck: the SQL thread is not running (%s); %s fetched but %s",
+			w.Replay, st.SQLThread, size(unreplayed), w.Unreplayed))
 	case hasUnreplayed && unreplayed > small && hasReplay && genKnown && gen-replayRate > growth:
 		paused := ""
 		if p, ok := val(st.ReplayPaused); ok && p {
 			paused = " — replay is paused on the standby (pg_wal_replay_resume() resumes it)"
 		}
-		set(result.VerdictReplay, fmt.Sprintf("replay is the bottleneck: %s received but not replayed, growing at %s (replay %s, generation %s)%s",
-			size(unreplayed), mb(gen-replayRate), mb(replayRate), mb(gen), paused))
+		set(result.VerdictReplay, fmt.Sprintf("%s is the bottleneck: %s received but %s, growing at %s (%s %s, generation %s)%s",
+			w.Replay, size(unreplayed), w.Unreplayed, mb(gen-replayRate), w.Replay, mb(replayRate), mb(gen), paused))
 	case hasUnreplayed && unreplayed > small && hasReplay && replayRate == 0:
-		set(result.VerdictReplay, fmt.Sprintf("replay is the bottleneck: %s received but not replayed and replay is not moving", size(unreplayed)))
+		set(result.VerdictReplay, fmt.Sprintf("%s is the bottleneck: %s received but %s and %s is not moving", w.Replay, size(unreplayed), w.Unreplayed, w.Replay))
 	case total > small:
 		if c, ok := val(st.CatchUp); ok {
 			set(result.VerdictCatchingUp, fmt.Sprintf("catching up: %s behind (%s), caught up in about %s at current rates", size(total), behindWhat(), dur(c.D())))
@@ -181,6 +196,51 @@ func replica(st *result.ReplicaState, pollGen *float64) {
 	default:
 		set(result.VerdictKeepingUp, fmt.Sprintf("keeping up: %s behind (%s)", size(total), behindWhat()))
 	}
+}
+
+func atGeneration(gen float64, known bool) string {
+	if !known {
+		return ""
+	}
+	return " while the source generates " + mb(gen)
+}
+
+// senderOf names what moves the log to the replica.
+func senderOf(w result.ReplWords) string {
+	if w.Send == "fetch" {
+		return "the IO thread or the network"
+	}
+	return "the sender or the network"
+}
+
+// silentVerdict says how long a replica has been silent, why, and that
+// its lag is therefore unknown.
+func silentVerdict(st *result.ReplicaState) string {
+	why := st.Silence
+	if why == "" {
+		why = st.EngineState
+	}
+	what := "replica silent"
+	if g := st.Gap; g != nil {
+		if why == result.SilenceUnreachable {
+			// Only its own connection tells of it (MySQL): say what failed.
+			what, why = "replica unreachable", g.Reason
+		} else {
+			why += ", and narrows cannot reach it (" + g.Reason + ")"
+		}
+	}
+	s, ok := val(st.SilentFor)
+	d := fmt.Sprintf("%.1f s", s.D().Seconds())
+	if s.D() >= 10*time.Second {
+		d = fmt.Sprintf("%.0f s", s.D().Seconds())
+	}
+	switch {
+	case !ok:
+		return fmt.Sprintf("%s: %s; its lag is unknown, not 0", what, why)
+	case st.NeverHeard:
+		return fmt.Sprintf("%s since narrows started (%s): %s; its lag is unknown, not 0", what, d, why)
+	}
+	return fmt.Sprintf("%s for %s: %s; its lag is unknown, not 0", what, d, why)
 }
 
 func dbping(r *result.DBPing) []result.Finding {
@@ -243,26 +303,55 @@ func dbping(r *result.DBPing) []result.Finding {
 		out = append(out, f)
 	}
 	if len(r.Gaps) > 0 {
-		out = append(out, gapFinding(r.Gaps))
+		out = append(out, gapFinding(r.Gaps, 0))
 	}
 	return out
 }
 
-func gapFinding(gaps []result.Gap) result.Finding {
+// gapFinding counts the gaps; one still open counts up to end, the end of
+// the run, when it is known (0: not counted).
+func gapFinding(gaps []result.Gap, end result.Seconds) result.Finding {
 	var lost time.Duration
+	retries, open := 0, 0
+	var of []string
 	for _, g := range gaps {
-		if g.End != nil {
+		switch {
+		case g.End != nil:
 			lost += g.End.D() - g.Start.D()
+		case end > g.Start:
+			lost += end.D() - g.Start.D()
+		}
+		if g.End == nil {
+			open++
+		}
+		retries += g.Retries
+		if !slices.Contains(of, g.Of) {
+			of = append(of, g.Of)
 		}
 	}
+	what := "The connection was"
+	switch {
+	case len(of) > 1:
+		what = "Connections (" + strings.Join(of, ", ") + ") were"
+	case of[0] == "primary":
+		what = "The connection to the primary was"
+	case of[0] != "session":
+		what = "The connection to " + of[0] + " was"
+	}
+	still := ""
+	if open > 0 {
+		still = fmt.Sprintf(", %d still lost at the end", open)
+	}
 	return result.Finding{Code: "db.connection_lost", Severity: "warning",
-		Summary: fmt.Sprintf("The connection was lost %d time(s), %s in all: those stretches have no figures (see gaps), none were carried over.", len(gaps), metric.FormatDuration(lost)),
-		Detail:  "First reason: " + gaps[0].Reason,
-		Values:  map[string]float64{"gaps": float64(len(gaps)), "gap_seconds": lost.Seconds()}}
+		Summary: fmt.Sprintf("%s lost %d time(s), %s in all (%d reconnects failed%s): those stretches have no figures (see gaps), none were carried over.",
+			what, len(gaps), dur(lost), retries, still),
+		Detail: "First reason: " + gaps[0].Reason,
+		Values: map[string]float64{"gaps": float64(len(gaps)), "gap_seconds": lost.Seconds()}}
 }
 
 func repl(r *result.Repl) []result.Finding {
 	var out []result.Finding
+	w := result.WordsOf(r.Engine)
 	if r.Last != nil {
 		ReplPoll(r.Last)
 		for _, st := range r.Last.Replicas {
@@ -278,31 +367,42 @@ func repl(r *result.Repl) []result.Finding {
 			var d []string
 			if b, ok := val(st.RPOBytes); ok {
 				f.Values["rpo_bytes"] = float64(b)
+				lose := "would lose"
+				if st.State == result.ReplicaSilent {
+					// All the log past what it confirmed: some may have reached it.
+					lose = "would lose at most"
+				}
 				if s, ok := val(st.RPOSeconds); ok {
 					f.Values["rpo_seconds"] = s.D().Seconds()
-					d = append(d, fmt.Sprintf("A failover now would lose %s of log, %s of generation at the current rate (RPO = unsent bytes ÷ generation rate).", size(b), dur(s.D())))
+					d = append(d, fmt.Sprintf("A failover now %s %s of log, %s of generation at the current rate (RPO = %s bytes ÷ generation rate).", lose, size(b), dur(s.D()), rpoOf(&st, w)))
 				} else {
-					d = append(d, fmt.Sprintf("A failover now would lose %s of log (no generation rate to turn it into time).", size(b)))
+					d = append(d, fmt.Sprintf("A failover now %s %s of log (no generation rate to turn it into time).", lose, size(b)))
 				}
+			}
+			if b, ok := val(st.SlotRetained); ok && b > SmallQueue {
+				d = append(d, fmt.Sprintf("Its slot %s keeps %s of WAL on the primary.", st.Slot, size(b)))
 			}
 			if s, ok := val(st.CatchUp); ok {
 				f.Values["catch_up_seconds"] = s.D().Seconds()
 				if s > 0 {
 					d = append(d, fmt.Sprintf("At current rates it catches up in %s.", metric.FormatDuration(s.D())))
 				}
-			} else if st.VerdictCode != result.VerdictSilent && st.VerdictCode != result.VerdictUnknown {
+			} else if st.VerdictCode != result.VerdictSilent && st.VerdictCode != result.VerdictUnknown && st.VerdictCode != result.VerdictKeepingUp {
 				d = append(d, "At current rates it does not catch up.")
 			}
 			if s, ok := val(st.RedoTime); ok && s > 0 {
 				f.Values["redo_seconds"] = s.D().Seconds()
-				d = append(d, fmt.Sprintf("Replaying what it holds takes %s at its replay rate: that much is added to a failover's recovery time.", metric.FormatDuration(s.D())))
+				d = append(d, fmt.Sprintf("Replaying what it holds takes %s at its %s rate: that much is added to a failover's recovery time.", metric.FormatDuration(s.D()), w.Replay))
+			}
+			if o, ok := val(st.ClockOffset); ok && abs(o.D()) >= time.Second {
+				d = append(d, fmt.Sprintf("Its clock is %s the primary's: a lag figured as the primary's now() − reply_time, or the standby's now() − pg_last_xact_replay_timestamp(), is off by that much (narrows' figures are not).", clockWords(o.D())))
 			}
 			if st.SecondsBehindNull || st.SecondsBehind != nil {
 				sbm := "NULL"
 				if s, ok := val(st.SecondsBehind); ok {
 					sbm = fmt.Sprintf("%.0f s", s.D().Seconds())
 				}
-				d = append(d, "Seconds_Behind_Source reads "+sbm+": it counts only what the replica has already fetched, so it cannot see log the IO thread has not fetched — judge by the unsent bytes.")
+				d = append(d, "Seconds_Behind_Source reads "+sbm+": it counts only what the replica has already fetched, so it cannot see log the IO thread has not fetched — judge by the unfetched bytes.")
 			}
 			f.Detail = strings.Join(d, " ")
 			out = append(out, f)
@@ -312,9 +412,80 @@ func repl(r *result.Repl) []result.Finding {
 				Summary: "No replica is connected to this primary, and none was seen during the run."})
 		}
 	}
+	if r.Run != nil {
+		out = append(out, replRun(r, w)...)
+	}
 	if len(r.Gaps) > 0 {
-		f := gapFinding(r.Gaps)
+		f := gapFinding(r.Gaps, r.Duration)
 		f.Code = "repl.connection_lost"
+		out = append(out, f)
+	}
+	return out
+}
+
+// rpoOf names the bytes an RPO counts.
+func rpoOf(st *result.ReplicaState, w result.ReplWords) string {
+	if st.State == result.ReplicaSilent {
+		return "unconfirmed"
+	}
+	return w.Unsent
+}
+
+func abs(d time.Duration) time.Duration { return max(d, -d) }
+
+// clockWords says how far a clock is from the primary's.
+func clockWords(d time.Duration) string {
+	if d < 0 {
+		return metric.FormatDuration(-d) + " behind"
+	}
+	return metric.FormatDuration(d) + " ahead of"
+}
+
+// replRun is what the run held that its last poll does not show: a replica
+// that spent time in any verdict but keeping up is told, with the words of
+// its worst moment.
+func replRun(r *result.Repl, w result.ReplWords) []result.Finding {
+	var out []result.Finding
+	for _, rr := range r.Run.Replicas {
+		now := ""
+		if r.Last != nil {
+			if i := slices.IndexFunc(r.Last.Replicas, func(st result.ReplicaState) bool { return st.Name == rr.Name && st.Database == rr.Database }); i >= 0 {
+				now = r.Last.Replicas[i].VerdictCode
+			}
+		}
+		var bad []string
+		var badTime result.Seconds
+		for _, v := range rr.Verdicts {
+			// Catching up is on its way; the verdict it ended in has its
+			// own finding.
+			if v.Verdict == result.VerdictKeepingUp || v.Verdict == result.VerdictCatchingUp || v.Verdict == now {
+				continue
+			}
+			badTime += v.Seconds
+			bad = append(bad, fmt.Sprintf("%s for %s from %.1f s (at worst: %s)", w.Verdict(v.Verdict), dur(v.Seconds.D()), v.First.D().Seconds(), v.Worst))
+		}
+		if len(bad) == 0 {
+			continue
+		}
+		name := rr.Name
+		if rr.Database != "" {
+			name += " / " + rr.Database
+		}
+		f := result.Finding{Code: "repl.run", Severity: "warning",
+			Summary: fmt.Sprintf("%s spent %s of the %s run not keeping up, which the last poll does not show: %s.", name, dur(badTime.D()), dur(r.Duration.D()), strings.Join(bad, "; ")),
+			Values:  map[string]float64{"not_keeping_up_seconds": badTime.D().Seconds()}}
+		var d []string
+		for _, s := range rr.Stages {
+			if s.Worst > SmallQueue {
+				d = append(d, fmt.Sprintf("%s %s at %.1f s (mean %s)", w.Stage(s.Stage), size(s.Worst), s.WorstAt.D().Seconds(), size(int64(s.Mean))))
+			}
+		}
+		if len(d) > 0 {
+			f.Detail = "Worst queues: " + strings.Join(d, ", ") + "."
+		}
+		if l, ok := val(rr.LongestSilence); ok {
+			f.Values["longest_silence_seconds"] = l.D().Seconds()
+		}
 		out = append(out, f)
 	}
 	return out
@@ -352,7 +523,7 @@ func dbload(r *result.DBLoad) []result.Finding {
 			Summary: fmt.Sprintf("The scratch table %s could not be dropped: drop it by hand (DROP TABLE %s), or run db load again, which replaces it.", r.Table, r.Table)})
 	}
 	if len(r.Gaps) > 0 {
-		out = append(out, gapFinding(r.Gaps))
+		out = append(out, gapFinding(r.Gaps, 0))
 	}
 	return out
 }

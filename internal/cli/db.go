@@ -279,16 +279,27 @@ func dbRepl(ctx context.Context, env Env, args []string) error {
 	}
 	rep := result.NewReport("db repl", s.dsn.Redacted, tool(), env.Now())
 	banner(env, c.json, "narrows db repl → %s: every %s, %s", s.dsn.Redacted, s.interval, until)
+	var tally advisor.ReplTally
 	emit := func(iv result.Interval) {
 		if iv.Repl != nil {
 			advisor.ReplPoll(iv.Repl)
-			exp.Update(iv.Repl)
+			tally.Add(iv)
+			exp.Update(iv.Repl, tally.Run())
 		}
 		s.out.Interval(iv)
 	}
 	res, runErr := replication.Run(ctx, s.dsn, cfg, emit)
 	res.Config.Prometheus = *promListen != ""
+	if res.Polls > 0 {
+		res.Run = tally.Run()
+	}
 	rep.Repl = res
+	if runErr == nil && ctrlC(ctx) {
+		// Ctrl-C is how a watch ends: the summary is whole, and the exit
+		// code says all went well. Other signals still say what stopped it.
+		res.Stopped = ""
+		ctx = context.WithoutCancel(ctx)
+	}
 	return dbFinish(ctx, s.out, rep, runErr, res.Polls > 0, dsns...)
 }
 

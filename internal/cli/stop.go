@@ -85,6 +85,12 @@ func stopped(ctx context.Context) (int, string) {
 	return 128 + int(c.sig), fmt.Sprintf("stopped by %s%s", signalName(c.sig), kept)
 }
 
+// ctrlC says whether ctx was ended by Ctrl-C (SIGINT) alone.
+func ctrlC(ctx context.Context) bool {
+	var c *stopCause
+	return errors.As(context.Cause(ctx), &c) && c.err == nil && c.sig == syscall.SIGINT
+}
+
 // stdoutGuard is standard output: the first write that fails cancels the
 // run (its cause the error), and later writes fail at once.
 type stdoutGuard struct {

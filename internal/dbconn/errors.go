@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strings"
@@ -213,3 +214,38 @@ func Refusedf(format string, a ...any) error {
 func (d *DSN) Reason(err error) string { return d.Scrub(oneLine(err.Error())) }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// Brief is err in a few words for a line that repeats it (a live row, a
+// gap): what failed and the root cause, without the DSN and the driver's
+// wrapping, e.g. "connect to 10.0.0.5:5432: connection refused". The
+// password is never in it.
+func (d *DSN) Brief(err error) string {
+	var pg *pgconn.PgError
+	var my *mysql.MySQLError
+	var ms mssql.Error
+	var dns *net.DNSError
+	var errno syscall.Errno
+	switch {
+	case errors.As(err, &pg):
+		return d.Scrub(fmt.Sprintf("%s (SQLSTATE %s)", pg.Message, pg.Code))
+	case errors.As(err, &my):
+		return d.Scrub(fmt.Sprintf("%s (error %d)", my.Message, my.Number))
+	case errors.As(err, &ms):
+		return d.Scrub(fmt.Sprintf("%s (error %d)", ms.Message, ms.Number))
+	case errors.As(err, &dns):
+		return fmt.Sprintf("resolve %s: %s", d.Host, dns.Err)
+	case isUnreachable(err) && errors.As(err, &errno):
+		return fmt.Sprintf("connect to %s: %s", d.Addr(), errno.Error())
+	case isUnreachable(err):
+		return fmt.Sprintf("connect to %s: no answer", d.Addr())
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
+		return "no answer in time"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET):
+		return "the server closed the connection"
+	}
+	var e *Error
+	if errors.As(err, &e) && e.Err != nil {
+		return d.Reason(e.Err)
+	}
+	return d.Reason(err)
+}

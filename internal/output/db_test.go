@@ -11,6 +11,15 @@ func i64(v int64) *int64                 { return &v }
 func f64(v float64) *float64             { return &v }
 func sp(d time.Duration) *result.Seconds { s := result.Seconds(d); return &s }
 
+// tally sums up advised db repl records as the command line does.
+func tally(ivs ...result.Interval) *result.ReplRun {
+	var t advisor.ReplTally
+	for _, iv := range ivs {
+		t.Add(iv)
+	}
+	return t.Run()
+}
+
 // dbFixtures: a ping with a lost connection, a PostgreSQL standby whose
 // replay is paused, a MariaDB replica whose IO thread is stopped, a SQL
 // Server secondary, a poll during which the primary was gone, and a load.
@@ -39,7 +48,9 @@ func dbFixtures() (map[string][]result.Interval, map[string]*result.Report) {
 			{Name: "standby1", State: "streaming", EngineState: "streaming", SyncState: "async", Unsent: i64(0), Unwritten: i64(0), Unflushed: i64(8192),
 				Unreplayed: i64(31_457_280), SendRate: f64(5e6), WriteRate: f64(5e6), FlushRate: f64(5e6), ReplayRate: f64(0),
 				WriteLag: sp(400 * time.Microsecond), FlushLag: sp(900 * time.Microsecond), ReplayLag: sp(6 * time.Second), LastReply: sp(300 * time.Millisecond), ReplayPaused: new(true)},
-			{Name: "dr1", State: "silent", EngineState: "not connected to the primary", SilentFor: sp(42 * time.Second), LastReply: sp(42 * time.Second)},
+			{Name: "dr1", State: "silent", EngineState: "not connected to the primary", SilentFor: sp(42 * time.Second), LastReply: sp(42 * time.Second),
+				Silence: "no walsender on the primary", Slot: "dr1_slot", SlotRetained: i64(26_214_400), Unconfirmed: i64(26_214_400),
+				Gap: &result.Gap{Of: "dr1", Reason: "connect to 10.0.0.7:5432: connection refused", Retries: 12}},
 		}}
 	repl := result.NewReport("db repl", "postgres://narrows:xxxxx@db1:5432/postgres", tool, at)
 	piv := result.NewInterval(result.ProbeRepl, 0, time.Second)
@@ -49,7 +60,7 @@ func dbFixtures() (map[string][]result.Interval, map[string]*result.Report) {
 	gend.Repl = &result.ReplPoll{At: at.Add(time.Second), Engine: "postgres", Replicas: []result.ReplicaState{}, Gap: &result.Gap{Of: "primary", Start: result.Seconds(time.Second), Reason: "dial tcp 10.0.0.5:5432: connect: connection refused"}}
 	repl.Repl = &result.Repl{Config: result.ReplConfig{Interval: result.Seconds(time.Second), Replicas: []string{"standby1"}, SilentAfter: result.Seconds(15 * time.Second)},
 		Engine: "postgres", Polls: 2, Last: pg, QueriesPerPoll: 2, Duration: result.Seconds(2 * time.Second),
-		Gaps: []result.Gap{*gend.Repl.Gap}}
+		Gaps: []result.Gap{*gend.Repl.Gap}, Run: tally(piv, gend)}
 	repl.Findings = advisor.Advise(repl)
 
 	my := &result.ReplPoll{At: at, Engine: "mysql", LogPosition: "binlog.000003:8812", LogBytes: i64(40_000_000), GenerationRate: f64(2e6),
@@ -60,7 +71,7 @@ func dbFixtures() (map[string][]result.Interval, map[string]*result.Report) {
 	miv.Repl = my
 	advisor.ReplPoll(my)
 	myRep.Repl = &result.Repl{Config: result.ReplConfig{Interval: result.Seconds(time.Second), Replicas: []string{"replica1"}, SilentAfter: result.Seconds(15 * time.Second)},
-		Engine: "mysql", Polls: 1, Last: my, QueriesPerPoll: 2, Duration: result.Seconds(time.Second), Gaps: []result.Gap{}}
+		Engine: "mysql", Polls: 1, Last: my, QueriesPerPoll: 2, Duration: result.Seconds(time.Second), Gaps: []result.Gap{}, Run: tally(miv)}
 	myRep.Findings = advisor.Advise(myRep)
 
 	ms := &result.ReplPoll{At: at, Engine: "sqlserver", Replicas: []result.ReplicaState{{Name: "SQL3-DR", Database: "Sales", State: "streaming",
@@ -71,7 +82,7 @@ func dbFixtures() (map[string][]result.Interval, map[string]*result.Report) {
 	siv.Repl = ms
 	advisor.ReplPoll(ms)
 	msRep.Repl = &result.Repl{Config: result.ReplConfig{Interval: result.Seconds(time.Second), Replicas: []string{}, SilentAfter: result.Seconds(15 * time.Second)},
-		Engine: "sqlserver", Polls: 1, Last: ms, QueriesPerPoll: 2, Duration: result.Seconds(time.Second), Gaps: []result.Gap{}}
+		Engine: "sqlserver", Polls: 1, Last: ms, QueriesPerPoll: 2, Duration: result.Seconds(time.Second), Gaps: []result.Gap{}, Run: tally(siv)}
 	msRep.Findings = advisor.Advise(msRep)
 
 	load := result.NewReport("db load", "postgres://narrows:xxxxx@db1:5432/postgres", tool, at)

@@ -101,14 +101,71 @@ type Repl struct {
 	Config ReplConfig `json:"config"`
 	Engine string     `json:"engine"`
 	Polls  int64      `json:"polls"`
-	// Last is the last poll that reached the primary.
+	// Last is the last poll that reached the primary: the state at the end.
 	Last *ReplPoll `json:"last,omitempty"`
-	Gaps []Gap     `json:"gaps"`
+	// Run is the whole run, replica by replica: what the last poll alone
+	// cannot say (a stage that stalled and recovered, a silence that ended).
+	Run  *ReplRun `json:"run,omitempty"`
+	Gaps []Gap    `json:"gaps"`
 	// QueriesPerPoll is narrows' own load on the primary (each replica
 	// named with --replica-dsn gets one more, on that replica).
 	QueriesPerPoll int     `json:"queries_per_poll"`
 	Duration       Seconds `json:"duration_seconds"`
 	Stopped        string  `json:"stopped,omitempty"`
+}
+
+// ReplRun sums up every poll of a db repl run.
+type ReplRun struct {
+	// Generation over the polls that had a rate (SQL Server: the busiest
+	// database's, per poll).
+	PeakGeneration *float64 `json:"peak_log_generation_bytes_per_second,omitempty"`
+	MeanGeneration *float64 `json:"mean_log_generation_bytes_per_second,omitempty"`
+	// PrimaryUnreachable is the time the primary could not be polled.
+	PrimaryUnreachable Seconds      `json:"primary_unreachable_seconds"`
+	Replicas           []ReplicaRun `json:"replicas"`
+}
+
+// ReplicaRun is one replica (and database, for SQL Server) over the run.
+// Each poll's figures stand for the interval that ends with it.
+type ReplicaRun struct {
+	Name     string `json:"replica"`
+	Database string `json:"database,omitempty"`
+	Polls    int    `json:"polls"`
+	// Stages are the queues as the polls saw them, in stage order (send,
+	// write, flush, replay: the Prometheus stage labels).
+	Stages []StageRun `json:"stages"`
+	// Verdicts is the time spent in each verdict, in the fixed order of
+	// Verdicts; only those that occurred.
+	Verdicts []VerdictTime `json:"verdicts"`
+	// LongestSilence is the longest the replica went unheard, and when
+	// that silence began (seconds into the run; negative when it began
+	// before narrows started).
+	LongestSilence      *Seconds `json:"longest_silence_seconds,omitempty"`
+	LongestSilenceStart *Seconds `json:"longest_silence_start_seconds,omitempty"`
+	// WorstRPO is the largest RPO a poll found, and when.
+	WorstRPO        *int64   `json:"worst_rpo_bytes,omitempty"`
+	WorstRPOSeconds *Seconds `json:"worst_rpo_seconds,omitempty"`
+	WorstRPOAt      *Seconds `json:"worst_rpo_at_seconds,omitempty"`
+}
+
+// StageRun is one stage's queue over the run.
+type StageRun struct {
+	Stage   string  `json:"stage"`
+	Worst   int64   `json:"worst_bytes"`
+	WorstAt Seconds `json:"worst_at_seconds"`
+	Mean    float64 `json:"mean_bytes"`
+	// Samples is the number of polls that had this figure.
+	Samples int `json:"samples"`
+}
+
+// VerdictTime is the time one verdict held, and its words at the poll
+// where the replica was furthest behind under it.
+type VerdictTime struct {
+	Verdict string  `json:"verdict"`
+	Seconds Seconds `json:"seconds"`
+	Polls   int     `json:"polls"`
+	First   Seconds `json:"first_at_seconds"`
+	Worst   string  `json:"worst"`
 }
 
 // ReplConfig is what was asked for.
@@ -146,6 +203,10 @@ const (
 	ReplicaStopped   = "stopped" // MySQL: a replication thread is not running
 )
 
+// SilenceUnreachable is the Silence of a replica narrows reads only through
+// its own connection (MySQL), when that connection is lost.
+const SilenceUnreachable = "narrows cannot reach it"
+
 // Verdict codes of a replica, a fixed set (also Prometheus label values).
 const (
 	VerdictKeepingUp  = "keeping_up"
@@ -171,6 +232,13 @@ type ReplicaState struct {
 	// thread states, synchronization_state_desc).
 	EngineState string `json:"engine_state,omitempty"`
 	SyncState   string `json:"sync_state,omitempty"`
+	// ClientAddr is where the replica connects to the primary from
+	// (PostgreSQL client_addr; "local" for a Unix socket).
+	ClientAddr string `json:"client_addr,omitempty"`
+	// Slot is the physical replication slot it uses (PostgreSQL), and
+	// SlotRetained the WAL the primary keeps for it (current − restart_lsn).
+	Slot         string `json:"slot,omitempty"`
+	SlotRetained *int64 `json:"slot_retained_bytes,omitempty"`
 
 	// Bytes waiting at each stage. PostgreSQL: unsent = current WAL −
 	// sent; unwritten = sent − write; unflushed = write − flush;
@@ -197,10 +265,28 @@ type ReplicaState struct {
 	FlushLag  *Seconds `json:"flush_lag_seconds,omitempty"`
 	ReplayLag *Seconds `json:"replay_lag_seconds,omitempty"`
 	// LastReply is the time since the standby last reported (PostgreSQL
-	// reply_time).
+	// reply_time), on one clock: the standby's own (clock_timestamp() read
+	// through --replica-dsn), or narrows' (when it saw reply_time change).
+	// Absent until one of them can tell.
 	LastReply *Seconds `json:"last_reply_age_seconds,omitempty"`
-	// SilentFor is how long a silent replica has not been heard from.
-	SilentFor *Seconds `json:"silent_for_seconds,omitempty"`
+	// ClockOffset is the standby's clock minus the primary's, measured
+	// through --replica-dsn (PostgreSQL).
+	ClockOffset *Seconds `json:"clock_offset_seconds,omitempty"`
+	// SilentFor is how long a silent replica has not been heard from; with
+	// NeverHeard, narrows has not heard from it at all, and SilentFor is
+	// the time it has watched.
+	SilentFor  *Seconds `json:"silent_for_seconds,omitempty"`
+	NeverHeard bool     `json:"never_heard,omitempty"`
+	// Silence says why a silent replica is silent, in words
+	// (SilenceUnreachable: only its own connection tells of it, and that
+	// is lost).
+	Silence string `json:"silence,omitempty"`
+	// Unconfirmed is, for a silent replica, the log the primary has
+	// generated past the furthest position the replica is known to hold
+	// (its last flush reported to the primary, its slot's restart_lsn, or
+	// its own receive position): what a failover to it now would lose at
+	// most.
+	Unconfirmed *int64 `json:"unconfirmed_bytes,omitempty"`
 	// ReplayPaused is read on a PostgreSQL standby given --replica-dsn.
 	ReplayPaused *bool `json:"replay_paused,omitempty"`
 
@@ -273,4 +359,57 @@ type LoadInterval struct {
 	CommitP50 *Seconds `json:"commit_latency_p50_seconds,omitempty"`
 	CommitP99 *Seconds `json:"commit_latency_p99_seconds,omitempty"`
 	Gap       *Gap     `json:"gap,omitempty"`
+}
+
+// ReplWords are an engine's own names for the stages of db repl, used
+// alike by the table's columns and the verdicts' words.
+type ReplWords struct {
+	Unsent, Unflushed, Unreplayed string // the queues ("" where the engine has no such stage)
+	Send, Replay                  string // the stages' verbs
+	Lag                           string // the engine's own lag column
+}
+
+// ReplStageWords are the words of each engine.
+var ReplStageWords = map[string]ReplWords{
+	"postgres":  {Unsent: "unsent", Unflushed: "unflushed", Unreplayed: "unreplayed", Send: "send", Replay: "replay", Lag: "replay lag"},
+	"mysql":     {Unsent: "unfetched", Unreplayed: "unapplied", Send: "fetch", Replay: "apply", Lag: "behind src"},
+	"sqlserver": {Unsent: "send queue", Unreplayed: "redo queue", Send: "send", Replay: "redo", Lag: "sec. lag"},
+}
+
+// WordsOf returns engine's words (PostgreSQL's for an unknown engine).
+func WordsOf(engine string) ReplWords {
+	if w, ok := ReplStageWords[engine]; ok {
+		return w
+	}
+	return ReplStageWords["postgres"]
+}
+
+// Stage names a queue by its stage label (send, write, flush, replay).
+func (w ReplWords) Stage(stage string) string {
+	switch stage {
+	case "send":
+		return w.Unsent
+	case "write":
+		return "unwritten"
+	case "flush":
+		return "unflushed"
+	}
+	return w.Unreplayed
+}
+
+// Verdict names a verdict code, short, in the engine's words.
+func (w ReplWords) Verdict(code string) string {
+	switch code {
+	case VerdictKeepingUp:
+		return "keeping up"
+	case VerdictCatchingUp:
+		return "catching up"
+	case VerdictSendQueue:
+		return w.Send + " queue growing"
+	case VerdictDisk:
+		return "standby disk bottleneck"
+	case VerdictReplay:
+		return w.Replay + " bottleneck"
+	}
+	return code
 }

@@ -44,12 +44,14 @@ var (
 	descBehind     = prometheus.NewDesc(ns+"behind_source_seconds", "MySQL/MariaDB Seconds_Behind_Source (absent when NULL).", replicaLabels, nil)
 	descSecLag     = prometheus.NewDesc(ns+"secondary_lag_seconds", "SQL Server secondary_lag_seconds.", replicaLabels, nil)
 	descVerdict    = prometheus.NewDesc(ns+"verdict", "1 for the replica's current verdict, 0 for the others.", []string{"replica", "database", "verdict"}, nil)
+	descVerdictSec = prometheus.NewDesc(ns+"verdict_seconds_total", "Time this run has spent in each verdict (a poll's verdict counts for the interval that ends with it), as the summary gives it.", []string{"replica", "database", "verdict"}, nil)
 )
 
 // Exporter is a prometheus.Collector of the latest poll.
 type Exporter struct {
 	mu     sync.Mutex
 	last   *result.ReplPoll // the last poll, if it reached the primary; nil during a gap
+	run    *result.ReplRun  // the run so far
 	polls  float64
 	errors float64
 }
@@ -64,14 +66,16 @@ func (e *Exporter) Registry() *prometheus.Registry {
 	return r
 }
 
-// Update records a poll (advised already, so verdicts are filled in).
-func (e *Exporter) Update(p *result.ReplPoll) {
+// Update records a poll (advised already, so verdicts are filled in) and
+// the run so far (nil: none).
+func (e *Exporter) Update(p *result.ReplPoll, run *result.ReplRun) {
 	if p == nil {
 		return
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.polls++
+	e.run = run
 	if p.Gap != nil {
 		e.errors++
 		e.last = nil
@@ -84,7 +88,7 @@ func (e *Exporter) Update(p *result.ReplPoll) {
 func (e *Exporter) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descPolls, descPollErrors, descUp, descPollTime, descGeneration, descPosition, descQueue,
 		descStageRate, descLag, descReply, descSilent, descReplicaUp, descRPOBytes, descRPOSeconds, descCatchUp, descRedo,
-		descBehind, descSecLag, descVerdict} {
+		descBehind, descSecLag, descVerdict, descVerdictSec} {
 		ch <- d
 	}
 }
@@ -117,6 +121,14 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	defer e.mu.Unlock()
 	ch <- prometheus.MustNewConstMetric(descPolls, prometheus.CounterValue, e.polls)
 	ch <- prometheus.MustNewConstMetric(descPollErrors, prometheus.CounterValue, e.errors)
+	if e.run != nil {
+		// Counters: they go on through a gap, as the run does.
+		for _, r := range e.run.Replicas {
+			for _, v := range r.Verdicts {
+				ch <- prometheus.MustNewConstMetric(descVerdictSec, prometheus.CounterValue, v.Seconds.D().Seconds(), r.Name, r.Database, v.Verdict)
+			}
+		}
+	}
 	p := e.last
 	if p == nil {
 		// During a gap nothing but the gap is reported: no stale figures.

@@ -32,7 +32,9 @@ func TestMetrics(t *testing.T) {
 	e.Update(&result.ReplPoll{At: time.Unix(0, 0), Engine: "postgres", LogBytes: i64(123456), GenerationRate: f64(5e6),
 		PollTime: result.Seconds(2 * time.Millisecond),
 		Replicas: []result.ReplicaState{{Name: "standby1", State: "streaming", Unsent: i64(0), Unwritten: i64(10), Unflushed: i64(20),
-			Unreplayed: i64(3_000_000), SendRate: f64(5e6), ReplayRate: f64(0), RPOBytes: i64(0), VerdictCode: result.VerdictReplay}}})
+			Unreplayed: i64(3_000_000), SendRate: f64(5e6), ReplayRate: f64(0), RPOBytes: i64(0), VerdictCode: result.VerdictReplay}}},
+		&result.ReplRun{Replicas: []result.ReplicaRun{{Name: "standby1", Verdicts: []result.VerdictTime{
+			{Verdict: result.VerdictKeepingUp, Seconds: result.Seconds(8 * time.Second)}, {Verdict: result.VerdictReplay, Seconds: result.Seconds(4 * time.Second)}}}}})
 	out := scrape(t, e)
 	for _, want := range []string{
 		`narrows_repl_up 1`,
@@ -45,6 +47,9 @@ func TestMetrics(t *testing.T) {
 		`narrows_repl_verdict{database="",replica="standby1",verdict="keeping_up"} 0`,
 		`narrows_repl_replica_up{database="",replica="standby1"} 1`,
 		`narrows_repl_rpo_bytes{database="",replica="standby1"} 0`,
+		// The run's time in each verdict, as the summary has it.
+		`narrows_repl_verdict_seconds_total{database="",replica="standby1",verdict="keeping_up"} 8`,
+		`narrows_repl_verdict_seconds_total{database="",replica="standby1",verdict="replay_bottleneck"} 4`,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %s", want)
@@ -56,7 +61,7 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 	// A gap: no stale figures, only the gap.
-	e.Update(&result.ReplPoll{Gap: &result.Gap{Of: "primary", Reason: "connection refused"}})
+	e.Update(&result.ReplPoll{Gap: &result.Gap{Of: "primary", Reason: "connection refused"}}, nil)
 	out = scrape(t, e)
 	if !strings.Contains(out, "narrows_repl_up 0") || !strings.Contains(out, "narrows_repl_poll_errors_total 1") || strings.Contains(out, "narrows_repl_queue_bytes") {
 		t.Fatalf("during a gap:\n%s", out)

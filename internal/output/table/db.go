@@ -2,7 +2,10 @@ package table
 
 import (
 	"fmt"
+	"io"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/result"
@@ -39,14 +42,48 @@ func zdur(s result.Seconds) string {
 
 func at(iv result.Interval) string { return fmt.Sprintf("%.1f s", iv.End.D().Seconds()) }
 
-// replColumns are the engine's names for the generic stage columns.
-var replColumns = map[string][6]string{
-	"postgres":  {"unsent", "unflushed", "unreplayed", "send", "replay", "replay lag"},
-	"mysql":     {"unfetched", "-", "unapplied", "fetch", "apply", "behind src"},
-	"sqlserver": {"send queue", "-", "redo queue", "send", "redo", "sec. lag"},
+// replCell is one column of the db repl rows.
+type replCell struct {
+	head string
+	w    int
+	left bool
 }
 
-const replRow = "%-9s %-16s %-9s %11s %10s %10s %10s %11s %11s %10s %7s  %s\n"
+// replLayout is the columns of an engine's rows: the stages it has, in its
+// own words, and the column that says whether the replica reports.
+func replLayout(engine string, nameW int) []replCell {
+	w := result.WordsOf(engine)
+	cells := []replCell{{"time", 9, true}, {"replica", nameW, true}, {"state", 9, true}, {"generation", 11, false}, {w.Unsent, 10, false}}
+	if w.Unflushed != "" {
+		cells = append(cells, replCell{w.Unflushed, 10, false})
+	}
+	cells = append(cells, replCell{w.Unreplayed, 10, false}, replCell{w.Send + "/s", 11, false}, replCell{w.Replay + "/s", 11, false}, replCell{w.Lag, 10, false})
+	switch engine {
+	case "postgres":
+		cells = append(cells, replCell{"reply", 8, false})
+	case "mysql":
+		cells = append(cells, replCell{"io/sql", 8, false})
+	}
+	return append(cells, replCell{"verdict", 0, true})
+}
+
+func replLine(cells []replCell, vals []string) string {
+	var b strings.Builder
+	for i, c := range cells {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		switch {
+		case c.w == 0:
+			b.WriteString(vals[i])
+		case c.left:
+			fmt.Fprintf(&b, "%-*s", c.w, vals[i])
+		default:
+			fmt.Fprintf(&b, "%*s", c.w, vals[i])
+		}
+	}
+	return strings.TrimRight(b.String(), " ") + "\n"
+}
 
 // dbInterval writes a db ping, db repl or db load row.
 func (t *Writer) dbInterval(iv result.Interval) error {
@@ -103,20 +140,35 @@ func (t *Writer) dbInterval(iv result.Interval) error {
 			_, err = fmt.Fprintf(t.w, "%-9s -- primary unreachable: %s; retrying with backoff (no figures, none carried over) --\n", at(iv), p.Gap.Reason)
 			return err
 		}
-		cols := replColumns[p.Engine]
 		if t.header != "db repl "+p.Engine {
 			t.header = "db repl " + p.Engine
-			_, err = fmt.Fprintf(t.w, replRow, "time", "replica", "state", "generation", cols[0], cols[1], cols[2], cols[3]+"/s", cols[4]+"/s", cols[5], "reply", "verdict")
+			// As wide as the first poll's names need, within reason.
+			t.nameW = 16
+			for _, r := range p.Replicas {
+				t.nameW = min(max(t.nameW, len([]rune(replicaName(r)))), 32)
+			}
+			cells := replLayout(p.Engine, t.nameW)
+			heads := make([]string, len(cells))
+			for i, c := range cells {
+				heads[i] = c.head
+			}
+			_, err = io.WriteString(t.w, replLine(cells, heads))
 		}
+		cells := replLayout(p.Engine, t.nameW)
 		if len(p.Replicas) == 0 {
-			_, err = fmt.Fprintf(t.w, replRow, at(iv), "(none)", "-", rateOf(p.GenerationRate), "-", "-", "-", "-", "-", "-", "-", "no replica connected")
+			vals := make([]string, len(cells))
+			for i := range vals {
+				vals[i] = "-"
+			}
+			vals[0], vals[1], vals[3], vals[len(vals)-1] = at(iv), "(none)", rateOf(p.GenerationRate), "no replica connected"
+			_, err = io.WriteString(t.w, replLine(cells, vals))
 		}
 		for _, r := range p.Replicas {
 			gen := p.GenerationRate
 			if r.Generation != nil {
 				gen = r.Generation
 			}
-			var mid, lag, reply string
+			vals := []string{at(iv), clip(replicaName(r), t.nameW), r.State, rateOf(gen), bytesOf(r.Unsent)}
 			switch p.Engine {
 			case "postgres":
 				var unfl *int64
@@ -124,31 +176,32 @@ func (t *Writer) dbInterval(iv result.Interval) error {
 					v := *r.Unwritten + *r.Unflushed
 					unfl = &v
 				}
-				mid, lag, reply = bytesOf(unfl), secsOf(r.ReplayLag), secsOf(r.LastReply)
-				if r.SilentFor != nil {
-					reply = secsOf(r.SilentFor)
+				reply := "-"
+				switch {
+				case r.SilentFor != nil:
+					reply = zdur(*r.SilentFor)
+				case r.LastReply != nil:
+					reply = zdur(*r.LastReply)
 				}
+				vals = append(vals, bytesOf(unfl), bytesOf(r.Unreplayed), rateOf(r.SendRate), rateOf(r.ReplayRate), secsOf(r.ReplayLag), reply)
 			case "mysql":
-				mid, lag = "-", "-"
+				lag := "-"
 				if r.SecondsBehind != nil {
 					lag = fmt.Sprintf("%.0f s", r.SecondsBehind.D().Seconds())
 				}
 				if r.SecondsBehindNull {
 					lag = "NULL"
 				}
-				reply = "-"
-				if r.IOThread != "" {
-					reply = shortThread(r.IOThread) + "/" + shortThread(r.SQLThread)
+				threads := "-"
+				if r.IOThread != "" || r.SQLThread != "" {
+					threads = shortThread(r.IOThread) + "/" + shortThread(r.SQLThread)
 				}
+				vals = append(vals, bytesOf(r.Unreplayed), rateOf(r.SendRate), rateOf(r.ReplayRate), lag, threads)
 			default:
-				mid, lag, reply = "-", secsOf(r.SecondaryLag), "-"
+				vals = append(vals, bytesOf(r.Unreplayed), rateOf(r.SendRate), rateOf(r.ReplayRate), secsOf(r.SecondaryLag))
 			}
-			verdict := r.Verdict
-			if r.Gap != nil {
-				verdict += " [replica connection lost: " + r.Gap.Reason + "]"
-			}
-			_, err = fmt.Fprintf(t.w, replRow, at(iv), clip(replicaName(r), 16), r.State, rateOf(gen), bytesOf(r.Unsent), mid, bytesOf(r.Unreplayed),
-				rateOf(r.SendRate), rateOf(r.ReplayRate), lag, reply, verdict)
+			vals = append(vals, r.Verdict)
+			_, err = io.WriteString(t.w, replLine(cells, vals))
 		}
 	}
 	return err
@@ -162,14 +215,12 @@ func replicaName(r result.ReplicaState) string {
 	return r.Name
 }
 
+// shortThread is a replication thread's Slave_IO_Running /
+// Slave_SQL_Running word, short enough for its column.
 func shortThread(s string) string {
 	switch s {
-	case "Yes":
-		return "io"
-	case "No":
-		return "NO"
 	case "Connecting":
-		return "conn"
+		return "Conn"
 	case "":
 		return "-"
 	}
@@ -223,34 +274,7 @@ func dbSummary(b *strings.Builder, r *result.Report) {
 		gapLines(b, p.Gaps, p.Stopped)
 	}
 	if rp := r.Repl; rp != nil {
-		fmt.Fprintf(b, "polls        %s every %s over %s; each poll: %d queries on the primary, 1 on each replica named\n", metric.FormatCount(rp.Polls), dur(rp.Config.Interval), dur(rp.Duration), rp.QueriesPerPoll)
-		if l := rp.Last; l != nil {
-			for _, st := range l.Replicas {
-				rpo := "-"
-				if st.RPOBytes != nil {
-					rpo = metric.FormatBytes(*st.RPOBytes)
-					if st.RPOSeconds != nil {
-						rpo += " = " + zdur(*st.RPOSeconds) + " of log"
-					}
-				}
-				catch := "never at current rates"
-				if st.CatchUp != nil {
-					catch = zdur(*st.CatchUp)
-				}
-				if st.State == result.ReplicaSilent {
-					catch = "unknown"
-				}
-				fmt.Fprintf(b, "replica      %s: %s; RPO %s; catch-up %s", replicaName(st), st.Verdict, rpo, catch)
-				if st.RedoTime != nil && *st.RedoTime > 0 {
-					fmt.Fprintf(b, "; redo %s", dur(*st.RedoTime))
-				}
-				if st.SyncState != "" {
-					fmt.Fprintf(b, "; %s", st.SyncState)
-				}
-				b.WriteString("\n")
-			}
-		}
-		gapLines(b, rp.Gaps, rp.Stopped)
+		replSummary(b, rp)
 	}
 	if l := r.DBLoad; l != nil {
 		fmt.Fprintf(b, "log          %s in %s = %s (asked %s), measured by %s\n", metric.FormatBytes(l.LogBytes), dur(l.Duration),
@@ -268,14 +292,169 @@ func dbSummary(b *strings.Builder, r *result.Report) {
 	}
 }
 
+// replSummary is the db repl summary: every replica as the run ended, then
+// what the run held: the time in each verdict, the worst queues, the
+// longest silence, the worst RPO.
+func replSummary(b *strings.Builder, rp *result.Repl) {
+	w := result.WordsOf(rp.Engine)
+	fmt.Fprintf(b, "polls        %s every %s over %s; each poll: %d queries on the primary, 1 on each replica named\n", metric.FormatCount(rp.Polls), dur(rp.Config.Interval), dur(rp.Duration), rp.QueriesPerPoll)
+	run := rp.Run
+	if run != nil && run.PeakGeneration != nil && run.MeanGeneration != nil {
+		fmt.Fprintf(b, "generation   peak %s, mean %s over the polls\n", metric.FormatByteRate(*run.PeakGeneration), metric.FormatByteRate(*run.MeanGeneration))
+	}
+	if run != nil && run.PrimaryUnreachable > 0 {
+		fmt.Fprintf(b, "primary      unreachable for %s in all\n", zdur(run.PrimaryUnreachable))
+	}
+	var last []result.ReplicaState
+	if rp.Last != nil {
+		last = rp.Last.Replicas
+	}
+	var runs []result.ReplicaRun
+	if run != nil {
+		runs = run.Replicas
+	}
+	// Every replica the run saw, in the order it first appeared.
+	names := []string{}
+	for _, rr := range runs {
+		names = append(names, rr.Name+"\x00"+rr.Database)
+	}
+	for _, st := range last {
+		if k := st.Name + "\x00" + st.Database; !slices.Contains(names, k) {
+			names = append(names, k)
+		}
+	}
+	for _, k := range names {
+		name, db, _ := strings.Cut(k, "\x00")
+		fmt.Fprintf(b, "replica      %s", replicaName(result.ReplicaState{Name: name, Database: db}))
+		i := slices.IndexFunc(last, func(st result.ReplicaState) bool { return st.Name == name && st.Database == db })
+		if i >= 0 {
+			st := last[i]
+			var about []string
+			if st.ClientAddr != "" {
+				about = append(about, "from "+st.ClientAddr)
+			}
+			if st.Slot != "" {
+				about = append(about, "slot "+st.Slot)
+			}
+			if st.SyncState != "" {
+				about = append(about, st.SyncState)
+			}
+			if len(about) > 0 {
+				fmt.Fprintf(b, " (%s)", strings.Join(about, ", "))
+			}
+			b.WriteString("\n")
+			fmt.Fprintf(b, "  at the end %s\n", st.Verdict)
+			fmt.Fprintf(b, "             RPO %s; catch-up %s", rpoText(st), catchText(st))
+			if st.RedoTime != nil && *st.RedoTime > 0 {
+				fmt.Fprintf(b, "; redo %s", dur(*st.RedoTime))
+			}
+			if st.SlotRetained != nil && *st.SlotRetained >= 1<<20 {
+				fmt.Fprintf(b, "; its slot keeps %s of WAL", metric.FormatBytes(*st.SlotRetained))
+			}
+			if st.ClockOffset != nil {
+				fmt.Fprintf(b, "; its clock is %s the primary's", clockText(*st.ClockOffset))
+			}
+			b.WriteString("\n")
+		} else {
+			b.WriteString(" (not in the last poll)\n")
+		}
+		j := slices.IndexFunc(runs, func(rr result.ReplicaRun) bool { return rr.Name == name && rr.Database == db })
+		if j < 0 {
+			continue
+		}
+		rr := runs[j]
+		var vs []string
+		for _, v := range rr.Verdicts {
+			x := fmt.Sprintf("%s %s", w.Verdict(v.Verdict), zdur(v.Seconds))
+			if v.Verdict != result.VerdictKeepingUp {
+				x += fmt.Sprintf(" from %.1f s", v.First.D().Seconds())
+			}
+			vs = append(vs, x)
+		}
+		fmt.Fprintf(b, "  verdicts   %s (%s)\n", strings.Join(vs, ", "), plural(rr.Polls, "poll"))
+		var qs []string
+		for _, q := range rr.Stages {
+			if q.Worst > 0 {
+				qs = append(qs, fmt.Sprintf("%s worst %s at %.1f s, mean %s", w.Stage(q.Stage), metric.FormatBytes(q.Worst), q.WorstAt.D().Seconds(), metric.FormatBytes(int64(q.Mean+0.5))))
+			}
+		}
+		switch {
+		case len(qs) > 0:
+			fmt.Fprintf(b, "  queues     %s\n", strings.Join(qs, "; "))
+		case len(rr.Stages) > 0:
+			b.WriteString("  queues     empty at every poll\n")
+		}
+		if l := rr.LongestSilence; l != nil {
+			from := fmt.Sprintf("from %.1f s", rr.LongestSilenceStart.D().Seconds())
+			if *rr.LongestSilenceStart < 0 {
+				from = fmt.Sprintf("from %s before narrows started", zdur(-*rr.LongestSilenceStart))
+			}
+			fmt.Fprintf(b, "  silence    longest %s, %s\n", zdur(*l), from)
+		}
+		if rr.WorstRPO != nil && *rr.WorstRPO > 0 {
+			x := metric.FormatBytes(*rr.WorstRPO)
+			if rr.WorstRPOSeconds != nil {
+				x += " = " + zdur(*rr.WorstRPOSeconds) + " of log"
+			}
+			fmt.Fprintf(b, "  worst RPO  %s, at %.1f s\n", x, rr.WorstRPOAt.D().Seconds())
+		}
+	}
+	gapLines(b, rp.Gaps, rp.Stopped)
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+func rpoText(st result.ReplicaState) string {
+	if st.RPOBytes == nil {
+		return "unknown"
+	}
+	rpo := metric.FormatBytes(*st.RPOBytes)
+	if st.State == result.ReplicaSilent {
+		rpo = "at most " + rpo
+	}
+	if st.RPOSeconds != nil {
+		rpo += " = " + zdur(*st.RPOSeconds) + " of log"
+	}
+	return rpo
+}
+
+func catchText(st result.ReplicaState) string {
+	switch {
+	case st.State == result.ReplicaSilent:
+		return "unknown"
+	case st.CatchUp != nil:
+		return zdur(*st.CatchUp)
+	case st.VerdictCode == result.VerdictUnknown:
+		return "unknown"
+	}
+	return "never at current rates"
+}
+
+// clockText says how a standby's clock stands to the primary's; under
+// 100 ms is within what two queries' round trips can tell.
+func clockText(s result.Seconds) string {
+	switch {
+	case s.D().Abs() < 100*time.Millisecond:
+		return "within 100 ms of"
+	case s < 0:
+		return dur(-s) + " behind"
+	}
+	return dur(s) + " ahead of"
+}
+
 // gapLines ends a db summary: its gaps, and why it stopped early if it did.
 func gapLines(b *strings.Builder, gaps []result.Gap, stopped string) {
 	for _, g := range gaps {
-		end := "still open"
+		end := "to the end"
 		if g.End != nil {
 			end = fmt.Sprintf("to %.1f s", g.End.D().Seconds())
 		}
-		fmt.Fprintf(b, "gap          %s lost from %.1f s %s (%d retries): %s\n", g.Of, g.Start.D().Seconds(), end, g.Retries, g.Reason)
+		fmt.Fprintf(b, "gap          %s lost from %.1f s %s (%d reconnects failed): %s\n", g.Of, g.Start.D().Seconds(), end, g.Retries, g.Reason)
 	}
 	if stopped != "" {
 		fmt.Fprintf(b, "stopped      %s\n", stopped)

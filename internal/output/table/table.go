@@ -12,10 +12,12 @@ import (
 	"github.com/narrows/narrows/internal/result"
 )
 
-// Writer writes records to w. It remembers only which header it printed.
+// Writer writes records to w. It remembers only which header it printed
+// (and, for db repl, how wide it made the replica column).
 type Writer struct {
 	w      io.Writer
 	header string
+	nameW  int // db repl: the width of the replica column
 }
 
 // New returns a Writer.

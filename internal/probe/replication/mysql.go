@@ -52,9 +52,71 @@ func firstSpelling(ctx context.Context, c *sql.Conn, qs []string) (string, []map
 	return "", nil, err
 }
 
+// whoAmI is the session's account and the server's version.
+func whoAmI(ctx context.Context, c *sql.Conn) (user, version string, err error) {
+	err = c.QueryRowContext(ctx, "SELECT CURRENT_USER(), VERSION()").Scan(&user, &version)
+	return user, version, err
+}
+
+// account quotes user@host (CURRENT_USER()) for a GRANT statement.
+func account(user string) string {
+	name, host := user, "%"
+	if i := strings.LastIndexByte(user, '@'); i >= 0 {
+		name, host = user[:i], user[i+1:]
+	}
+	q := func(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+	return q(name) + "@" + q(host)
+}
+
+// mariaVersion reads a MariaDB version ("10.11.19-MariaDB-0+deb12u1") as
+// major, minor, patch; ok is false for MySQL.
+func mariaVersion(v string) (major, minor, patch int, ok bool) {
+	if !strings.Contains(strings.ToLower(v), "mariadb") {
+		return 0, 0, 0, false
+	}
+	num, _, _ := strings.Cut(v, "-")
+	f := strings.Split(num, ".")
+	n := make([]int, 3)
+	for i := 0; i < len(f) && i < 3; i++ {
+		n[i], _ = strconv.Atoi(f[i])
+	}
+	return n[0], n[1], n[2], true
+}
+
+// privilege is what a user needs on this server to read replication
+// state: on a source (replica false) the binary log position, on a
+// replica SHOW REPLICA STATUS. MariaDB 10.5 split REPLICATION CLIENT: on
+// 10.5.2+ the binary log needs BINLOG MONITOR (which REPLICATION CLIENT now
+// names), and SHOW REPLICA STATUS needs REPLICA MONITOR (10.5.9+; from
+// 10.5.2 to 10.5.8, REPLICATION SLAVE ADMIN). MySQL 5.7, 8.0 and 8.4 need
+// REPLICATION CLIENT for both.
+func privilege(version string, replica bool) string {
+	major, minor, patch, maria := mariaVersion(version)
+	after := func(a, b, c int) bool {
+		return major > a || major == a && (minor > b || minor == b && patch >= c)
+	}
+	switch {
+	case !maria || !after(10, 5, 2):
+		return "REPLICATION CLIENT"
+	case !replica:
+		return "BINLOG MONITOR"
+	case after(10, 5, 9):
+		return "REPLICA MONITOR"
+	}
+	return "REPLICATION SLAVE ADMIN"
+}
+
+// missing is the error for a user who lacks what the server needs, with
+// the GRANT that works on this version.
+func missing(user, version, what string, replica bool) error {
+	p := privilege(version, replica)
+	return dbconn.Permissionf("user %s lacks %s on this server (%s), needed for %s: GRANT %s ON *.* TO %s",
+		user, p, version, what, p, account(user))
+}
+
 func (w *myWatcher) check(ctx context.Context, c *sql.Conn) error {
-	var user string
-	if err := c.QueryRowContext(ctx, "SELECT CURRENT_USER()").Scan(&user); err != nil {
+	user, version, err := whoAmI(ctx, c)
+	if err != nil {
 		return err
 	}
 	rows, err := dbconn.QueryMaps(ctx, c, "SELECT @@log_bin AS log_bin")
@@ -69,7 +131,7 @@ func (w *myWatcher) check(ctx context.Context, c *sql.Conn) error {
 		_, err = dbconn.QueryMaps(ctx, c, myBinaryLogs)
 	}
 	if dbconn.KindOf(err) == dbconn.Permission {
-		return dbconn.Permissionf("user %s lacks REPLICATION CLIENT (MariaDB 10.5+: BINLOG MONITOR), needed to read the binary log position: GRANT REPLICATION CLIENT ON *.* TO %s", user, user)
+		return missing(user, version, "the binary log position", false)
 	}
 	if err != nil {
 		return err
@@ -79,13 +141,13 @@ func (w *myWatcher) check(ctx context.Context, c *sql.Conn) error {
 }
 
 func (w *myWatcher) checkReplica(ctx context.Context, rc *replicaConn) error {
-	var user string
-	if err := rc.conn.Conn.QueryRowContext(ctx, "SELECT CURRENT_USER()").Scan(&user); err != nil {
+	user, version, err := whoAmI(ctx, rc.conn.Conn)
+	if err != nil {
 		return err
 	}
 	q, rows, err := firstSpelling(ctx, rc.conn.Conn, myReplicaQueries)
 	if dbconn.KindOf(err) == dbconn.Permission {
-		return dbconn.Permissionf("user %s lacks REPLICATION CLIENT (MariaDB 10.5.9+: REPLICA MONITOR), needed for SHOW REPLICA STATUS: GRANT REPLICATION CLIENT ON *.* TO %s", user, user)
+		return missing(user, version, "SHOW REPLICA STATUS", true)
 	}
 	if err != nil {
 		return err
@@ -169,9 +231,9 @@ func (w *myWatcher) poll(ctx context.Context, c *sql.Conn, reps []*replicaConn) 
 // mapMySQLReplica turns one SHOW REPLICA STATUS / SHOW SLAVE STATUS row
 // (either spelling) into stage positions on the source's binary log.
 func mapMySQLReplica(name string, row map[string]*string, logs []binlog, source string, gap *result.Gap) raw {
-	x := raw{name: name, gap: gap}
+	x := raw{name: name, named: true, gap: gap}
 	if row == nil {
-		x.engineState = "no answer from the replica"
+		x.engineState, x.unreachable = "no answer from the replica", true
 		return x
 	}
 	readFile := str(row, "Source_Log_File", "Master_Log_File")
@@ -188,6 +250,8 @@ func mapMySQLReplica(name string, row map[string]*string, logs []binlog, source 
 	}
 	x.sent = absPos(logs, readFile, readPos)
 	x.replay = absPos(logs, execFile, execPos)
+	// What the IO thread has fetched is in the replica's relay log.
+	x.held = x.sent
 	if v, ok := col(row, "Seconds_Behind_Source", "Seconds_Behind_Master"); ok {
 		if v == nil || *v == "" {
 			x.sbmNull = true

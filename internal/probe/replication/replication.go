@@ -40,28 +40,39 @@ type Config struct {
 
 // snapshot is what one poll read, before any arithmetic.
 type snapshot struct {
-	at          time.Time // client clock, after the poll
-	serverNow   time.Time // the primary's clock, when it tells it
-	logPosition string
-	logBytes    *int64
-	replicas    []raw
+	at           time.Time     // client clock, after the poll
+	serverNow    time.Time     // the primary's clock, when it tells it
+	serverOffset time.Duration // the primary's clock minus narrows', when it tells it
+	logPosition  string
+	logBytes     *int64
+	replicas     []raw
 }
 
 // raw is one replica as read, in absolute positions where the engine gives
 // positions, or in queue sizes where it gives queues (SQL Server).
 type raw struct {
 	name, database                string
+	named                         bool   // a replica named with --replica-dsn: its name is fixed
+	app                           string // PostgreSQL application_name
+	clientAddr, clientPort        string
+	slot                          string
+	slotOnly                      bool // a slot no walsender or named standby uses
+	unreachable                   bool // MySQL: the replica's own connection gave no answer
+	slotRetained                  *int64
+	slotInactiveSince             time.Time
 	engineState, syncState        string
 	present                       bool // seen by the primary (or its replica connection) in this poll
 	silent                        bool // the engine itself says the replica is not connected
 	stopped                       bool // MySQL: a replication thread is off
 	sent, write, flush, replay    *int64
+	held                          *int64 // the furthest position the replica is known to hold
 	unsent, unreplayed            *int64
 	sendRate, replayRate          *float64
 	generation                    *float64
 	writeLag, flushLag, replayLag *time.Duration
-	replyTime                     time.Time
-	replyAge                      *time.Duration
+	replyTime                     time.Time // the standby's clock
+	standbyNow                    time.Time // the standby's clock, read through its own connection
+	clockOffset                   *time.Duration
 	secondsBehind                 *time.Duration
 	sbmNull                       bool
 	io, sqlThread, lastErr        string
@@ -101,7 +112,7 @@ func (o *outage) due(now time.Time) bool { return o.gap != nil && !now.Before(o.
 // retryFailed records a failed reconnect and backs off further.
 func (o *outage) retryFailed(reason string) {
 	o.attempts++
-	o.gap.Reason = reason
+	o.gap.Reason, o.gap.Retries = reason, o.attempts
 	o.retryAt = time.Now().Add(reconnectAfter(o.attempts))
 }
 
@@ -127,8 +138,11 @@ type replicaConn struct {
 	Replica
 	conn *dbconn.Conn
 	outage
-	// name the primary knows this replica by (PostgreSQL application_name).
+	// name the primary knows this replica by (PostgreSQL application_name),
+	// the slot it streams from, and the addresses it may connect from.
 	known string
+	slot  string
+	addrs []string
 	// statusQuery is the spelling this replica understands (MySQL).
 	statusQuery string
 	start       time.Time // of the run, for gap times
@@ -140,7 +154,7 @@ func (rc *replicaConn) fail(err error) {
 		rc.conn.Close()
 		rc.conn = nil
 	}
-	rc.lose(rc.Name, time.Since(rc.start), rc.DSN.Reason(err))
+	rc.lose(rc.Name, time.Since(rc.start), rc.DSN.Brief(err))
 }
 
 func newWatcher(e dbconn.Engine) watcher {
@@ -215,7 +229,7 @@ func Run(ctx context.Context, primary *dbconn.DSN, cfg Config, emit probe.Emit) 
 				return res, fmt.Errorf("replica %s: %w", r.Name, err)
 			}
 			// A replica that is down is what we are here to see.
-			rc.lose(r.Name, 0, r.DSN.Reason(err))
+			rc.lose(r.Name, 0, r.DSN.Brief(err))
 			continue
 		}
 		rc.conn = c
@@ -270,7 +284,7 @@ func Run(ctx context.Context, primary *dbconn.DSN, cfg Config, emit probe.Emit) 
 				res.Gaps = append(res.Gaps, lost.end(t.since()))
 				t.resetRates()
 			} else {
-				lost.retryFailed(primary.Reason(err))
+				lost.retryFailed(primary.Brief(err))
 			}
 		}
 		for _, rc := range reps {
@@ -289,7 +303,7 @@ func Run(ctx context.Context, primary *dbconn.DSN, cfg Config, emit probe.Emit) 
 				}
 			}
 			if err != nil {
-				rc.retryFailed(rc.DSN.Reason(err))
+				rc.retryFailed(rc.DSN.Brief(err))
 				continue
 			}
 			res.Gaps = append(res.Gaps, rc.end(t.since()))
@@ -310,7 +324,7 @@ func Run(ctx context.Context, primary *dbconn.DSN, cfg Config, emit probe.Emit) 
 				// The primary is gone: mark the gap and retry with backoff.
 				conn.Close()
 				conn = nil
-				lost.lose("primary", t.since(), primary.Reason(err))
+				lost.lose("primary", t.since(), primary.Brief(err))
 				t.resetRates()
 			case err != nil:
 				return res, dbconn.Classify(primary, "primary", err)
@@ -351,11 +365,25 @@ func closeGaps(res *result.Repl, primary *outage, reps []*replicaConn) {
 
 // memo is what the tracker remembers of one replica between polls.
 type memo struct {
-	prev      *raw
-	prevAt    time.Time
-	lastSeen  time.Time // client clock
-	lastReply time.Time // primary's clock (PostgreSQL reply_time)
-	ever      bool
+	prev     *raw
+	prevAt   time.Time
+	slot     string
+	since    time.Time // the first poll that listed it
+	ever     bool      // present in some poll
+	lastSeen time.Time // the last poll it was present in (client clock)
+	// held is the furthest position it is known to hold, across polls.
+	held *int64
+	// The reply stamps (standby's clock) as narrows saw them: the last one,
+	// and offset, the largest (stamp − narrows' clock at the poll) seen,
+	// which is at most the standby's clock offset plus the reply's age;
+	// offsetKnown once a stamp was seen to change between two polls, so
+	// the age it gives is right to within one interval.
+	stamp       time.Time
+	offset      time.Duration
+	offsetKnown bool
+	// lastReply is when the last reply reached the primary, on narrows'
+	// clock, once known.
+	lastReply time.Time
 }
 
 // tracker turns snapshots into polls: bytes per stage, rates, silence.
@@ -417,10 +445,14 @@ func (t *tracker) compute(s *snapshot, engine string) *result.ReplPoll {
 	p := &result.ReplPoll{At: s.at.UTC(), Engine: engine, LogPosition: s.logPosition, LogBytes: s.logBytes, Replicas: []result.ReplicaState{}}
 	p.GenerationRate = rate(s.logBytes, t.prevLog, s.at.Sub(t.prevLogAt))
 	t.prevLog, t.prevLogAt = s.logBytes, s.at
+	t.adopt(s.replicas)
 	seen := map[string]bool{}
 	for i := range s.replicas {
 		r := &s.replicas[i]
 		k := key(r.name, r.database)
+		if seen[k] {
+			continue // one row per replica, whatever the engine lists twice
+		}
 		seen[k] = true
 		m := t.memos[k]
 		if m == nil {
@@ -437,18 +469,93 @@ func (t *tracker) compute(s *snapshot, engine string) *result.ReplPoll {
 		}
 		m := t.memos[k]
 		name, db, _ := strings.Cut(k, "\x00")
-		r := &raw{name: name, database: db, engineState: "not connected to the primary"}
+		r := &raw{name: name, database: db, slot: m.slot, engineState: "not connected to the primary"}
 		p.Replicas = append(p.Replicas, t.state(r, m, s))
 	}
 	return p
 }
 
+// adopt gives a replica the row it had before when the primary lists it
+// under another name: a slot no longer in use is the standby that used it
+// (named by its walsender until then), and a standby that reconnected
+// from a new port keeps its row through its slot.
+func (t *tracker) adopt(rs []raw) {
+	listed := map[string]bool{}
+	for i := range rs {
+		listed[key(rs[i].name, rs[i].database)] = true
+	}
+	for i := range rs {
+		r := &rs[i]
+		if r.named || r.slot == "" || t.memos[key(r.name, r.database)] != nil {
+			continue
+		}
+		for _, k := range t.order {
+			if m := t.memos[k]; m.slot == r.slot && !listed[k] {
+				r.name, _, _ = strings.Cut(k, "\x00")
+				listed[k] = true
+				break
+			}
+		}
+	}
+}
+
+// replyAge is the age of the standby's last reply, each difference taken
+// on one clock: the standby's own (its clock_timestamp() against its
+// reply_time) when narrows reads it, else narrows' own, from when it saw
+// the reply stamps change. Nil when neither can tell yet.
+func (t *tracker) replyAge(r *raw, m *memo, now time.Time) *time.Duration {
+	if r.replyTime.IsZero() {
+		return nil
+	}
+	d := r.replyTime.Sub(now)
+	changed := !m.stamp.IsZero() && !r.replyTime.Equal(m.stamp)
+	switch {
+	case m.stamp.IsZero():
+		m.offset = d
+	case changed:
+		// The reply arrived since the previous poll: its age is under one
+		// interval, which also bounds the offset from above (a standby
+		// clock that was stepped back starts afresh).
+		m.offset = min(max(m.offset, d), d+now.Sub(m.lastSeen))
+		m.offsetKnown = true
+	default:
+		m.offset = max(m.offset, d)
+	}
+	m.stamp = r.replyTime
+	var age time.Duration
+	switch {
+	case !r.standbyNow.IsZero():
+		age = max(r.standbyNow.Sub(r.replyTime), 0)
+	case m.offsetKnown:
+		age = m.offset - d
+	default:
+		return nil
+	}
+	m.lastReply = now.Add(-age)
+	return &age
+}
+
 func (t *tracker) state(r *raw, m *memo, s *snapshot) result.ReplicaState {
 	st := result.ReplicaState{Name: r.name, Database: r.database, EngineState: r.engineState, SyncState: r.syncState,
+		Slot: r.slot, SlotRetained: r.slotRetained, ClockOffset: secs(r.clockOffset),
 		IOThread: r.io, SQLThread: r.sqlThread, LastError: r.lastErr, ReplayPaused: r.replayPaused,
 		SecondsBehind: secs(r.secondsBehind), SecondsBehindNull: r.sbmNull, SecondaryLag: secs(r.secondaryLag),
 		WriteLag: secs(r.writeLag), FlushLag: secs(r.flushLag), ReplayLag: secs(r.replayLag), Positions: r.positions,
 		Generation: r.generation, Gap: r.gap}
+	if r.present {
+		st.ClientAddr = r.clientAddr
+	}
+	now := s.at
+	if m.lastSeen.IsZero() && !m.ever && m.since.IsZero() {
+		m.since = now
+	}
+	if r.slot != "" {
+		m.slot = r.slot
+	}
+	if r.held != nil && (m.held == nil || *r.held > *m.held) {
+		v := *r.held
+		m.held = &v
+	}
 	// Bytes waiting at each stage.
 	if r.unsent != nil {
 		st.Unsent = r.unsent
@@ -467,7 +574,7 @@ func (t *tracker) state(r *raw, m *memo, s *snapshot) result.ReplicaState {
 	}
 	// Rates since the previous poll of the same replica.
 	if m.prev != nil {
-		dt := s.at.Sub(m.prevAt)
+		dt := now.Sub(m.prevAt)
 		st.SendRate = rate(r.sent, m.prev.sent, dt)
 		st.WriteRate = rate(r.write, m.prev.write, dt)
 		st.FlushRate = rate(r.flush, m.prev.flush, dt)
@@ -479,45 +586,73 @@ func (t *tracker) state(r *raw, m *memo, s *snapshot) result.ReplicaState {
 	if r.replayRate != nil {
 		st.ReplayRate = r.replayRate
 	}
-	if r.replyAge != nil {
-		st.LastReply = secs(r.replyAge)
-	}
 	// Silence.
-	now := s.at
 	switch {
 	case r.present && !r.silent:
-		m.ever = true
-		m.lastSeen = now
-		if !r.replyTime.IsZero() {
-			m.lastReply = r.replyTime
-		}
+		age := t.replyAge(r, m, now)
+		st.LastReply = secs(age)
 		st.State = result.ReplicaStreaming
 		if r.stopped {
 			st.State = result.ReplicaStopped
 		}
-		if r.replyAge != nil && *r.replyAge > t.cfg.SilentAfter {
-			st.State = result.ReplicaSilent
-			st.SilentFor = secs(r.replyAge)
+		switch {
+		case age != nil && *age > t.cfg.SilentAfter:
+			st.State, st.SilentFor = result.ReplicaSilent, secs(age)
+			st.Silence = "its walsender is still there, but its replies stopped"
+		case age == nil && !r.replyTime.IsZero() && now.Sub(m.since) > t.cfg.SilentAfter:
+			// Connected, but no reply seen in all the time narrows watched.
+			d := now.Sub(m.since)
+			st.State, st.SilentFor, st.NeverHeard = result.ReplicaSilent, secs(&d), true
+			st.Silence = "its walsender is there but has had no reply from it"
 		}
+		m.ever = true
+		m.lastSeen = now
 		m.prev, m.prevAt = r, now
 	default:
 		st.State = result.ReplicaSilent
 		var d time.Duration
 		switch {
-		case !m.lastReply.IsZero() && !s.serverNow.IsZero():
-			d = max(s.serverNow.Sub(m.lastReply), 0)
+		case !m.lastReply.IsZero():
+			d = now.Sub(m.lastReply)
 		case m.ever:
 			d = now.Sub(m.lastSeen)
+		case !r.slotInactiveSince.IsZero() && !s.serverNow.IsZero():
+			// PostgreSQL 17 says since when (the primary's clock, read
+			// against narrows' in the same poll).
+			d = max(now.Sub(r.slotInactiveSince.Add(-s.serverOffset)), 0)
+		default:
+			d = now.Sub(m.since)
+			st.NeverHeard = true
 		}
-		if m.ever {
-			st.SilentFor = secs(&d)
+		st.SilentFor = secs(&d)
+		if !m.lastReply.IsZero() {
 			st.LastReply = secs(&d)
 		}
+		st.Silence = silence(r)
+		// What a failover to it would lose: all the log past what it is
+		// known to hold. Its queues themselves are unknown.
+		st.Unconfirmed = sub(s.logBytes, m.held)
+		st.Unsent, st.Unwritten, st.Unflushed, st.Unreplayed = nil, nil, nil, nil
 		// Figures of a replica that is not there are not carried over.
 		st.SendRate, st.WriteRate, st.FlushRate, st.ReplayRate = nil, nil, nil, nil
 		m.prev = nil
 	}
 	return st
+}
+
+// silence says why a replica that is not there is silent.
+func silence(r *raw) string {
+	switch {
+	case r.silent:
+		return "the primary reports it " + r.engineState
+	case r.slotOnly:
+		return "its slot " + r.slot + " is not in use"
+	case r.unreachable:
+		return result.SilenceUnreachable
+	case r.engineState != "" && r.engineState != "not connected to the primary":
+		return "no walsender on the primary; " + r.engineState
+	}
+	return "no walsender on the primary"
 }
 
 // col returns the first of names present in row (any spelling), and

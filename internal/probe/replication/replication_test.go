@@ -169,9 +169,143 @@ func TestTrackerSilence(t *testing.T) {
 	}
 	// Reply too old while still listed: silent too.
 	tr2 := &tracker{cfg: Config{SilentAfter: 15 * time.Second}, memos: map[string]*memo{}}
-	age := 20 * time.Second
-	p = tr2.compute(mk(t0, 1000, raw{name: "s2", present: true, sent: i64(1000), replyAge: &age}), "postgres")
+	p = tr2.compute(mk(t0, 1000, raw{name: "s2", present: true, sent: i64(1000), replyTime: t0.Add(-20 * time.Second), standbyNow: t0}), "postgres")
 	if p.Replicas[0].State != result.ReplicaSilent {
 		t.Fatalf("stale reply: %+v", p.Replicas[0])
+	}
+}
+
+// The age of a standby's last reply is taken on one clock. reply_time is
+// stamped by the standby's clock; before, narrows subtracted it from the
+// primary's now(), so a standby whose clock is 15 s behind read as 15 s
+// silent while it replied every second (and one ahead, or a reply newer
+// than the poll's transaction, gave a negative age: "-1819000 ns"). Here
+// the standby replies every second, 300 ms before each poll, its clock
+// off by ±15 s; narrows' clock and the primary's agree.
+func TestReplyAgeOneClock(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, skew := range []time.Duration{-15 * time.Second, 15 * time.Second, 0} {
+		for _, ownClock := range []bool{false, true} {
+			tr := &tracker{cfg: Config{SilentAfter: 15 * time.Second}, memos: map[string]*memo{}}
+			var lastSent time.Time
+			for i := range 40 {
+				now := t0.Add(time.Duration(i) * time.Second)
+				replying := i < 20
+				if replying {
+					lastSent = now.Add(-300 * time.Millisecond)
+				}
+				x := raw{name: "s1", present: true, sent: i64(1000), replyTime: lastSent.Add(skew)}
+				if ownClock {
+					x.standbyNow = now.Add(skew)
+				}
+				p := tr.compute(&snapshot{at: now, serverNow: now, logBytes: i64(1000), replicas: []raw{x}}, "postgres")
+				st := p.Replicas[0]
+				truth := now.Sub(lastSent)
+				switch {
+				case i == 0 && !ownClock:
+					// One stamp tells nothing without a second clock reading.
+					if st.LastReply != nil || st.State != result.ReplicaStreaming {
+						t.Fatalf("skew %v: first poll %+v", skew, st)
+					}
+				case st.LastReply == nil:
+					t.Fatalf("skew %v own %v poll %d: no reply age", skew, ownClock, i)
+				default:
+					// Never more than the truth, never more than one
+					// interval less.
+					if a := st.LastReply.D(); a > truth || a < truth-time.Second {
+						t.Fatalf("skew %v own %v poll %d: reply age %v, truly %v", skew, ownClock, i, a, truth)
+					}
+				}
+				silent := truth > 15*time.Second+time.Second
+				if replying && st.State != result.ReplicaStreaming || silent && st.State != result.ReplicaSilent {
+					t.Fatalf("skew %v own %v poll %d: %s after %v without a reply", skew, ownClock, i, st.State, truth)
+				}
+			}
+		}
+	}
+}
+
+// A standby that stops streaming stays one row: its slot, no longer in
+// use, is the standby narrows saw streaming from it (not a second replica
+// "not heard from since narrows started"), and a failover to it would
+// lose the log past what its slot says it flushed.
+func TestSlotStaysWithItsStandby(t *testing.T) {
+	tr := &tracker{cfg: Config{SilentAfter: 15 * time.Second}, memos: map[string]*memo{}}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ws := raw{name: "walreceiver", app: "walreceiver", present: true, slot: "dr_slot", sent: i64(5000), write: i64(5000), flush: i64(4000), replay: i64(4000),
+		held: i64(4000), replyTime: t0, standbyNow: t0}
+	tr.compute(&snapshot{at: t0, logBytes: i64(5000), replicas: []raw{ws}}, "postgres")
+	slot := raw{name: "dr_slot", slot: "dr_slot", slotOnly: true, slotRetained: i64(6000), held: i64(4000), engineState: "replication slot not in use"}
+	p := tr.compute(&snapshot{at: t0.Add(4 * time.Second), logBytes: i64(10000), replicas: []raw{slot}}, "postgres")
+	if len(p.Replicas) != 1 {
+		t.Fatalf("%d rows for one standby: %+v", len(p.Replicas), p.Replicas)
+	}
+	st := p.Replicas[0]
+	if st.Name != "walreceiver" || st.State != result.ReplicaSilent || st.NeverHeard || st.SilentFor.D() != 4*time.Second ||
+		st.Unconfirmed == nil || *st.Unconfirmed != 6000 || *st.SlotRetained != 6000 || st.Unsent != nil {
+		t.Fatalf("the stopped standby: %+v", st)
+	}
+}
+
+// Standbys that share an application_name (the default "walreceiver") are
+// told apart by where they connect from; a standby named with
+// --replica-dsn takes the walsender that streams from its slot.
+func TestPostgresRowNames(t *testing.T) {
+	rs := []raw{
+		{app: "walreceiver", clientAddr: "10.0.0.2", clientPort: "40001", slot: "dr1"},
+		{app: "walreceiver", clientAddr: "10.0.0.3", clientPort: "40002", slot: "dr2"},
+		{app: "walreceiver", clientAddr: "10.0.0.3", clientPort: "40003"},
+		{app: "standby1", clientAddr: "10.0.0.4", clientPort: "40004"},
+	}
+	// Without slots, by address, and by port where even that is shared.
+	same := []raw{{app: "walreceiver", clientAddr: "10.0.0.5", clientPort: "1"}, {app: "walreceiver", clientAddr: "10.0.0.5", clientPort: "2"}, {app: "walreceiver", clientAddr: "local"}}
+	rowNames(same)
+	if same[0].name != "walreceiver@10.0.0.5:1" || same[1].name != "walreceiver@10.0.0.5:2" || same[2].name != "walreceiver@local" {
+		t.Errorf("named %q %q %q", same[0].name, same[1].name, same[2].name)
+	}
+	rowNames(rs)
+	want := []string{"walreceiver/dr1", "walreceiver/dr2", "walreceiver@10.0.0.3", "standby1"}
+	for i, w := range want {
+		if rs[i].name != w {
+			t.Errorf("row %d named %q, want %q", i, rs[i].name, w)
+		}
+	}
+	if i := claim(rs, &replicaConn{Replica: Replica{Name: "dr"}, known: "walreceiver", slot: "dr2"}); i != 1 {
+		t.Errorf("by slot: claimed row %d", i)
+	}
+	if i := claim(rs, &replicaConn{Replica: Replica{Name: "x"}, known: "walreceiver", addrs: []string{"10.0.0.3"}}); i != 2 {
+		t.Errorf("by name and address: claimed row %d", i)
+	}
+	if i := claim(rs, &replicaConn{Replica: Replica{Name: "y"}, known: "standby9", slot: "gone"}); i != -1 {
+		t.Errorf("a standby the primary does not list: claimed row %d", i)
+	}
+}
+
+// The privilege a user lacks, named as the server's version knows it, and
+// the account quoted as GRANT needs it.
+func TestMySQLPrivilege(t *testing.T) {
+	cases := []struct {
+		version string
+		replica bool
+		want    string
+	}{
+		{"10.11.19-MariaDB-0+deb12u1", true, "REPLICA MONITOR"},
+		{"10.11.19-MariaDB-0+deb12u1", false, "BINLOG MONITOR"},
+		{"10.5.9-MariaDB", true, "REPLICA MONITOR"},
+		{"10.5.8-MariaDB", true, "REPLICATION SLAVE ADMIN"},
+		{"10.5.8-MariaDB", false, "BINLOG MONITOR"},
+		{"10.4.32-MariaDB", true, "REPLICATION CLIENT"},
+		{"11.4.2-MariaDB-log", true, "REPLICA MONITOR"},
+		{"8.0.36", true, "REPLICATION CLIENT"},
+		{"8.4.0", false, "REPLICATION CLIENT"},
+		{"5.7.44-log", true, "REPLICATION CLIENT"},
+	}
+	for _, c := range cases {
+		if got := privilege(c.version, c.replica); got != c.want {
+			t.Errorf("privilege(%q, replica %v) = %q, want %q", c.version, c.replica, got, c.want)
+		}
+	}
+	if got := account("nar'rows@10.0.%"); got != "'nar''rows'@'10.0.%'" {
+		t.Errorf("account: %s", got)
 	}
 }
