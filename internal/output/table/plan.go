@@ -113,10 +113,3 @@ func rateOrDash(r float64) string {
 	}
 	return metric.FormatByteRate(r)
 }
-
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
