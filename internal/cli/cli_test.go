@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +32,9 @@ func run(t *testing.T, env map[string]string, args ...string) (stdout, stderr st
 // TestBadInput: every mistake gets one line naming what is wrong and exit 2.
 func TestBadInput(t *testing.T) {
 	secret := map[string]string{"NARROWS_SECRET": itest.Secret}
+	notThere := filepath.Join(t.TempDir(), "backup")
+	aFile := filepath.Join(t.TempDir(), "backup.tar")
+	os.WriteFile(aFile, nil, 0o600)
 	cases := []struct {
 		name string
 		env  map[string]string
@@ -67,6 +71,15 @@ func TestBadInput(t *testing.T) {
 		{"serve tiny memory", secret, []string{"serve", "--listen", "127.0.0.1:0", "--max-test-memory", "64K"}, `--max-test-memory "64K": must be at least 1MiB`},
 		{"serve test memory above total", secret, []string{"serve", "--listen", "127.0.0.1:0", "--max-memory", "64M", "--max-test-memory", "128M"}, "--max-test-memory 128M is more than --max-memory 64M"},
 		{"serve bad log format", secret, []string{"serve", "--listen", "127.0.0.1:0", "--log-format", "xml"}, "--log-format"},
+		{"serve disk path missing", secret, []string{"serve", "--listen", "127.0.0.1:0", "--disk-path", notThere}, "--disk-path " + notThere + " does not exist"},
+		{"serve disk path a file", secret, []string{"serve", "--listen", "127.0.0.1:0", "--disk-path", aFile}, "--disk-path " + aFile + " is not a directory"},
+		{"serve disk path empty", secret, []string{"serve", "--listen", "127.0.0.1:0", "--disk-path", ""}, "--disk-path: give a directory"},
+		{"serve bad disk size", secret, []string{"serve", "--listen", "127.0.0.1:0", "--max-disk-size", "64K"}, `--max-disk-size "64K": must be at least 1MiB`},
+		{"disk --on bad address", secret, []string{"disk", "--on", "db2:", "--path", "/backup"}, `--on "db2:": invalid port`},
+		{"disk --on and --device", secret, []string{"disk", "--on", "127.0.0.1", "--device", "/dev/sda"}, "--device with --on"},
+		{"disk --on and --clean-stale", secret, []string{"disk", "--on", "127.0.0.1", "--path", "/backup", "--clean-stale"}, "run `narrows disk --path DIR --clean-stale` on the agent's host"},
+		{"disk --insecure without --on", nil, []string{"disk", "--path", "/backup", "--insecure"}, "apply to --on AGENT"},
+		{"disk --on secret and --insecure", secret, []string{"disk", "--on", "127.0.0.1", "--path", "/backup", "--insecure"}, "choose one"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
