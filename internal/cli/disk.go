@@ -38,7 +38,7 @@ func diskCmd(ctx context.Context, env Env, args []string) (err error) {
 	qd := fs.Int("qd", 1, "custom: I/Os outstanding per thread (queue depth)")
 	threads := fs.Int("threads", 1, "custom: threads, each keeping --qd I/Os outstanding")
 	syncMode := fs.String("sync", result.SyncNone, "custom: none, fdatasync (after each write) or dsync (O_DSYNC writes)")
-	on := fs.String("on", "", "measure the storage of the agent at HOST[:PORT] (`narrows serve --disk-path DIR` there) instead of this machine's: --path is then a directory on it")
+	on := fs.String("on", "", "measure the storage of the agent at HOST or HOST:PORT (narrows serve --disk-path DIR there) instead of this machine's: --path is then a directory on it, inside its --disk-path")
 	var af agentFlags
 	af.register(fs)
 	if err := parse(fs, args); err != nil {

@@ -3,14 +3,10 @@
 package cli_test
 
 import (
-	"bufio"
-	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -204,61 +200,6 @@ func TestDiskOnMaxDiskSize(t *testing.T) {
 	}
 }
 
-// remoteRun starts `narrows disk --on` for a long run and waits for the
-// agent's interval rows to arrive; it returns the client and what it
-// printed so far (and prints while it runs).
-func remoteRun(t *testing.T, a *itest.Agent, dir string) (*exec.Cmd, *bytes.Buffer, *safeBuffer, chan struct{}) {
-	t.Helper()
-	cmd := exec.Command(itest.Binary(t), "disk", "--on", a.Addr, "--path", dir, "--duration", "20s", "--interval", "200ms", "--size", "16M")
-	cmd.Env = append(os.Environ(), "NARROWS_SECRET="+itest.Secret)
-	stdout, _ := cmd.StdoutPipe()
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	out := &safeBuffer{}
-	rows := make(chan struct{}, 1000)
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			out.add(sc.Text() + "\n")
-			if strings.HasPrefix(sc.Text(), "data ") {
-				rows <- struct{}{}
-			}
-		}
-	}()
-	for range 2 {
-		select {
-		case <-rows:
-		case <-time.After(30 * time.Second):
-			cmd.Process.Kill()
-			t.Fatalf("no interval rows from the agent; stderr %s; agent log:\n%s", errb.String(), a.Log())
-		}
-	}
-	return cmd, &errb, out, read
-}
-
-// safeBuffer is what a client printed, read while it is still written.
-type safeBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *safeBuffer) add(line string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.b.WriteString(line)
-}
-
-func (s *safeBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // waitReleased waits until the agent holds no file in dir, and fails t
 // if it still does after limit, a bound far above what it needs (the
 // running I/O ends, the file is closed) so that a busy machine holds it.
@@ -293,13 +234,13 @@ func waitLog(t *testing.T, a *itest.Agent, what string) {
 func TestDiskOnClientKilled(t *testing.T) {
 	dir := t.TempDir()
 	a := itest.StartAgent(t, []string{"--disk-path", dir, "--max-tests", "1"})
-	cmd, _, _, read := remoteRun(t, a, dir)
+	cmd, _, _, out := measuring(t, "disk", "--on", a.Addr, "--path", dir)
 	if held := heldFiles(t, a.Cmd.Process.Pid, dir); len(held) != 1 {
 		t.Fatalf("the agent holds %v in %s while measuring, want its one test file", held, dir)
 	}
 	cmd.Process.Kill()
 	cmd.Wait()
-	<-read
+	out.Wait()
 	waitReleased(t, a, dir, 20*time.Second, "client killed")
 	r := itest.Run(t, time.Minute, nil, "disk", "--on", a.Addr, "--path", dir, "--profile", "log", "--duration", "100ms", "--size", "8M", "--json")
 	if r.Code != 0 {
@@ -317,9 +258,9 @@ func TestDiskOnClientKilled(t *testing.T) {
 func TestDiskOnInterrupted(t *testing.T) {
 	dir := t.TempDir()
 	a := itest.StartAgent(t, []string{"--disk-path", dir, "--max-tests", "1"})
-	cmd, errb, out, read := remoteRun(t, a, dir)
+	cmd, _, errb, out := measuring(t, "disk", "--on", a.Addr, "--path", dir)
 	cmd.Process.Signal(os.Interrupt)
-	<-read
+	out.Wait()
 	waitExit(t, cmd, 30*time.Second, "SIGINT did not end the remote run")
 	if code := cmd.ProcessState.ExitCode(); code != cli.ExitInterrupted || errb.String() != "narrows: interrupted; the figures above are what was measured until then\n" {
 		t.Fatalf("exit %d, stderr %q", code, errb.String())
@@ -342,7 +283,7 @@ func TestDiskOnInterrupted(t *testing.T) {
 func TestDiskOnAgentStopped(t *testing.T) {
 	dir := t.TempDir()
 	a := itest.StartAgent(t, []string{"--disk-path", dir})
-	cmd, errb, out, read := remoteRun(t, a, dir)
+	cmd, _, errb, out := measuring(t, "disk", "--on", a.Addr, "--path", dir)
 	a.Cmd.Process.Signal(syscall.SIGTERM)
 	exited := make(chan error, 1)
 	go func() { exited <- a.Cmd.Wait() }()
@@ -354,7 +295,7 @@ func TestDiskOnAgentStopped(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("the agent did not exit after SIGTERM; its log:\n%s", a.Log())
 	}
-	<-read
+	out.Wait()
 	waitExit(t, cmd, 30*time.Second, "the client did not end when its agent did")
 	if !strings.Contains(a.Log(), "agent stopped") {
 		t.Errorf("the agent did not shut down in order:\n%s", a.Log())
