@@ -161,3 +161,31 @@ func TestDiskOlderAgent(t *testing.T) {
 		t.Fatalf("a disk test asked of an older agent: %v", err)
 	}
 }
+
+// TestResolveDiskPaths: the agent's --disk-path directories are checked
+// once, at start: each must exist and be a directory; symbolic links are
+// resolved then, and a link and its target named both stay both, so a
+// client may use either name.
+func TestResolveDiskPaths(t *testing.T) {
+	real := t.TempDir()
+	link := filepath.Join(t.TempDir(), "backup")
+	if err := os.Symlink(real, link); err != nil {
+		t.Skip("no symbolic links here:", err)
+	}
+	file := filepath.Join(real, "f")
+	os.WriteFile(file, nil, 0o600)
+	roots, err := agent.ResolveDiskPaths([]string{real, link, real})
+	want := []agent.DiskRoot{{Given: real, Real: real}, {Given: link, Real: real}}
+	if err != nil || len(roots) != 2 || roots[0] != want[0] || roots[1] != want[1] {
+		t.Fatalf("ResolveDiskPaths = %v, %v; want %v", roots, err, want)
+	}
+	for _, bad := range []struct{ dir, want string }{
+		{filepath.Join(real, "nope"), "does not exist"},
+		{file, "is not a directory"},
+		{"", "give a directory"},
+	} {
+		if _, err := agent.ResolveDiskPaths([]string{real, bad.dir}); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("--disk-path %q: %v, want %q", bad.dir, err, bad.want)
+		}
+	}
+}

@@ -18,8 +18,9 @@ type DiskRoot struct {
 }
 
 // ResolveDiskPaths checks the agent's --disk-path directories: each must
-// exist and be a directory now. A directory named twice (or two names of
-// one directory) is kept once.
+// exist and be a directory now. A directory named twice is kept once; two
+// names of one directory (one a symbolic link) are both kept, so that a
+// client may use either.
 func ResolveDiskPaths(dirs []string) ([]DiskRoot, error) {
 	var roots []DiskRoot
 	seen := map[string]bool{}
@@ -44,8 +45,8 @@ func ResolveDiskPaths(dirs []string) ([]DiskRoot, error) {
 		case err != nil:
 			return nil, fmt.Errorf("--disk-path %s: %v", d, unwrapPath(err))
 		}
-		if !seen[real] {
-			seen[real] = true
+		if !seen[abs] {
+			seen[abs] = true
 			roots = append(roots, DiskRoot{Given: abs, Real: real})
 		}
 	}

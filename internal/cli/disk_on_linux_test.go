@@ -227,8 +227,9 @@ func waitLog(t *testing.T, a *itest.Agent, what string) {
 	}
 }
 
-// TestDiskOnClientKilled: a client killed mid-test (SIGKILL: it says
-// nothing) stops the agent's test at once: the agent closes and removes
+// TestDiskOnClientKilled: a disk test takes one of the agent's test
+// slots; a client killed mid-test (SIGKILL: it says nothing) stops the
+// agent's test at once: the agent closes and removes
 // its test file, frees the test slot (--max-tests 1) and the filesystem,
 // and the next client's test runs; nothing is left in the directory.
 func TestDiskOnClientKilled(t *testing.T) {
@@ -237,6 +238,10 @@ func TestDiskOnClientKilled(t *testing.T) {
 	cmd, _, _, out := measuring(t, "disk", "--on", a.Addr, "--path", dir)
 	if held := heldFiles(t, a.Cmd.Process.Pid, dir); len(held) != 1 {
 		t.Fatalf("the agent holds %v in %s while measuring, want its one test file", held, dir)
+	}
+	// The disk test holds the agent's one test slot.
+	if r := itest.Run(t, time.Minute, nil, "net", "rr", "--to", a.Addr, "--duration", "1s"); r.Code == 0 || !strings.Contains(r.Stderr, "1 test already running (its --max-tests)") {
+		t.Fatalf("a second test beside the disk test, --max-tests 1: exit %d, %q", r.Code, r.Stderr)
 	}
 	cmd.Process.Kill()
 	cmd.Wait()

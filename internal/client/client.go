@@ -316,7 +316,10 @@ func (t *Test) closeConns() {
 // there. emit gets each interval record the agent's probe emitted, as it
 // arrives. When ctx is done the agent is told to stop, and the test's
 // account, partial, still comes back. Every wait is bounded: the agent
-// sends a frame at least every interval, preparing or measuring.
+// sends a frame every interval while it prepares, and its probe reports
+// every interval while it measures, the last stretch of each pattern
+// once its I/O has ended (so up to two intervals apart, and the timeout
+// for that I/O).
 func (s *Session) RunFar(ctx context.Context, spec wire.TestSpec, accepted func(*wire.Accepted) error, emit func(result.Interval)) (*wire.Done, error) {
 	t, err := s.Open(ctx, spec)
 	if err != nil {
@@ -341,7 +344,7 @@ func (s *Session) RunFar(ctx context.Context, spec wire.TestSpec, accepted func(
 		}
 	})()
 	for {
-		x, err := t.Next(time.Now().Add(spec.Interval + s.opts.Timeout))
+		x, err := t.Next(time.Now().Add(2*spec.Interval + s.opts.Timeout))
 		if err != nil {
 			return nil, err
 		}
