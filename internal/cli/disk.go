@@ -282,7 +282,11 @@ func diskOn(ctx context.Context, env Env, cfg disk.Config, opts client.Options, 
 	addr, allowed := opts.Addr, sess.Limits.DiskPaths
 	switch {
 	case !sess.Runs(wire.KindDisk):
-		return usagef("the agent at %s (narrows %s) does not run disk tests: upgrade it to narrows %s or later", addr, sess.Software, Version)
+		release := "an earlier release"
+		if sess.Software != "" {
+			release = "narrows " + sess.Software
+		}
+		return usagef("the agent at %s (%s) does not run disk tests: upgrade it to narrows %s or later", addr, release, Version)
 	case len(allowed) == 0:
 		return usagef("the agent at %s runs no disk tests: its operator allows them by starting it with --disk-path DIR (repeatable), naming the directories clients may measure", addr)
 	case cfg.Dir == "" && len(allowed) == 1:
