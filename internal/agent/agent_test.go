@@ -81,9 +81,14 @@ func inProcess(t *testing.T, cfg agent.Config) (addr string, stop func()) {
 // vanishing mid-test, a full run) and checks that once it shuts down every
 // goroutine it started is gone.
 func TestNoGoroutineLeaks(t *testing.T) {
+	dir := t.TempDir()
+	roots, err := agent.ResolveDiskPaths([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
 	before := runtime.NumGoroutine()
 	addr, stop := inProcess(t, agent.Config{Secret: []byte(itest.Secret), HandshakeTimeout: 500 * time.Millisecond,
-		IdleTimeout: 500 * time.Millisecond, DataTimeout: 2 * time.Second})
+		IdleTimeout: 500 * time.Millisecond, DataTimeout: 2 * time.Second, DiskRoots: roots})
 
 	// Garbage, and a connection that never speaks.
 	g, _ := net.Dial("tcp", addr)
@@ -113,6 +118,20 @@ func TestNoGoroutineLeaks(t *testing.T) {
 	go func() { <-ctx.Done(); s2.Close() }()
 	stream.Run(ctx, s2, stream.Config{Direction: wire.Bidir, Streams: 1, Duration: 5 * time.Second, Interval: 100 * time.Millisecond, Block: 64 << 10}, func(result.Interval) {})
 	cancel()
+
+	// A full disk test, and one whose client vanishes mid-way.
+	s3, err := dial(t, addr, itest.Secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s3.RunFar(context.Background(), diskSpec(dir), func(*wire.Accepted) error { return nil }, func(result.Interval) {}); err != nil {
+		t.Fatalf("disk: %v", err)
+	}
+	long := diskSpec(dir)
+	long.Duration = 5 * time.Second
+	if _, err := s3.RunFar(context.Background(), long, func(*wire.Accepted) error { return nil }, func(result.Interval) { s3.Close() }); err == nil {
+		t.Fatal("a disk test whose client closed its connection ended well")
+	}
 
 	stop()
 	deadline := time.Now().Add(5 * time.Second)

@@ -29,6 +29,11 @@ type Config struct {
 	IdleTimeout      time.Duration // an authenticated control connection with no test (default 60 s)
 	DataTimeout      time.Duration // a data connection that moves nothing (default 10 s)
 
+	// DiskRoots are the directories disk tests may run in (--disk-path,
+	// from ResolveDiskPaths); none: disk tests are refused.
+	DiskRoots   []DiskRoot
+	MaxDiskSize int64 // the largest test file a disk test may ask for (default 4 GiB)
+
 	Logger *slog.Logger
 	// Software is sent to clients as the agent's version string.
 	Software string
@@ -59,6 +64,9 @@ func (c *Config) setDefaults() {
 		c.MaxTestMemory = 256 << 20
 	}
 	c.MaxTestMemory = min(c.MaxTestMemory, c.MaxMemory)
+	if c.MaxDiskSize <= 0 {
+		c.MaxDiskSize = DefaultMaxDiskSize
+	}
 	defd(&c.MaxDuration, 10*time.Minute)
 	defd(&c.HandshakeTimeout, 10*time.Second)
 	defd(&c.IdleTimeout, 60*time.Second)
@@ -67,6 +75,10 @@ func (c *Config) setDefaults() {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 }
+
+// DefaultMaxDiskSize is the largest disk test file an agent allows unless
+// its operator says otherwise: four times `narrows disk`'s default size.
+const DefaultMaxDiskSize = 4 << 30
 
 // maxDataConns is how many data connections one test may open: what one
 // report frame can carry, and never more than --max-conns leaves beside

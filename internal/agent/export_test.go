@@ -7,3 +7,12 @@ func SetAttachGap(f func()) (restore func()) {
 	attachGap = f
 	return func() { attachGap = old }
 }
+
+// AsOlderRelease makes agents started until restore behave as a release
+// from before far-side tests: they announce no test kinds and refuse a
+// disk test as a kind they do not know, as that release did.
+func AsOlderRelease() (restore func()) {
+	old := farKinds
+	farKinds = map[string]farKind{}
+	return func() { farKinds = old }
+}

@@ -30,6 +30,7 @@ type Server struct {
 	admit   admission               // which connections the agent keeps
 	pending map[string]*pendingSlot // data-connection token → slot waiting for it
 	open    map[net.Conn]*connState // every connection, closed on shutdown
+	disks   map[string]string       // filesystem (fsKey) → the directory a disk test runs in
 	wg      sync.WaitGroup
 }
 
@@ -57,6 +58,7 @@ func New(cfg Config) *Server {
 		admit:    newAdmission(cfg),
 		pending:  make(map[string]*pendingSlot),
 		open:     make(map[net.Conn]*connState),
+		disks:    make(map[string]string),
 	}
 }
 
@@ -73,7 +75,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
 	s.cfg.Logger.Info("agent listening", "addr", ln.Addr().String(), "auth", len(s.cfg.Secret) > 0,
-		"max_tests", s.cfg.MaxTests, "max_duration", s.cfg.MaxDuration.String())
+		"max_tests", s.cfg.MaxTests, "max_duration", s.cfg.MaxDuration.String(), "disk_paths", s.diskPaths())
 	stopFlush, flushed := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(flushed)
@@ -295,7 +297,7 @@ func (s *Server) control(ctx context.Context, c net.Conn, h wire.Hello, log *slo
 	session := newID()
 	nonce := wire.NewNonce()
 	authed := len(s.cfg.Secret) > 0
-	if err := wire.WriteFrame(c, wire.TChalleng, wire.Challenge{Version: wire.Version, Session: session,
+	if err := wire.WriteFrame(c, wire.TChalleng, wire.Challenge{Version: wire.Version, Capabilities: capabilities(), Session: session,
 		Nonce: nonce, AuthRequired: authed, Software: s.cfg.Software}); err != nil {
 		return
 	}
@@ -321,7 +323,8 @@ func (s *Server) control(ctx context.Context, c net.Conn, h wire.Hello, log *slo
 	s.mu.Unlock()
 	if err := wire.WriteFrame(c, wire.TWelcome, wire.Welcome{MAC: proof, Limits: wire.Limits{
 		MaxTests: s.cfg.MaxTests, MaxDuration: s.cfg.MaxDuration, MaxStreams: s.cfg.MaxStreams, MaxBlock: s.cfg.MaxBlock,
-		MaxDataConns: s.cfg.maxDataConns(), MaxTestMemory: s.cfg.MaxTestMemory}}); err != nil {
+		MaxDataConns: s.cfg.maxDataConns(), MaxTestMemory: s.cfg.MaxTestMemory,
+		DiskPaths: s.diskPaths(), MaxDiskSize: s.cfg.MaxDiskSize}}); err != nil {
 		return
 	}
 	log.Info("client connected", "session", session, "software", h.Software)
@@ -333,7 +336,10 @@ func (s *Server) control(ctx context.Context, c net.Conn, h wire.Hello, log *slo
 			return
 		}
 		if err := s.validate(spec); err != nil {
-			sendError(c, &wire.RemoteError{Code: wire.CodeLimit, Message: err.Error()})
+			refusal := &wire.RemoteError{Code: wire.CodeLimit, Message: err.Error()}
+			errors.As(err, &refusal)
+			log.Info("test refused", "session", session, "kind", spec.Kind, "code", refusal.Code, "why", refusal.Message)
+			sendError(c, refusal)
 			return
 		}
 		select {
@@ -353,10 +359,26 @@ func (s *Server) control(ctx context.Context, c net.Conn, h wire.Hello, log *slo
 					metric.FormatBytes(held), metric.FormatBytes(need), metric.FormatBytes(s.cfg.MaxMemory))})
 			return
 		}
-		log.Info("test started", "session", session, "kind", spec.Kind, "direction", spec.Direction, "streams", spec.Streams, "duration", spec.Duration.String())
-		reason, err := s.runTest(ctx, c, spec)
-		s.unreserve(need)
-		<-s.tests
+		attrs := []any{"session", session, "kind", spec.Kind, "direction", spec.Direction, "streams", spec.Streams, "duration", spec.Duration.String()}
+		if spec.Disk != nil {
+			attrs = append(attrs[:4], "path", spec.Disk.Path, "patterns", len(spec.Disk.Patterns), "size", spec.Disk.Size, "duration", spec.Duration.String())
+		}
+		log.Info("test started", attrs...)
+		// The test's slot and memory are given back before its final
+		// report is sent (and at the latest when it returns): a client that
+		// reads Done and asks again at once must find them free.
+		free := sync.OnceFunc(func() {
+			s.unreserve(need)
+			<-s.tests
+		})
+		var reason string
+		var err error
+		if far, ok := farKinds[spec.Kind]; ok {
+			reason, err = s.runFar(ctx, c, spec, far, free)
+		} else {
+			reason, err = s.runTest(ctx, c, spec, free)
+		}
+		free()
 		if err != nil {
 			log.Warn("test ended with an error", "session", session, "err", err)
 			return
@@ -387,7 +409,13 @@ func (s *Server) validate(t wire.TestSpec) error {
 			return fmt.Errorf("request/response sizes must be 1 to %d bytes", s.cfg.MaxBlock)
 		}
 	default:
-		return fmt.Errorf("unknown test kind %q", t.Kind)
+		far, ok := farKinds[t.Kind]
+		if !ok {
+			return fmt.Errorf("unknown test kind %q", t.Kind)
+		}
+		if err := far.check(s, t); err != nil {
+			return err
+		}
 	}
 	if n := t.Buffers(); n > s.cfg.MaxTestMemory {
 		return fmt.Errorf("%s: needs %s of buffers on the agent; it allows %s per test (its --max-test-memory): %s",
@@ -429,8 +457,11 @@ func plural(n int, noun string) string {
 
 // smaller says what makes a test hold less memory.
 func smaller(t wire.TestSpec) string {
-	if t.Kind == wire.KindRR {
+	switch t.Kind {
+	case wire.KindRR:
 		return "use smaller --request and --response sizes"
+	case wire.KindDisk:
+		return "use a smaller --block, --qd or --threads"
 	}
 	return "use fewer streams or a smaller --block"
 }

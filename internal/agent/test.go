@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -54,7 +53,8 @@ type slotState struct {
 
 // runTest runs one accepted test on the control connection ctl. It returns
 // why the test ended, or an error when the control connection is lost.
-func (s *Server) runTest(ctx context.Context, ctl net.Conn, spec wire.TestSpec) (string, error) {
+// free gives the test's slot back; it is called before Done is sent.
+func (s *Server) runTest(ctx context.Context, ctl net.Conn, spec wire.TestSpec, free func()) (string, error) {
 	slots := plan(spec)
 	waits := make([]*pendingSlot, len(slots))
 	s.mu.Lock()
@@ -159,7 +159,9 @@ func (s *Server) runTest(ctx context.Context, ctl net.Conn, spec wire.TestSpec) 
 	}
 
 	limit := min(spec.Duration, s.cfg.MaxDuration) + s.cfg.DataTimeout
-	tctx, cancel := context.WithTimeoutCause(ctx, limit, errors.New("the test ran past its duration"))
+	cctx, stop := context.WithCancelCause(ctx) // the client's Stop, or the client gone
+	defer stop(nil)
+	tctx, cancel := context.WithTimeoutCause(cctx, limit, errors.New("the test ran past its duration"))
 	defer cancel()
 	start := time.Now()
 	cpu0, cpuErr := sysinfo.CPUTime()
@@ -184,27 +186,9 @@ func (s *Server) runTest(ctx context.Context, ctl net.Conn, spec wire.TestSpec) 
 	}
 
 	// The control connection stays readable for a Stop, or EOF if the
-	// client vanishes; the reader is stopped before Done is sent so that it
-	// never eats the client's next request.
-	stopReason := make(chan string, 1)
-	ctl.SetDeadline(time.Time{})
-	ctl.SetReadDeadline(start.Add(limit))
-	readerDone := make(chan struct{})
-	go func() {
-		defer close(readerDone)
-		f, err := wire.ReadFrame(ctl)
-		switch {
-		case err == nil && f.Type == wire.TStop:
-			stopReason <- "stopped by the client"
-		case err == nil:
-			stopReason <- "protocol error: " + f.Type.String() + " during a test"
-		case errors.Is(err, os.ErrDeadlineExceeded):
-			return
-		default:
-			stopReason <- "client gone"
-		}
-		cancel()
-	}()
+	// client vanishes; the watcher is stopped before Done is sent so that
+	// it never eats the client's next request.
+	unwatch := watchControl(ctl, start.Add(limit), stop)
 
 	ticker := time.NewTicker(spec.Interval)
 	defer ticker.Stop()
@@ -229,11 +213,6 @@ loop:
 			}
 		case <-tctx.Done():
 			reason = context.Cause(tctx).Error()
-			select {
-			case r := <-stopReason:
-				reason = r
-			default:
-			}
 			break loop
 		}
 	}
@@ -241,17 +220,14 @@ loop:
 	halt.Store(true) // every loop notices within one netio.Slice
 	stopSources.Store(true)
 	wg.Wait()
-	ctl.SetReadDeadline(time.Now())
-	<-readerDone
-	select {
-	case r := <-stopReason:
+	unwatch()
+	if c := context.Cause(cctx); c != nil {
 		if reason == "" {
-			reason = r
+			reason = c.Error()
 		}
-		if r == "client gone" {
-			return reason, errors.New(r)
+		if errors.Is(c, errClientGone) {
+			return reason, c
 		}
-	default:
 	}
 	if reason == "" {
 		reason = "completed"
@@ -271,6 +247,7 @@ loop:
 		done.CPU = c - cpu0
 	}
 	ctl.SetDeadline(time.Now().Add(s.cfg.DataTimeout))
+	free()
 	if err := wire.WriteFrame(ctl, wire.TDone, done); err != nil {
 		return reason, err
 	}

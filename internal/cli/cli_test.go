@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +33,9 @@ func run(t *testing.T, env map[string]string, args ...string) (stdout, stderr st
 // TestBadInput: every mistake gets one line naming what is wrong and exit 2.
 func TestBadInput(t *testing.T) {
 	secret := map[string]string{"NARROWS_SECRET": itest.Secret}
+	notThere := filepath.Join(t.TempDir(), "backup")
+	aFile := filepath.Join(t.TempDir(), "backup.tar")
+	os.WriteFile(aFile, nil, 0o600)
 	cases := []struct {
 		name string
 		env  map[string]string
@@ -80,6 +84,15 @@ func TestBadInput(t *testing.T) {
 		{"plan half a codec", nil, []string{"plan", "backup", "--assume", "zstd-3=ratio:4"}, "give compress, decompress and ratio"},
 		{"plan from nothing", nil, []string{"plan", "backup", "--from", "/nonexistent/run.jsonl"}, "--from: open /nonexistent/run.jsonl"},
 		{"serve bad log format", secret, []string{"serve", "--listen", "127.0.0.1:0", "--log-format", "xml"}, "--log-format"},
+		{"serve disk path missing", secret, []string{"serve", "--listen", "127.0.0.1:0", "--disk-path", notThere}, "--disk-path " + notThere + " does not exist"},
+		{"serve disk path a file", secret, []string{"serve", "--listen", "127.0.0.1:0", "--disk-path", aFile}, "--disk-path " + aFile + " is not a directory"},
+		{"serve disk path empty", secret, []string{"serve", "--listen", "127.0.0.1:0", "--disk-path", ""}, "--disk-path: give a directory"},
+		{"serve bad disk size", secret, []string{"serve", "--listen", "127.0.0.1:0", "--max-disk-size", "64K"}, `--max-disk-size "64K": must be at least 1MiB`},
+		{"disk --on bad address", secret, []string{"disk", "--on", "db2:", "--path", "/backup"}, `--on "db2:": invalid port`},
+		{"disk --on and --device", secret, []string{"disk", "--on", "127.0.0.1", "--device", "/dev/sda"}, "--device with --on"},
+		{"disk --on and --clean-stale", secret, []string{"disk", "--on", "127.0.0.1", "--path", "/backup", "--clean-stale"}, "run `narrows disk --path DIR --clean-stale` on the agent's host"},
+		{"disk --insecure without --on", nil, []string{"disk", "--path", "/backup", "--insecure"}, "apply to --on AGENT"},
+		{"disk --on secret and --insecure", secret, []string{"disk", "--on", "127.0.0.1", "--path", "/backup", "--insecure"}, "choose one"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -153,9 +153,9 @@ func dbPing(ctx context.Context, env Env, args []string) error {
 	}
 	var agentUnauth bool // the agent, if asked, proved nothing (--insecure)
 	if *agent != "" {
-		addr, err := agentAddr(*agent)
+		addr, err := agentAddr("--agent", *agent)
 		if err != nil {
-			return usagef("--agent: %v", strings.TrimPrefix(err.Error(), "--to "))
+			return err
 		}
 		sec, err := clientSecret(env, *secretFile, *insecure)
 		if err != nil {

@@ -5,14 +5,15 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/narrows/narrows/internal/client"
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/probe/disk"
 	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/wire"
 )
 
 // customFlags are the flags that shape --profile custom.
@@ -37,6 +38,9 @@ func diskCmd(ctx context.Context, env Env, args []string) (err error) {
 	qd := fs.Int("qd", 1, "custom: I/Os outstanding per thread (queue depth)")
 	threads := fs.Int("threads", 1, "custom: threads, each keeping --qd I/Os outstanding")
 	syncMode := fs.String("sync", result.SyncNone, "custom: none, fdatasync (after each write) or dsync (O_DSYNC writes)")
+	on := fs.String("on", "", "measure the storage of the agent at HOST or HOST:PORT (narrows serve --disk-path DIR there) instead of this machine's: --path is then a directory on it, inside its --disk-path")
+	var af agentFlags
+	af.register(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -45,7 +49,13 @@ func diskCmd(ctx context.Context, env Env, args []string) (err error) {
 
 	cfg := disk.Config{Dir: *path, Device: *device, Buffered: *buffered, Engine: *engine, Seed: *seed}
 	switch {
-	case *path == "" && *device == "":
+	case *on != "" && *device != "":
+		return usagef("--device with --on: an agent measures only the directories its operator allowed (its --disk-path); read a device with `narrows disk --device` on that host")
+	case *on != "" && *cleanStale:
+		return usagef("--clean-stale with --on: run `narrows disk --path DIR --clean-stale` on the agent's host, as the agent's user")
+	case *on == "" && (set["secret-file"] || set["insecure"] || set["timeout"]):
+		return usagef("--secret-file, --insecure and --timeout apply to --on AGENT")
+	case *path == "" && *device == "" && *on == "":
 		return usagef("--path is required: the directory whose filesystem to measure, e.g. --path /var/lib/postgresql")
 	case *path != "" && *device != "":
 		return usagef("--path and --device: choose one")
@@ -55,9 +65,6 @@ func diskCmd(ctx context.Context, env Env, args []string) (err error) {
 			return usagef("--clean-stale applies to --path")
 		}
 		return removeStale(env, *path)
-	}
-	if !slices.Contains([]string{disk.EngineAuto, disk.EngineURing, disk.EnginePortable}, cfg.Engine) {
-		return usagef("--engine %q: use auto, io_uring or portable", cfg.Engine)
 	}
 	if cfg.Duration, err = positiveDuration("--duration", *duration); err != nil {
 		return err
@@ -97,21 +104,22 @@ func diskCmd(ctx context.Context, env Env, args []string) (err error) {
 		if p.RW != disk.Mix && set["mix"] {
 			return usagef("--mix applies to --rw mix")
 		}
-		if err := p.Check(!cfg.Buffered); err != nil {
-			return usagef("%v", err)
-		}
 		cfg.Patterns = append(cfg.Patterns, p)
 	}
 	if *device != "" {
 		if cfg.Patterns, err = readOnly(cfg.Patterns); err != nil {
 			return err
 		}
-	} else {
-		for _, p := range cfg.Patterns {
-			if p.Block*int64(p.Threads) > cfg.Size {
-				return usagef("--size %s is too small for %s: use at least %s", *size, p.Name(), metric.FormatBytes(p.Block*int64(p.Threads)))
-			}
+	}
+	if err := cfg.Check(); err != nil {
+		return diskError(err)
+	}
+	if *on != "" {
+		opts, err := af.options(env, "--on", *on)
+		if err != nil {
+			return err
 		}
+		return diskOn(ctx, env, cfg, opts, *asJSON)
 	}
 
 	t, err := disk.Open(cfg)
@@ -123,16 +131,14 @@ func diskCmd(ctx context.Context, env Env, args []string) (err error) {
 			err = cerr
 		}
 	}()
-	for _, n := range t.Notes() {
-		fmt.Fprintf(env.Stderr, "narrows: notice: %s\n", n)
-	}
+	notes := t.Notes()
 	if st := t.Stale(); len(st) > 0 {
-		fmt.Fprintf(env.Stderr, "narrows: notice: %s holds %s left by narrows runs that were killed (%s): `narrows disk --path %s --clean-stale` removes them\n",
-			t.Dir(), staleSummary(st), staleNames(st), *path)
+		notes = append(notes, disk.StaleNote(t.Dir(), st, fmt.Sprintf("`narrows disk --path %s --clean-stale` removes them", *path)))
 	}
+	notices(env, notes)
 	sum := t.Summary()
 	out := output(env, *asJSON)
-	banner(env, *asJSON, "narrows disk → %s: %s", sum.Path, describe(t, sum, cfg))
+	banner(env, *asJSON, "narrows disk → %s: %s", sum.Path, describe(t.Path(), t.Dir(), sum, cfg))
 	if err := t.Layout(ctx); err != nil {
 		if ctx.Err() != nil {
 			return errInterrupted
@@ -198,7 +204,9 @@ func readOnly(ps []disk.Pattern) ([]disk.Pattern, error) {
 	return out, nil
 }
 
-func describe(t *disk.Target, d *result.Disk, cfg disk.Config) string {
+// describe is the banner's account of a run: the test file (named file,
+// or in dir without a name), the engine, the patterns and how long.
+func describe(file, dir string, d *result.Disk, cfg disk.Config) string {
 	var b strings.Builder
 	if d.Device {
 		fmt.Fprintf(&b, "block device, read only, %s", metric.FormatBytes(d.FileBytes))
@@ -206,10 +214,10 @@ func describe(t *disk.Target, d *result.Disk, cfg disk.Config) string {
 		if d.Filesystem != "" {
 			fmt.Fprintf(&b, "%s, ", d.Filesystem)
 		}
-		if t.Path() != "" {
-			fmt.Fprintf(&b, "test file %s (%s, removed at the end)", t.Path(), metric.FormatBytes(d.FileBytes))
+		if file != "" {
+			fmt.Fprintf(&b, "test file %s (%s, removed at the end)", file, metric.FormatBytes(d.FileBytes))
 		} else {
-			fmt.Fprintf(&b, "test file in %s (%s, without a name: it goes when narrows does)", t.Dir(), metric.FormatBytes(d.FileBytes))
+			fmt.Fprintf(&b, "test file in %s (%s, without a name: it goes when narrows does)", dir, metric.FormatBytes(d.FileBytes))
 		}
 	}
 	io := "O_DIRECT"
@@ -255,22 +263,76 @@ func removeStale(env Env, dir string) error {
 	return nil
 }
 
-func staleSummary(st []disk.Stale) string {
-	var n int64
-	for _, s := range st {
-		n += s.Bytes
+// notices writes one-line notices to standard error.
+func notices(env Env, notes []string) {
+	for _, n := range notes {
+		fmt.Fprintf(env.Stderr, "narrows: notice: %s\n", n)
 	}
-	files := "test file"
-	if len(st) > 1 {
-		files = "test files"
-	}
-	return fmt.Sprintf("%d %s (%s)", len(st), files, metric.FormatBytes(n))
 }
 
-func staleNames(st []disk.Stale) string {
-	names := make([]string, len(st))
-	for i, s := range st {
-		names[i] = filepath.Base(s.Path)
+// diskOn is `narrows disk --on AGENT`: the agent runs the same patterns
+// with the same probe on its own storage, in a directory its operator
+// allowed, and the output is a local run's, the agent named in it.
+func diskOn(ctx context.Context, env Env, cfg disk.Config, opts client.Options, asJSON bool) error {
+	sess, err := connect(ctx, opts)
+	if err != nil {
+		return err
 	}
-	return strings.Join(names, ", ")
+	defer sess.Close()
+	addr, allowed := opts.Addr, sess.Limits.DiskPaths
+	switch {
+	case !sess.Runs(wire.KindDisk):
+		release := "an earlier release"
+		if sess.Software != "" {
+			release = "narrows " + sess.Software
+		}
+		return usagef("the agent at %s (%s) does not run disk tests: upgrade it to narrows %s or later", addr, release, Version)
+	case len(allowed) == 0:
+		return usagef("the agent at %s runs no disk tests: its operator allows them by starting it with --disk-path DIR (repeatable), naming the directories clients may measure", addr)
+	case cfg.Dir == "" && len(allowed) == 1:
+		cfg.Dir = allowed[0]
+	case cfg.Dir == "":
+		return usagef("--path is required with --on: the agent at %s allows disk tests in %s (its --disk-path)", addr, strings.Join(allowed, ", "))
+	}
+	rep := result.NewReport("disk", addr, tool(), env.Now())
+	rep.Agent, rep.Unauthenticated = sess.Software, !sess.Authenticated
+	out := output(env, asJSON)
+	var target *result.Disk
+	measured := false
+	done, runErr := sess.RunFar(ctx, disk.Spec(cfg), func(a *wire.Accepted) error {
+		if a.Disk == nil || a.Disk.Target == nil {
+			return fmt.Errorf("the agent at %s accepted the disk test without saying where it runs", addr)
+		}
+		target = a.Disk.Target
+		rep.Target = target.Path + " on " + addr
+		notices(env, a.Disk.Notes)
+		banner(env, asJSON, "narrows disk → %s: %s", rep.Target, describe(a.Disk.File, target.Path, target, cfg))
+		return nil
+	}, func(iv result.Interval) {
+		measured = true
+		out.Interval(iv)
+	})
+	switch {
+	case done != nil && done.Disk != nil:
+		rep.Disk = done.Disk
+	case measured:
+		// The agent went away mid-test: what it reported is above.
+		rep.Disk = target
+	case runErr == nil && ctx.Err() != nil:
+		return errInterrupted // while the file was laid out, as a local run
+	default:
+		return remoteError(runErr)
+	}
+	rep.Disk.Agent = addr
+	return remoteError(finish(ctx, out, rep, runErr))
+}
+
+// remoteError makes an agent's refusal of what was asked a usage error:
+// one line, exit code 2.
+func remoteError(err error) error {
+	var r *client.Refusal
+	if errors.As(err, &r) {
+		return &usageError{r.Error()}
+	}
+	return err
 }

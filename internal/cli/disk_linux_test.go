@@ -3,7 +3,6 @@
 package cli_test
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -123,40 +122,12 @@ func TestDiskStopsLeaveNoFile(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
-			cmd := exec.Command(itest.Binary(t), "disk", "--path", dir, "--duration", "20s", "--interval", "200ms", "--size", "16M")
-			stdout, _ := cmd.StdoutPipe()
-			var errb bytes.Buffer
-			cmd.Stderr = &errb
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			// Wait for measuring to be under way: a few interval rows out.
-			var out strings.Builder
-			rows := make(chan struct{}, 100)
-			read := make(chan struct{})
-			go func() {
-				defer close(read)
-				sc := bufio.NewScanner(stdout)
-				for sc.Scan() {
-					out.WriteString(sc.Text() + "\n")
-					if strings.HasPrefix(sc.Text(), "data ") {
-						rows <- struct{}{}
-					}
-				}
-			}()
-			for range 3 {
-				select {
-				case <-rows:
-				case <-time.After(20 * time.Second):
-					cmd.Process.Kill()
-					t.Fatalf("no interval rows; stderr %s", errb.String())
-				}
-			}
+			cmd, stdout, errb, out := measuring(t, "disk", "--path", dir)
 			if held := heldFiles(t, cmd.Process.Pid, dir); len(held) != 1 {
 				t.Fatalf("narrows holds %v in %s while measuring, want one test file", held, dir)
 			}
 			c.stop(cmd, stdout)
-			<-read
+			out.Wait()
 			waitExit(t, cmd, 15*time.Second, c.name+" did not end the run")
 			lines := strings.Split(strings.TrimSuffix(errb.String(), "\n"), "\n")
 			if code := cmd.ProcessState.ExitCode(); code != c.code || lines[len(lines)-1] != c.stderr {
@@ -174,6 +145,32 @@ func TestDiskStopsLeaveNoFile(t *testing.T) {
 			}
 		})
 	}
+}
+
+// measuring starts a long `narrows disk` run with args and waits until it
+// is measuring (a few interval rows out); it returns the process, its
+// standard output (to close), its standard error, and what it prints,
+// still being read.
+func measuring(t *testing.T, args ...string) (*exec.Cmd, io.Closer, *bytes.Buffer, *itest.Output) {
+	t.Helper()
+	cmd := exec.Command(itest.Binary(t), append(args, "--duration", "20s", "--interval", "200ms", "--size", "16M")...)
+	cmd.Env = append(os.Environ(), "NARROWS_SECRET="+itest.Secret)
+	stdout, _ := cmd.StdoutPipe()
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	out := itest.Follow(stdout, "data ")
+	for range 3 {
+		select {
+		case <-out.Rows():
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			t.Fatalf("narrows %v: no interval rows; stderr %s", args, errb.String())
+		}
+	}
+	return cmd, stdout, &errb, out
 }
 
 // heldFiles lists the descriptors (/proc/PID/fd/N: os.Stat reaches the

@@ -47,19 +47,45 @@ func intervalFlag(v string) (time.Duration, error) {
 	return d, err
 }
 
+// agentFlags are the flags of every command that reaches an agent (the
+// net probes' --to, disk's --on): how to prove the secret, how long to wait.
+type agentFlags struct {
+	secretFile, timeout string
+	insecure            bool
+}
+
+func (a *agentFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&a.secretFile, "secret-file", "", "file holding the shared secret (or set NARROWS_SECRET)")
+	fs.StringVar(&a.timeout, "timeout", "10s", "how long to wait for the agent to connect and answer")
+	fs.BoolVar(&a.insecure, "insecure", false, insecureUsage)
+}
+
+// options are the client's options for the agent that flag names at addr.
+func (a *agentFlags) options(env Env, flag, addr string) (client.Options, error) {
+	o := client.Options{Software: Version, Insecure: a.insecure}
+	var err error
+	if o.Addr, err = agentAddr(flag, addr); err != nil {
+		return o, err
+	}
+	if o.Timeout, err = positiveDuration("--timeout", a.timeout); err != nil {
+		return o, err
+	}
+	o.Secret, err = clientSecret(env, a.secretFile, a.insecure)
+	return o, err
+}
+
 // netFlags are the flags every net probe shares.
 type netFlags struct {
-	to, secretFile, duration, interval, timeout string
-	json, insecure                              bool
+	to, duration, interval string
+	json                   bool
+	agent                  agentFlags
 }
 
 func (n *netFlags) register(fs *flag.FlagSet, defDuration string) {
 	fs.StringVar(&n.to, "to", "", "the agent: HOST or HOST:PORT (default port 7447)")
-	fs.StringVar(&n.secretFile, "secret-file", "", "file holding the shared secret (or set NARROWS_SECRET)")
+	n.agent.register(fs)
 	fs.StringVar(&n.duration, "duration", defDuration, "how long to measure, e.g. 10s, 1m")
 	fs.StringVar(&n.interval, "interval", "1s", "how often to report while measuring")
-	fs.StringVar(&n.timeout, "timeout", "10s", "how long to wait for the agent to connect and answer")
-	fs.BoolVar(&n.insecure, "insecure", false, insecureUsage)
 	fs.BoolVar(&n.json, "json", false, "write JSON lines (intervals as they happen, then the summary) instead of a table")
 }
 
@@ -74,24 +100,17 @@ func (n *netFlags) setup(env Env) (*netSetup, error) {
 	if n.to == "" {
 		return nil, usagef("--to is required: the address of a running `narrows serve`, e.g. --to db2.example.com")
 	}
-	addr, err := agentAddr(n.to)
-	if err != nil {
+	s := &netSetup{}
+	var err error
+	if s.opts, err = n.agent.options(env, "--to", n.to); err != nil {
 		return nil, err
 	}
-	s := &netSetup{opts: client.Options{Addr: addr, Software: Version}}
 	if s.duration, err = positiveDuration("--duration", n.duration); err != nil {
 		return nil, err
 	}
 	if s.interval, err = intervalFlag(n.interval); err != nil {
 		return nil, err
 	}
-	if s.opts.Timeout, err = positiveDuration("--timeout", n.timeout); err != nil {
-		return nil, err
-	}
-	if s.opts.Secret, err = clientSecret(env, n.secretFile, n.insecure); err != nil {
-		return nil, err
-	}
-	s.opts.Insecure = n.insecure
 	s.out = output(env, n.json)
 	return s, nil
 }
@@ -129,21 +148,21 @@ func positiveDuration(flagName, v string) (time.Duration, error) {
 	return d, nil
 }
 
-// agentAddr reads HOST, HOST:PORT, [V6]:PORT or a bare IPv6 address.
-func agentAddr(s string) (string, error) {
+// agentAddr reads flag's HOST, HOST:PORT, [V6]:PORT or a bare IPv6 address.
+func agentAddr(flag, s string) (string, error) {
 	host, port := s, strconv.Itoa(wire.DefaultPort)
 	if h, p, err := net.SplitHostPort(s); err == nil {
 		host, port = h, p
 	} else if strings.Count(s, ":") == 1 {
-		return "", usagef("--to %q: use HOST or HOST:PORT, e.g. db2:7447", s)
+		return "", usagef("%s %q: use HOST or HOST:PORT, e.g. db2:7447", flag, s)
 	}
 	host = strings.Trim(host, "[]")
 	if host == "" {
-		return "", usagef("--to %q: the host is missing: use HOST or HOST:PORT", s)
+		return "", usagef("%s %q: the host is missing: use HOST or HOST:PORT", flag, s)
 	}
 	p, err := parsePort(port)
 	if err != nil || p == 0 {
-		return "", usagef("--to %q: invalid port %q: use a number from 1 to 65535", s, port)
+		return "", usagef("%s %q: invalid port %q: use a number from 1 to 65535", flag, s, port)
 	}
 	return net.JoinHostPort(host, port), nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/narrows/narrows/internal/agent"
 	"github.com/narrows/narrows/internal/metric"
+	"github.com/narrows/narrows/internal/probe/disk"
 	"github.com/narrows/narrows/internal/wire"
 )
 
@@ -33,6 +34,12 @@ func serve(ctx context.Context, env Env, args []string) error {
 	dataTimeout := fs.String("data-timeout", "10s", "end a test whose data connection moves nothing for this long")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	verbose := fs.Bool("verbose", false, "log debug messages too")
+	var diskPaths []string
+	fs.Func("disk-path", "a `directory` in which clients may run disk tests (narrows disk --on), repeatable; without it, disk tests are refused", func(v string) error {
+		diskPaths = append(diskPaths, v)
+		return nil
+	})
+	maxDiskSize := fs.String("max-disk-size", "4GiB", "the largest test file a disk test may ask for")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -58,13 +65,19 @@ func serve(ctx context.Context, env Env, args []string) error {
 		}
 		*m.into = v
 	}
+	var err error
+	if cfg.MaxDiskSize, err = metric.ParseSize(*maxDiskSize); err != nil || cfg.MaxDiskSize < disk.MinSize {
+		return usagef("--max-disk-size %q: %s", *maxDiskSize, errOr(err, "must be at least 1MiB"))
+	}
+	if cfg.DiskRoots, err = agent.ResolveDiskPaths(diskPaths); err != nil {
+		return usagef("serve: %v", err)
+	}
 	if cfg.MaxTestMemory > cfg.MaxMemory {
 		return usagef("--max-test-memory %s is more than --max-memory %s: one test cannot hold more than all of them", *maxTestMemory, *maxMemory)
 	}
 	if *maxTests < 1 || *maxConns < 2 || *perHost < 0 {
 		return usagef("--max-tests must be at least 1, --max-conns at least 2 and --max-unauth-per-host not negative")
 	}
-	var err error
 	if cfg.Secret, err = secret(env, *secretFile); err != nil {
 		return err
 	}

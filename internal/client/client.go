@@ -7,9 +7,11 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
+	"github.com/narrows/narrows/internal/result"
 	"github.com/narrows/narrows/internal/wire"
 )
 
@@ -37,6 +39,15 @@ type Session struct {
 	// false only with Options.Insecure against an agent without one.
 	Authenticated bool
 	ConnectTime   time.Duration // TCP connect of the control connection
+	// Capabilities are what the agent announced it does beyond the
+	// protocol version, e.g. the far-side test kinds it runs.
+	Capabilities []string
+}
+
+// Runs says whether the agent runs far-side tests of this kind: an agent
+// from before that kind announces nothing of it.
+func (s *Session) Runs(kind string) bool {
+	return wire.Challenge{Capabilities: s.Capabilities}.Has(wire.KindCapability(kind))
 }
 
 // Errors a person can act on. The cli maps them to exit code 2.
@@ -46,6 +57,15 @@ var (
 	ErrBusy    = errors.New("agent busy")
 	ErrNoAgent = errors.New("no agent reachable")
 )
+
+// Refusal is an agent's refusal of a test as asked: over one of its
+// operator's limits (wire.CodeLimit), or a place it cannot use
+// (wire.CodeRefused). The person changes what they asked for.
+type Refusal struct {
+	Addr, Message string
+}
+
+func (r *Refusal) Error() string { return fmt.Sprintf("agent at %s refused: %s", r.Addr, r.Message) }
 
 // Dial connects, negotiates and authenticates.
 func Dial(ctx context.Context, o Options) (*Session, error) {
@@ -143,6 +163,7 @@ func (s *Session) handshake() error {
 	}
 	s.Limits = w.Limits
 	s.Authenticated = ch.AuthRequired
+	s.Capabilities = ch.Capabilities
 	return nil
 }
 
@@ -162,6 +183,8 @@ func (s *Session) remote(err error) error {
 			ErrVersion, span(s.opts.MinVersion, s.opts.MaxVersion), s.opts.Addr, span(re.MinVersion, re.MaxVersion))
 	case wire.CodeBusy:
 		return fmt.Errorf("%w: %s (retry in %s)", ErrBusy, re.Message, re.RetryAfter)
+	case wire.CodeLimit, wire.CodeRefused:
+		return &Refusal{Addr: s.opts.Addr, Message: re.Message}
 	default:
 		return fmt.Errorf("agent at %s refused: %s", s.opts.Addr, re.Message)
 	}
@@ -225,9 +248,10 @@ type DataConn struct {
 
 // Test is an accepted test whose data connections are open.
 type Test struct {
-	s     *Session
-	Spec  wire.TestSpec
-	Conns []DataConn
+	s        *Session
+	Spec     wire.TestSpec
+	Accepted wire.Accepted
+	Conns    []DataConn
 }
 
 // Open asks the agent for a test and opens its data connections. Call
@@ -241,7 +265,7 @@ func (s *Session) Open(ctx context.Context, spec wire.TestSpec) (*Test, error) {
 	if err := wire.Expect(s.conn, wire.TAccepted, &acc); err != nil {
 		return nil, s.remote(err)
 	}
-	t := &Test{s: s, Spec: spec}
+	t := &Test{s: s, Spec: spec, Accepted: acc}
 	for _, sl := range acc.Slots {
 		c, took, err := dial(ctx, s.opts)
 		if err != nil {
@@ -314,5 +338,63 @@ func (t *Test) Close() { t.closeConns() }
 func (t *Test) closeConns() {
 	for _, dc := range t.Conns {
 		dc.Conn.Close()
+	}
+}
+
+// RunFar runs a far-side test: one the agent runs on its own resources
+// (its storage, its CPU), with no data connections. accepted sees what
+// the agent said before the test starts; an error from it ends the test
+// there. emit gets each interval record the agent's probe emitted, as it
+// arrives. When ctx is done the agent is told to stop, and the test's
+// account, partial, still comes back. Every wait is bounded: the agent
+// sends a frame every interval while it prepares, and its probe reports
+// every interval while it measures, the last stretch of each pattern
+// once its I/O has ended (so up to two intervals apart, and the timeout
+// for that I/O).
+func (s *Session) RunFar(ctx context.Context, spec wire.TestSpec, accepted func(*wire.Accepted) error, emit func(result.Interval)) (*wire.Done, error) {
+	t, err := s.Open(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	defer t.Close()
+	if err := accepted(&t.Accepted); err != nil {
+		return nil, err
+	}
+	if err := t.Start(); err != nil {
+		return nil, err
+	}
+	// Stop goes once, and never after Done: the agent would read it as
+	// this session's next request.
+	var mu sync.Mutex
+	finished := false
+	defer context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !finished {
+			t.Stop("interrupted")
+		}
+	})()
+	for {
+		x, err := t.Next(time.Now().Add(2*spec.Interval + s.opts.Timeout))
+		if err != nil {
+			return nil, err
+		}
+		switch v := x.(type) {
+		case *wire.Interval:
+			if v.Record != nil {
+				emit(*v.Record)
+			}
+		case *wire.Done:
+			mu.Lock()
+			finished = true
+			mu.Unlock()
+			switch {
+			case v.Code == wire.CodeRefused || v.Code == wire.CodeLimit:
+				return v, &Refusal{Addr: s.opts.Addr, Message: v.Reason}
+			case v.Reason != "" && ctx.Err() == nil:
+				return v, fmt.Errorf("the agent at %s ended the test early: %s", s.opts.Addr, v.Reason)
+			}
+			return v, nil
+		}
 	}
 }

@@ -5,8 +5,11 @@ type Disk struct {
 	Config DiskConfig `json:"config"`
 	// Path is the directory whose filesystem was measured (or the block
 	// device, with Device).
-	Path       string `json:"path"`
-	Device     bool   `json:"device,omitempty"`
+	Path   string `json:"path"`
+	Device bool   `json:"device,omitempty"`
+	// Agent is where it ran when not here: the address of the agent
+	// (`narrows serve`) that measured its own storage (`disk --on`).
+	Agent      string `json:"agent,omitempty"`
 	Filesystem string `json:"filesystem,omitempty"` // e.g. ext4, xfs, tmpfs; empty when unknown
 	// FileBytes is the size of the test file (or of the device region read).
 	FileBytes int64 `json:"file_bytes"`

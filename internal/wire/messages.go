@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/narrows/narrows/internal/result"
 	"github.com/narrows/narrows/internal/sysinfo"
 )
 
@@ -70,6 +71,14 @@ type Limits struct {
 	// MaxTestMemory is the most buffer memory (TestSpec.Buffers) one test
 	// may hold on the agent; 0 from an agent that did not announce it.
 	MaxTestMemory int64 `json:"max_test_memory_bytes,omitempty"`
+	// DiskPaths are the directories the agent's operator allows disk tests
+	// in (its --disk-path, as given, made absolute): a client that holds
+	// the secret may see them, and names one, or a directory inside one,
+	// as DiskSpec.Path. None: the agent runs no disk tests.
+	DiskPaths []string `json:"disk_paths,omitempty"`
+	// MaxDiskSize is the largest test file a disk test may ask for (its
+	// --max-disk-size); 0 from an agent without disk tests.
+	MaxDiskSize int64 `json:"max_disk_size_bytes,omitempty"`
 }
 
 // Error codes.
@@ -81,6 +90,10 @@ const (
 	CodeLimit      = "limit"
 	CodeBadRequest = "bad_request"
 	CodeInternal   = "internal"
+	// CodeRefused: a far-side test cannot run where it was asked (no
+	// space, a read-only filesystem, no permission, no such directory);
+	// the message says what to change.
+	CodeRefused = "refused"
 )
 
 // RemoteError is a TError frame: the peer's final word before it closes.
@@ -98,11 +111,31 @@ func (e *RemoteError) Error() string { return fmt.Sprintf("agent: %s", e.Message
 const (
 	KindStream = "stream"
 	KindRR     = "rr"
+	// KindDisk is a far-side test: the agent runs `narrows disk` patterns
+	// on its own storage (TestSpec.Disk), with no data connections; its
+	// Interval frames carry the probe's records and its Done the result.
+	KindDisk = "disk"
 
 	Forward = "forward" // client sends, agent receives
 	Reverse = "reverse" // agent sends
 	Bidir   = "bidir"
 )
+
+// KindCapability is how an agent announces, in its Challenge, a far-side
+// test kind it runs. An agent from before far-side tests announces none
+// (and refuses such a kind as unknown): a client checks first, and says
+// in words that the agent needs an upgrade.
+func KindCapability(kind string) string { return "kind:" + kind }
+
+// Has says whether the agent announced capability c.
+func (ch Challenge) Has(c string) bool {
+	for _, x := range ch.Capabilities {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
 
 // TestSpec asks the agent to run one test.
 type TestSpec struct {
@@ -115,6 +148,59 @@ type TestSpec struct {
 	Window    int64         `json:"window_bytes,omitempty"`
 	Request   int64         `json:"request_bytes,omitempty"`
 	Response  int64         `json:"response_bytes,omitempty"`
+	// Disk is a KindDisk test; Duration is then each pattern's.
+	Disk *DiskSpec `json:"disk,omitempty"`
+}
+
+// DiskSpec is a disk test: patterns of `narrows disk`, each run for
+// TestSpec.Duration, on a test file the agent creates in Path.
+type DiskSpec struct {
+	// Path is a directory on the agent: one of Limits.DiskPaths or a
+	// directory inside one, absolute, without "..", and no symbolic link
+	// on the way may lead outside them.
+	Path     string        `json:"path"`
+	Size     int64         `json:"size_bytes"`
+	Profiles []string      `json:"profiles"` // for the record: what was asked for
+	Patterns []DiskPattern `json:"patterns"` // what runs, in turn
+	Buffered bool          `json:"buffered,omitempty"`
+	Engine   string        `json:"engine"` // auto, io_uring or portable
+	Seed     uint64        `json:"seed"`
+}
+
+// DiskPattern is one pattern's shape, as probe/disk.Pattern.
+type DiskPattern struct {
+	Profile     string `json:"profile"`
+	RW          string `json:"rw"`
+	ReadPercent int    `json:"read_percent,omitempty"`
+	Block       int64  `json:"block_bytes"`
+	QD          int    `json:"queue_depth"`
+	Threads     int    `json:"threads"`
+	Sync        string `json:"sync"`
+}
+
+// Bounds on a disk test that keep its messages within a frame: the most
+// patterns (every profile and a custom one is 15), and the longest path.
+const (
+	MaxDiskPatterns = 16
+	MaxDiskPath     = 1024
+)
+
+// DiskLayoutBuffer is what the disk probe holds while it lays its test
+// file out: one write of 1 MiB (probe/disk's layoutChunk).
+const DiskLayoutBuffer = 1 << 20
+
+// DiskAccepted is what a client learns of a disk test once the agent has
+// created its test file, before Start.
+type DiskAccepted struct {
+	// Target is where and how it measures (the directory with symbolic
+	// links resolved, the filesystem, the file's size, the engine, direct
+	// I/O or not), without patterns yet.
+	Target *result.Disk `json:"target"`
+	// File is the test file's name where it has one (not on Linux).
+	File string `json:"file,omitempty"`
+	// Notes are one-line notices for the person (what fell back to what,
+	// where a symbolic link led, stale files left by killed runs).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Slot roles, from the agent's side of the data connection.
@@ -133,8 +219,9 @@ type Slot struct {
 
 // Accepted answers a TestSpec.
 type Accepted struct {
-	TestID string `json:"test_id"`
-	Slots  []Slot `json:"slots"`
+	TestID string        `json:"test_id"`
+	Slots  []Slot        `json:"slots"`
+	Disk   *DiskAccepted `json:"disk,omitempty"`
 }
 
 // Start tells the agent all data connections are open.
@@ -165,7 +252,17 @@ type Interval struct {
 	Elapsed time.Duration `json:"elapsed_ns"`
 	Slots   []SlotSample  `json:"slots"`
 	CPU     time.Duration `json:"cpu_ns"` // agent process CPU since Start
+	// A far-side test's frames: Record is one interval record as its
+	// probe emitted it; a frame with Stage and no Record says the test is
+	// still preparing (StagePrepare), sent every interval so that the
+	// client's deadline holds.
+	Stage  string           `json:"stage,omitempty"`
+	Record *result.Interval `json:"record,omitempty"`
 }
+
+// StagePrepare: a far-side test is getting ready to measure (a disk test
+// writes its file out).
+const StagePrepare = "prepare"
 
 // Done is the agent's final account of a test.
 type Done struct {
@@ -173,6 +270,10 @@ type Done struct {
 	Elapsed time.Duration `json:"elapsed_ns"`
 	CPU     time.Duration `json:"cpu_ns"`
 	Reason  string        `json:"reason,omitempty"` // why it ended early, if it did
+	// Code classifies Reason where a person can act on it (CodeRefused).
+	Code string `json:"code,omitempty"`
+	// Disk is a disk test's result, partial when it ended early.
+	Disk *result.Disk `json:"disk,omitempty"`
 }
 
 // MaxSlots is the most data connections one test can have: the agent's
@@ -204,7 +305,8 @@ func fill(v reflect.Value) {
 	}
 }
 
-// DataConns is how many data connections a test asks for.
+// DataConns is how many data connections a test asks for (none for a
+// far-side test).
 func (t TestSpec) DataConns() int {
 	switch t.Kind {
 	case KindRR:
@@ -226,9 +328,19 @@ func SinkBuffer(block int64) int64 { return max(128<<10, min(block, 4<<20)) }
 // Buffers is the memory an end holds for a test's data: one block that
 // every sending connection writes from (its bytes are only read), a read
 // buffer per receiving connection, and a request and a response for a
-// round-trip test.
+// round-trip test. A disk test runs its patterns one after another, each
+// holding block × queue depth × threads (either engine), and lays its
+// file out with DiskLayoutBuffer: it holds the largest of those.
 func (t TestSpec) Buffers() int64 {
 	switch t.Kind {
+	case KindDisk:
+		n := int64(DiskLayoutBuffer)
+		if t.Disk != nil {
+			for _, p := range t.Disk.Patterns {
+				n = max(n, mulSat(p.Block, int64(p.QD), int64(p.Threads)))
+			}
+		}
+		return n
 	case KindRR:
 		return t.Request + t.Response
 	case KindStream:
@@ -242,4 +354,20 @@ func (t TestSpec) Buffers() int64 {
 		return n
 	}
 	return 0
+}
+
+// mulSat multiplies sizes and counts a peer sent, saturating instead of
+// wrapping, so that no product of huge figures passes a limit as small.
+func mulSat(xs ...int64) int64 {
+	n := int64(1)
+	for _, x := range xs {
+		if x <= 0 {
+			return 0
+		}
+		if n > math.MaxInt64/x {
+			return math.MaxInt64
+		}
+		n *= x
+	}
+	return n
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/narrows/narrows/internal/result"
 	"github.com/narrows/narrows/internal/sysinfo"
 )
 
@@ -23,6 +24,8 @@ func TestFrameRoundTrip(t *testing.T) {
 	}{
 		{"hello", THello, Hello{MinVersion: 1, MaxVersion: 1, Role: RoleControl, Nonce: NewNonce()}, &Hello{}},
 		{"test", TTest, TestSpec{Kind: KindStream, Direction: Forward, Streams: 4, Duration: 3 * time.Second, Interval: time.Second, Block: 128 << 10}, &TestSpec{}},
+		{"disk test", TTest, TestSpec{Kind: KindDisk, Duration: 3 * time.Second, Interval: time.Second, Disk: &DiskSpec{Path: "/backup", Size: 1 << 30,
+			Profiles: []string{"log"}, Patterns: []DiskPattern{{Profile: "log", RW: "write", Block: 4096, QD: 1, Threads: 1, Sync: "fdatasync"}}, Engine: "auto", Seed: 1}}, &TestSpec{}},
 		{"error", TError, RemoteError{Code: CodeBusy, Message: "busy", RetryAfter: 5 * time.Second}, &RemoteError{}},
 		{"empty", TStart, Start{}, &Start{}},
 	}
@@ -215,5 +218,87 @@ func TestMaxSlotsFitOneFrame(t *testing.T) {
 	}
 	if err := WriteFrame(io.Discard, TDone, Done{Slots: append(slots, slots...)}); !errors.Is(err, ErrFrameTooLarge) {
 		t.Errorf("twice MaxSlots fits one frame (%v): MaxSlots is needlessly low", err)
+	}
+}
+
+// fillAll sets every number in v to its largest value, every string to n
+// bytes and every pointer to a value filled the same way, recursively.
+func fillAll(v reflect.Value, n int) {
+	switch v.Kind() {
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Field(i).CanSet() {
+				fillAll(v.Field(i), n)
+			}
+		}
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		fillAll(v.Elem(), n)
+	case reflect.String:
+		v.SetString(strings.Repeat("x", n))
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(math.MaxInt64 >> (64 - v.Type().Bits()))
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(math.MaxUint64 >> (64 - v.Type().Bits()))
+	case reflect.Float32, reflect.Float64:
+		v.SetFloat(-math.MaxFloat64)
+	case reflect.Bool:
+		v.SetBool(true)
+	}
+}
+
+// TestDiskFramesFit: a disk test's account, MaxDiskPatterns patterns with
+// every figure at its largest and every latency split there, a path of
+// MaxDiskPath bytes, and the error that cut a pattern short naming that
+// path twice, fits one frame, as does what the agent says when it
+// accepts the test.
+func TestDiskFramesFit(t *testing.T) {
+	var p result.DiskPattern
+	fillAll(reflect.ValueOf(&p).Elem(), 64) // names, profiles, sync modes
+	sum := &result.Disk{}
+	fillAll(reflect.ValueOf(sum).Elem(), 256) // filesystem, engine and O_DIRECT notes
+	sum.Path = strings.Repeat("x", MaxDiskPath)
+	sum.Config.Profiles = []string{"backup", "backup", "backup", "custom"}
+	sum.Patterns = make([]result.DiskPattern, MaxDiskPatterns)
+	for i := range sum.Patterns {
+		sum.Patterns[i] = p
+	}
+	sum.Patterns[MaxDiskPatterns-1].Stopped = strings.Repeat("x", 2*MaxDiskPath+256) // a run stops at its first error
+	done := Done{Elapsed: math.MaxInt64, CPU: math.MaxInt64, Reason: strings.Repeat("x", 512), Code: CodeRefused, Disk: sum}
+	var buf bytes.Buffer
+	if err := WriteFrame(&buf, TDone, done); err != nil {
+		t.Errorf("a disk test's Done with %d patterns: %v", MaxDiskPatterns, err)
+	}
+	t.Logf("the largest disk Done: %d bytes of %d", buf.Len(), MaxFrame)
+	acc := Accepted{TestID: "0123456789abcdef", Disk: &DiskAccepted{Target: sum, File: strings.Repeat("x", MaxDiskPath+32),
+		Notes: []string{strings.Repeat("x", 2*MaxDiskPath), strings.Repeat("x", 256), strings.Repeat("x", 256), strings.Repeat("x", 4096)}}}
+	if err := WriteFrame(io.Discard, TAccepted, acc); err != nil {
+		t.Errorf("a disk test's Accepted: %v", err)
+	}
+}
+
+// TestDiskBuffers: a disk test holds its largest pattern's buffers (block
+// × queue depth × threads) or the layout's MiB; figures a peer sent that
+// would overflow saturate rather than wrap below a limit.
+func TestDiskBuffers(t *testing.T) {
+	spec := func(ps ...DiskPattern) TestSpec { return TestSpec{Kind: KindDisk, Disk: &DiskSpec{Patterns: ps}} }
+	cases := []struct {
+		name string
+		spec TestSpec
+		want int64
+	}{
+		{"log: the layout's MiB", spec(DiskPattern{Block: 60 << 10, QD: 1, Threads: 1}), DiskLayoutBuffer},
+		{"backup: 1 MiB × 8", spec(DiskPattern{Block: 8 << 10, QD: 32, Threads: 1}, DiskPattern{Block: 1 << 20, QD: 8, Threads: 1}), 8 << 20},
+		{"custom threads", spec(DiskPattern{Block: 64 << 20, QD: 256, Threads: 64}), 1 << 40},
+		{"overflowing figures", spec(DiskPattern{Block: math.MaxInt64 / 2, QD: 4, Threads: 1}), math.MaxInt64},
+		{"no spec", TestSpec{Kind: KindDisk}, DiskLayoutBuffer},
+	}
+	for _, c := range cases {
+		if got := c.spec.Buffers(); got != c.want {
+			t.Errorf("%s: %d bytes, want %d", c.name, got, c.want)
+		}
+	}
+	if n := spec().DataConns(); n != 0 {
+		t.Errorf("a disk test asks for %d data connections", n)
 	}
 }

@@ -68,12 +68,7 @@ func (t *Target) runPattern(ctx context.Context, idx int, p Pattern, emit probe.
 	}
 	defer context.AfterFunc(ctx, func() { j.stop.Store(true) })()
 	if t.engine == EngineURing {
-		// Each ring's thread keeps its P while it waits in the kernel
-		// (uring.Options.Raw): leave two for everything else.
-		if prev := runtime.GOMAXPROCS(0); prev < p.Threads+2 {
-			runtime.GOMAXPROCS(p.Threads + 2)
-			defer runtime.GOMAXPROCS(prev)
-		}
+		defer holdProcs(p.Threads)()
 	}
 
 	interval := t.cfg.Interval
@@ -289,4 +284,39 @@ func (t *Target) placeErr(doing string, err error) error {
 		}
 	}
 	return placeError(t.cfg.Dir, doing, err)
+}
+
+// procs counts the Ps that running patterns' rings hold. Each ring's
+// thread keeps its P while it waits in the kernel (uring.Options.Raw), so
+// GOMAXPROCS is kept at least two above all of them together, for
+// everything else; several patterns may run at once in one process (an
+// agent measuring two filesystems), so each adds its share and takes it
+// back, and the last restores what was set before.
+var procs struct {
+	sync.Mutex
+	held, base int
+}
+
+// holdProcs raises GOMAXPROCS for a pattern's ring threads until the
+// function it returns is called.
+func holdProcs(threads int) (release func()) {
+	procs.Lock()
+	defer procs.Unlock()
+	if procs.held == 0 {
+		procs.base = runtime.GOMAXPROCS(0)
+	}
+	procs.held += threads
+	if want := procs.held + 2; want > runtime.GOMAXPROCS(0) {
+		runtime.GOMAXPROCS(want)
+	}
+	return func() {
+		procs.Lock()
+		defer procs.Unlock()
+		procs.held -= threads
+		want := procs.base
+		if procs.held > 0 {
+			want = max(want, procs.held+2)
+		}
+		runtime.GOMAXPROCS(want)
+	}
 }

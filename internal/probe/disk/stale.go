@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/narrows/narrows/internal/metric"
 )
 
 // The test file ends in one block that no pattern touches, the marker:
@@ -144,4 +146,21 @@ func staleFile(path string) (Stale, bool) {
 	}
 	started, _ := time.Parse(time.RFC3339, kv["started"])
 	return Stale{Path: path, Bytes: fi.Size(), PID: pid, Started: started}, true
+}
+
+// StaleNote is the notice for what killed runs left in dir (FindStale):
+// how many files, their size and names, then fix, what removes them.
+func StaleNote(dir string, st []Stale, fix string) string {
+	var n int64
+	names := make([]string, len(st))
+	for i, s := range st {
+		n += s.Bytes
+		names[i] = filepath.Base(s.Path)
+	}
+	files := "test file"
+	if len(st) > 1 {
+		files = "test files"
+	}
+	return fmt.Sprintf("%s holds %d %s (%s) left by narrows runs that were killed (%s): %s",
+		dir, len(st), files, metric.FormatBytes(n), strings.Join(names, ", "), fix)
 }
