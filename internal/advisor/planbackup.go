@@ -438,7 +438,7 @@ func NetworkStages(s *result.Stream, source string) (out, in []result.StreamRate
 			continue
 		}
 		sr := result.StreamRate{Streams: r.Streams, Rate: result.Rate{BytesPerSecond: r.Throughput / 8, Source: source,
-			What: fmt.Sprintf("net stream, %s", plural(r.Streams, "stream"))}}
+			What: "net stream"}}
 		switch r.Direction {
 		case "forward":
 			out = append(out, sr)

@@ -74,7 +74,7 @@ func TestBadInput(t *testing.T) {
 		{"serve tiny memory", secret, []string{"serve", "--listen", "127.0.0.1:0", "--max-test-memory", "64K"}, `--max-test-memory "64K": must be at least 1MiB`},
 		{"serve test memory above total", secret, []string{"serve", "--listen", "127.0.0.1:0", "--max-memory", "64M", "--max-test-memory", "128M"}, "--max-test-memory 128M is more than --max-memory 64M"},
 		{"plan without a command", nil, []string{"plan"}, "plan: name what to do: `narrows plan backup`"},
-		{"plan without stages", nil, []string{"plan", "backup"}, "give the stage rates: --from a saved run, or --assume them"},
+		{"plan without stages", nil, []string{"plan", "backup"}, "give the stage rates: measure them through an agent (--to AGENT), read them --from a saved run, or --assume them"},
 		{"plan bad size", nil, []string{"plan", "backup", "--assume", "network=1Gbit/s", "--size", "lots"}, `--size: invalid size "lots"`},
 		{"plan bad stage", nil, []string{"plan", "backup", "--assume", "wire=1Gbit/s"}, `unknown stage "wire"`},
 		{"plan bad rate", nil, []string{"plan", "backup", "--assume", "network=fast"}, `invalid rate "fast"`},

@@ -50,6 +50,14 @@ func planBackup(ctx context.Context, env Env, args []string) error {
 	fs.Var(&pf.assume, "assume", "a stage rate given by hand (repeatable), e.g. network=117MB/s, network@4=450MB/s, disk=1GB/s, "+
 		"target-write=200MB/s, zstd-3=compress:400MB/s,decompress:1.2GB/s,ratio:4, cores=8")
 	fs.BoolVar(&pf.json, "json", false, "write JSON lines instead of a table")
+	var mf measureFlags
+	fs.StringVar(&mf.to, "to", "", "measure the stages through this agent (`narrows serve` on the backup host): HOST or HOST:PORT")
+	mf.agent.register(fs)
+	fs.StringVar(&mf.dataPath, "data-path", "", "with --to: the directory of the database's files here, read by a backup and written by a restore")
+	fs.StringVar(&mf.backupPath, "backup-path", "", "with --to: the directory on the agent the backup lands in (inside its --disk-path)")
+	fs.StringVar(&mf.stage, "stage-duration", "5s", "with --to: how long to measure each stage")
+	fs.StringVar(&mf.diskSize, "disk-size", "1G", "with --to: the test file on each side; larger than any cache in front of the disks")
+	fs.IntVar(&mf.streams, "streams", 0, "with --to: the parallel streams to measure besides one (default: --files, at least 4)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -63,26 +71,39 @@ func planBackup(ctx context.Context, env Env, args []string) error {
 			return err
 		}
 	}
+	if err := pf.dbSize(ctx, env, &in); err != nil {
+		return err
+	}
+	target := "assumed"
+	var software string
+	var unauth bool
+	switch {
+	case mf.to != "":
+		if mf.streams < 0 || mf.streams > 128 {
+			return usagef("--streams %d: use 1 to 128", mf.streams)
+		}
+		if software, unauth, err = mf.measure(ctx, env, in.Files, &in.Stages); err != nil {
+			return err
+		}
+		target = mf.to
+	case mf.dataPath != "" || mf.backupPath != "":
+		return usagef("plan backup: --data-path and --backup-path are measured through an agent: give --to AGENT too")
+	case pf.from != "":
+		target = pf.from
+	}
 	for _, a := range pf.assume {
 		if err := assume(&in.Stages, a); err != nil {
 			return err
 		}
 	}
-	if err := pf.dbSize(ctx, env, &in); err != nil {
-		return err
+	if pf.from == "" && len(pf.assume) == 0 && mf.to == "" {
+		return usagef("plan backup: give the stage rates: measure them through an agent (--to AGENT), read them --from a saved run, or --assume them (e.g. --assume network=117MB/s)")
 	}
-	if pf.from == "" && len(pf.assume) == 0 {
-		return usagef("plan backup: give the stage rates: --from a saved run, or --assume them (e.g. --assume network=117MB/s)")
-	}
-	target := "assumed"
-	if pf.from != "" {
-		target = pf.from
-	}
-	return planFinish(ctx, env, pf, in, target)
+	return planFinish(ctx, env, pf, in, target, software, unauth)
 }
 
 // planFinish composes the plan and writes it.
-func planFinish(ctx context.Context, env Env, pf planFlags, in advisor.BackupInput, target string) error {
+func planFinish(ctx context.Context, env Env, pf planFlags, in advisor.BackupInput, target, software string, unauth bool) error {
 	if pf.compressions == "" {
 		in.Compressions = []string{result.CompressionNone}
 		for _, c := range in.Stages.Codecs {
@@ -96,6 +117,7 @@ func planFinish(ctx context.Context, env Env, pf planFlags, in advisor.BackupInp
 		return usagef("plan backup: %v", err)
 	}
 	rep := result.NewReport("plan backup", target, tool(), env.Now())
+	rep.Agent, rep.Unauthenticated = software, unauth
 	rep.BackupPlan = &plan
 	return finish(ctx, output(env, pf.json), rep, nil)
 }

@@ -53,7 +53,7 @@ func planSummary(b *strings.Builder, p *result.BackupPlan) {
 			c.Codec+" ("+side+")", metric.FormatByteRate(c.CompressPerCore), metric.FormatByteRate(c.DecompressPerCore), c.Ratio, sample, c.Source)
 	}
 	if s.SourceCores > 0 || s.TargetCores > 0 {
-		fmt.Fprintf(b, "  %-24s %12s\n", "cores", fmt.Sprintf("%d here, %d there", s.SourceCores, s.TargetCores))
+		fmt.Fprintf(b, "  %-24s %s on the database host, %s on the backup host\n", "cores", coresOf(s.SourceCores), coresOf(s.TargetCores))
 	}
 	where := "the database host"
 	if p.CompressAt == result.CompressAtTarget {
@@ -112,4 +112,11 @@ func rateOrDash(r float64) string {
 		return "-"
 	}
 	return metric.FormatByteRate(r)
+}
+
+func coresOf(n int) string {
+	if n <= 0 {
+		return "not known"
+	}
+	return fmt.Sprint(n)
 }

@@ -1,0 +1,146 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/narrows/narrows/internal/advisor"
+	"github.com/narrows/narrows/internal/client"
+	"github.com/narrows/narrows/internal/metric"
+	"github.com/narrows/narrows/internal/probe/disk"
+	"github.com/narrows/narrows/internal/probe/stream"
+	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/wire"
+)
+
+// measureFlags are how `plan backup --to` measures the stages.
+type measureFlags struct {
+	to, dataPath, backupPath, stage, diskSize string
+	streams                                    int
+	agent                                      agentFlags
+}
+
+// planStep is one measurement of the plan: what it says while it runs,
+// and what it does.
+type planStep struct {
+	what string
+	run  func(ctx context.Context) error
+}
+
+// measure runs every stage the flags make possible on this host and
+// through the agent, saying on stderr which step of how many runs. A step
+// that fails is named and leaves its stage unmeasured; the plan then says
+// so rather than guessing.
+func (mf measureFlags) measure(ctx context.Context, env Env, files int, s *result.BackupStages) (agentSoftware string, unauth bool, err error) {
+	opts, err := mf.agent.options(env, "--to", mf.to)
+	if err != nil {
+		return "", false, err
+	}
+	dur, err := positiveDuration("--stage-duration", mf.stage)
+	if err != nil {
+		return "", false, err
+	}
+	size, err := metric.ParseSize(mf.diskSize)
+	if err != nil || size < disk.MinSize {
+		return "", false, usagef("--disk-size %q: %s", mf.diskSize, errOr(err, "use at least 1M"))
+	}
+	sess, err := connect(ctx, opts)
+	if err != nil {
+		return "", false, err
+	}
+	defer sess.Close()
+	streams := mf.streams
+	if streams == 0 {
+		streams = max(files, 4)
+	}
+	if most := sess.Limits.MaxDataConns; most > 0 && streams > most {
+		streams = most
+	}
+	s.SourceCores = runtime.NumCPU()
+	var steps []planStep
+	if mf.dataPath != "" {
+		steps = append(steps, planStep{"the data path, sequential read and write (" + mf.dataPath + ")", func(ctx context.Context) error {
+			d, err := localBackupDisk(ctx, mf.dataPath, size, dur)
+			s.SourceRead, s.SourceWrite = advisor.DiskStages(d, "measured")
+			return err
+		}})
+	}
+	for _, dir := range []struct {
+		direction, what string
+		into        *[]result.StreamRate
+	}{{wire.Forward, "the network to the agent", &s.NetworkOut}, {wire.Reverse, "the network back from the agent", &s.NetworkIn}} {
+		steps = append(steps, planStep{fmt.Sprintf("%s, 1 stream then %d", dir.what, streams), func(ctx context.Context) error {
+			res, err := stream.Run(ctx, sess, stream.Config{Direction: dir.direction, Streams: streams, Duration: dur, Interval: time.Second, Block: 128 << 10},
+				func(result.Interval) {})
+			out, in := advisor.NetworkStages(res, "measured")
+			*dir.into = append(out, in...)
+			return err
+		}})
+	}
+	if mf.backupPath != "" {
+		steps = append(steps, planStep{"the backup path on the agent, sequential write and read (" + mf.backupPath + ")", func(ctx context.Context) error {
+			d, err := farBackupDisk(ctx, sess, mf.backupPath, size, dur)
+			s.TargetWrite, s.TargetRead = nil, nil
+			if d != nil {
+				r, w := advisor.DiskStages(d, "measured on the agent")
+				s.TargetRead, s.TargetWrite = r, w
+			}
+			return err
+		}})
+	}
+	for i, st := range steps {
+		fmt.Fprintf(env.Stderr, "narrows plan backup: step %d of %d: %s\n", i+1, len(steps), st.what)
+		if err := st.run(ctx); err != nil {
+			if ctx.Err() != nil {
+				return sess.Software, !sess.Authenticated, errInterrupted
+			}
+			var r *client.Refusal
+			if errors.As(err, &r) {
+				return sess.Software, !sess.Authenticated, &usageError{fmt.Sprintf("plan backup: %s: %s", st.what, r.Error())}
+			}
+			fmt.Fprintf(env.Stderr, "narrows plan backup: %s was not measured: %v\n", st.what, err)
+		}
+	}
+	return sess.Software, !sess.Authenticated, nil
+}
+
+// backupPatterns are the backup profile: 1 MiB sequential read and write
+// at QD8, as backup, restore and replica seeding stream.
+func backupPatterns() []disk.Pattern { return disk.Profiles[result.ProfileBackup]() }
+
+// localBackupDisk measures the backup profile on dir here, as `narrows
+// disk --profile backup` does.
+func localBackupDisk(ctx context.Context, dir string, size int64, dur time.Duration) (*result.Disk, error) {
+	cfg := disk.Config{Dir: dir, Size: size, Duration: dur, Interval: time.Second, Engine: disk.EngineAuto, Seed: 1,
+		Profiles: []string{result.ProfileBackup}, Patterns: backupPatterns()}
+	if err := cfg.Check(); err != nil {
+		return nil, diskError(err)
+	}
+	t, err := disk.Open(cfg)
+	if err != nil {
+		return nil, diskError(err)
+	}
+	defer t.Close()
+	if err := t.Layout(ctx); err != nil {
+		return nil, diskError(err)
+	}
+	return t.Run(ctx, func(result.Interval) {})
+}
+
+// farBackupDisk measures the backup profile on the agent's dir, as
+// `narrows disk --on AGENT --profile backup` does.
+func farBackupDisk(ctx context.Context, sess *client.Session, dir string, size int64, dur time.Duration) (*result.Disk, error) {
+	if !sess.Runs(wire.KindDisk) {
+		return nil, fmt.Errorf("the agent (narrows %s) does not run disk tests: upgrade it", sess.Software)
+	}
+	cfg := disk.Config{Dir: dir, Size: size, Duration: dur, Interval: time.Second, Engine: disk.EngineAuto, Seed: 1,
+		Profiles: []string{result.ProfileBackup}, Patterns: backupPatterns()}
+	done, err := sess.RunFar(ctx, disk.Spec(cfg), func(*wire.Accepted) error { return nil }, func(result.Interval) {})
+	if done != nil && done.Disk != nil {
+		return done.Disk, err
+	}
+	return nil, err
+}
