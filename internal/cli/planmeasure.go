@@ -19,8 +19,8 @@ import (
 // measureFlags are how `plan backup --to` measures the stages.
 type measureFlags struct {
 	to, dataPath, backupPath, stage, diskSize string
-	streams                                    int
-	agent                                      agentFlags
+	streams                                   int
+	agent                                     agentFlags
 }
 
 // planStep is one measurement of the plan: what it says while it runs,
@@ -70,7 +70,7 @@ func (mf measureFlags) measure(ctx context.Context, env Env, files int, s *resul
 	}
 	for _, dir := range []struct {
 		direction, what string
-		into        *[]result.StreamRate
+		into            *[]result.StreamRate
 	}{{wire.Forward, "the network to the agent", &s.NetworkOut}, {wire.Reverse, "the network back from the agent", &s.NetworkIn}} {
 		steps = append(steps, planStep{fmt.Sprintf("%s, 1 stream then %d", dir.what, streams), func(ctx context.Context) error {
 			res, err := stream.Run(ctx, sess, stream.Config{Direction: dir.direction, Streams: streams, Duration: dur, Interval: time.Second, Block: 128 << 10},
