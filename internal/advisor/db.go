@@ -225,17 +225,21 @@ func dbping(r *result.DBPing) []result.Finding {
 	}
 	c := r.Connect
 	if c.Total > 0 {
-		tls := "no TLS"
-		if c.TLSUsed {
-			tls = "TLS " + metric.FormatDuration(c.TLS.D())
-		}
 		cf := result.Finding{Code: "db.connect_time", Severity: "info",
-			Summary: fmt.Sprintf("Opening a session took %s: TCP %s, %s, login %s.", metric.FormatDuration(c.Total.D()),
-				metric.FormatDuration(c.TCP.D()), tls, metric.FormatDuration(c.Login.D())),
-			Values: map[string]float64{"connect_seconds": c.Total.D().Seconds()}}
-		if c.Total.D() > 20*r.P50.D() {
-			cf.Detail = fmt.Sprintf("A new session costs as much as %.0f queries: an application that connects per request should use a connection pool.", float64(c.Total)/float64(r.P50))
+			Summary: fmt.Sprintf("Opening a session took %s: %s.", metric.FormatDuration(c.Total.D()), c.Parts()),
+			Values:  map[string]float64{"connect_seconds": c.Total.D().Seconds()}}
+		var d []string
+		for _, a := range c.FailedAttempts {
+			if a.Outcome == "tls_refused" {
+				d = append(d, fmt.Sprintf("The server refused TLS: the driver asked for it first (sslmode=prefer, the default) and then connected again without it, %s of the %s. Set sslmode=disable to skip the attempt, or enable TLS on the server.",
+					metric.FormatDuration(a.Took.D()), metric.FormatDuration(c.Total.D())))
+				break
+			}
 		}
+		if c.Total.D() > 20*r.P50.D() {
+			d = append(d, fmt.Sprintf("A new session costs as much as %.0f queries: an application that connects per request should use a connection pool.", float64(c.Total)/float64(r.P50)))
+		}
+		cf.Detail = strings.Join(d, " ")
 		out = append(out, cf)
 	}
 	if f, ok := tail("db.tail", "queries", r.Latency,

@@ -90,6 +90,8 @@ func Classify(d *DSN, what string, err error) error {
 		out.Msg = fmt.Sprintf("%s: %s: user %q lacks a privilege: %s", what, target, d.User, msg)
 	case Unreachable:
 		out.Msg = fmt.Sprintf("%s: %s: cannot reach %s: %s (is the server running, and is the host and port right?)", what, target, d.Addr(), msg)
+	case NotPrimary:
+		out.Msg = fmt.Sprintf("%s: %s: the server is read-only: %s (writes need a primary that accepts them: point --dsn at it)", what, target, msg)
 	default:
 		out.Msg = fmt.Sprintf("%s: %s: %s", what, target, msg)
 	}
@@ -109,6 +111,9 @@ func KindOf(err error) Kind {
 	case errors.As(err, &pg):
 		return pgKind(pg.Code)
 	case errors.As(err, &my):
+		if my.Number == 1290 && strings.Contains(my.Message, "read-only") {
+			return NotPrimary // ER_OPTION_PREVENTS_STATEMENT, for --read-only
+		}
 		return mysqlKind(my.Number)
 	case errors.As(err, &ms):
 		return mssqlKind(ms.Number)
@@ -126,6 +131,8 @@ func pgKind(code string) Kind {
 		return NoDatabase
 	case code == "42501":
 		return Permission
+	case code == "25006": // read_only_sql_transaction: a standby, or default_transaction_read_only
+		return NotPrimary
 	}
 	return Other
 }
@@ -138,6 +145,8 @@ func mysqlKind(n uint16) Kind {
 		return NoDatabase
 	case 1044, 1142, 1143, 1227, 1370: // denied for db, table, column, privilege, routine
 		return Permission
+	case 1792, 1836, 1874: // a read-only transaction; read-only mode; InnoDB read-only
+		return NotPrimary
 	}
 	return Other
 }

@@ -27,7 +27,8 @@ func dbFixtures() (map[string][]result.Interval, map[string]*result.Report) {
 	giv := result.NewInterval(result.ProbeDBPing, time.Second, 2500*time.Millisecond)
 	giv.Gap = &gap
 	ping.DBPing = &result.DBPing{Config: result.DBPingConfig{Query: "SELECT 1", Duration: result.Seconds(3 * time.Second), Interval: result.Seconds(time.Second), Queries: 5000},
-		Engine: "postgres", ServerVersion: "16.4", Connect: result.Connect{TCP: ms(0.3), TLS: ms(1.1), Login: ms(2.4), Total: ms(3.8), TLSUsed: true},
+		Engine: "postgres", ServerVersion: "16.4", Connect: result.Connect{Setup: ms(0.1), FailedAttempts: []result.ConnectAttempt{{Outcome: "tls_refused", TCP: ms(0.11), Took: ms(8.0)}},
+			TCP: ms(0.108), Login: ms(12.892), Total: ms(21.1)},
 		Queries: 4900, Duration: result.Seconds(2 * time.Second), Rate: 2450, Latency: lat,
 		Network: &result.NetworkSplit{Method: "tcp_handshake_rtt", TCPConnectSamples: 6, TCPConnectP50: ms(0.36), TCPConnectMin: ms(0.31),
 			HandshakeRTTP50: ms(0.3), NetworkP50: ms(0.3), ServerP50: ms(0.09), NetworkShare: 0.769, ServerShare: 0.231, QueryRTTP50: ms(0.39)},

@@ -1,6 +1,12 @@
 package result
 
-import "time"
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/narrows/narrows/internal/metric"
+)
 
 // Probes of the db commands, as they appear in interval records.
 const (
@@ -23,13 +29,61 @@ type Gap struct {
 }
 
 // Connect is how long opening a database session took, phase by phase.
+// The phases follow one another: setup, the failed attempts, TCP, TLS and
+// login add up to the total.
 type Connect struct {
-	TCP   Seconds `json:"tcp_seconds"`
-	TLS   Seconds `json:"tls_seconds"` // 0 without TLS
-	Login Seconds `json:"login_seconds"`
-	Total Seconds `json:"total_seconds"`
+	// Setup is the time before the first dial (the driver's own work;
+	// PostgreSQL's name lookup).
+	Setup Seconds `json:"setup_seconds"`
+	// FailedAttempts are connections the driver opened and gave up before
+	// the session's own (sslmode=prefer against a server without TLS).
+	FailedAttempts []ConnectAttempt `json:"failed_attempts,omitempty"`
+	TCP            Seconds          `json:"tcp_seconds"`
+	TLS            Seconds          `json:"tls_seconds"` // 0 without TLS
+	Login          Seconds          `json:"login_seconds"`
+	Total          Seconds          `json:"total_seconds"`
 	// TLSUsed says whether the session was encrypted.
 	TLSUsed bool `json:"tls"`
+}
+
+// Parts names the connect's phases in order, each with its time, as one
+// phrase: "driver setup 40 µs, TLS refused 4.30 ms (TCP 120 µs; the driver then
+// opened a new connection), TCP 108 µs, no TLS, login 3.36 ms".
+func (c Connect) Parts() string {
+	d := func(s Seconds) string { return metric.FormatDuration(s.D()) }
+	parts := []string{"driver setup " + d(c.Setup)}
+	for _, a := range c.FailedAttempts {
+		switch a.Outcome {
+		case "tls_refused":
+			parts = append(parts, fmt.Sprintf("TLS refused %s (TCP %s; the driver then opened a new connection)", d(a.Took), d(a.TCP)))
+		case "tls_failed":
+			parts = append(parts, fmt.Sprintf("failed TLS attempt %s (TCP %s)", d(a.Took), d(a.TCP)))
+		case "no_tcp":
+			parts = append(parts, fmt.Sprintf("failed dial %s", d(a.Took)))
+		case "abandoned":
+			parts = append(parts, fmt.Sprintf("attempt given up after TLS %s (TCP %s)", d(a.Took), d(a.TCP)))
+		default:
+			parts = append(parts, fmt.Sprintf("attempt given up %s (TCP %s)", d(a.Took), d(a.TCP)))
+		}
+	}
+	parts = append(parts, "TCP "+d(c.TCP))
+	if c.TLSUsed {
+		parts = append(parts, "TLS "+d(c.TLS))
+	} else {
+		parts = append(parts, "no TLS")
+	}
+	return strings.Join(append(parts, "login "+d(c.Login)), ", ")
+}
+
+// ConnectAttempt is a connection attempt that did not become the session.
+type ConnectAttempt struct {
+	// Outcome: "tls_refused" (the server answered no to the request for
+	// TLS), "tls_failed", "no_tcp", "abandoned" (given up after TLS, e.g.
+	// a login over TLS the server refused) or "unexplained".
+	Outcome string  `json:"outcome"`
+	TCP     Seconds `json:"tcp_seconds"`
+	// Took is the attempt from its dial to the next one's.
+	Took Seconds `json:"seconds"`
 }
 
 // DBPing is the summary of `narrows db ping`.

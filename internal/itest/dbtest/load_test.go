@@ -2,6 +2,7 @@ package dbtest
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -149,18 +150,14 @@ func TestLoadSyncStandbyDown(t *testing.T) {
 	ctx := context.Background()
 	super := open(t, pgSuper())
 	exec1(t, super, "DROP TABLE IF EXISTS narrows_sync")
-	exec1(t, super, "ALTER SYSTEM SET synchronous_standby_names = 'nosuchstandby'")
-	exec1(t, super, "SELECT pg_reload_conf()")
 	t.Cleanup(func() {
-		exec1(t, super, "ALTER SYSTEM RESET synchronous_standby_names")
-		exec1(t, super, "SELECT pg_reload_conf()")
-		time.Sleep(200 * time.Millisecond)
-		// Whatever the run left, committed locally, is removed now.
+		// Whatever the run left, committed locally, is removed once the
+		// setting is reset (cleanups run last first).
 		if _, err := super.Conn.ExecContext(ctx, "DROP TABLE IF EXISTS narrows_sync"); err != nil {
 			t.Error(err)
 		}
 	})
-	time.Sleep(200 * time.Millisecond) // the reload reaches every backend
+	pgSystemSet(t, super, "synchronous_standby_names", "'nosuchstandby'")
 	r := itest.Run(t, 60*time.Second, nil, "db", "load", "--dsn", pgDSN(), "--rate", "1MB/s", "--duration", "2s", "--timeout", "2s", "--table", "narrows_sync")
 	noSecrets(t, "sync", r.Stdout, r.Stderr)
 	line := strings.TrimSuffix(r.Stderr, "\n")
@@ -176,4 +173,88 @@ func TestLoadSyncStandbyDown(t *testing.T) {
 	if left != 0 {
 		t.Errorf("a table was left behind (marker %q)", marker)
 	}
+}
+
+// TestLoadReadOnlyMariaDB: a MariaDB server that is read-only, as a
+// replica is (read_only = ON), or whose sessions are (tx_read_only = ON),
+// is refused before anything is created, in one line, exit 2; one made
+// read-only mid-run stops the load with the same kind of line and exit 2
+// (it was "Cannot execute statement in a READ ONLY transaction (error
+// 1792)" and the driver's text for --read-only, exit 1). The replica
+// stands in: its own tables are its own (narrows' database is
+// replicated, the scratch table is not).
+func TestLoadReadOnlyMariaDB(t *testing.T) {
+	needMaria(t)
+	ctx := context.Background()
+	admin := func(sql string) {
+		t.Helper()
+		if _, err := maria.SQL(ctx, maria.Replica, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tables := func() int {
+		out, err := maria.SQL(ctx, maria.Replica, "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'narrows' AND table_name = 'narrows_ro'")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return int(parseCount(t, out))
+	}
+	t.Cleanup(func() {
+		admin("SET GLOBAL read_only = OFF")
+		admin("SET GLOBAL tx_read_only = OFF")
+		admin("DROP TABLE IF EXISTS narrows.narrows_ro")
+	})
+	for _, c := range []struct{ name, set, want string }{
+		{"read_only", "SET GLOBAL read_only = ON", "this server is read-only (read_only = ON)"},
+		{"tx_read_only", "SET GLOBAL tx_read_only = ON", "this session is read-only (tx_read_only = ON)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			admin(c.set)
+			defer admin("SET GLOBAL read_only = OFF")
+			defer admin("SET GLOBAL tx_read_only = OFF")
+			r := itest.Run(t, 60*time.Second, nil, "db", "load", "--dsn", myReplica(), "--rate", "1MB/s", "--duration", "2s", "--table", "narrows_ro")
+			noSecrets(t, c.name, r.Stdout, r.Stderr)
+			line := strings.TrimSuffix(r.Stderr, "\n")
+			if r.Code != 2 || strings.Contains(line, "\n") || !strings.Contains(line, c.want) {
+				t.Fatalf("exit %d, stderr %q: want exit 2 and one line containing %q", r.Code, r.Stderr, c.want)
+			}
+			if n := tables(); n != 0 {
+				t.Fatalf("%d scratch tables created on a read-only server", n)
+			}
+			t.Log(line)
+		})
+	}
+	t.Run("mid-run", func(t *testing.T) {
+		p := start(t, "db", "load", "--dsn", myReplica(), "--rate", "1MB/s", "--duration", "20s", "--interval", "200ms", "--table", "narrows_ro")
+		for i := 0; tables() == 0; i++ {
+			if i > 100 {
+				t.Fatalf("narrows did not create its table; stderr %q", p.err.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		time.Sleep(500 * time.Millisecond)
+		admin("SET GLOBAL read_only = ON")
+		code := p.wait(t, 40*time.Second)
+		admin("SET GLOBAL read_only = OFF")
+		noSecrets(t, "mid-run", p.out.String(), p.err.String())
+		line := strings.TrimSuffix(p.err.String(), "\n")
+		if code != 2 || strings.Contains(line, "\n") || !strings.Contains(line, "the server is read-only") {
+			t.Fatalf("exit %d, stderr %q: want exit 2 and one line saying the server is read-only", code, p.err.String())
+		}
+		// The table could not be dropped on a read-only server: the
+		// summary says so rather than claim it was.
+		if !strings.Contains(p.out.String(), "NOT dropped") {
+			t.Fatalf("the summary does not say the table was left:\n%s", p.out.String())
+		}
+		t.Log(line)
+	})
+}
+
+func parseCount(t *testing.T, s string) int64 {
+	t.Helper()
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil {
+		t.Fatalf("not a count: %q", s)
+	}
+	return n
 }

@@ -195,11 +195,7 @@ func dbSummary(b *strings.Builder, r *result.Report) {
 			metric.FormatCount(int64(p.Rate+0.5)), c.Query, what)
 		fmt.Fprintf(b, "full rtt     min %s  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s  mean %s\n",
 			dur(p.Min), dur(p.P50), dur(p.P90), dur(p.P99), dur(p.P999), dur(p.Max), dur(p.Mean))
-		tls := "no TLS"
-		if p.Connect.TLSUsed {
-			tls = "TLS " + dur(p.Connect.TLS)
-		}
-		fmt.Fprintf(b, "connect      %s: TCP %s, %s, login %s\n", dur(p.Connect.Total), dur(p.Connect.TCP), tls, dur(p.Connect.Login))
+		fmt.Fprintf(b, "connect      %s: %s\n", dur(p.Connect.Total), p.Connect.Parts())
 		if n := p.Network; n != nil {
 			how := fmt.Sprintf("TCP connect p50 of %d", n.TCPConnectSamples)
 			switch n.Method {

@@ -51,11 +51,15 @@ func (*pgEngine) measure() string { return "wal_lsn" }
 // there.
 func (e *pgEngine) preflight(ctx context.Context, c *dbconn.Conn) error {
 	var standby bool
-	if err := c.Conn.QueryRowContext(ctx, `SELECT pg_is_in_recovery()`).Scan(&standby); err != nil {
+	var readOnly string
+	if err := c.Conn.QueryRowContext(ctx, `SELECT pg_is_in_recovery(), current_setting('transaction_read_only')`).Scan(&standby, &readOnly); err != nil {
 		return err
 	}
 	if standby {
 		return dbconn.NotPrimaryf("db load: this server is a standby (pg_is_in_recovery() is true), read-only: point --dsn at the primary")
+	}
+	if readOnly == "on" {
+		return dbconn.NotPrimaryf("db load: this session is read-only (transaction_read_only = on: default_transaction_read_only is set for the server, the database or the user): db load writes; use a user and database that may write, on the primary")
 	}
 	if why, err := pgSyncBlocked(ctx, c); err != nil || why != "" {
 		if err != nil {
@@ -252,6 +256,32 @@ func (e *myEngine) preflight(ctx context.Context, c *dbconn.Conn) error {
 	}
 	if ro != 0 {
 		return dbconn.NotPrimaryf("db load: this server is read-only (read_only = ON), a replica: point --dsn at the source")
+	}
+	// Read-only in other ways: the session's transactions (MySQL 8 and
+	// MariaDB 11.1+ spell it transaction_read_only, MariaDB before it
+	// tx_read_only), or InnoDB itself. A variable this server does not
+	// know is not a refusal.
+	known := false
+	for _, v := range []struct{ name, why string }{
+		{"@@session.transaction_read_only", "this session is read-only (transaction_read_only = ON)"},
+		{"@@session.tx_read_only", "this session is read-only (tx_read_only = ON)"},
+		{"@@innodb_read_only", "InnoDB is read-only on this server (innodb_read_only = ON)"},
+	} {
+		if known && v.name == "@@session.tx_read_only" {
+			continue // the older name of what was just read
+		}
+		var on int
+		err := c.Conn.QueryRowContext(ctx, "SELECT "+v.name).Scan(&on)
+		var my *mysql.MySQLError
+		switch {
+		case errors.As(err, &my) && my.Number == 1193: // ER_UNKNOWN_SYSTEM_VARIABLE
+			continue
+		case err != nil:
+			return err
+		case on != 0:
+			return dbconn.NotPrimaryf("db load: %s: db load writes; point --dsn at a source that accepts writes", v.why)
+		}
+		known = true
 	}
 	return nil
 }

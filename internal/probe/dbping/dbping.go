@@ -111,8 +111,12 @@ func Run(ctx context.Context, d *dbconn.DSN, cfg Config, emit probe.Emit) (*resu
 }
 
 func connectOf(p dbconn.Phases) result.Connect {
-	return result.Connect{TCP: result.Seconds(p.TCP), TLS: result.Seconds(p.TLS), Login: result.Seconds(p.Login),
+	c := result.Connect{Setup: result.Seconds(p.Setup), TCP: result.Seconds(p.TCP), TLS: result.Seconds(p.TLS), Login: result.Seconds(p.Login),
 		Total: result.Seconds(p.Total), TLSUsed: p.TLSUsed}
+	for _, a := range p.Failed {
+		c.FailedAttempts = append(c.FailedAttempts, result.ConnectAttempt{Outcome: a.Outcome, TCP: result.Seconds(a.TCP), Took: result.Seconds(a.Took)})
+	}
+	return c
 }
 
 // handshake is one TCP connect to the server's port.
