@@ -30,8 +30,9 @@ func dbFixtures() (map[string][]result.Interval, map[string]*result.Report) {
 		Engine: "postgres", ServerVersion: "16.4", Connect: result.Connect{Setup: ms(0.1), FailedAttempts: []result.ConnectAttempt{{Outcome: "tls_refused", TCP: ms(0.11), Took: ms(8.0)}},
 			TCP: ms(0.108), Login: ms(12.892), Total: ms(21.1)},
 		Queries: 4900, Duration: result.Seconds(2 * time.Second), Rate: 2450, Latency: lat,
-		Network: &result.NetworkSplit{Method: "tcp_handshake_rtt", TCPConnectSamples: 6, TCPConnectP50: ms(0.36), TCPConnectMin: ms(0.31),
-			HandshakeRTTP50: ms(0.3), NetworkP50: ms(0.3), ServerP50: ms(0.09), NetworkShare: 0.769, ServerShare: 0.231, QueryRTTP50: ms(0.39)},
+		Network: &result.NetworkSplit{Method: "bounds", TCPConnectSamples: 5, TCPConnectP50: ms(0.36), TCPConnectMin: ms(0.31),
+			HandshakeRTTP50: ms(0.3), EmptyRoundTrips: 2000, EmptyRTTP50: ms(0.33), NetworkLow: ms(0.3), NetworkHigh: ms(0.33),
+			LowFrom: "tcp_handshake_rtt", HighFrom: "empty_query", NetworkShareLow: 0.769, NetworkShareHigh: 0.846, QueryRTTP50: ms(0.39)},
 		KernelRTT: ms(0.35), KernelMinRTT: ms(0.29), Gaps: []result.Gap{gap}}
 	ping.Findings = advisor.Advise(ping)
 

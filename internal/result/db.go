@@ -121,33 +121,93 @@ type DBPingConfig struct {
 }
 
 // NetworkSplit sets what the network costs against a query round trip.
+//
+// Without an agent the network's round trip is known only between two
+// bounds measured on the way to the database itself: Low, the kernel's
+// RTT of TCP handshakes to its port (the path and both kernels; no
+// program wakes at either end), and High, a round trip through the
+// server that does no work (PostgreSQL's empty query, MySQL's COM_PING:
+// the path, both programs' wake-ups and the server's least work). An
+// agent beside the database (`net rr` with requests the size of the
+// query) measures it as the query travels, between the two.
 type NetworkSplit struct {
-	// Method is how the network's round trip was measured:
-	// "tcp_handshake_rtt" (the kernel's RTT of TCP handshakes to the
-	// database's own port), "tcp_connect" (the same handshakes timed by
-	// the client, off Linux) or "agent_rr" (`narrows net rr` to an agent
-	// beside the database).
+	// Method is "agent_rr" when an agent measured the network, "bounds"
+	// otherwise.
 	Method string `json:"method"`
-	// TCPConnect are handshakes to host:port: the kernel at the far end
-	// answers a SYN at once, so this is the network's round trip.
+	// TCPConnect are handshakes to host:port, each right after an
+	// unmeasured one: a handshake after an idle spell reads two to three
+	// times a warm one on a VM, the cold code path and not the network.
 	TCPConnectSamples int     `json:"tcp_connect_samples"`
 	TCPConnectP50     Seconds `json:"tcp_connect_p50_seconds"`
 	TCPConnectMin     Seconds `json:"tcp_connect_min_seconds"`
 	// HandshakeRTTP50 is the kernel's RTT sample of those handshakes
-	// (TCP_INFO right after connect; Linux): the network alone, without
-	// the client's socket setup.
+	// (TCP_INFO right after connect; Linux).
 	HandshakeRTTP50 Seconds `json:"tcp_handshake_rtt_p50_seconds,omitempty"`
+	// LocalConnectMin is the fastest connect call to narrows' own
+	// listener on loopback: what a connect call costs this machine
+	// besides the path, taken off the connect calls where the kernel's
+	// RTT cannot be read.
+	LocalConnectMin Seconds `json:"local_connect_min_seconds,omitempty"`
+	// EmptyRTTP50 is the p50 of the round trips that do no work on the
+	// server, sent one after another once the queries are done.
+	EmptyRoundTrips int64   `json:"empty_round_trips,omitempty"`
+	EmptyRTTP50     Seconds `json:"empty_round_trip_p50_seconds,omitempty"`
+	// The bounds, where each comes from ("tcp_handshake_rtt",
+	// "tcp_connect_minus_local", "none"; "empty_query", "com_ping",
+	// "fastest_query"), and their shares of the query's p50.
+	NetworkLow       Seconds `json:"network_rtt_low_seconds"`
+	NetworkHigh      Seconds `json:"network_rtt_high_seconds"`
+	LowFrom          string  `json:"network_rtt_low_from"`
+	HighFrom         string  `json:"network_rtt_high_from"`
+	NetworkShareLow  float64 `json:"network_share_low_ratio"`
+	NetworkShareHigh float64 `json:"network_share_high_ratio"`
 	// Agent figures, present with --agent.
 	Agent        string  `json:"agent,omitempty"`
 	AgentRTTP50  Seconds `json:"agent_rtt_p50_seconds,omitempty"`
 	AgentRTTs    int64   `json:"agent_round_trips,omitempty"`
 	AgentRequest int64   `json:"agent_request_bytes,omitempty"`
 	AgentError   string  `json:"agent_error,omitempty"`
-	NetworkP50   Seconds `json:"network_rtt_p50_seconds"`
-	ServerP50    Seconds `json:"server_and_driver_p50_seconds"`
-	NetworkShare float64 `json:"network_share_ratio"`
-	ServerShare  float64 `json:"server_share_ratio"`
-	QueryRTTP50  Seconds `json:"query_rtt_p50_seconds"`
+	// The split itself, present only when an agent measured the network.
+	NetworkP50   *Seconds `json:"network_rtt_p50_seconds,omitempty"`
+	ServerP50    *Seconds `json:"server_and_driver_p50_seconds,omitempty"`
+	NetworkShare *float64 `json:"network_share_ratio,omitempty"`
+	ServerShare  *float64 `json:"server_share_ratio,omitempty"`
+	QueryRTTP50  Seconds  `json:"query_rtt_p50_seconds"`
+	// Verdict is the advisor's: "network_dominates", "server_dominates",
+	// "shared" or "cannot_tell"; BoundsVerdict what the bounds alone say
+	// (the verdict without an agent).
+	Verdict       string `json:"verdict,omitempty"`
+	BoundsVerdict string `json:"bounds_verdict,omitempty"`
+}
+
+// LowFromText says in a few words what the low bound is.
+func (n *NetworkSplit) LowFromText() string {
+	d := func(s Seconds) string { return metric.FormatDuration(s.D()) }
+	switch n.LowFrom {
+	case "tcp_handshake_rtt":
+		return fmt.Sprintf("kernel RTT of %d TCP handshakes, p50 %s (connect call p50 %s)", n.TCPConnectSamples, d(n.HandshakeRTTP50), d(n.TCPConnectP50))
+	case "tcp_connect_minus_local":
+		return fmt.Sprintf("fastest of %d TCP connect calls %s, less %s for one to a listener on this machine", n.TCPConnectSamples, d(n.TCPConnectMin), d(n.LocalConnectMin))
+	}
+	return "none (no TCP handshakes: --tcp-probes 0)"
+}
+
+// HighFromText says in a few words what the high bound is.
+func (n *NetworkSplit) HighFromText() string {
+	d := func(s Seconds) string { return metric.FormatDuration(s.D()) }
+	switch n.HighFrom {
+	case "empty_query":
+		return fmt.Sprintf("empty query p50 %s over %s round trips", d(n.EmptyRTTP50), metric.FormatCount(n.EmptyRoundTrips))
+	case "com_ping":
+		return fmt.Sprintf("COM_PING p50 %s over %s round trips", d(n.EmptyRTTP50), metric.FormatCount(n.EmptyRoundTrips))
+	}
+	return fmt.Sprintf("fastest query %s (no cheaper round trip on this engine)", d(n.NetworkHigh))
+}
+
+// Range is the bounds as "10.0–31.0 µs (22–69%)".
+func (n *NetworkSplit) Range() string {
+	return fmt.Sprintf("%s–%s (%.0f–%.0f%%)", metric.FormatDuration(n.NetworkLow.D()), metric.FormatDuration(n.NetworkHigh.D()),
+		100*n.NetworkShareLow, 100*n.NetworkShareHigh)
 }
 
 // Repl is the summary of `narrows db repl`.

@@ -197,15 +197,14 @@ func dbSummary(b *strings.Builder, r *result.Report) {
 			dur(p.Min), dur(p.P50), dur(p.P90), dur(p.P99), dur(p.P999), dur(p.Max), dur(p.Mean))
 		fmt.Fprintf(b, "connect      %s: %s\n", dur(p.Connect.Total), p.Connect.Parts())
 		if n := p.Network; n != nil {
-			how := fmt.Sprintf("TCP connect p50 of %d", n.TCPConnectSamples)
-			switch n.Method {
-			case "tcp_handshake_rtt":
-				how = fmt.Sprintf("kernel RTT of %d TCP handshakes; connect call p50 %s", n.TCPConnectSamples, dur(n.TCPConnectP50))
-			case "agent_rr":
-				how = fmt.Sprintf("net rr via agent %s, TCP handshake p50 %s", n.Agent, dur(n.TCPConnectP50))
+			if n.NetworkP50 != nil {
+				fmt.Fprintf(b, "split        network %s (%.0f%%, net rr via agent %s) + server and driver %s (%.0f%%) = query p50 %s\n",
+					dur(*n.NetworkP50), 100**n.NetworkShare, n.Agent, dur(*n.ServerP50), 100**n.ServerShare, dur(n.QueryRTTP50))
+			} else {
+				fmt.Fprintf(b, "split        network %s + server and driver %s–%s = query p50 %s\n", n.Range(),
+					dur(n.QueryRTTP50-n.NetworkHigh), dur(n.QueryRTTP50-n.NetworkLow), dur(n.QueryRTTP50))
 			}
-			fmt.Fprintf(b, "split        network %s (%.0f%%, %s) + server and driver %s (%.0f%%) = query p50 %s\n",
-				dur(n.NetworkP50), 100*n.NetworkShare, how, dur(n.ServerP50), 100*n.ServerShare, dur(n.QueryRTTP50))
+			fmt.Fprintf(b, "bounds       network at least: %s; at most: %s\n", n.LowFromText(), n.HighFromText())
 			if n.AgentError != "" {
 				fmt.Fprintf(b, "agent        (could not measure: %s)\n", n.AgentError)
 			}
