@@ -386,7 +386,7 @@ func dbload(r *result.DBLoad) []result.Finding {
 		return nil
 	}
 	f := result.Finding{Code: "load.rate", Severity: "info",
-		Summary: fmt.Sprintf("Generated %s of log in %s = %s (asked for %s), %s rows into %s.", size(r.LogBytes), metric.FormatDuration(r.Duration.D()),
+		Summary: fmt.Sprintf("Generated %s of log in %s = %s (asked for %s), %s rows into %s.", metric.FormatDecimalBytes(r.LogBytes), metric.FormatDuration(r.Duration.D()),
 			mb(r.Rate), mb(r.Config.Rate), metric.FormatCount(r.Rows), r.Table),
 		Values: map[string]float64{"log_bytes_per_second": r.Rate, "target_bytes_per_second": r.Config.Rate}}
 	if r.Measure == "payload" {
@@ -396,17 +396,29 @@ func dbload(r *result.DBLoad) []result.Finding {
 	if c := r.CommitLatency; c != nil && r.Commits > 0 && c.P50 > 0 {
 		// A session that commits one transaction at a time waits this long
 		// for each: the figure a synchronous replica or a slow log disk
-		// raises, and the ceiling on one session's commit rate.
-		out = append(out, result.Finding{Code: "load.commit_latency", Severity: "info",
-			Summary: fmt.Sprintf("Each commit took %s at p50 (p99 %s) over %s commits: one session committing one transaction at a time can commit at most %s times a second.",
-				metric.FormatDuration(c.P50.D()), metric.FormatDuration(c.P99.D()), metric.FormatCount(r.Commits), metric.FormatCount(int64(1/c.P50.D().Seconds()))),
+		// raises, and the ceiling on one session's commit rate, for
+		// commits of this size.
+		what := result.CommitRows(r.RowsPerCommit, r.Config.RowBytes)
+		cf := result.Finding{Code: "load.commit_latency", Severity: "info",
+			Summary: fmt.Sprintf("Each commit, one INSERT of %s, took %s at p50 (p99 %s) over %s commits: one session committing such commits one at a time can commit at most %s times a second.",
+				what, metric.FormatDuration(c.P50.D()), metric.FormatDuration(c.P99.D()), metric.FormatCount(r.Commits), metric.FormatCount(int64(1/c.P50.D().Seconds()))),
 			Detail: "Each commit is timed from sending the INSERT to the server's answer: the round trip to the server, the insert, the log flush and, with a synchronous replica, the round trip to the replica and its flush.",
-			Values: map[string]float64{"commit_latency_p50_seconds": c.P50.D().Seconds(), "commit_latency_p99_seconds": c.P99.D().Seconds(), "commits_per_second_one_session": 1 / c.P50.D().Seconds()}})
+			Values: map[string]float64{"commit_latency_p50_seconds": c.P50.D().Seconds(), "commit_latency_p99_seconds": c.P99.D().Seconds(), "commits_per_second_one_session": 1 / c.P50.D().Seconds(),
+				"rows_per_commit": float64(r.RowsPerCommit), "commit_payload_bytes": float64(r.CommitPayloadBytes)}}
+		if r.Config.RowsPerCommit == 0 && r.RowsPerCommit > 1 && len(r.Sessions) > 0 {
+			cf.Detail += fmt.Sprintf(" narrows sized the commit to the rate (here %.0f commits a second per session): at another rate a commit holds other rows, and its latency is that of a larger or smaller INSERT; --rows-per-commit 1 times the smallest commit.",
+				float64(r.Commits)/float64(len(r.Sessions))/r.Duration.D().Seconds())
+		}
+		out = append(out, cf)
 	}
 	if r.Rate < 0.9*r.Config.Rate && r.Stopped == "" {
-		out = append(out, result.Finding{Code: "load.below_target", Severity: "warning",
+		bf := result.Finding{Code: "load.below_target", Severity: "warning",
 			Summary: fmt.Sprintf("The server took only %.0f%% of the asked rate: its log writes or CPU, or this client, set the limit.", 100*r.Rate/r.Config.Rate),
-			Values:  map[string]float64{"achieved_ratio": r.Rate / r.Config.Rate}})
+			Values:  map[string]float64{"achieved_ratio": r.Rate / r.Config.Rate}}
+		if len(r.Sessions) == 1 {
+			bf.Detail = "One session inserts one commit at a time: --sessions N runs N at once, each on its own connection."
+		}
+		out = append(out, bf)
 	}
 	if !r.Dropped {
 		out = append(out, result.Finding{Code: "load.table_left", Severity: "warning",

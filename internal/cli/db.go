@@ -330,6 +330,8 @@ func dbLoad(ctx context.Context, env Env, args []string) error {
 	duration := fs.String("duration", "60s", "how long to generate (0: until Ctrl-C)")
 	tableName := fs.String("table", dbload.DefaultTable, "the scratch table narrows creates, fills and drops")
 	rowSize := fs.String("row-size", "1000B", "bytes of random payload per row")
+	sessions := fs.Int("sessions", 1, "sessions inserting at once, each its own connection and commits, sharing the rate (1 to 64)")
+	rowsPerCommit := fs.Int64("rows-per-commit", 0, fmt.Sprintf("rows each commit inserts, in one INSERT (default: enough for about %d commits a second per session, at most 500 rows or 4 MiB)", dbload.CommitsPerSecond))
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -357,8 +359,24 @@ func dbLoad(ctx context.Context, env Env, args []string) error {
 	if cfg.RowBytes < 16 || cfg.RowBytes > 1<<20 {
 		return usagef("--row-size %s: use 16 bytes to 1M", *rowSize)
 	}
+	if *sessions < 1 || *sessions > 64 {
+		return usagef("--sessions %d: use 1 to 64", *sessions)
+	}
+	cfg.Sessions, cfg.RowsPerCommit = *sessions, *rowsPerCommit
+	switch {
+	case *rowsPerCommit < 0 || *rowsPerCommit > dbload.MaxRowsPerCommit:
+		return usagef("--rows-per-commit %d: use 1 to %d (0: narrows chooses)", *rowsPerCommit, dbload.MaxRowsPerCommit)
+	case *rowsPerCommit*cfg.RowBytes > dbload.MaxCommitBytes:
+		return usagef("--rows-per-commit %d of --row-size %s is %s a commit: keep it within %s (MySQL's default max_allowed_packet)",
+			*rowsPerCommit, *rowSize, metric.FormatBytes(*rowsPerCommit*cfg.RowBytes), metric.FormatBytes(dbload.MaxCommitBytes))
+	}
+	perCommit := cfg.RowsPerCommit
+	if perCommit == 0 {
+		perCommit = dbload.RowsPerCommit(cfg.Rate, cfg.Sessions, cfg.RowBytes)
+	}
 	rep := result.NewReport("db load", s.dsn.Redacted, tool(), env.Now())
-	banner(env, c.json, "narrows db load → %s: %s of log into scratch table %s, %s", s.dsn.Redacted, metric.FormatByteRate(cfg.Rate), cfg.Table, until)
+	banner(env, c.json, "narrows db load → %s: %s of log into scratch table %s, %s; %s, each commit one INSERT of %s",
+		s.dsn.Redacted, metric.FormatByteRate(cfg.Rate), cfg.Table, until, metric.Plural(int64(cfg.Sessions), "session"), result.CommitRows(perCommit, cfg.RowBytes))
 	res, runErr := dbload.Run(ctx, s.dsn, cfg, emitter(s.out))
 	rep.DBLoad = res
 	return dbFinish(ctx, s.out, rep, runErr, res.Rows > 0, s.dsn)

@@ -351,22 +351,50 @@ type DBLoad struct {
 	Rows     int64        `json:"rows"`
 	LogBytes int64        `json:"log_bytes"`
 	// PayloadBytes is what narrows sent; LogBytes what the server logged.
-	PayloadBytes int64   `json:"payload_bytes"`
-	Duration     Seconds `json:"duration_seconds"`
-	Rate         float64 `json:"log_bytes_per_second"`
+	PayloadBytes int64 `json:"payload_bytes"`
+	// Duration is the time the load ran with at least one session
+	// connected.
+	Duration Seconds `json:"duration_seconds"`
+	Rate     float64 `json:"log_bytes_per_second"`
 	// Measure says how log bytes were counted: "wal_lsn", "binlog_position",
 	// "log_bytes_flushed" or "payload" (the server gave no log position).
 	Measure string `json:"measure"`
-	// Commits are the transactions narrows committed: each INSERT runs on
-	// its own, so each is one commit. CommitLatency times each from sending
-	// the INSERT to the server's answer: the round trip, the insert, the
-	// log flush and, with a synchronous replica, the replica's
-	// acknowledgement. What a committing session waits.
+	// Commits are the transactions narrows committed, all sessions
+	// together: each is ONE INSERT of RowsPerCommit rows
+	// (CommitPayloadBytes of payload), committed on its own.
+	// CommitLatency times each from sending the INSERT to the server's
+	// answer: the round trip, the insert, the log flush and, with a
+	// synchronous replica, the replica's acknowledgement. What a
+	// committing session waits, for commits of that size.
+	Commits            int64      `json:"commits"`
+	RowsPerCommit      int64      `json:"rows_per_commit"`
+	CommitPayloadBytes int64      `json:"commit_payload_bytes"`
+	CommitLatency      *Latencies `json:"commit_latency,omitempty"`
+	// Sessions are each session's own figures; the log is the server's,
+	// shared by all, so it is counted for the whole only.
+	Sessions []LoadSession `json:"sessions"`
+	Dropped  bool          `json:"table_dropped"`
+	Gaps     []Gap         `json:"gaps"`
+	Stopped  string        `json:"stopped,omitempty"`
+}
+
+// CommitRows is what one commit inserts: "1 row of 1000 B", "100 rows of
+// 1000 B (97.7 KiB)".
+func CommitRows(rows, rowBytes int64) string {
+	if rows == 1 {
+		return "1 row of " + metric.FormatBytes(rowBytes)
+	}
+	return fmt.Sprintf("%s of %s (%s)", metric.Plural(rows, "row"), metric.FormatBytes(rowBytes), metric.FormatBytes(rows*rowBytes))
+}
+
+// LoadSession is one db load session: its own connection and commits.
+type LoadSession struct {
+	Session       int        `json:"session"`
+	Rows          int64      `json:"rows"`
+	PayloadBytes  int64      `json:"payload_bytes"`
+	PayloadRate   float64    `json:"payload_bytes_per_second"`
 	Commits       int64      `json:"commits"`
 	CommitLatency *Latencies `json:"commit_latency,omitempty"`
-	Dropped       bool       `json:"table_dropped"`
-	Gaps          []Gap      `json:"gaps"`
-	Stopped       string     `json:"stopped,omitempty"`
 }
 
 // DBLoadConfig is what was asked for.
@@ -375,9 +403,13 @@ type DBLoadConfig struct {
 	Duration Seconds `json:"duration_seconds,omitempty"`
 	Interval Seconds `json:"interval_seconds"`
 	RowBytes int64   `json:"row_bytes"`
+	Sessions int     `json:"sessions"`
+	// RowsPerCommit is what --rows-per-commit asked; 0: narrows chose.
+	RowsPerCommit int64 `json:"rows_per_commit,omitempty"`
 }
 
-// LoadInterval is the payload of a db load interval record.
+// LoadInterval is the payload of a db load interval record: all sessions
+// together.
 type LoadInterval struct {
 	LogBytes int64   `json:"log_bytes"`
 	Rate     float64 `json:"log_bytes_per_second"`

@@ -707,6 +707,10 @@ func TestBadInput(t *testing.T) {
 		// Before: found after the run, in a finding, exit 0.
 		{"agent with a wrong secret", []string{"db", "ping", "--dsn", pgDSN(), "--duration", "20s", "--agent", agent.Addr},
 			"db ping --agent: authentication failed: the secret does not match", []string{"NARROWS_SECRET=not-the-agents-secret-42"}},
+		// More sessions than the server takes (max_connections = 40):
+		// told before the first row, and the table is dropped.
+		{"load with more sessions than the server takes", []string{"db", "load", "--dsn", pgDSN(), "--rate", "1MB/s", "--duration", "1s", "--sessions", "45", "--table", "narrows_many"},
+			"the server takes no more connections", nil},
 		// A session read-only by its settings (a primary still): refused
 		// before anything is created.
 		{"load on a read-only session", []string{"db", "load", "--dsn", pgDSN() + "&options=-c%20default_transaction_read_only%3Don", "--rate", "1MB/s", "--duration", "1s"},
@@ -728,6 +732,9 @@ func TestBadInput(t *testing.T) {
 			}
 			t.Log(line)
 		})
+	}
+	if n := count(t, super, "SELECT count(*) FROM pg_class WHERE relname = 'narrows_many'"); n != 0 {
+		t.Fatal("the scratch table of the run with too many sessions was left")
 	}
 	// The foreign table is untouched.
 	var n int

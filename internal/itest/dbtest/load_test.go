@@ -2,6 +2,8 @@ package dbtest
 
 import (
 	"context"
+	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -104,7 +106,8 @@ func TestLoadSwappedTable(t *testing.T) {
 			}
 			clean()
 			t.Cleanup(clean)
-			p := start(t, "db", "load", "--dsn", c.dsn(), "--rate", "1MB/s", "--duration", "8s", "--interval", "200ms", "--table", "narrows_swap")
+			// Two sessions: each one's INSERTs carry the guard.
+			p := start(t, "db", "load", "--dsn", c.dsn(), "--rate", "1MB/s", "--duration", "8s", "--interval", "200ms", "--table", "narrows_swap", "--sessions", "2")
 			for i := 0; count(t, me, c.exists) == 0; i++ {
 				if i > 100 {
 					t.Fatalf("narrows did not create its table; stderr %q", p.err.String())
@@ -257,4 +260,118 @@ func parseCount(t *testing.T, s string) int64 {
 		t.Fatalf("not a count: %q", s)
 	}
 	return n
+}
+
+// TestLoadSessions: --sessions 3 runs three sessions, each its own
+// connection and commits, sharing the rate and one table (narrows' own,
+// dropped at the end); the summary gives each session's figures and the
+// whole, the whole is the sum, and every commit is the INSERT of the rows
+// the output names (at 3 MB/s shared by three, 20 rows of 1000 B: about
+// 50 commits a second per session).
+func TestLoadSessions(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		engine   string
+		dsn      func() string
+		need     func(*testing.T)
+		sessions func() int // narrows' sessions on the server now
+		tables   func() int
+	}{
+		{"postgres", pgDSN, needPG, func() int {
+			return count(t, open(t, pgSuper()), "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'narrows' AND usename = 'narrows' AND backend_type = 'client backend'")
+		}, func() int {
+			return count(t, open(t, pgSuper()), "SELECT count(*) FROM pg_class WHERE relname = 'narrows_sessions'")
+		}},
+		{"mariadb", mySource, needMaria, func() int {
+			out, err := maria.SQL(ctx, maria.Source, "SELECT count(*) FROM information_schema.processlist WHERE user = 'narrows'")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return int(parseCount(t, out))
+		}, func() int {
+			out, err := maria.SQL(ctx, maria.Source, "SELECT count(*) FROM information_schema.tables WHERE table_name = 'narrows_sessions'")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return int(parseCount(t, out))
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.engine, func(t *testing.T) {
+			c.need(t)
+			p := start(t, "db", "load", "--dsn", c.dsn(), "--rate", "3MB/s", "--duration", "4s", "--interval", "500ms", "--sessions", "3", "--table", "narrows_sessions", "--json")
+			most := 0
+			for i := 0; i < 30 && most < 3; i++ {
+				most = max(most, c.sessions())
+				time.Sleep(100 * time.Millisecond)
+			}
+			if code := p.wait(t, 60*time.Second); code != 0 {
+				t.Fatalf("exit %d: %s", code, p.err.String())
+			}
+			noSecrets(t, c.engine, p.out.String(), p.err.String())
+			if most < 3 {
+				t.Fatalf("at most %d of narrows' sessions seen on the server, want 3", most)
+			}
+			_, sum := itest.Records(t, p.out.String())
+			l := itest.Obj(sum, "db_load")
+			ss, _ := l["sessions"].([]any)
+			rows, _ := itest.Num(l, "rows")
+			commits, _ := itest.Num(l, "commits")
+			perCommit, _ := itest.Num(l, "rows_per_commit")
+			commitBytes, _ := itest.Num(l, "commit_payload_bytes")
+			if len(ss) != 3 || perCommit != 20 || commitBytes != 20_000 || rows != commits*perCommit || l["table_dropped"] != true {
+				t.Fatalf("db load: %d sessions, %v rows in %v commits of %v rows (%v B): %v", len(ss), rows, commits, perCommit, commitBytes, l)
+			}
+			var sumRows, sumCommits float64
+			for i, s := range ss {
+				m := s.(map[string]any)
+				r, _ := itest.Num(m, "rows")
+				n, _ := itest.Num(m, "commits")
+				if id, _ := itest.Num(m, "session"); int(id) != i+1 || n < 10 || r != n*perCommit || m["commit_latency"] == nil {
+					t.Fatalf("session %d: %v", i+1, m)
+				}
+				sumRows, sumCommits = sumRows+r, sumCommits+n
+			}
+			if sumRows != rows || sumCommits != commits {
+				t.Fatalf("the sessions add up to %v rows in %v commits, the whole says %v in %v", sumRows, sumCommits, rows, commits)
+			}
+			if n := c.tables(); n != 0 {
+				t.Fatalf("%d scratch tables left", n)
+			}
+			t.Logf("3 sessions: %v commits of %v rows, log %v B/s", commits, perCommit, l["log_bytes_per_second"])
+		})
+	}
+}
+
+// TestLoadIntervals: a run of 5 s at 1 s intervals has 5 interval rows,
+// the last ending at 5 s (db load had 4: the last second was never
+// reported), for db load and db ping alike; and db load's summary gives
+// the log in the decimal unit of its rate (it said "119 MiB in 25.0 s =
+// 5.00 MB/s").
+func TestLoadIntervals(t *testing.T) {
+	needPG(t)
+	for _, args := range [][]string{
+		{"db", "load", "--dsn", pgDSN(), "--rate", "1MB/s", "--duration", "5s", "--interval", "1s", "--table", "narrows_intervals", "--json"},
+		{"db", "ping", "--dsn", pgDSN(), "--duration", "5s", "--interval", "1s", "--json"},
+	} {
+		r := itest.Run(t, 60*time.Second, nil, args...)
+		if r.Code != 0 {
+			t.Fatalf("%v: exit %d: %s", args[:2], r.Code, r.Stderr)
+		}
+		ivs, _ := itest.Records(t, r.Stdout)
+		if len(ivs) != 5 {
+			t.Fatalf("%v: %d interval records in 5 s at 1 s, want 5", args[:2], len(ivs))
+		}
+		end, _ := itest.Num(ivs[4], "end_seconds")
+		if math.Abs(end-5) > 0.1 {
+			t.Fatalf("%v: the last interval ends at %.2f s, want 5", args[:2], end)
+		}
+	}
+	r := itest.Run(t, 60*time.Second, nil, "db", "load", "--dsn", pgDSN(), "--rate", "1MB/s", "--duration", "2s", "--table", "narrows_intervals")
+	line := regexp.MustCompile(`(?m)^log +\S+ (\S+) in \S+ s = \S+ (\S+)/s`).FindStringSubmatch(r.Stdout)
+	decimal := regexp.MustCompile(`^[kMGT]?B$`)
+	if r.Code != 0 || line == nil || !decimal.MatchString(line[1]) || !decimal.MatchString(line[2]) {
+		t.Fatalf("the log line mixes units (%q):\n%s", line, r.Stdout)
+	}
+	t.Log(line[0])
 }

@@ -92,7 +92,7 @@ func (t *Writer) dbInterval(iv result.Interval) error {
 		if l.CommitP50 != nil && l.CommitP99 != nil {
 			p50, p99 = dur(*l.CommitP50), dur(*l.CommitP99)
 		}
-		_, err = fmt.Fprintf(t.w, "%-14s %14s %12s %10s %9s %11s %11s\n", span(iv), metric.FormatByteRate(l.Rate), metric.FormatBytes(l.LogBytes),
+		_, err = fmt.Fprintf(t.w, "%-14s %14s %12s %10s %9s %11s %11s\n", span(iv), metric.FormatByteRate(l.Rate), metric.FormatDecimalBytes(l.LogBytes),
 			metric.FormatCount(l.Rows), metric.FormatCount(l.Commits), p50, p99)
 	case result.ProbeRepl:
 		p := iv.Repl
@@ -248,16 +248,30 @@ func dbSummary(b *strings.Builder, r *result.Report) {
 		gapLines(b, rp.Gaps, rp.Stopped)
 	}
 	if l := r.DBLoad; l != nil {
-		fmt.Fprintf(b, "log          %s in %s = %s (asked %s), measured by %s\n", metric.FormatBytes(l.LogBytes), dur(l.Duration),
+		// The log and its rate in one unit (decimal, as --rate and db repl
+		// give rates): "25.0 MB in 5.00 s = 5.00 MB/s".
+		fmt.Fprintf(b, "log          %s in %s = %s (asked %s), measured by %s\n", metric.FormatDecimalBytes(l.LogBytes), dur(l.Duration),
 			metric.FormatByteRate(l.Rate), metric.FormatByteRate(l.Config.Rate), l.Measure)
 		dropped := "dropped"
 		if !l.Dropped {
 			dropped = "NOT dropped"
 		}
 		fmt.Fprintf(b, "table        %s: %s rows of %s, %s\n", l.Table, metric.FormatCount(l.Rows), metric.FormatBytes(l.Config.RowBytes), dropped)
+		fmt.Fprintf(b, "commits      %s in %s, each one INSERT of %s", metric.FormatCount(l.Commits), metric.Plural(int64(len(l.Sessions)), "session"),
+			result.CommitRows(l.RowsPerCommit, l.Config.RowBytes))
 		if c := l.CommitLatency; c != nil {
-			fmt.Fprintf(b, "commits      %s, each an INSERT on its own: latency p50 %s, p90 %s, p99 %s, max %s\n", metric.FormatCount(l.Commits),
-				dur(c.P50), dur(c.P90), dur(c.P99), dur(c.Max))
+			fmt.Fprintf(b, ": latency p50 %s, p90 %s, p99 %s, max %s", dur(c.P50), dur(c.P90), dur(c.P99), dur(c.Max))
+		}
+		b.WriteString("\n")
+		if len(l.Sessions) > 1 {
+			for _, s := range l.Sessions {
+				fmt.Fprintf(b, "%-12s %s, %s rows, payload %s", fmt.Sprintf("session %d", s.Session), metric.Plural(s.Commits, "commit"),
+					metric.FormatCount(s.Rows), metric.FormatByteRate(s.PayloadRate))
+				if c := s.CommitLatency; c != nil {
+					fmt.Fprintf(b, "; commit p50 %s, p99 %s", dur(c.P50), dur(c.P99))
+				}
+				b.WriteString("\n")
+			}
 		}
 		gapLines(b, l.Gaps, l.Stopped)
 	}

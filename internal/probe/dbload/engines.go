@@ -44,6 +44,8 @@ type pgEngine struct {
 
 func newPG(t string) *pgEngine { return &pgEngine{table: t} }
 
+func (e *pgEngine) session() engine { c := *e; return &c }
+
 func (*pgEngine) measure() string { return "wal_lsn" }
 
 // preflight refuses a server that cannot take the load: a standby, or a
@@ -240,6 +242,14 @@ type myEngine struct {
 	stmtConn *dbconn.Conn
 	args     []any // the statement's arguments, one per row
 	noPos    bool
+}
+
+// session is the engine for another session on the same table: the
+// table's identity is shared, the prepared statement is the session's.
+func (e *myEngine) session() engine {
+	c := *e
+	c.stmt, c.stmtConn, c.args = nil, nil, nil
+	return &c
 }
 
 func (e *myEngine) measure() string {
@@ -445,6 +455,8 @@ type msEngine struct {
 }
 
 func (*msEngine) measure() string { return "log_bytes_flushed" }
+
+func (e *msEngine) session() engine { return &msEngine{table: e.table} }
 
 func (*msEngine) preflight(context.Context, *dbconn.Conn) error { return nil }
 
