@@ -111,7 +111,7 @@ func dbPing(ctx context.Context, env Env, args []string) error {
 	query := fs.String("query", "", "the query to send (default SELECT 1)")
 	payload := fs.String("payload", "", "send SELECT '<N characters>' instead, e.g. 500 (the classic one-session test)")
 	queries := fs.Int64("queries", 5000, "for the arithmetic: how many queries a report issues")
-	probes := fs.Int("tcp-probes", 5, "TCP handshakes to the server's port, for the network's round trip (0: only the session's own)")
+	probes := fs.Int("tcp-probes", 5, "TCP handshakes to the server's port, each after an unmeasured one, for the least the network takes (0 to 40; 0: none)")
 	agent := fs.String("agent", "", "an agent (narrows serve) beside the database, HOST or HOST:PORT: its net rr round trip is the network's share")
 	secretFile := fs.String("secret-file", "", "the agent's shared secret (or set NARROWS_SECRET)")
 	insecure := fs.Bool("insecure", false, insecureUsage)
@@ -148,8 +148,11 @@ func dbPing(ctx context.Context, env Env, args []string) error {
 		return usagef("--count %d: must not be negative (0: stop after --duration)", *count)
 	case *queries < 1:
 		return usagef("--queries %d: must be at least 1", *queries)
-	case *probes < 0 || *probes > 100:
-		return usagef("--tcp-probes %d: use 0 to 100", *probes)
+	case *probes < 0 || *probes > 40:
+		// Each probe is two connections closed before the login, which
+		// MySQL counts toward max_connect_errors (100 by default) until
+		// the login that follows resets the count.
+		return usagef("--tcp-probes %d: use 0 to 40", *probes)
 	}
 	var agentUnauth bool // the agent, if asked, proved nothing (--insecure)
 	if *agent != "" {
