@@ -257,45 +257,25 @@ func dbping(r *result.DBPing) []result.Finding {
 		Values: map[string]float64{"queries": float64(q), "round_trip_seconds": waiting, "queries_per_second": r.Rate}}
 	out := []result.Finding{f}
 	if n := r.Network; n != nil && r.P50 > 0 {
-		how := fmt.Sprintf("TCP handshakes to %s's port, median of %d", r.Engine, n.TCPConnectSamples)
-		switch n.Method {
-		case "tcp_handshake_rtt":
-			how = fmt.Sprintf("the kernel's RTT of TCP handshakes to %s's port, median of %d", r.Engine, n.TCPConnectSamples)
-		case "agent_rr":
-			how = fmt.Sprintf("net rr through the agent at %s, %s round trips", n.Agent, metric.FormatCount(n.AgentRTTs))
-		}
-		nf := result.Finding{Code: "db.network_share", Severity: "info",
-			Summary: fmt.Sprintf("Of a %s query round trip (p50), the network takes %s (%.0f%%) and the server and driver %s (%.0f%%).",
-				metric.FormatDuration(r.P50.D()), metric.FormatDuration(n.NetworkP50.D()), 100*n.NetworkShare,
-				metric.FormatDuration(n.ServerP50.D()), 100*n.ServerShare),
-			Values: map[string]float64{"network_share_ratio": n.NetworkShare, "network_rtt_p50_seconds": n.NetworkP50.D().Seconds(),
-				"server_and_driver_p50_seconds": n.ServerP50.D().Seconds()}}
-		switch {
-		case n.NetworkShare >= 0.7:
-			nf.Detail = "The network dominates (measured by " + how + "): a shorter path, a better virtual NIC or switch, or moving the application next to the database will help; the server will not."
-		case n.NetworkShare <= 0.3:
-			nf.Detail = "The server and the driver dominate (network measured by " + how + "): a faster network will not help much. Look at the server's CPU and scheduling, middleware (a pooler, a proxy), TLS, or the client machine."
-		default:
-			nf.Detail = "Network and server share the time (network measured by " + how + ")."
-		}
-		if n.AgentError != "" {
-			nf.Detail += " The agent could not be measured: " + n.AgentError + "."
-		}
-		out = append(out, nf)
+		out = append(out, networkShare(r, n))
 	}
 	c := r.Connect
 	if c.Total > 0 {
-		tls := "no TLS"
-		if c.TLSUsed {
-			tls = "TLS " + metric.FormatDuration(c.TLS.D())
-		}
 		cf := result.Finding{Code: "db.connect_time", Severity: "info",
-			Summary: fmt.Sprintf("Opening a session took %s: TCP %s, %s, login %s.", metric.FormatDuration(c.Total.D()),
-				metric.FormatDuration(c.TCP.D()), tls, metric.FormatDuration(c.Login.D())),
-			Values: map[string]float64{"connect_seconds": c.Total.D().Seconds()}}
-		if c.Total.D() > 20*r.P50.D() {
-			cf.Detail = fmt.Sprintf("A new session costs as much as %.0f queries: an application that connects per request should use a connection pool.", float64(c.Total)/float64(r.P50))
+			Summary: fmt.Sprintf("Opening a session took %s: %s.", metric.FormatDuration(c.Total.D()), c.Parts()),
+			Values:  map[string]float64{"connect_seconds": c.Total.D().Seconds()}}
+		var d []string
+		for _, a := range c.FailedAttempts {
+			if a.Outcome == "tls_refused" {
+				d = append(d, fmt.Sprintf("The server refused TLS: the driver asked for it first (sslmode=prefer, the default) and then connected again without it, %s of the %s. Set sslmode=disable to skip the attempt, or enable TLS on the server.",
+					metric.FormatDuration(a.Took.D()), metric.FormatDuration(c.Total.D())))
+				break
+			}
 		}
+		if c.Total.D() > 20*r.P50.D() {
+			d = append(d, fmt.Sprintf("A new session costs as much as %.0f queries: an application that connects per request should use a connection pool.", float64(c.Total)/float64(r.P50)))
+		}
+		cf.Detail = strings.Join(d, " ")
 		out = append(out, cf)
 	}
 	if f, ok := tail("db.tail", "queries", r.Latency,
@@ -306,6 +286,87 @@ func dbping(r *result.DBPing) []result.Finding {
 		out = append(out, gapFinding(r.Gaps, 0))
 	}
 	return out
+}
+
+// Shares of the query round trip beyond which one side dominates.
+const (
+	networkDominates = 0.7
+	serverDominates  = 0.3
+)
+
+// What each bound is, in words.
+var (
+	lowFrom = map[string]string{"tcp_handshake_rtt": "the kernel's RTT of TCP handshakes to the server's port",
+		"tcp_connect_minus_local": "TCP connect calls to the server's port, less one to a listener on this machine",
+		"none":                    "no TCP handshakes were made, --tcp-probes 0"}
+	highFrom = map[string]string{"empty_query": "an empty query's round trip", "com_ping": "a COM_PING round trip",
+		"fastest_query": "the fastest query, for this engine has no cheaper round trip"}
+)
+
+// networkShare says which side of a query's round trip dominates, and
+// sets the split's verdict. Without an agent it judges by the bounds: it
+// says the network dominates only when even its least share does, the
+// server only when even the network's most share is small, and that it
+// cannot tell when the bounds straddle a line.
+func networkShare(r *result.DBPing, n *result.NetworkSplit) result.Finding {
+	const (
+		netAdvice    = "a shorter path, a better virtual NIC or switch, or moving the application next to the database will help; the server will not."
+		serverAdvice = "a faster network will not help much. Look at the server's CPU and scheduling, middleware (a pooler, a proxy), TLS, or the client machine."
+	)
+	d := metric.FormatDuration
+	f := result.Finding{Code: "db.network_share", Severity: "info",
+		Values: map[string]float64{"network_share_low_ratio": n.NetworkShareLow, "network_share_high_ratio": n.NetworkShareHigh,
+			"network_rtt_low_seconds": n.NetworkLow.D().Seconds(), "network_rtt_high_seconds": n.NetworkHigh.D().Seconds()}}
+	low := fmt.Sprintf("%s (%s: the path and both kernels, no program at either end)", d(n.NetworkLow.D()), lowFrom[n.LowFrom])
+	high := fmt.Sprintf("%s (%s: the path, both programs' wake-ups and the server's least work)", d(n.NetworkHigh.D()), highFrom[n.HighFrom])
+	lo, hi := n.NetworkShareLow, n.NetworkShareHigh
+	var bounds string
+	switch {
+	case lo >= networkDominates:
+		n.BoundsVerdict = "network_dominates"
+		bounds = fmt.Sprintf("Even the least the network can take, %s, is %.0f%% of the round trip: the network dominates: %s", low, 100*lo, netAdvice)
+	case hi <= serverDominates:
+		n.BoundsVerdict = "server_dominates"
+		bounds = fmt.Sprintf("Even the most the network can take, %s, is %.0f%% of the round trip: the server and the driver dominate: %s", high, 100*hi, serverAdvice)
+	case lo >= serverDominates && hi <= networkDominates:
+		n.BoundsVerdict = "shared"
+		bounds = fmt.Sprintf("Network and server share the time: the network takes at least %s and at most %s.", low, high)
+	default:
+		n.BoundsVerdict = "cannot_tell"
+		bounds = fmt.Sprintf("From here narrows cannot tell which dominates: the network takes at least %s and at most %s.", low, high)
+		if hi < networkDominates {
+			bounds += fmt.Sprintf(" At most %.0f%%: the network does not dominate.", 100*hi)
+		}
+		if lo > serverDominates {
+			bounds += fmt.Sprintf(" At least %.0f%%: the server and driver do not dominate.", 100*lo)
+		}
+		bounds += " An agent beside the database (--agent HOST, where `narrows serve` runs) measures the network as the query travels it."
+	}
+	if n.NetworkP50 != nil {
+		share := *n.NetworkShare
+		f.Summary = fmt.Sprintf("Of a %s query round trip (p50), the network takes %s (%.0f%%) and the server and driver %s (%.0f%%).",
+			d(r.P50.D()), d(n.NetworkP50.D()), 100*share, d(n.ServerP50.D()), 100*(*n.ServerShare))
+		f.Values["network_share_ratio"], f.Values["network_rtt_p50_seconds"] = share, n.NetworkP50.D().Seconds()
+		f.Values["server_and_driver_p50_seconds"] = n.ServerP50.D().Seconds()
+		how := fmt.Sprintf("measured by net rr through the agent at %s, %s round trips", n.Agent, metric.FormatCount(n.AgentRTTs))
+		switch {
+		case share >= networkDominates:
+			n.Verdict, f.Detail = "network_dominates", "The network dominates ("+how+"): "+netAdvice
+		case share <= serverDominates:
+			n.Verdict, f.Detail = "server_dominates", "The server and the driver dominate (network "+how+"): "+serverAdvice
+		default:
+			n.Verdict, f.Detail = "shared", "Network and server share the time (network "+how+")."
+		}
+		f.Detail += fmt.Sprintf(" Without the agent narrows reads the network between %s.", n.Range())
+		return f
+	}
+	f.Summary = fmt.Sprintf("Of a %s query round trip (p50), the network takes between %s and %s (%.0f–%.0f%%), the server and driver the rest.",
+		d(r.P50.D()), d(n.NetworkLow.D()), d(n.NetworkHigh.D()), 100*lo, 100*hi)
+	n.Verdict, f.Detail = n.BoundsVerdict, bounds
+	if n.AgentError != "" {
+		f.Detail += " The agent could not be measured: " + n.AgentError + "."
+	}
+	return f
 }
 
 // gapFinding counts the gaps; one still open counts up to end, the end of
@@ -496,7 +557,7 @@ func dbload(r *result.DBLoad) []result.Finding {
 		return nil
 	}
 	f := result.Finding{Code: "load.rate", Severity: "info",
-		Summary: fmt.Sprintf("Generated %s of log in %s = %s (asked for %s), %s rows into %s.", size(r.LogBytes), metric.FormatDuration(r.Duration.D()),
+		Summary: fmt.Sprintf("Generated %s of log in %s = %s (asked for %s), %s rows into %s.", metric.FormatDecimalBytes(r.LogBytes), metric.FormatDuration(r.Duration.D()),
 			mb(r.Rate), mb(r.Config.Rate), metric.FormatCount(r.Rows), r.Table),
 		Values: map[string]float64{"log_bytes_per_second": r.Rate, "target_bytes_per_second": r.Config.Rate}}
 	if r.Measure == "payload" {
@@ -506,17 +567,29 @@ func dbload(r *result.DBLoad) []result.Finding {
 	if c := r.CommitLatency; c != nil && r.Commits > 0 && c.P50 > 0 {
 		// A session that commits one transaction at a time waits this long
 		// for each: the figure a synchronous replica or a slow log disk
-		// raises, and the ceiling on one session's commit rate.
-		out = append(out, result.Finding{Code: "load.commit_latency", Severity: "info",
-			Summary: fmt.Sprintf("Each commit took %s at p50 (p99 %s) over %s commits: one session committing one transaction at a time can commit at most %s times a second.",
-				metric.FormatDuration(c.P50.D()), metric.FormatDuration(c.P99.D()), metric.FormatCount(r.Commits), metric.FormatCount(int64(1/c.P50.D().Seconds()))),
+		// raises, and the ceiling on one session's commit rate, for
+		// commits of this size.
+		what := result.CommitRows(r.RowsPerCommit, r.Config.RowBytes)
+		cf := result.Finding{Code: "load.commit_latency", Severity: "info",
+			Summary: fmt.Sprintf("Each commit, one INSERT of %s, took %s at p50 (p99 %s) over %s commits: one session committing such commits one at a time can commit at most %s times a second.",
+				what, metric.FormatDuration(c.P50.D()), metric.FormatDuration(c.P99.D()), metric.FormatCount(r.Commits), metric.FormatCount(int64(1/c.P50.D().Seconds()))),
 			Detail: "Each commit is timed from sending the INSERT to the server's answer: the round trip to the server, the insert, the log flush and, with a synchronous replica, the round trip to the replica and its flush.",
-			Values: map[string]float64{"commit_latency_p50_seconds": c.P50.D().Seconds(), "commit_latency_p99_seconds": c.P99.D().Seconds(), "commits_per_second_one_session": 1 / c.P50.D().Seconds()}})
+			Values: map[string]float64{"commit_latency_p50_seconds": c.P50.D().Seconds(), "commit_latency_p99_seconds": c.P99.D().Seconds(), "commits_per_second_one_session": 1 / c.P50.D().Seconds(),
+				"rows_per_commit": float64(r.RowsPerCommit), "commit_payload_bytes": float64(r.CommitPayloadBytes)}}
+		if r.Config.RowsPerCommit == 0 && r.RowsPerCommit > 1 && len(r.Sessions) > 0 {
+			cf.Detail += fmt.Sprintf(" narrows sized the commit to the rate (here %.0f commits a second per session): at another rate a commit holds other rows, and its latency is that of a larger or smaller INSERT; --rows-per-commit 1 times the smallest commit.",
+				float64(r.Commits)/float64(len(r.Sessions))/r.Duration.D().Seconds())
+		}
+		out = append(out, cf)
 	}
 	if r.Rate < 0.9*r.Config.Rate && r.Stopped == "" {
-		out = append(out, result.Finding{Code: "load.below_target", Severity: "warning",
+		bf := result.Finding{Code: "load.below_target", Severity: "warning",
 			Summary: fmt.Sprintf("The server took only %.0f%% of the asked rate: its log writes or CPU, or this client, set the limit.", 100*r.Rate/r.Config.Rate),
-			Values:  map[string]float64{"achieved_ratio": r.Rate / r.Config.Rate}})
+			Values:  map[string]float64{"achieved_ratio": r.Rate / r.Config.Rate}}
+		if len(r.Sessions) == 1 {
+			bf.Detail = "One session inserts one commit at a time: --sessions N runs N at once, each on its own connection."
+		}
+		out = append(out, bf)
 	}
 	if !r.Dropped {
 		out = append(out, result.Finding{Code: "load.table_left", Severity: "warning",

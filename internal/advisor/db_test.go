@@ -86,13 +86,68 @@ func TestDBPingFindings(t *testing.T) {
 		Config:  result.DBPingConfig{Queries: 5000},
 		Latency: result.Latency{Mean: ms(0.4), P50: ms(0.38), P99: ms(0.9)},
 		Connect: result.Connect{TCP: ms(0.3), Login: ms(3), Total: ms(3.3)},
-		Network: &result.NetworkSplit{Method: "tcp_handshake_rtt", TCPConnectSamples: 6, NetworkP50: ms(0.3), ServerP50: ms(0.08), NetworkShare: 0.79, ServerShare: 0.21}}
+		Network: &result.NetworkSplit{Method: "bounds", TCPConnectSamples: 5, NetworkLow: ms(0.3), NetworkHigh: ms(0.33),
+			NetworkShareLow: 0.79, NetworkShareHigh: 0.87, LowFrom: "tcp_handshake_rtt", HighFrom: "empty_query"}}
 	fs := dbping(r)
 	if len(fs) < 3 || fs[0].Summary != "A report that issues 5,000 queries spends 2.00 s on round trips (400 µs each on average, 2,500 queries/s in one session)." {
 		t.Fatalf("findings %+v", fs)
 	}
-	if !strings.Contains(fs[1].Summary, "network takes 300 µs (79%)") || !strings.Contains(fs[1].Detail, "network dominates") {
+	if !strings.Contains(fs[1].Summary, "network takes between 300 µs and 330 µs (79–87%)") || !strings.Contains(fs[1].Detail, "the network dominates") {
 		t.Fatalf("split finding %+v", fs[1])
+	}
+}
+
+// TestNetworkShareVerdicts: without an agent the verdict is the bounds':
+// one side dominates only when the bound that favours the other side
+// says so; the "the server will not help" advice never rests on bounds
+// that straddle a line. With an agent its figure decides.
+func TestNetworkShareVerdicts(t *testing.T) {
+	us := func(f float64) result.Seconds { return result.Seconds(f * float64(time.Microsecond)) }
+	p := func(v result.Seconds) *result.Seconds { return &v }
+	f := func(v float64) *float64 { return &v }
+	cases := []struct {
+		name          string
+		p50           result.Seconds
+		n             result.NetworkSplit
+		verdict, rest string
+		bounds        string
+		has, hasNot   []string
+	}{
+		{"loopback, no agent", us(45), result.NetworkSplit{Method: "bounds", NetworkLow: us(10), NetworkHigh: us(30), LowFrom: "tcp_handshake_rtt", HighFrom: "empty_query"},
+			"cannot_tell", "", "cannot_tell", []string{"cannot tell which dominates", "At most 67%: the network does not dominate", "--agent"}, []string{"the server will not"}},
+		{"a WAN", us(10100), result.NetworkSplit{Method: "bounds", NetworkLow: us(10000), NetworkHigh: us(10050), LowFrom: "tcp_handshake_rtt", HighFrom: "com_ping"},
+			"network_dominates", "", "network_dominates", []string{"Even the least the network can take", "the server will not"}, nil},
+		{"a heavy query", us(5000), result.NetworkSplit{Method: "bounds", NetworkLow: us(200), NetworkHigh: us(250), LowFrom: "tcp_handshake_rtt", HighFrom: "empty_query"},
+			"server_dominates", "", "server_dominates", []string{"Even the most the network can take", "a faster network will not help"}, []string{"the server will not"}},
+		{"shared", us(400), result.NetworkSplit{Method: "bounds", NetworkLow: us(150), NetworkHigh: us(250), LowFrom: "tcp_handshake_rtt", HighFrom: "empty_query"},
+			"shared", "", "shared", []string{"share the time"}, []string{"the server will not"}},
+		{"no cheaper round trip, no probes", us(400), result.NetworkSplit{Method: "bounds", NetworkLow: 0, NetworkHigh: us(350), LowFrom: "none", HighFrom: "fastest_query"},
+			"cannot_tell", "", "cannot_tell", []string{"--tcp-probes 0", "the fastest query"}, []string{"the server will not"}},
+		{"agent", us(45), result.NetworkSplit{Method: "agent_rr", NetworkLow: us(10), NetworkHigh: us(30), LowFrom: "tcp_handshake_rtt", HighFrom: "empty_query",
+			Agent: "db1:7447", AgentRTTP50: us(22), AgentRTTs: 90000, NetworkP50: p(us(22)), ServerP50: p(us(23)), NetworkShare: f(22.0 / 45), ServerShare: f(23.0 / 45)},
+			"shared", "", "cannot_tell", []string{"net rr through the agent at db1:7447", "Without the agent narrows reads the network between 10.0 µs–30.0 µs (22–67%)"}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			n := c.n
+			n.NetworkShareLow, n.NetworkShareHigh = float64(n.NetworkLow)/float64(c.p50), float64(n.NetworkHigh)/float64(c.p50)
+			r := &result.DBPing{Engine: "postgres", Queries: 1000, Latency: result.Latency{P50: c.p50}, Network: &n}
+			got := networkShare(r, &n)
+			if n.Verdict != c.verdict || n.BoundsVerdict != c.bounds {
+				t.Fatalf("verdict %s, bounds %s; want %s, %s: %+v", n.Verdict, n.BoundsVerdict, c.verdict, c.bounds, got)
+			}
+			text := got.Summary + " " + got.Detail
+			for _, s := range c.has {
+				if !strings.Contains(text, s) {
+					t.Errorf("%q lacks %q", text, s)
+				}
+			}
+			for _, s := range c.hasNot {
+				if strings.Contains(text, s) {
+					t.Errorf("%q holds %q", text, s)
+				}
+			}
+		})
 	}
 }
 

@@ -111,7 +111,7 @@ func dbPing(ctx context.Context, env Env, args []string) error {
 	query := fs.String("query", "", "the query to send (default SELECT 1)")
 	payload := fs.String("payload", "", "send SELECT '<N characters>' instead, e.g. 500 (the classic one-session test)")
 	queries := fs.Int64("queries", 5000, "for the arithmetic: how many queries a report issues")
-	probes := fs.Int("tcp-probes", 5, "TCP handshakes to the server's port, for the network's round trip (0: only the session's own)")
+	probes := fs.Int("tcp-probes", 5, "TCP handshakes to the server's port, each after an unmeasured one, for the least the network takes (0 to 40; 0: none)")
 	agent := fs.String("agent", "", "an agent (narrows serve) beside the database, HOST or HOST:PORT: its net rr round trip is the network's share")
 	secretFile := fs.String("secret-file", "", "the agent's shared secret (or set NARROWS_SECRET)")
 	insecure := fs.Bool("insecure", false, insecureUsage)
@@ -148,8 +148,11 @@ func dbPing(ctx context.Context, env Env, args []string) error {
 		return usagef("--count %d: must not be negative (0: stop after --duration)", *count)
 	case *queries < 1:
 		return usagef("--queries %d: must be at least 1", *queries)
-	case *probes < 0 || *probes > 100:
-		return usagef("--tcp-probes %d: use 0 to 100", *probes)
+	case *probes < 0 || *probes > 40:
+		// Each probe is two connections closed before the login, which
+		// MySQL counts toward max_connect_errors (100 by default) until
+		// the login that follows resets the count.
+		return usagef("--tcp-probes %d: use 0 to 40", *probes)
 	}
 	var agentUnauth bool // the agent, if asked, proved nothing (--insecure)
 	if *agent != "" {
@@ -166,6 +169,14 @@ func dbPing(ctx context.Context, env Env, args []string) error {
 		// framing (MySQL: 4-byte header and command byte; PostgreSQL:
 		// type byte, 4-byte length and a NUL, one byte more).
 		req := int64(len(cfg.Query)) + 5
+		// The agent is asked before the run, so that a wrong secret, an
+		// agent of another version or none at that address is one line
+		// and exit 2 now, not a remark after ten seconds of measuring.
+		sess, err := connect(ctx, opts)
+		if err != nil {
+			return fmt.Errorf("db ping --agent: %w", err)
+		}
+		sess.Close()
 		cfg.AgentName = addr
 		cfg.Agent = func(ctx context.Context) (*result.RR, error) {
 			sess, err := connect(ctx, opts)
@@ -333,6 +344,8 @@ func dbLoad(ctx context.Context, env Env, args []string) error {
 	duration := fs.String("duration", "60s", "how long to generate (0: until Ctrl-C)")
 	tableName := fs.String("table", dbload.DefaultTable, "the scratch table narrows creates, fills and drops")
 	rowSize := fs.String("row-size", "1000B", "bytes of random payload per row")
+	sessions := fs.Int("sessions", 1, "sessions inserting at once, each its own connection and commits, sharing the rate (1 to 64)")
+	rowsPerCommit := fs.Int64("rows-per-commit", 0, fmt.Sprintf("rows each commit inserts, in one INSERT (default: enough for about %d commits a second per session, at most 500 rows or 4 MiB)", dbload.CommitsPerSecond))
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -360,8 +373,24 @@ func dbLoad(ctx context.Context, env Env, args []string) error {
 	if cfg.RowBytes < 16 || cfg.RowBytes > 1<<20 {
 		return usagef("--row-size %s: use 16 bytes to 1M", *rowSize)
 	}
+	if *sessions < 1 || *sessions > 64 {
+		return usagef("--sessions %d: use 1 to 64", *sessions)
+	}
+	cfg.Sessions, cfg.RowsPerCommit = *sessions, *rowsPerCommit
+	switch {
+	case *rowsPerCommit < 0 || *rowsPerCommit > dbload.MaxRowsPerCommit:
+		return usagef("--rows-per-commit %d: use 1 to %d (0: narrows chooses)", *rowsPerCommit, dbload.MaxRowsPerCommit)
+	case *rowsPerCommit*cfg.RowBytes > dbload.MaxCommitBytes:
+		return usagef("--rows-per-commit %d of --row-size %s is %s a commit: keep it within %s (MySQL's default max_allowed_packet)",
+			*rowsPerCommit, *rowSize, metric.FormatBytes(*rowsPerCommit*cfg.RowBytes), metric.FormatBytes(dbload.MaxCommitBytes))
+	}
+	perCommit := cfg.RowsPerCommit
+	if perCommit == 0 {
+		perCommit = dbload.RowsPerCommit(cfg.Rate, cfg.Sessions, cfg.RowBytes)
+	}
 	rep := result.NewReport("db load", s.dsn.Redacted, tool(), env.Now())
-	banner(env, c.json, "narrows db load → %s: %s of log into scratch table %s, %s", s.dsn.Redacted, metric.FormatByteRate(cfg.Rate), cfg.Table, until)
+	banner(env, c.json, "narrows db load → %s: %s of log into scratch table %s, %s; %s, each commit one INSERT of %s",
+		s.dsn.Redacted, metric.FormatByteRate(cfg.Rate), cfg.Table, until, metric.Plural(int64(cfg.Sessions), "session"), result.CommitRows(perCommit, cfg.RowBytes))
 	res, runErr := dbload.Run(ctx, s.dsn, cfg, emitter(s.out))
 	rep.DBLoad = res
 	return dbFinish(ctx, s.out, rep, runErr, res.Rows > 0, s.dsn)

@@ -21,7 +21,7 @@ func TestDBBadInput(t *testing.T) {
 		{"unknown scheme", []string{"db", "ping", "--dsn", "oracle://u:" + pw + "@db1/x"}, `unknown scheme "oracle"`},
 		{"negative count", []string{"db", "ping", "--dsn", pg, "--count", "-1"}, "--count -1: must not be negative"},
 		{"no queries", []string{"db", "ping", "--dsn", pg, "--queries", "0"}, "--queries 0: must be at least 1"},
-		{"too many probes", []string{"db", "ping", "--dsn", pg, "--tcp-probes", "101"}, "--tcp-probes 101: use 0 to 100"},
+		{"too many probes", []string{"db", "ping", "--dsn", pg, "--tcp-probes", "41"}, "--tcp-probes 41: use 0 to 40"},
 		{"query and payload", []string{"db", "ping", "--dsn", pg, "--query", "SELECT 2", "--payload", "10"}, "--query and --payload: choose one"},
 		{"payload too large", []string{"db", "ping", "--dsn", pg, "--payload", "2M"}, "--payload 2M: use 1 byte to 1M"},
 		{"short interval", []string{"db", "ping", "--dsn", pg, "--interval", "1ms"}, "at least 10ms"},
@@ -31,6 +31,10 @@ func TestDBBadInput(t *testing.T) {
 		{"load bad rate", []string{"db", "load", "--dsn", pg, "--rate", "fast"}, `invalid rate "fast"`},
 		{"load bad table", []string{"db", "load", "--dsn", pg, "--rate", "1MB/s", "--table", "x-y"}, `--table "x-y"`},
 		{"load tiny rows", []string{"db", "load", "--dsn", pg, "--rate", "1MB/s", "--row-size", "8"}, "--row-size 8: use 16 bytes to 1M"},
+		{"load no sessions", []string{"db", "load", "--dsn", pg, "--rate", "1MB/s", "--sessions", "0"}, "--sessions 0: use 1 to 64"},
+		{"load too many sessions", []string{"db", "load", "--dsn", pg, "--rate", "1MB/s", "--sessions", "65"}, "--sessions 65: use 1 to 64"},
+		{"load too many rows a commit", []string{"db", "load", "--dsn", pg, "--rate", "1MB/s", "--rows-per-commit", "2001"}, "--rows-per-commit 2001: use 1 to 2000"},
+		{"load too big a commit", []string{"db", "load", "--dsn", pg, "--rate", "1MB/s", "--rows-per-commit", "100", "--row-size", "1M"}, "is 100 MiB a commit: keep it within 16 MiB"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

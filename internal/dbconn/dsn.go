@@ -20,6 +20,19 @@ const (
 	SQLServer Engine = "sqlserver"
 )
 
+// Name is the engine as a DBA names it.
+func (e Engine) Name() string {
+	switch e {
+	case Postgres:
+		return "PostgreSQL"
+	case MySQL:
+		return "MySQL/MariaDB"
+	case SQLServer:
+		return "SQL Server"
+	}
+	return string(e)
+}
+
 // Mask replaces a password wherever narrows shows a DSN or an error.
 const Mask = "xxxxx"
 

@@ -31,6 +31,7 @@ const (
 	Refused          // narrows refuses to do it (e.g. a table it does not own)
 	BadQuery         // the server rejected a query the user gave (--query)
 	Blocked          // the server cannot commit (a synchronous standby is down)
+	TooMany          // the server takes no more connections
 )
 
 // Error is a database error in words a DBA can act on, with the password
@@ -91,6 +92,10 @@ func Classify(d *DSN, what string, err error) error {
 		out.Msg = fmt.Sprintf("%s: %s: user %q lacks a privilege: %s", what, target, d.User, msg)
 	case Unreachable:
 		out.Msg = fmt.Sprintf("%s: %s: cannot reach %s: %s (is the server running, and is the host and port right?)", what, target, d.Addr(), msg)
+	case TooMany:
+		out.Msg = fmt.Sprintf("%s: %s: the server takes no more connections: %s (fewer sessions, or a higher max_connections)", what, target, msg)
+	case NotPrimary:
+		out.Msg = fmt.Sprintf("%s: %s: the server is read-only: %s (writes need a primary that accepts them: point --dsn at it)", what, target, msg)
 	default:
 		out.Msg = fmt.Sprintf("%s: %s: %s", what, target, msg)
 	}
@@ -110,6 +115,9 @@ func KindOf(err error) Kind {
 	case errors.As(err, &pg):
 		return pgKind(pg.Code)
 	case errors.As(err, &my):
+		if my.Number == 1290 && strings.Contains(my.Message, "read-only") {
+			return NotPrimary // ER_OPTION_PREVENTS_STATEMENT, for --read-only
+		}
 		return mysqlKind(my.Number)
 	case errors.As(err, &ms):
 		return mssqlKind(ms.Number)
@@ -127,6 +135,10 @@ func pgKind(code string) Kind {
 		return NoDatabase
 	case code == "42501":
 		return Permission
+	case code == "25006": // read_only_sql_transaction: a standby, or default_transaction_read_only
+		return NotPrimary
+	case code == "53300": // too_many_connections
+		return TooMany
 	}
 	return Other
 }
@@ -139,6 +151,10 @@ func mysqlKind(n uint16) Kind {
 		return NoDatabase
 	case 1044, 1142, 1143, 1227, 1370: // denied for db, table, column, privilege, routine
 		return Permission
+	case 1792, 1836, 1874: // a read-only transaction; read-only mode; InnoDB read-only
+		return NotPrimary
+	case 1040, 1203: // too many connections; the user's max_user_connections
+		return TooMany
 	}
 	return Other
 }

@@ -1,6 +1,7 @@
 package dbconn
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"database/sql"
@@ -8,6 +9,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -24,14 +26,40 @@ import (
 // DBA sees them in pg_stat_activity or the process list.
 const AppName = "narrows"
 
-// Phases are the parts of opening a session.
+// Phases are the parts of opening a session. They follow one another
+// without a gap: Setup, each failed attempt's Took, TCP, TLS and Login add
+// up to Total, so no part of the connect goes unaccounted.
 type Phases struct {
-	TCP   time.Duration // the TCP handshake (SYN to SYN-ACK, as the client sees it)
-	TLS   time.Duration // the TLS negotiation, including the engine's request for it; 0 without TLS
-	Login time.Duration // from the end of TLS (or TCP) to a session ready for queries
-	Total time.Duration
+	// Setup is the time before the first dial: the driver's own work and,
+	// for PostgreSQL, its name lookup (the other drivers look the name up
+	// inside the dial, so it is in TCP).
+	Setup time.Duration
+	// Failed are the connection attempts, in order, that did not become
+	// the session: with sslmode=prefer pgx asks for TLS, and when the
+	// server refuses it closes that connection and opens a new one.
+	Failed []Attempt
+	TCP    time.Duration // the session's TCP handshake (SYN to SYN-ACK, as the client sees it)
+	TLS    time.Duration // the TLS negotiation, including the engine's request for it; 0 without TLS
+	Login  time.Duration // from the end of TLS (or TCP) to a session ready for queries
+	Total  time.Duration
 	// TLSUsed says whether the session is encrypted.
 	TLSUsed bool
+}
+
+// Outcomes of a failed connection attempt (a fixed set, also in JSON).
+const (
+	AttemptTLSRefused  = "tls_refused" // the server answered no to the request for TLS
+	AttemptTLSFailed   = "tls_failed"  // the TLS handshake failed
+	AttemptNoTCP       = "no_tcp"      // the TCP connection was not made
+	AttemptAbandoned   = "abandoned"   // the driver gave it up after TLS (a login over TLS that the server refused)
+	AttemptUnexplained = "unexplained" // the driver gave it up, narrows does not know why
+)
+
+// Attempt is a connection attempt that did not become the session.
+type Attempt struct {
+	TCP     time.Duration // its TCP handshake; 0 when there was none
+	Took    time.Duration // from its dial to the next attempt's
+	Outcome string        // one of the Attempt* outcomes
 }
 
 // Options change how a session is opened.
@@ -57,14 +85,23 @@ type Conn struct {
 	rec *recorder
 }
 
-// recorder times one connect through the driver's hooks.
+// recorder times one connect through the driver's hooks: every dial is
+// an attempt, and the last one that connected is the session's.
 type recorder struct {
-	mu                     sync.Mutex
-	start, dialEnd, tlsEnd time.Time
-	dialStart              time.Time
+	mu       sync.Mutex
+	start    time.Time
+	attempts []*attempt
+	done     bool
+	blocking bool
+	watchPG  bool // watch PostgreSQL's request for TLS on each connection
+}
+
+// attempt is one dial and what became of it.
+type attempt struct {
+	start, dialEnd, tlsEnd time.Time // dialEnd zero: the dial failed
 	raw                    net.Conn
-	done                   bool
-	blocking               bool
+	tlsAsked, tlsRefused   bool
+	tlsFailed              bool
 }
 
 func (r *recorder) isDone() bool {
@@ -84,20 +121,92 @@ func (r *recorder) dial(ctx context.Context, network, addr string) (net.Conn, er
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	// Drivers also dial for cancel requests later: only the session's own
-	// connection counts, and a fallback attempt replaces an earlier one.
-	if err == nil && !r.done {
-		r.dialStart, r.dialEnd, r.raw, r.tlsEnd = t0, t1, c, time.Time{}
+	// Drivers also dial for cancel requests later: only the connect's own
+	// dials count.
+	if r.done {
+		return c, err
 	}
-	return c, err
+	a := &attempt{start: t0}
+	r.attempts = append(r.attempts, a)
+	if err != nil {
+		return c, err
+	}
+	a.dialEnd, a.raw = t1, c
+	if r.watchPG {
+		return &pgWatch{Conn: c, r: r, a: a}, nil
+	}
+	return c, nil
+}
+
+// current is the attempt under way (nil before the first dial).
+func (r *recorder) current() *attempt {
+	if len(r.attempts) == 0 {
+		return nil
+	}
+	return r.attempts[len(r.attempts)-1]
 }
 
 func (r *recorder) tlsDone() {
 	r.mu.Lock()
-	if !r.done {
-		r.tlsEnd = time.Now()
+	if a := r.current(); !r.done && a != nil {
+		a.tlsEnd = time.Now()
 	}
 	r.mu.Unlock()
+}
+
+func (r *recorder) tlsFailed() {
+	r.mu.Lock()
+	if a := r.current(); !r.done && a != nil {
+		a.tlsFailed = true
+	}
+	r.mu.Unlock()
+}
+
+// connected says whether any attempt made a TCP connection.
+func (r *recorder) connected() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, a := range r.attempts {
+		if !a.dialEnd.IsZero() {
+			return true
+		}
+	}
+	return false
+}
+
+// sslRequest is PostgreSQL's request for TLS: length 8, code 80877103.
+var sslRequest = []byte{0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f}
+
+// pgWatch sees, while the session is being opened, whether pgx asked the
+// server for TLS and what the server answered ('S' or 'N'): the one
+// thing that tells a refused TLS attempt from any other. Once the
+// session is open it only passes calls through.
+type pgWatch struct {
+	net.Conn
+	r        *recorder
+	a        *attempt
+	answered atomic.Bool
+}
+
+func (w *pgWatch) Write(p []byte) (int, error) {
+	if !w.answered.Load() && bytes.Equal(p, sslRequest) {
+		w.r.mu.Lock()
+		w.a.tlsAsked = true
+		w.r.mu.Unlock()
+	}
+	return w.Conn.Write(p)
+}
+
+func (w *pgWatch) Read(p []byte) (int, error) {
+	n, err := w.Conn.Read(p)
+	if n > 0 && !w.answered.Swap(true) {
+		w.r.mu.Lock()
+		if w.a.tlsAsked && p[0] == 'N' {
+			w.a.tlsRefused = true
+		}
+		w.r.mu.Unlock()
+	}
+	return n, err
 }
 
 // wrapTLS chains a VerifyConnection that records when the handshake ended.
@@ -117,16 +226,44 @@ func (r *recorder) wrapTLS(c *tls.Config) *tls.Config {
 	return c
 }
 
+// phases ends the recording: the last attempt that connected is the
+// session's, every one before it failed.
 func (r *recorder) phases(end time.Time) Phases {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.done = true
-	p := Phases{TCP: r.dialEnd.Sub(r.dialStart), Total: end.Sub(r.start)}
-	loginFrom := r.dialEnd
-	if !r.tlsEnd.IsZero() {
+	p := Phases{Total: end.Sub(r.start)}
+	if len(r.attempts) == 0 {
+		p.Login = p.Total
+		return p
+	}
+	p.Setup = r.attempts[0].start.Sub(r.start)
+	last := r.attempts[len(r.attempts)-1]
+	for i, a := range r.attempts[:len(r.attempts)-1] {
+		f := Attempt{Took: r.attempts[i+1].start.Sub(a.start), Outcome: AttemptUnexplained}
+		switch {
+		case a.dialEnd.IsZero():
+			f.Outcome = AttemptNoTCP
+		case a.tlsRefused:
+			f.Outcome = AttemptTLSRefused
+		case a.tlsFailed || a.tlsAsked && a.tlsEnd.IsZero():
+			f.Outcome = AttemptTLSFailed
+		case !a.tlsEnd.IsZero():
+			f.Outcome = AttemptAbandoned
+		}
+		if !a.dialEnd.IsZero() {
+			f.TCP = a.dialEnd.Sub(a.start)
+		}
+		p.Failed = append(p.Failed, f)
+	}
+	loginFrom := last.start
+	if !last.dialEnd.IsZero() {
+		p.TCP, loginFrom = last.dialEnd.Sub(last.start), last.dialEnd
+	}
+	if !last.tlsEnd.IsZero() {
 		p.TLSUsed = true
-		p.TLS = r.tlsEnd.Sub(r.dialEnd)
-		loginFrom = r.tlsEnd
+		p.TLS = last.tlsEnd.Sub(last.dialEnd)
+		loginFrom = last.tlsEnd
 	}
 	p.Login = end.Sub(loginFrom)
 	return p
@@ -151,6 +288,7 @@ func connector(d *DSN, opt Options, r *recorder) (*sql.DB, error) {
 			// yet: run it here, so that its time is TLS, not login.
 			if tc, ok := c.(*tls.Conn); ok {
 				if err := tc.HandshakeContext(ctx); err != nil {
+					r.tlsFailed()
 					return nil, err
 				}
 				r.tlsDone()
@@ -242,7 +380,7 @@ func Open(ctx context.Context, d *DSN, opt Options) (*Conn, error) {
 	if opt.Timeout <= 0 {
 		opt.Timeout = 15 * time.Second
 	}
-	r := &recorder{blocking: opt.Blocking}
+	r := &recorder{blocking: opt.Blocking, watchPG: d.Engine == Postgres}
 	db, err := connector(d, opt, r)
 	if err != nil {
 		return nil, err
@@ -255,12 +393,14 @@ func Open(ctx context.Context, d *DSN, opt Options) (*Conn, error) {
 	defer cancel()
 	r.start = time.Now()
 	conn, err := db.Conn(cctx)
+	// pgx, go-sql-driver/mysql and go-mssqldb finish the login inside
+	// Conn: the clock stops there. The ping after it is a round trip of
+	// its own (pgx sends an empty query), not part of the login; it only
+	// makes sure the session answers.
+	end := time.Now()
 	if err == nil {
-		// database/sql connects lazily in some drivers: a ping makes sure
-		// the login really happened before the clock stops.
 		err = conn.PingContext(cctx)
 	}
-	end := time.Now()
 	if err != nil {
 		if conn != nil {
 			conn.Close()
@@ -269,16 +409,33 @@ func Open(ctx context.Context, d *DSN, opt Options) (*Conn, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		if cctx.Err() == context.DeadlineExceeded {
+			return nil, timedOut(d, opt.Timeout, r.connected(), err)
+		}
 		return nil, Classify(d, "connect", err)
 	}
 	return &Conn{DSN: d, DB: db, Conn: conn, Phases: r.phases(end), rec: r}, nil
+}
+
+// timedOut is a connect that did not finish within the timeout: whether
+// a TCP connection was made says where it stalled.
+func timedOut(d *DSN, timeout time.Duration, connected bool, err error) error {
+	if !connected {
+		return &Error{Kind: Unreachable, Err: err, Msg: fmt.Sprintf("connect: %s: no TCP connection to %s within %s: a wrong host or port, or a firewall that drops the packets (--timeout sets the wait)",
+			d.Redacted, d.Addr(), timeout)}
+	}
+	return &Error{Kind: Unreachable, Err: err, Msg: fmt.Sprintf("connect: %s: %s accepted the TCP connection but the %s login did not finish within %s: is it the database's port, and is the server overloaded or stuck? (--timeout sets the wait)",
+		d.Redacted, d.Addr(), d.Engine.Name(), timeout)}
 }
 
 // NetConn is the session's TCP connection (beneath any TLS).
 func (c *Conn) NetConn() net.Conn {
 	c.rec.mu.Lock()
 	defer c.rec.mu.Unlock()
-	return c.rec.raw
+	if a := c.rec.current(); a != nil {
+		return a.raw
+	}
+	return nil
 }
 
 // Abort makes any read or write in progress on the session fail now: the

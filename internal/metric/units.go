@@ -90,6 +90,13 @@ func FormatByteRate(bytesPerSecond float64) string {
 	return formatDecimal(bytesPerSecond, "B/s")
 }
 
+// FormatDecimalBytes formats an amount in decimal bytes, "25.0 MB": for an
+// amount shown beside a rate in B/s (a log generated at so many MB/s),
+// which must be in the rate's unit.
+func FormatDecimalBytes(b int64) string {
+	return formatDecimal(float64(b), "B")
+}
+
 func formatDecimal(v float64, unit string) string {
 	prefixes := []string{"", "k", "M", "G", "T", "P"}
 	i := 0
@@ -147,6 +154,14 @@ func FormatCount(n int64) string {
 	return b.String()
 }
 
+// Plural is a count of things: "1 session", "4 sessions", "1,200 rows".
+func Plural(n int64, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return FormatCount(n) + " " + what + "s"
+}
+
 func sig3(v float64) string {
 	switch {
 	case v >= 100:
@@ -169,17 +184,4 @@ func trimFloat(v float64) string {
 	default:
 		return strconv.FormatFloat(v, 'f', 2, 64)
 	}
-}
-
-// FormatDecimalBytes formats a database or backup size in decimal units,
-// as DBAs and storage vendors quote them: "100 GB", "1 TB", "23.4 MB".
-func FormatDecimalBytes(b int64) string {
-	units := []string{"B", "kB", "MB", "GB", "TB", "PB"}
-	v := float64(b)
-	i := 0
-	for math.Abs(v) >= 1000 && i < len(units)-1 {
-		v /= 1000
-		i++
-	}
-	return trimFloat(v) + " " + units[i]
 }

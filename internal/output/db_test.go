@@ -36,10 +36,12 @@ func dbFixtures() (map[string][]result.Interval, map[string]*result.Report) {
 	giv := result.NewInterval(result.ProbeDBPing, time.Second, 2500*time.Millisecond)
 	giv.Gap = &gap
 	ping.DBPing = &result.DBPing{Config: result.DBPingConfig{Query: "SELECT 1", Duration: result.Seconds(3 * time.Second), Interval: result.Seconds(time.Second), Queries: 5000},
-		Engine: "postgres", ServerVersion: "16.4", Connect: result.Connect{TCP: ms(0.3), TLS: ms(1.1), Login: ms(2.4), Total: ms(3.8), TLSUsed: true},
+		Engine: "postgres", ServerVersion: "16.4", Connect: result.Connect{Setup: ms(0.1), FailedAttempts: []result.ConnectAttempt{{Outcome: "tls_refused", TCP: ms(0.11), Took: ms(8.0)}},
+			TCP: ms(0.108), Login: ms(12.892), Total: ms(21.1)},
 		Queries: 4900, Duration: result.Seconds(2 * time.Second), Rate: 2450, Latency: lat,
-		Network: &result.NetworkSplit{Method: "tcp_handshake_rtt", TCPConnectSamples: 6, TCPConnectP50: ms(0.36), TCPConnectMin: ms(0.31),
-			HandshakeRTTP50: ms(0.3), NetworkP50: ms(0.3), ServerP50: ms(0.09), NetworkShare: 0.769, ServerShare: 0.231, QueryRTTP50: ms(0.39)},
+		Network: &result.NetworkSplit{Method: "bounds", TCPConnectSamples: 5, TCPConnectP50: ms(0.36), TCPConnectMin: ms(0.31),
+			HandshakeRTTP50: ms(0.3), EmptyRoundTrips: 2000, EmptyRTTP50: ms(0.33), NetworkLow: ms(0.3), NetworkHigh: ms(0.33),
+			LowFrom: "tcp_handshake_rtt", HighFrom: "empty_query", NetworkShareLow: 0.769, NetworkShareHigh: 0.846, QueryRTTP50: ms(0.39)},
 		KernelRTT: ms(0.35), KernelMinRTT: ms(0.29), Gaps: []result.Gap{gap}}
 	ping.Findings = advisor.Advise(ping)
 
@@ -88,12 +90,17 @@ func dbFixtures() (map[string][]result.Interval, map[string]*result.Report) {
 	load := result.NewReport("db load", "postgres://narrows:xxxxx@db1:5432/postgres", tool, at)
 	liv := result.NewInterval(result.ProbeDBLoad, 0, time.Second)
 	cp50, cp99 := result.Seconds(1100*time.Microsecond), result.Seconds(2700*time.Microsecond)
-	liv.Load = &result.LoadInterval{LogBytes: 20_000_000, Rate: 2e7, Rows: 19_000, Commits: 475, CommitP50: &cp50, CommitP99: &cp99}
-	load.DBLoad = &result.DBLoad{Config: result.DBLoadConfig{Rate: 2e7, Duration: result.Seconds(time.Second), Interval: result.Seconds(time.Second), RowBytes: 1000},
+	liv.Load = &result.LoadInterval{LogBytes: 20_000_000, Rate: 2e7, Rows: 19_000, Commits: 95, CommitP50: &cp50, CommitP99: &cp99}
+	commitLat := func(p50, p99 time.Duration) *result.Latencies {
+		return &result.Latencies{Min: result.Seconds(800 * time.Microsecond), Mean: result.Seconds(1200 * time.Microsecond), P50: result.Seconds(p50),
+			P90: result.Seconds(1500 * time.Microsecond), P99: result.Seconds(p99), P999: result.Seconds(3 * time.Millisecond), Max: result.Seconds(3300 * time.Microsecond)}
+	}
+	load.DBLoad = &result.DBLoad{Config: result.DBLoadConfig{Rate: 2e7, Duration: result.Seconds(time.Second), Interval: result.Seconds(time.Second), RowBytes: 1000, Sessions: 2},
 		Engine: "postgres", Table: "narrows_load", Rows: 19_000, LogBytes: 20_000_000, PayloadBytes: 19_000_000, Duration: result.Seconds(time.Second),
-		Rate: 2e7, Measure: "wal_lsn", Dropped: true, Gaps: []result.Gap{}, Commits: 475,
-		CommitLatency: &result.Latencies{Min: result.Seconds(800 * time.Microsecond), Mean: result.Seconds(1200 * time.Microsecond), P50: cp50,
-			P90: result.Seconds(1500 * time.Microsecond), P99: cp99, P999: result.Seconds(3 * time.Millisecond), Max: result.Seconds(3300 * time.Microsecond)}}
+		Rate: 2e7, Measure: "wal_lsn", Dropped: true, Gaps: []result.Gap{}, Commits: 95, RowsPerCommit: 200, CommitPayloadBytes: 200_000,
+		CommitLatency: commitLat(1100*time.Microsecond, 2700*time.Microsecond),
+		Sessions: []result.LoadSession{{Session: 1, Rows: 9600, PayloadBytes: 9_600_000, PayloadRate: 9.6e6, Commits: 48, CommitLatency: commitLat(1050*time.Microsecond, 2600*time.Microsecond)},
+			{Session: 2, Rows: 9400, PayloadBytes: 9_400_000, PayloadRate: 9.4e6, Commits: 47, CommitLatency: commitLat(1150*time.Microsecond, 2700*time.Microsecond)}}}
 	load.Findings = advisor.Advise(load)
 
 	return map[string][]result.Interval{"db_ping": {iv, giv}, "db_repl_pg": {piv, gend}, "db_repl_mysql": {miv}, "db_repl_sqlserver": {siv}, "db_load": {liv}},

@@ -1,6 +1,12 @@
 package result
 
-import "time"
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/narrows/narrows/internal/metric"
+)
 
 // Probes of the db commands, as they appear in interval records.
 const (
@@ -23,13 +29,61 @@ type Gap struct {
 }
 
 // Connect is how long opening a database session took, phase by phase.
+// The phases follow one another: setup, the failed attempts, TCP, TLS and
+// login add up to the total.
 type Connect struct {
-	TCP   Seconds `json:"tcp_seconds"`
-	TLS   Seconds `json:"tls_seconds"` // 0 without TLS
-	Login Seconds `json:"login_seconds"`
-	Total Seconds `json:"total_seconds"`
+	// Setup is the time before the first dial (the driver's own work;
+	// PostgreSQL's name lookup).
+	Setup Seconds `json:"setup_seconds"`
+	// FailedAttempts are connections the driver opened and gave up before
+	// the session's own (sslmode=prefer against a server without TLS).
+	FailedAttempts []ConnectAttempt `json:"failed_attempts,omitempty"`
+	TCP            Seconds          `json:"tcp_seconds"`
+	TLS            Seconds          `json:"tls_seconds"` // 0 without TLS
+	Login          Seconds          `json:"login_seconds"`
+	Total          Seconds          `json:"total_seconds"`
 	// TLSUsed says whether the session was encrypted.
 	TLSUsed bool `json:"tls"`
+}
+
+// Parts names the connect's phases in order, each with its time, as one
+// phrase: "driver setup 40 µs, TLS refused 4.30 ms (TCP 120 µs; the driver then
+// opened a new connection), TCP 108 µs, no TLS, login 3.36 ms".
+func (c Connect) Parts() string {
+	d := func(s Seconds) string { return metric.FormatDuration(s.D()) }
+	parts := []string{"driver setup " + d(c.Setup)}
+	for _, a := range c.FailedAttempts {
+		switch a.Outcome {
+		case "tls_refused":
+			parts = append(parts, fmt.Sprintf("TLS refused %s (TCP %s; the driver then opened a new connection)", d(a.Took), d(a.TCP)))
+		case "tls_failed":
+			parts = append(parts, fmt.Sprintf("failed TLS attempt %s (TCP %s)", d(a.Took), d(a.TCP)))
+		case "no_tcp":
+			parts = append(parts, fmt.Sprintf("failed dial %s", d(a.Took)))
+		case "abandoned":
+			parts = append(parts, fmt.Sprintf("attempt given up after TLS %s (TCP %s)", d(a.Took), d(a.TCP)))
+		default:
+			parts = append(parts, fmt.Sprintf("attempt given up %s (TCP %s)", d(a.Took), d(a.TCP)))
+		}
+	}
+	parts = append(parts, "TCP "+d(c.TCP))
+	if c.TLSUsed {
+		parts = append(parts, "TLS "+d(c.TLS))
+	} else {
+		parts = append(parts, "no TLS")
+	}
+	return strings.Join(append(parts, "login "+d(c.Login)), ", ")
+}
+
+// ConnectAttempt is a connection attempt that did not become the session.
+type ConnectAttempt struct {
+	// Outcome: "tls_refused" (the server answered no to the request for
+	// TLS), "tls_failed", "no_tcp", "abandoned" (given up after TLS, e.g.
+	// a login over TLS the server refused) or "unexplained".
+	Outcome string  `json:"outcome"`
+	TCP     Seconds `json:"tcp_seconds"`
+	// Took is the attempt from its dial to the next one's.
+	Took Seconds `json:"seconds"`
 }
 
 // DBPing is the summary of `narrows db ping`.
@@ -67,33 +121,93 @@ type DBPingConfig struct {
 }
 
 // NetworkSplit sets what the network costs against a query round trip.
+//
+// Without an agent the network's round trip is known only between two
+// bounds measured on the way to the database itself: Low, the kernel's
+// RTT of TCP handshakes to its port (the path and both kernels; no
+// program wakes at either end), and High, a round trip through the
+// server that does no work (PostgreSQL's empty query, MySQL's COM_PING:
+// the path, both programs' wake-ups and the server's least work). An
+// agent beside the database (`net rr` with requests the size of the
+// query) measures it as the query travels, between the two.
 type NetworkSplit struct {
-	// Method is how the network's round trip was measured:
-	// "tcp_handshake_rtt" (the kernel's RTT of TCP handshakes to the
-	// database's own port), "tcp_connect" (the same handshakes timed by
-	// the client, off Linux) or "agent_rr" (`narrows net rr` to an agent
-	// beside the database).
+	// Method is "agent_rr" when an agent measured the network, "bounds"
+	// otherwise.
 	Method string `json:"method"`
-	// TCPConnect are handshakes to host:port: the kernel at the far end
-	// answers a SYN at once, so this is the network's round trip.
+	// TCPConnect are handshakes to host:port, each right after an
+	// unmeasured one: a handshake after an idle spell reads two to three
+	// times a warm one on a VM, the cold code path and not the network.
 	TCPConnectSamples int     `json:"tcp_connect_samples"`
 	TCPConnectP50     Seconds `json:"tcp_connect_p50_seconds"`
 	TCPConnectMin     Seconds `json:"tcp_connect_min_seconds"`
 	// HandshakeRTTP50 is the kernel's RTT sample of those handshakes
-	// (TCP_INFO right after connect; Linux): the network alone, without
-	// the client's socket setup.
+	// (TCP_INFO right after connect; Linux).
 	HandshakeRTTP50 Seconds `json:"tcp_handshake_rtt_p50_seconds,omitempty"`
+	// LocalConnectMin is the fastest connect call to narrows' own
+	// listener on loopback: what a connect call costs this machine
+	// besides the path, taken off the connect calls where the kernel's
+	// RTT cannot be read.
+	LocalConnectMin Seconds `json:"local_connect_min_seconds,omitempty"`
+	// EmptyRTTP50 is the p50 of the round trips that do no work on the
+	// server, sent one after another once the queries are done.
+	EmptyRoundTrips int64   `json:"empty_round_trips,omitempty"`
+	EmptyRTTP50     Seconds `json:"empty_round_trip_p50_seconds,omitempty"`
+	// The bounds, where each comes from ("tcp_handshake_rtt",
+	// "tcp_connect_minus_local", "none"; "empty_query", "com_ping",
+	// "fastest_query"), and their shares of the query's p50.
+	NetworkLow       Seconds `json:"network_rtt_low_seconds"`
+	NetworkHigh      Seconds `json:"network_rtt_high_seconds"`
+	LowFrom          string  `json:"network_rtt_low_from"`
+	HighFrom         string  `json:"network_rtt_high_from"`
+	NetworkShareLow  float64 `json:"network_share_low_ratio"`
+	NetworkShareHigh float64 `json:"network_share_high_ratio"`
 	// Agent figures, present with --agent.
 	Agent        string  `json:"agent,omitempty"`
 	AgentRTTP50  Seconds `json:"agent_rtt_p50_seconds,omitempty"`
 	AgentRTTs    int64   `json:"agent_round_trips,omitempty"`
 	AgentRequest int64   `json:"agent_request_bytes,omitempty"`
 	AgentError   string  `json:"agent_error,omitempty"`
-	NetworkP50   Seconds `json:"network_rtt_p50_seconds"`
-	ServerP50    Seconds `json:"server_and_driver_p50_seconds"`
-	NetworkShare float64 `json:"network_share_ratio"`
-	ServerShare  float64 `json:"server_share_ratio"`
-	QueryRTTP50  Seconds `json:"query_rtt_p50_seconds"`
+	// The split itself, present only when an agent measured the network.
+	NetworkP50   *Seconds `json:"network_rtt_p50_seconds,omitempty"`
+	ServerP50    *Seconds `json:"server_and_driver_p50_seconds,omitempty"`
+	NetworkShare *float64 `json:"network_share_ratio,omitempty"`
+	ServerShare  *float64 `json:"server_share_ratio,omitempty"`
+	QueryRTTP50  Seconds  `json:"query_rtt_p50_seconds"`
+	// Verdict is the advisor's: "network_dominates", "server_dominates",
+	// "shared" or "cannot_tell"; BoundsVerdict what the bounds alone say
+	// (the verdict without an agent).
+	Verdict       string `json:"verdict,omitempty"`
+	BoundsVerdict string `json:"bounds_verdict,omitempty"`
+}
+
+// LowFromText says in a few words what the low bound is.
+func (n *NetworkSplit) LowFromText() string {
+	d := func(s Seconds) string { return metric.FormatDuration(s.D()) }
+	switch n.LowFrom {
+	case "tcp_handshake_rtt":
+		return fmt.Sprintf("kernel RTT of %d TCP handshakes, p50 %s (connect call p50 %s)", n.TCPConnectSamples, d(n.HandshakeRTTP50), d(n.TCPConnectP50))
+	case "tcp_connect_minus_local":
+		return fmt.Sprintf("fastest of %d TCP connect calls %s, less %s for one to a listener on this machine", n.TCPConnectSamples, d(n.TCPConnectMin), d(n.LocalConnectMin))
+	}
+	return "none (no TCP handshakes: --tcp-probes 0)"
+}
+
+// HighFromText says in a few words what the high bound is.
+func (n *NetworkSplit) HighFromText() string {
+	d := func(s Seconds) string { return metric.FormatDuration(s.D()) }
+	switch n.HighFrom {
+	case "empty_query":
+		return fmt.Sprintf("empty query p50 %s over %s round trips", d(n.EmptyRTTP50), metric.FormatCount(n.EmptyRoundTrips))
+	case "com_ping":
+		return fmt.Sprintf("COM_PING p50 %s over %s round trips", d(n.EmptyRTTP50), metric.FormatCount(n.EmptyRoundTrips))
+	}
+	return fmt.Sprintf("fastest query %s (no cheaper round trip on this engine)", d(n.NetworkHigh))
+}
+
+// Range is the bounds as "10.0–31.0 µs (22–69%)".
+func (n *NetworkSplit) Range() string {
+	return fmt.Sprintf("%s–%s (%.0f–%.0f%%)", metric.FormatDuration(n.NetworkLow.D()), metric.FormatDuration(n.NetworkHigh.D()),
+		100*n.NetworkShareLow, 100*n.NetworkShareHigh)
 }
 
 // Repl is the summary of `narrows db repl`.
@@ -323,22 +437,50 @@ type DBLoad struct {
 	Rows     int64        `json:"rows"`
 	LogBytes int64        `json:"log_bytes"`
 	// PayloadBytes is what narrows sent; LogBytes what the server logged.
-	PayloadBytes int64   `json:"payload_bytes"`
-	Duration     Seconds `json:"duration_seconds"`
-	Rate         float64 `json:"log_bytes_per_second"`
+	PayloadBytes int64 `json:"payload_bytes"`
+	// Duration is the time the load ran with at least one session
+	// connected.
+	Duration Seconds `json:"duration_seconds"`
+	Rate     float64 `json:"log_bytes_per_second"`
 	// Measure says how log bytes were counted: "wal_lsn", "binlog_position",
 	// "log_bytes_flushed" or "payload" (the server gave no log position).
 	Measure string `json:"measure"`
-	// Commits are the transactions narrows committed: each INSERT runs on
-	// its own, so each is one commit. CommitLatency times each from sending
-	// the INSERT to the server's answer: the round trip, the insert, the
-	// log flush and, with a synchronous replica, the replica's
-	// acknowledgement. What a committing session waits.
+	// Commits are the transactions narrows committed, all sessions
+	// together: each is ONE INSERT of RowsPerCommit rows
+	// (CommitPayloadBytes of payload), committed on its own.
+	// CommitLatency times each from sending the INSERT to the server's
+	// answer: the round trip, the insert, the log flush and, with a
+	// synchronous replica, the replica's acknowledgement. What a
+	// committing session waits, for commits of that size.
+	Commits            int64      `json:"commits"`
+	RowsPerCommit      int64      `json:"rows_per_commit"`
+	CommitPayloadBytes int64      `json:"commit_payload_bytes"`
+	CommitLatency      *Latencies `json:"commit_latency,omitempty"`
+	// Sessions are each session's own figures; the log is the server's,
+	// shared by all, so it is counted for the whole only.
+	Sessions []LoadSession `json:"sessions"`
+	Dropped  bool          `json:"table_dropped"`
+	Gaps     []Gap         `json:"gaps"`
+	Stopped  string        `json:"stopped,omitempty"`
+}
+
+// CommitRows is what one commit inserts: "1 row of 1000 B", "100 rows of
+// 1000 B (97.7 KiB)".
+func CommitRows(rows, rowBytes int64) string {
+	if rows == 1 {
+		return "1 row of " + metric.FormatBytes(rowBytes)
+	}
+	return fmt.Sprintf("%s of %s (%s)", metric.Plural(rows, "row"), metric.FormatBytes(rowBytes), metric.FormatBytes(rows*rowBytes))
+}
+
+// LoadSession is one db load session: its own connection and commits.
+type LoadSession struct {
+	Session       int        `json:"session"`
+	Rows          int64      `json:"rows"`
+	PayloadBytes  int64      `json:"payload_bytes"`
+	PayloadRate   float64    `json:"payload_bytes_per_second"`
 	Commits       int64      `json:"commits"`
 	CommitLatency *Latencies `json:"commit_latency,omitempty"`
-	Dropped       bool       `json:"table_dropped"`
-	Gaps          []Gap      `json:"gaps"`
-	Stopped       string     `json:"stopped,omitempty"`
 }
 
 // DBLoadConfig is what was asked for.
@@ -347,9 +489,13 @@ type DBLoadConfig struct {
 	Duration Seconds `json:"duration_seconds,omitempty"`
 	Interval Seconds `json:"interval_seconds"`
 	RowBytes int64   `json:"row_bytes"`
+	Sessions int     `json:"sessions"`
+	// RowsPerCommit is what --rows-per-commit asked; 0: narrows chose.
+	RowsPerCommit int64 `json:"rows_per_commit,omitempty"`
 }
 
-// LoadInterval is the payload of a db load interval record.
+// LoadInterval is the payload of a db load interval record: all sessions
+// together.
 type LoadInterval struct {
 	LogBytes int64   `json:"log_bytes"`
 	Rate     float64 `json:"log_bytes_per_second"`

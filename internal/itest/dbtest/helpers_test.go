@@ -3,8 +3,10 @@ package dbtest
 import (
 	"bytes"
 	"context"
+	"net"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -109,6 +111,52 @@ func exec1(t *testing.T, c *dbconn.Conn, q string) {
 	if _, err := c.Conn.ExecContext(context.Background(), q); err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
+}
+
+// pgSystemSet sets a parameter on the PostgreSQL primary (ALTER SYSTEM and
+// a reload) for the rest of the test, and resets it when the test ends.
+func pgSystemSet(t *testing.T, super *dbconn.Conn, name, value string) {
+	t.Helper()
+	exec1(t, super, "ALTER SYSTEM SET "+name+" = "+value)
+	exec1(t, super, "SELECT pg_reload_conf()")
+	t.Cleanup(func() {
+		exec1(t, super, "ALTER SYSTEM RESET "+name)
+		exec1(t, super, "SELECT pg_reload_conf()")
+		time.Sleep(200 * time.Millisecond)
+	})
+	time.Sleep(200 * time.Millisecond) // the reload reaches every backend
+}
+
+// silentListener is a TCP port that accepts connections and never sends
+// a byte, as a stuck server or the wrong port does; it returns host:port.
+func silentListener(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var held []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range held {
+			c.Close()
+		}
+		mu.Unlock()
+	})
+	return ln.Addr().String()
 }
 
 func noSecrets(t *testing.T, what string, texts ...string) {

@@ -2,6 +2,9 @@ package dbtest
 
 import (
 	"context"
+	"math"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -103,7 +106,8 @@ func TestLoadSwappedTable(t *testing.T) {
 			}
 			clean()
 			t.Cleanup(clean)
-			p := start(t, "db", "load", "--dsn", c.dsn(), "--rate", "1MB/s", "--duration", "8s", "--interval", "200ms", "--table", "narrows_swap")
+			// Two sessions: each one's INSERTs carry the guard.
+			p := start(t, "db", "load", "--dsn", c.dsn(), "--rate", "1MB/s", "--duration", "8s", "--interval", "200ms", "--table", "narrows_swap", "--sessions", "2")
 			for i := 0; count(t, me, c.exists) == 0; i++ {
 				if i > 100 {
 					t.Fatalf("narrows did not create its table; stderr %q", p.err.String())
@@ -149,18 +153,14 @@ func TestLoadSyncStandbyDown(t *testing.T) {
 	ctx := context.Background()
 	super := open(t, pgSuper())
 	exec1(t, super, "DROP TABLE IF EXISTS narrows_sync")
-	exec1(t, super, "ALTER SYSTEM SET synchronous_standby_names = 'nosuchstandby'")
-	exec1(t, super, "SELECT pg_reload_conf()")
 	t.Cleanup(func() {
-		exec1(t, super, "ALTER SYSTEM RESET synchronous_standby_names")
-		exec1(t, super, "SELECT pg_reload_conf()")
-		time.Sleep(200 * time.Millisecond)
-		// Whatever the run left, committed locally, is removed now.
+		// Whatever the run left, committed locally, is removed once the
+		// setting is reset (cleanups run last first).
 		if _, err := super.Conn.ExecContext(ctx, "DROP TABLE IF EXISTS narrows_sync"); err != nil {
 			t.Error(err)
 		}
 	})
-	time.Sleep(200 * time.Millisecond) // the reload reaches every backend
+	pgSystemSet(t, super, "synchronous_standby_names", "'nosuchstandby'")
 	r := itest.Run(t, 60*time.Second, nil, "db", "load", "--dsn", pgDSN(), "--rate", "1MB/s", "--duration", "2s", "--timeout", "2s", "--table", "narrows_sync")
 	noSecrets(t, "sync", r.Stdout, r.Stderr)
 	line := strings.TrimSuffix(r.Stderr, "\n")
@@ -176,4 +176,202 @@ func TestLoadSyncStandbyDown(t *testing.T) {
 	if left != 0 {
 		t.Errorf("a table was left behind (marker %q)", marker)
 	}
+}
+
+// TestLoadReadOnlyMariaDB: a MariaDB server that is read-only, as a
+// replica is (read_only = ON), or whose sessions are (tx_read_only = ON),
+// is refused before anything is created, in one line, exit 2; one made
+// read-only mid-run stops the load with the same kind of line and exit 2
+// (it was "Cannot execute statement in a READ ONLY transaction (error
+// 1792)" and the driver's text for --read-only, exit 1). The replica
+// stands in: its own tables are its own (narrows' database is
+// replicated, the scratch table is not).
+func TestLoadReadOnlyMariaDB(t *testing.T) {
+	needMaria(t)
+	ctx := context.Background()
+	admin := func(sql string) {
+		t.Helper()
+		if _, err := maria.SQL(ctx, maria.Replica, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tables := func() int {
+		out, err := maria.SQL(ctx, maria.Replica, "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'narrows' AND table_name = 'narrows_ro'")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return int(parseCount(t, out))
+	}
+	t.Cleanup(func() {
+		admin("SET GLOBAL read_only = OFF")
+		admin("SET GLOBAL tx_read_only = OFF")
+		admin("DROP TABLE IF EXISTS narrows.narrows_ro")
+	})
+	for _, c := range []struct{ name, set, want string }{
+		{"read_only", "SET GLOBAL read_only = ON", "this server is read-only (read_only = ON)"},
+		{"tx_read_only", "SET GLOBAL tx_read_only = ON", "this session is read-only (tx_read_only = ON)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			admin(c.set)
+			defer admin("SET GLOBAL read_only = OFF")
+			defer admin("SET GLOBAL tx_read_only = OFF")
+			r := itest.Run(t, 60*time.Second, nil, "db", "load", "--dsn", myReplica(), "--rate", "1MB/s", "--duration", "2s", "--table", "narrows_ro")
+			noSecrets(t, c.name, r.Stdout, r.Stderr)
+			line := strings.TrimSuffix(r.Stderr, "\n")
+			if r.Code != 2 || strings.Contains(line, "\n") || !strings.Contains(line, c.want) {
+				t.Fatalf("exit %d, stderr %q: want exit 2 and one line containing %q", r.Code, r.Stderr, c.want)
+			}
+			if n := tables(); n != 0 {
+				t.Fatalf("%d scratch tables created on a read-only server", n)
+			}
+			t.Log(line)
+		})
+	}
+	t.Run("mid-run", func(t *testing.T) {
+		p := start(t, "db", "load", "--dsn", myReplica(), "--rate", "1MB/s", "--duration", "20s", "--interval", "200ms", "--table", "narrows_ro")
+		for i := 0; tables() == 0; i++ {
+			if i > 100 {
+				t.Fatalf("narrows did not create its table; stderr %q", p.err.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		time.Sleep(500 * time.Millisecond)
+		admin("SET GLOBAL read_only = ON")
+		code := p.wait(t, 40*time.Second)
+		admin("SET GLOBAL read_only = OFF")
+		noSecrets(t, "mid-run", p.out.String(), p.err.String())
+		line := strings.TrimSuffix(p.err.String(), "\n")
+		if code != 2 || strings.Contains(line, "\n") || !strings.Contains(line, "the server is read-only") {
+			t.Fatalf("exit %d, stderr %q: want exit 2 and one line saying the server is read-only", code, p.err.String())
+		}
+		// The table could not be dropped on a read-only server: the
+		// summary says so rather than claim it was.
+		if !strings.Contains(p.out.String(), "NOT dropped") {
+			t.Fatalf("the summary does not say the table was left:\n%s", p.out.String())
+		}
+		t.Log(line)
+	})
+}
+
+func parseCount(t *testing.T, s string) int64 {
+	t.Helper()
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil {
+		t.Fatalf("not a count: %q", s)
+	}
+	return n
+}
+
+// TestLoadSessions: --sessions 3 runs three sessions, each its own
+// connection and commits, sharing the rate and one table (narrows' own,
+// dropped at the end); the summary gives each session's figures and the
+// whole, the whole is the sum, and every commit is the INSERT of the rows
+// the output names (at 3 MB/s shared by three, 20 rows of 1000 B: about
+// 50 commits a second per session).
+func TestLoadSessions(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		engine   string
+		dsn      func() string
+		need     func(*testing.T)
+		sessions func() int // narrows' sessions on the server now
+		tables   func() int
+	}{
+		{"postgres", pgDSN, needPG, func() int {
+			return count(t, open(t, pgSuper()), "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'narrows' AND usename = 'narrows' AND backend_type = 'client backend'")
+		}, func() int {
+			return count(t, open(t, pgSuper()), "SELECT count(*) FROM pg_class WHERE relname = 'narrows_sessions'")
+		}},
+		{"mariadb", mySource, needMaria, func() int {
+			out, err := maria.SQL(ctx, maria.Source, "SELECT count(*) FROM information_schema.processlist WHERE user = 'narrows'")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return int(parseCount(t, out))
+		}, func() int {
+			out, err := maria.SQL(ctx, maria.Source, "SELECT count(*) FROM information_schema.tables WHERE table_name = 'narrows_sessions'")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return int(parseCount(t, out))
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.engine, func(t *testing.T) {
+			c.need(t)
+			p := start(t, "db", "load", "--dsn", c.dsn(), "--rate", "3MB/s", "--duration", "4s", "--interval", "500ms", "--sessions", "3", "--table", "narrows_sessions", "--json")
+			most := 0
+			for i := 0; i < 30 && most < 3; i++ {
+				most = max(most, c.sessions())
+				time.Sleep(100 * time.Millisecond)
+			}
+			if code := p.wait(t, 60*time.Second); code != 0 {
+				t.Fatalf("exit %d: %s", code, p.err.String())
+			}
+			noSecrets(t, c.engine, p.out.String(), p.err.String())
+			if most < 3 {
+				t.Fatalf("at most %d of narrows' sessions seen on the server, want 3", most)
+			}
+			_, sum := itest.Records(t, p.out.String())
+			l := itest.Obj(sum, "db_load")
+			ss, _ := l["sessions"].([]any)
+			rows, _ := itest.Num(l, "rows")
+			commits, _ := itest.Num(l, "commits")
+			perCommit, _ := itest.Num(l, "rows_per_commit")
+			commitBytes, _ := itest.Num(l, "commit_payload_bytes")
+			if len(ss) != 3 || perCommit != 20 || commitBytes != 20_000 || rows != commits*perCommit || l["table_dropped"] != true {
+				t.Fatalf("db load: %d sessions, %v rows in %v commits of %v rows (%v B): %v", len(ss), rows, commits, perCommit, commitBytes, l)
+			}
+			var sumRows, sumCommits float64
+			for i, s := range ss {
+				m := s.(map[string]any)
+				r, _ := itest.Num(m, "rows")
+				n, _ := itest.Num(m, "commits")
+				if id, _ := itest.Num(m, "session"); int(id) != i+1 || n < 10 || r != n*perCommit || m["commit_latency"] == nil {
+					t.Fatalf("session %d: %v", i+1, m)
+				}
+				sumRows, sumCommits = sumRows+r, sumCommits+n
+			}
+			if sumRows != rows || sumCommits != commits {
+				t.Fatalf("the sessions add up to %v rows in %v commits, the whole says %v in %v", sumRows, sumCommits, rows, commits)
+			}
+			if n := c.tables(); n != 0 {
+				t.Fatalf("%d scratch tables left", n)
+			}
+			t.Logf("3 sessions: %v commits of %v rows, log %v B/s", commits, perCommit, l["log_bytes_per_second"])
+		})
+	}
+}
+
+// TestLoadIntervals: a run of 5 s at 1 s intervals has 5 interval rows,
+// the last ending at 5 s (db load had 4: the last second was never
+// reported), for db load and db ping alike; and db load's summary gives
+// the log in the decimal unit of its rate (it said "119 MiB in 25.0 s =
+// 5.00 MB/s").
+func TestLoadIntervals(t *testing.T) {
+	needPG(t)
+	for _, args := range [][]string{
+		{"db", "load", "--dsn", pgDSN(), "--rate", "1MB/s", "--duration", "5s", "--interval", "1s", "--table", "narrows_intervals", "--json"},
+		{"db", "ping", "--dsn", pgDSN(), "--duration", "5s", "--interval", "1s", "--json"},
+	} {
+		r := itest.Run(t, 60*time.Second, nil, args...)
+		if r.Code != 0 {
+			t.Fatalf("%v: exit %d: %s", args[:2], r.Code, r.Stderr)
+		}
+		ivs, _ := itest.Records(t, r.Stdout)
+		if len(ivs) != 5 {
+			t.Fatalf("%v: %d interval records in 5 s at 1 s, want 5", args[:2], len(ivs))
+		}
+		end, _ := itest.Num(ivs[4], "end_seconds")
+		if math.Abs(end-5) > 0.1 {
+			t.Fatalf("%v: the last interval ends at %.2f s, want 5", args[:2], end)
+		}
+	}
+	r := itest.Run(t, 60*time.Second, nil, "db", "load", "--dsn", pgDSN(), "--rate", "1MB/s", "--duration", "2s", "--table", "narrows_intervals")
+	line := regexp.MustCompile(`(?m)^log +\S+ (\S+) in \S+ s = \S+ (\S+)/s`).FindStringSubmatch(r.Stdout)
+	decimal := regexp.MustCompile(`^[kMGT]?B$`)
+	if r.Code != 0 || line == nil || !decimal.MatchString(line[1]) || !decimal.MatchString(line[2]) {
+		t.Fatalf("the log line mixes units (%q):\n%s", line, r.Stdout)
+	}
+	t.Log(line[0])
 }

@@ -129,7 +129,7 @@ func (t *Writer) dbInterval(iv result.Interval) error {
 		if l.CommitP50 != nil && l.CommitP99 != nil {
 			p50, p99 = dur(*l.CommitP50), dur(*l.CommitP99)
 		}
-		_, err = fmt.Fprintf(t.w, "%-14s %14s %12s %10s %9s %11s %11s\n", span(iv), metric.FormatByteRate(l.Rate), metric.FormatBytes(l.LogBytes),
+		_, err = fmt.Fprintf(t.w, "%-14s %14s %12s %10s %9s %11s %11s\n", span(iv), metric.FormatByteRate(l.Rate), metric.FormatDecimalBytes(l.LogBytes),
 			metric.FormatCount(l.Rows), metric.FormatCount(l.Commits), p50, p99)
 	case result.ProbeRepl:
 		p := iv.Repl
@@ -246,21 +246,16 @@ func dbSummary(b *strings.Builder, r *result.Report) {
 			metric.FormatCount(int64(p.Rate+0.5)), c.Query, what)
 		fmt.Fprintf(b, "full rtt     min %s  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s  mean %s\n",
 			dur(p.Min), dur(p.P50), dur(p.P90), dur(p.P99), dur(p.P999), dur(p.Max), dur(p.Mean))
-		tls := "no TLS"
-		if p.Connect.TLSUsed {
-			tls = "TLS " + dur(p.Connect.TLS)
-		}
-		fmt.Fprintf(b, "connect      %s: TCP %s, %s, login %s\n", dur(p.Connect.Total), dur(p.Connect.TCP), tls, dur(p.Connect.Login))
+		fmt.Fprintf(b, "connect      %s: %s\n", dur(p.Connect.Total), p.Connect.Parts())
 		if n := p.Network; n != nil {
-			how := fmt.Sprintf("TCP connect p50 of %d", n.TCPConnectSamples)
-			switch n.Method {
-			case "tcp_handshake_rtt":
-				how = fmt.Sprintf("kernel RTT of %d TCP handshakes; connect call p50 %s", n.TCPConnectSamples, dur(n.TCPConnectP50))
-			case "agent_rr":
-				how = fmt.Sprintf("net rr via agent %s, TCP handshake p50 %s", n.Agent, dur(n.TCPConnectP50))
+			if n.NetworkP50 != nil {
+				fmt.Fprintf(b, "split        network %s (%.0f%%, net rr via agent %s) + server and driver %s (%.0f%%) = query p50 %s\n",
+					dur(*n.NetworkP50), 100**n.NetworkShare, n.Agent, dur(*n.ServerP50), 100**n.ServerShare, dur(n.QueryRTTP50))
+			} else {
+				fmt.Fprintf(b, "split        network %s + server and driver %s–%s = query p50 %s\n", n.Range(),
+					dur(n.QueryRTTP50-n.NetworkHigh), dur(n.QueryRTTP50-n.NetworkLow), dur(n.QueryRTTP50))
 			}
-			fmt.Fprintf(b, "split        network %s (%.0f%%, %s) + server and driver %s (%.0f%%) = query p50 %s\n",
-				dur(n.NetworkP50), 100*n.NetworkShare, how, dur(n.ServerP50), 100*n.ServerShare, dur(n.QueryRTTP50))
+			fmt.Fprintf(b, "bounds       network at least: %s; at most: %s\n", n.LowFromText(), n.HighFromText())
 			if n.AgentError != "" {
 				fmt.Fprintf(b, "agent        (could not measure: %s)\n", n.AgentError)
 			}
@@ -277,16 +272,30 @@ func dbSummary(b *strings.Builder, r *result.Report) {
 		replSummary(b, rp)
 	}
 	if l := r.DBLoad; l != nil {
-		fmt.Fprintf(b, "log          %s in %s = %s (asked %s), measured by %s\n", metric.FormatBytes(l.LogBytes), dur(l.Duration),
+		// The log and its rate in one unit (decimal, as --rate and db repl
+		// give rates): "25.0 MB in 5.00 s = 5.00 MB/s".
+		fmt.Fprintf(b, "log          %s in %s = %s (asked %s), measured by %s\n", metric.FormatDecimalBytes(l.LogBytes), dur(l.Duration),
 			metric.FormatByteRate(l.Rate), metric.FormatByteRate(l.Config.Rate), l.Measure)
 		dropped := "dropped"
 		if !l.Dropped {
 			dropped = "NOT dropped"
 		}
 		fmt.Fprintf(b, "table        %s: %s rows of %s, %s\n", l.Table, metric.FormatCount(l.Rows), metric.FormatBytes(l.Config.RowBytes), dropped)
+		fmt.Fprintf(b, "commits      %s in %s, each one INSERT of %s", metric.FormatCount(l.Commits), metric.Plural(int64(len(l.Sessions)), "session"),
+			result.CommitRows(l.RowsPerCommit, l.Config.RowBytes))
 		if c := l.CommitLatency; c != nil {
-			fmt.Fprintf(b, "commits      %s, each an INSERT on its own: latency p50 %s, p90 %s, p99 %s, max %s\n", metric.FormatCount(l.Commits),
-				dur(c.P50), dur(c.P90), dur(c.P99), dur(c.Max))
+			fmt.Fprintf(b, ": latency p50 %s, p90 %s, p99 %s, max %s", dur(c.P50), dur(c.P90), dur(c.P99), dur(c.Max))
+		}
+		b.WriteString("\n")
+		if len(l.Sessions) > 1 {
+			for _, s := range l.Sessions {
+				fmt.Fprintf(b, "%-12s %s, %s rows, payload %s", fmt.Sprintf("session %d", s.Session), metric.Plural(s.Commits, "commit"),
+					metric.FormatCount(s.Rows), metric.FormatByteRate(s.PayloadRate))
+				if c := s.CommitLatency; c != nil {
+					fmt.Fprintf(b, "; commit p50 %s, p99 %s", dur(c.P50), dur(c.P99))
+				}
+				b.WriteString("\n")
+			}
 		}
 		gapLines(b, l.Gaps, l.Stopped)
 	}

@@ -1,11 +1,12 @@
 // Package dbload generates a steady stream of transaction log at a chosen
 // rate, so a DBA can load a replication link before go-live while `db
 // repl` watches it. It inserts incompressible rows into a scratch table it
-// creates (marked as its own) and drops at the end, and paces itself on the
-// log position the server reports (WAL LSN, binary log position, 'Log
-// Bytes Flushed/sec'), so --rate is the server's log rate, not a guess from
-// payload sizes. It refuses to touch a table of that name that is not its
-// own. This is the only db probe that writes.
+// creates (marked as its own) and drops at the end, from one session or
+// several (each its own connection and commits, the rate shared), and
+// paces itself on the log position the server reports (WAL LSN, binary
+// log position, 'Log Bytes Flushed/sec'), so --rate is the server's log
+// rate, not a guess from payload sizes. It refuses to touch a table of
+// that name that is not its own. This is the only db probe that writes.
 package dbload
 
 import (
@@ -14,6 +15,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"regexp"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/narrows/narrows/internal/dbconn"
@@ -34,12 +37,44 @@ const truncateEvery = 512 << 20
 
 // Config is what to generate.
 type Config struct {
-	Rate     float64       // log bytes per second
+	Rate     float64       // log bytes per second, all sessions together
 	Duration time.Duration // 0: until interrupted
 	Interval time.Duration
 	Table    string
 	RowBytes int64
 	Timeout  time.Duration
+	// Sessions is how many sessions insert at once, each on its own
+	// connection, sharing the rate and the table (0: one).
+	Sessions int
+	// RowsPerCommit fixes how many rows each commit inserts; 0: narrows
+	// chooses (see RowsPerCommit).
+	RowsPerCommit int64
+}
+
+// Bounds of a commit.
+const (
+	// CommitsPerSecond is how often a session commits when narrows chooses
+	// the commit's size: often enough for a smooth rate, seldom enough
+	// that a commit's fixed cost (a round trip, a log flush) stays small
+	// beside its rows.
+	CommitsPerSecond = 50
+	// MaxRowsPerCommit bounds a commit's rows: one parameter per row, and
+	// SQL Server takes at most 2,100 parameters in a statement.
+	MaxRowsPerCommit = 2000
+	// MaxCommitBytes bounds a commit's payload: MySQL's default
+	// max_allowed_packet is 16 MiB.
+	MaxCommitBytes = 16 << 20
+	// autoCommitBytes bounds the payload of a commit narrows sizes.
+	autoCommitBytes = 4 << 20
+	autoMaxRows     = 500
+)
+
+// RowsPerCommit is the commit narrows chooses: one INSERT of enough rows
+// that each session commits about CommitsPerSecond times a second at its
+// share of the rate, at least one row, at most 500 rows or 4 MiB.
+func RowsPerCommit(rate float64, sessions int, rowBytes int64) int64 {
+	n := int64(rate / float64(max(sessions, 1)) / CommitsPerSecond / float64(rowBytes))
+	return max(1, min(n, autoMaxRows, autoCommitBytes/rowBytes))
 }
 
 var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
@@ -67,6 +102,10 @@ type engine interface {
 	// logBytes is the server's log position in bytes; measure names it.
 	logBytes(ctx context.Context, c *dbconn.Conn) (int64, error)
 	measure() string
+	// session is the engine for one more session on the table narrows
+	// created: the same table, checked the same way, with statements of
+	// its own.
+	session() engine
 }
 
 func engineFor(e dbconn.Engine, table string) engine {
@@ -92,8 +131,15 @@ func Run(ctx context.Context, d *dbconn.DSN, cfg Config, emit probe.Emit) (*resu
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 10 * time.Second
 	}
-	res := &result.DBLoad{Engine: string(d.Engine), Table: cfg.Table, Gaps: []result.Gap{},
-		Config: result.DBLoadConfig{Rate: cfg.Rate, Duration: result.Seconds(cfg.Duration), Interval: result.Seconds(cfg.Interval), RowBytes: cfg.RowBytes}}
+	cfg.Sessions = max(cfg.Sessions, 1)
+	rows := cfg.RowsPerCommit
+	if rows <= 0 {
+		rows = RowsPerCommit(cfg.Rate, cfg.Sessions, cfg.RowBytes)
+	}
+	res := &result.DBLoad{Engine: string(d.Engine), Table: cfg.Table, Gaps: []result.Gap{}, Sessions: []result.LoadSession{},
+		RowsPerCommit: rows, CommitPayloadBytes: rows * cfg.RowBytes,
+		Config: result.DBLoadConfig{Rate: cfg.Rate, Duration: result.Seconds(cfg.Duration), Interval: result.Seconds(cfg.Interval), RowBytes: cfg.RowBytes,
+			Sessions: cfg.Sessions, RowsPerCommit: cfg.RowsPerCommit}}
 	if d.Engine == dbconn.MySQL && d.Database == "" {
 		return res, &dbconn.Error{Kind: dbconn.BadDSN, Msg: fmt.Sprintf("db load: %s: name a database for the scratch table: mysql://USER:PASSWORD@HOST:3306/DATABASE", d.Redacted)}
 	}
@@ -150,18 +196,32 @@ func Run(ctx context.Context, d *dbconn.DSN, cfg Config, emit probe.Emit) (*resu
 		res.Dropped = dropTable(dctx, d, eng, conn, cfg.Timeout)
 	}()
 
-	g := &gen{cfg: cfg, eng: eng, emit: emit, rng: rand.NewChaCha8([32]byte{'n', 'a', 'r', 'r', 'o', 'w', 's'}),
-		all: metric.NewHistogram(), cur: metric.NewHistogram()}
-	runErr := g.run(ctx, d, &conn, res)
-	res.Rows, res.LogBytes, res.PayloadBytes, res.Commits = g.rows, g.logTotal, g.payload, g.commits
-	if g.all.Count() > 0 {
-		l := result.LatenciesOf(g.all)
-		res.CommitLatency = &l
+	// Every session opens before the first row: a server that takes no
+	// more connections is told now, not as a gap.
+	ss := []*session{{id: 1, conn: conn, eng: eng.session()}}
+	for i := 2; i <= cfg.Sessions; i++ {
+		c, err := dbconn.Open(ctx, d, dbconn.Options{Timeout: cfg.Timeout, Prepared: true})
+		if err != nil {
+			for _, s := range ss[1:] {
+				s.conn.Close()
+			}
+			if ctx.Err() != nil {
+				res.Stopped = probe.Interrupted
+				return res, nil
+			}
+			return res, fmt.Errorf("db load: session %d of %d: %w", i, cfg.Sessions, err)
+		}
+		ss = append(ss, &session{id: i, conn: c, eng: eng.session()})
 	}
-	res.Duration = result.Seconds(g.active)
-	if g.active > 0 {
-		res.Rate = float64(g.logTotal) / g.active.Seconds()
+	l := newLoad(cfg, d, rows, emit)
+	runErr := l.run(ctx, ss)
+	for _, s := range ss[1:] {
+		if s.conn != nil {
+			s.conn.Close()
+		}
 	}
+	conn = ss[0].conn // the first session's, maybe reopened; dropTable uses it
+	l.summary(res, ss)
 	if ctx.Err() != nil {
 		res.Stopped = probe.Interrupted
 		return res, nil
@@ -169,129 +229,276 @@ func Run(ctx context.Context, d *dbconn.DSN, cfg Config, emit probe.Emit) (*resu
 	return res, runErr
 }
 
-type gen struct {
-	cfg               Config
-	eng               engine
-	emit              probe.Emit
-	rng               *rand.ChaCha8
-	rows              int64
-	logTotal, payload int64
-	active            time.Duration
-	sinceTruncate     int64
-	// commits counts the INSERTs (each commits on its own); all and cur
-	// hold their latencies for the run and for the current interval.
-	commits  int64
-	all, cur *metric.Histogram
+// load is what the sessions share: the pace, the counts, the output.
+type load struct {
+	cfg  Config
+	d    *dbconn.DSN
+	rows int64 // per commit
+
+	mu   sync.Mutex
+	emit probe.Emit
+	p    pacer
+	// all and cur are every commit's latency, for the run and for the
+	// interval under way; commits and rows count the interval's.
+	all, cur     *metric.Histogram
+	ivRows       int64
+	reported     int64         // the log counted up to the last interval record
+	reportedDown time.Duration // and the time without a connection
+	gaps         []result.Gap
+
+	sinceTruncate atomic.Int64
+	truncating    atomic.Bool
 }
 
-// run paces inserts on the server's log position.
-func (g *gen) run(ctx context.Context, d *dbconn.DSN, connp **dbconn.Conn, res *result.DBLoad) error {
-	cfg := g.cfg
-	rowsPerBatch := int(max(1, min(cfg.Rate/50/float64(cfg.RowBytes), 500)))
-	batch := make([][]byte, rowsPerBatch)
-	buf := make([]byte, int64(rowsPerBatch)*cfg.RowBytes)
+func newLoad(cfg Config, d *dbconn.DSN, rows int64, emit probe.Emit) *load {
+	return &load{cfg: cfg, d: d, rows: rows, emit: emit, all: metric.NewHistogram(), cur: metric.NewHistogram(), p: pacer{rate: cfg.Rate}}
+}
+
+// session is one connection inserting.
+type session struct {
+	id   int
+	conn *dbconn.Conn
+	eng  engine
+	// Its own counts; guarded by load.mu.
+	rows, payload, commits int64
+	lat                    *metric.Histogram
+}
+
+// run starts the sessions and the reporter, and waits for them: the
+// first session that fails for good stops the others.
+func (l *load) run(ctx context.Context, ss []*session) error {
+	start := time.Now()
+	var end time.Time
+	if l.cfg.Duration > 0 {
+		end = start.Add(l.cfg.Duration)
+	}
+	rctx, stop := context.WithCancel(ctx)
+	defer stop()
+	over := func() bool { return rctx.Err() != nil || !end.IsZero() && !time.Now().Before(end) }
+	l.p.start(start)
+	var wg sync.WaitGroup
+	errs := make([]error, len(ss))
+	for i, s := range ss {
+		s.lat = metric.NewHistogram()
+		wg.Go(func() {
+			if errs[i] = l.session(rctx, s, i, over); errs[i] != nil {
+				stop()
+			}
+		})
+	}
+	// The reporter: one record per --interval on a fixed grid from the
+	// start, and the last, shorter one when the load ends, so that a 25 s
+	// run at 1 s intervals has 25 rows.
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	t := time.NewTicker(l.cfg.Interval)
+	defer t.Stop()
+	at := func() time.Duration { // now, since the start; a run on time ends at its duration
+		if now := time.Since(start); end.IsZero() || now < l.cfg.Duration {
+			return now
+		}
+		return l.cfg.Duration
+	}
+	last := time.Duration(0)
+wait:
+	for {
+		select {
+		case <-t.C:
+			if now := at(); now > last {
+				l.report(last, now)
+				last = now
+			}
+		case <-done:
+			break wait
+		}
+	}
+	if now := at(); now > last {
+		l.report(last, now)
+	}
+	l.p.stop(time.Now())
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// report emits the interval from..to (since the start).
+func (l *load) report(from, to time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	logged, down := l.p.log(), l.p.downBy(time.Now())
+	iv := result.NewInterval(result.ProbeDBLoad, from, to)
+	iv.Load = &result.LoadInterval{LogBytes: logged - l.reported, Rows: l.ivRows, Commits: int64(l.cur.Count())}
+	// The rate is over the time some session was connected: it never
+	// spans a gap.
+	if span := to - from - (down - l.reportedDown); span > 0 {
+		iv.Load.Rate = float64(iv.Load.LogBytes) / span.Seconds()
+	}
+	if l.cur.Count() > 0 {
+		p50, p99 := result.Seconds(l.cur.Quantile(0.5)), result.Seconds(l.cur.Quantile(0.99))
+		iv.Load.CommitP50, iv.Load.CommitP99 = &p50, &p99
+	}
+	l.all.Merge(l.cur)
+	l.cur.Reset()
+	l.reported, l.reportedDown, l.ivRows = logged, down, 0
+	l.emit(iv)
+}
+
+// session inserts on one connection until over, reconnecting (and
+// marking the gap) when its connection is lost.
+func (l *load) session(ctx context.Context, s *session, idx int, over func() bool) error {
+	cfg := l.cfg
+	rng := rand.NewChaCha8([32]byte{'n', 'a', 'r', 'r', 'o', 'w', 's', byte(s.id), byte(s.id >> 8)})
+	batch := make([][]byte, l.rows)
+	buf := make([]byte, l.rows*cfg.RowBytes)
 	for i := range batch {
 		batch[i] = buf[int64(i)*cfg.RowBytes : int64(i+1)*cfg.RowBytes]
 	}
-	runStart := time.Now()
-	var end time.Time
-	if cfg.Duration > 0 {
-		end = runStart.Add(cfg.Duration)
-	}
-	over := func() bool { return ctx.Err() != nil || !end.IsZero() && !time.Now().Before(end) }
+	n := int64(len(buf))
 	for !over() {
-		conn := *connp
-		segStart := time.Now()
-		base, err := g.position(ctx, conn, 0)
-		var segLog, lastLog int64
-		var lastRows int64
-		lastReport := segStart
+		pos, err := l.position(ctx, s)
+		if err == nil {
+			l.p.connect(time.Now(), pos)
+		}
 		for err == nil && !over() {
-			now := time.Now()
-			target := cfg.Rate * now.Sub(segStart).Seconds()
-			if float64(segLog) < target {
-				g.rng.Read(buf) // every row of the batch, fresh and incompressible
-				t0 := time.Now()
-				ictx, cancel := context.WithTimeout(ctx, cfg.Timeout)
-				err = g.eng.insert(ictx, conn, batch)
-				cancel()
-				if err != nil {
-					break
-				}
-				lat := time.Since(t0)
-				g.all.Record(lat)
-				g.cur.Record(lat)
-				g.commits++
-				g.rows += int64(len(batch))
-				g.payload += int64(len(buf))
-				g.sinceTruncate += int64(len(buf))
-				var pos int64
-				if pos, err = g.position(ctx, conn, segLog+int64(len(buf))); err != nil {
-					break
-				}
-				segLog = pos - base
-				if g.sinceTruncate > truncateEvery {
-					if err = g.eng.truncate(ctx, conn); err != nil {
-						break
-					}
-					g.sinceTruncate = 0
-				}
-			} else {
-				wait := time.Duration((float64(segLog) - target) / cfg.Rate * float64(time.Second))
-				time.Sleep(min(max(wait, time.Millisecond), 50*time.Millisecond))
+			if wait := l.p.take(time.Now(), n); wait > 0 {
+				time.Sleep(wait)
+				continue
 			}
-			if now := time.Now(); now.Sub(lastReport) >= cfg.Interval {
-				iv := result.NewInterval(result.ProbeDBLoad, lastReport.Sub(runStart), now.Sub(runStart))
-				iv.Load = &result.LoadInterval{LogBytes: segLog - lastLog, Rows: g.rows - lastRows,
-					Rate: float64(segLog-lastLog) / now.Sub(lastReport).Seconds(), Commits: int64(g.cur.Count())}
-				if g.cur.Count() > 0 {
-					p50, p99 := result.Seconds(g.cur.Quantile(0.5)), result.Seconds(g.cur.Quantile(0.99))
-					iv.Load.CommitP50, iv.Load.CommitP99 = &p50, &p99
-				}
-				g.cur.Reset()
-				g.emit(iv)
-				lastLog, lastRows, lastReport = segLog, g.rows, now
+			rng.Read(buf) // every row of the batch, fresh and incompressible
+			t0 := time.Now()
+			ictx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+			err = s.eng.insert(ictx, s.conn, batch)
+			cancel()
+			if err != nil {
+				l.p.release(n)
+				break
+			}
+			l.committed(s, time.Since(t0), n)
+			if pos, err = l.position(ctx, s); err != nil {
+				l.p.release(n)
+				break
+			}
+			l.p.done(n, pos)
+			if l.sinceTruncate.Add(n) > truncateEvery && l.truncating.CompareAndSwap(false, true) {
+				err = s.eng.truncate(ctx, s.conn)
+				l.sinceTruncate.Store(0)
+				l.truncating.Store(false)
 			}
 		}
-		g.logTotal += segLog
-		g.active += time.Since(segStart)
+		l.p.disconnect(time.Now())
 		if err == nil || over() {
 			return nil
 		}
 		if errors.Is(err, errNotOurs) {
-			return dbconn.Refusedf("db load: table %s in %s was replaced mid-run by a table narrows did not create: narrows stopped writing and leaves that table alone", cfg.Table, d.Redacted)
+			return dbconn.Refusedf("db load: table %s in %s was replaced mid-run by a table narrows did not create: narrows stopped writing and leaves that table alone", cfg.Table, l.d.Redacted)
 		}
-		if err = blocked(d, "insert into "+cfg.Table, err, cfg.Timeout); dbconn.Is(err, dbconn.Blocked) {
+		if err = blocked(l.d, "insert into "+cfg.Table, err, cfg.Timeout); dbconn.Is(err, dbconn.Blocked) {
 			return err
 		}
 		if dbconn.ServerError(err) {
-			return dbconn.Classify(d, "insert into "+cfg.Table, err)
+			return dbconn.Classify(l.d, "insert into "+cfg.Table, err)
 		}
-		// Lost the session: mark the gap, reconnect with backoff.
-		gap := result.Gap{Of: "session", Start: result.Seconds(time.Since(runStart)), Reason: d.Reason(err)}
-		giv := result.NewInterval(result.ProbeDBLoad, lastReport.Sub(runStart), time.Since(runStart))
-		giv.Load = &result.LoadInterval{Gap: &gap}
-		g.emit(giv)
-		conn.Close()
-		*connp, gap.Retries, err = dbconn.Reopen(ctx, d, dbconn.Options{Timeout: cfg.Timeout, Prepared: true},
-			500*time.Millisecond, 10*time.Second, over)
-		if err != nil {
-			gap.Reason = d.Reason(err)
+		if err = l.reconnect(ctx, s, err, over); err != nil || s.conn == nil {
+			return err
 		}
-		e := result.Seconds(time.Since(runStart))
-		gap.End = &e
-		res.Gaps = append(res.Gaps, gap)
-		if *connp == nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return fmt.Errorf("db load: lost the session and could not reconnect: %s", gap.Reason)
-		}
-		giv = result.NewInterval(result.ProbeDBLoad, e.D(), e.D())
-		giv.Load = &result.LoadInterval{Gap: &gap}
-		g.emit(giv)
 	}
 	return nil
+}
+
+// reconnect replaces a lost session's connection, with backoff, and
+// marks the gap; s.conn is nil when it gave up.
+func (l *load) reconnect(ctx context.Context, s *session, cause error, over func() bool) error {
+	of := "session"
+	if l.cfg.Sessions > 1 {
+		of = fmt.Sprintf("session %d", s.id)
+	}
+	start := l.p.since()
+	gap := result.Gap{Of: of, Start: result.Seconds(start), Reason: l.d.Reason(cause)}
+	l.record(result.NewInterval(result.ProbeDBLoad, start, start), &gap)
+	s.conn.Close()
+	c, retries, err := dbconn.Reopen(ctx, l.d, dbconn.Options{Timeout: l.cfg.Timeout, Prepared: true},
+		500*time.Millisecond, 10*time.Second, over)
+	s.conn, gap.Retries = c, retries
+	if err != nil {
+		gap.Reason = l.d.Reason(err)
+	}
+	e := result.Seconds(l.p.since())
+	gap.End = &e
+	l.mu.Lock()
+	l.gaps = append(l.gaps, gap)
+	l.mu.Unlock()
+	if c == nil {
+		if ctx.Err() != nil || over() {
+			return nil
+		}
+		return fmt.Errorf("db load: %s lost its connection and could not reconnect: %s", of, gap.Reason)
+	}
+	l.record(result.NewInterval(result.ProbeDBLoad, e.D(), e.D()), &gap)
+	return nil
+}
+
+// record emits a gap record.
+func (l *load) record(iv result.Interval, gap *result.Gap) {
+	g := *gap
+	iv.Load = &result.LoadInterval{Gap: &g}
+	l.mu.Lock()
+	l.emit(iv)
+	l.mu.Unlock()
+}
+
+// committed counts one commit of s.
+func (l *load) committed(s *session, lat time.Duration, payload int64) {
+	l.mu.Lock()
+	s.lat.Record(lat)
+	l.cur.Record(lat)
+	s.commits++
+	s.rows += l.rows
+	s.payload += payload
+	l.ivRows += l.rows
+	l.mu.Unlock()
+}
+
+// position reads the server's log position, or, where it does not tell
+// it, counts the payload narrows has sent (sessions together).
+func (l *load) position(ctx context.Context, s *session) (int64, error) {
+	if s.eng.measure() == "payload" {
+		return -1, nil
+	}
+	qctx, cancel := context.WithTimeout(ctx, l.cfg.Timeout)
+	defer cancel()
+	return s.eng.logBytes(qctx, s.conn)
+}
+
+// summary fills in the run's figures.
+func (l *load) summary(res *result.DBLoad, ss []*session) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.all.Merge(l.cur)
+	l.cur.Reset()
+	active, logged := l.p.active(), l.p.log()
+	res.LogBytes, res.Duration, res.Gaps = logged, result.Seconds(active), append(res.Gaps, l.gaps...)
+	if active > 0 {
+		res.Rate = float64(logged) / active.Seconds()
+	}
+	for _, s := range ss {
+		ls := result.LoadSession{Session: s.id, Rows: s.rows, PayloadBytes: s.payload, Commits: s.commits}
+		if active > 0 {
+			ls.PayloadRate = float64(s.payload) / active.Seconds()
+		}
+		if s.lat != nil && s.lat.Count() > 0 {
+			lat := result.LatenciesOf(s.lat)
+			ls.CommitLatency = &lat
+		}
+		res.Rows, res.PayloadBytes, res.Commits = res.Rows+s.rows, res.PayloadBytes+s.payload, res.Commits+s.commits
+		res.Sessions = append(res.Sessions, ls)
+	}
+	if l.all.Count() > 0 {
+		lat := result.LatenciesOf(l.all)
+		res.CommitLatency = &lat
+	}
 }
 
 // dropTable drops narrows' table on c, or on a session of its own when c
@@ -328,15 +535,4 @@ func blocked(d *dbconn.DSN, what string, err error, timeout time.Duration) error
 		return err
 	}
 	return &dbconn.Error{Kind: dbconn.Blocked, Err: err, Msg: fmt.Sprintf("db load: %s: no answer within %s: %s", what, timeout, why)}
-}
-
-// position reads the log position, or counts payload when the server does
-// not tell it (fallback: the bytes narrows has sent).
-func (g *gen) position(ctx context.Context, c *dbconn.Conn, payloadSoFar int64) (int64, error) {
-	if g.eng.measure() == "payload" {
-		return payloadSoFar, nil
-	}
-	qctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
-	defer cancel()
-	return g.eng.logBytes(qctx, c)
 }

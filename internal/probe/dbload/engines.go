@@ -44,6 +44,8 @@ type pgEngine struct {
 
 func newPG(t string) *pgEngine { return &pgEngine{table: t} }
 
+func (e *pgEngine) session() engine { c := *e; return &c }
+
 func (*pgEngine) measure() string { return "wal_lsn" }
 
 // preflight refuses a server that cannot take the load: a standby, or a
@@ -51,11 +53,15 @@ func (*pgEngine) measure() string { return "wal_lsn" }
 // there.
 func (e *pgEngine) preflight(ctx context.Context, c *dbconn.Conn) error {
 	var standby bool
-	if err := c.Conn.QueryRowContext(ctx, `SELECT pg_is_in_recovery()`).Scan(&standby); err != nil {
+	var readOnly string
+	if err := c.Conn.QueryRowContext(ctx, `SELECT pg_is_in_recovery(), current_setting('transaction_read_only')`).Scan(&standby, &readOnly); err != nil {
 		return err
 	}
 	if standby {
 		return dbconn.NotPrimaryf("db load: this server is a standby (pg_is_in_recovery() is true), read-only: point --dsn at the primary")
+	}
+	if readOnly == "on" {
+		return dbconn.NotPrimaryf("db load: this session is read-only (transaction_read_only = on: default_transaction_read_only is set for the server, the database or the user): db load writes; use a user and database that may write, on the primary")
 	}
 	if why, err := pgSyncBlocked(ctx, c); err != nil || why != "" {
 		if err != nil {
@@ -238,6 +244,14 @@ type myEngine struct {
 	noPos    bool
 }
 
+// session is the engine for another session on the same table: the
+// table's identity is shared, the prepared statement is the session's.
+func (e *myEngine) session() engine {
+	c := *e
+	c.stmt, c.stmtConn, c.args = nil, nil, nil
+	return &c
+}
+
 func (e *myEngine) measure() string {
 	if e.noPos {
 		return "payload"
@@ -252,6 +266,32 @@ func (e *myEngine) preflight(ctx context.Context, c *dbconn.Conn) error {
 	}
 	if ro != 0 {
 		return dbconn.NotPrimaryf("db load: this server is read-only (read_only = ON), a replica: point --dsn at the source")
+	}
+	// Read-only in other ways: the session's transactions (MySQL 8 and
+	// MariaDB 11.1+ spell it transaction_read_only, MariaDB before it
+	// tx_read_only), or InnoDB itself. A variable this server does not
+	// know is not a refusal.
+	known := false
+	for _, v := range []struct{ name, why string }{
+		{"@@session.transaction_read_only", "this session is read-only (transaction_read_only = ON)"},
+		{"@@session.tx_read_only", "this session is read-only (tx_read_only = ON)"},
+		{"@@innodb_read_only", "InnoDB is read-only on this server (innodb_read_only = ON)"},
+	} {
+		if known && v.name == "@@session.tx_read_only" {
+			continue // the older name of what was just read
+		}
+		var on int
+		err := c.Conn.QueryRowContext(ctx, "SELECT "+v.name).Scan(&on)
+		var my *mysql.MySQLError
+		switch {
+		case errors.As(err, &my) && my.Number == 1193: // ER_UNKNOWN_SYSTEM_VARIABLE
+			continue
+		case err != nil:
+			return err
+		case on != 0:
+			return dbconn.NotPrimaryf("db load: %s: db load writes; point --dsn at a source that accepts writes", v.why)
+		}
+		known = true
 	}
 	return nil
 }
@@ -415,6 +455,8 @@ type msEngine struct {
 }
 
 func (*msEngine) measure() string { return "log_bytes_flushed" }
+
+func (e *msEngine) session() engine { return &msEngine{table: e.table} }
 
 func (*msEngine) preflight(context.Context, *dbconn.Conn) error { return nil }
 

@@ -2,10 +2,12 @@
 // engine's real driver, one query outstanding at a time, as a chatty
 // application's session waits on each query. It times the full round
 // trip of every query into an HDR histogram, times the phases of the
-// connect, and measures the network apart from the server (TCP handshakes
-// to the same host:port, or `net rr` through an agent beside the database)
-// so the two can be set against each other. It never prints or advises,
-// and sends nothing but the query it is given.
+// connect, and bounds the network apart from the server (TCP handshakes
+// to the same host:port below, a round trip that does no work above; or
+// `net rr` through an agent beside the database) so the two can be set
+// against each other. It never prints or advises, and sends nothing but
+// the query it is given and those empty round trips (an empty query,
+// COM_PING).
 package dbping
 
 import (
@@ -70,16 +72,19 @@ func Run(ctx context.Context, d *dbconn.DSN, cfg Config, emit probe.Emit) (*resu
 	}
 	// Handshakes first: the login that follows resets MySQL's count of
 	// connections closed before authenticating (max_connect_errors).
-	handshakes, err := tcpConnects(ctx, d.Addr(), cfg.TCPProbes, cfg.Timeout)
-	if err != nil {
+	var b bounds
+	var err error
+	if b.handshakes, err = tcpConnects(ctx, d.Addr(), cfg.TCPProbes, cfg.Timeout); err != nil {
 		return res, dbconn.Classify(d, "connect", err)
+	}
+	if len(b.handshakes) > 0 && b.handshakes[0].rtt == 0 {
+		b.local = localConnects(ctx, len(b.handshakes), cfg.Timeout)
 	}
 	conn, err := dbconn.Open(ctx, d, dbconn.Options{Timeout: cfg.Timeout, Blocking: true})
 	if err != nil {
 		return res, err
 	}
 	res.Connect = connectOf(conn.Phases)
-	handshakes = append(handshakes, handshake{dial: conn.Phases.TCP})
 	res.ServerVersion = conn.ServerVersion(ctx)
 	if ctx.Err() != nil {
 		conn.Close()
@@ -87,7 +92,7 @@ func Run(ctx context.Context, d *dbconn.DSN, cfg Config, emit probe.Emit) (*resu
 		return res, nil
 	}
 
-	m := &meter{cfg: cfg, emit: emit, total: metric.NewHistogram(), cur: metric.NewHistogram()}
+	m := &meter{cfg: cfg, emit: emit, total: metric.NewHistogram(), cur: metric.NewHistogram(), empty: metric.NewHistogram()}
 	loopErr := m.run(ctx, d, conn)
 	if m.conn != nil {
 		readKernelRTT(m.conn.NetConn(), res)
@@ -103,7 +108,8 @@ func Run(ctx context.Context, d *dbconn.DSN, cfg Config, emit probe.Emit) (*resu
 	if ctx.Err() != nil {
 		res.Stopped = probe.Interrupted
 	}
-	res.Network = split(ctx, cfg, handshakes, res)
+	b.empty, b.emptyFrom = m.empty, emptyFrom[d.Engine]
+	res.Network = split(ctx, cfg, b, res)
 	if loopErr != nil && ctx.Err() == nil {
 		return res, loopErr
 	}
@@ -111,8 +117,12 @@ func Run(ctx context.Context, d *dbconn.DSN, cfg Config, emit probe.Emit) (*resu
 }
 
 func connectOf(p dbconn.Phases) result.Connect {
-	return result.Connect{TCP: result.Seconds(p.TCP), TLS: result.Seconds(p.TLS), Login: result.Seconds(p.Login),
+	c := result.Connect{Setup: result.Seconds(p.Setup), TCP: result.Seconds(p.TCP), TLS: result.Seconds(p.TLS), Login: result.Seconds(p.Login),
 		Total: result.Seconds(p.Total), TLSUsed: p.TLSUsed}
+	for _, a := range p.Failed {
+		c.FailedAttempts = append(c.FailedAttempts, result.ConnectAttempt{Outcome: a.Outcome, TCP: result.Seconds(a.TCP), Took: result.Seconds(a.Took)})
+	}
+	return c
 }
 
 // handshake is one TCP connect to the server's port.
@@ -121,38 +131,86 @@ type handshake struct {
 	rtt  time.Duration // the kernel's SYN to SYN-ACK measurement (Linux); 0 if unknown
 }
 
-// tcpConnects times n TCP handshakes to addr, closing each at once. The
-// kernel's own RTT sample of the handshake is read where TCP_INFO exists:
-// the connect call also holds the client's socket setup and wake-up, tens
-// of microseconds that would pass for network on a fast LAN.
+// tcpConnects times n TCP handshakes to addr, closing each at once. Each
+// measured handshake comes right after an unmeasured one: on a VM whose
+// idle CPUs halt, a handshake after 20 ms of quiet read 24–31 µs at the
+// median on loopback (17–187 µs) against 10 µs for one right after
+// another, the code path cold, not the network. The kernel's own RTT
+// sample of the handshake is read where TCP_INFO exists: the connect call
+// also holds the client's socket setup and wake-up, tens of microseconds
+// that would pass for network on a fast LAN.
 func tcpConnects(ctx context.Context, addr string, n int, timeout time.Duration) ([]handshake, error) {
 	var out []handshake
 	for i := range n {
 		if ctx.Err() != nil {
 			break
 		}
-		dctx, cancel := context.WithTimeout(ctx, timeout)
-		t0 := time.Now()
-		c, err := (&net.Dialer{}).DialContext(dctx, "tcp", addr)
-		el := time.Since(t0)
-		cancel()
+		h, err := warmDial(ctx, addr, timeout)
 		if err != nil {
 			if i == 0 {
 				return nil, err
 			}
 			break
 		}
-		h := handshake{dial: el}
-		if ctl := controller(c); ctl != nil {
-			if ti, err := sysinfo.ReadTCPInfo(ctl); err == nil {
-				h.rtt = ti.RTT
-			}
-		}
-		c.Close()
 		out = append(out, h)
 		time.Sleep(20 * time.Millisecond) // do not look like a connection storm
 	}
 	return out, nil
+}
+
+// warmDial connects to addr twice, one right after the other, and times
+// the second.
+func warmDial(ctx context.Context, addr string, timeout time.Duration) (handshake, error) {
+	dctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var d net.Dialer
+	c, err := d.DialContext(dctx, "tcp", addr)
+	if err != nil {
+		return handshake{}, err
+	}
+	c.Close()
+	t0 := time.Now()
+	c, err = d.DialContext(dctx, "tcp", addr)
+	h := handshake{dial: time.Since(t0)}
+	if err != nil {
+		return handshake{}, err
+	}
+	defer c.Close()
+	if ctl := controller(c); ctl != nil {
+		if ti, err := sysinfo.ReadTCPInfo(ctl); err == nil {
+			h.rtt = ti.RTT
+		}
+	}
+	return h, nil
+}
+
+// localConnects times n connect calls to a listener of narrows' own on
+// loopback, as tcpConnects does: what a connect call costs on this
+// machine besides the path to the server.
+func localConnects(ctx context.Context, n int, timeout time.Duration) []time.Duration {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	var out []time.Duration
+	for range n {
+		h, err := warmDial(ctx, ln.Addr().String(), timeout)
+		if err != nil {
+			break
+		}
+		out = append(out, h.dial)
+	}
+	return out
 }
 
 func controller(c net.Conn) sysinfo.Controller {
@@ -181,31 +239,55 @@ func readKernelRTT(c net.Conn, res *result.DBPing) {
 	res.KernelRTT, res.KernelMinRTT = result.Seconds(ti.RTT), result.Seconds(ti.MinRTT)
 }
 
-// split sets the network's round trip against the query's.
-func split(ctx context.Context, cfg Config, hs []handshake, res *result.DBPing) *result.NetworkSplit {
-	if len(hs) == 0 {
+// bounds are what split works from besides the queries.
+type bounds struct {
+	handshakes []handshake
+	local      []time.Duration // connect calls to narrows' own listener (without TCP_INFO)
+	empty      *metric.Histogram
+	emptyFrom  string
+}
+
+// split sets the network's round trip against the query's: between the
+// bounds the handshakes and the empty round trips give, or as the agent
+// measures it.
+func split(ctx context.Context, cfg Config, b bounds, res *result.DBPing) *result.NetworkSplit {
+	if res.Queries == 0 {
 		return nil
 	}
-	median := func(v []time.Duration) (p50, lo time.Duration) {
-		slices.Sort(v)
-		return v[(len(v)-1)/2], v[0]
-	}
+	ns := &result.NetworkSplit{Method: "bounds", QueryRTTP50: res.P50}
 	var dials, rtts []time.Duration
-	for _, h := range hs {
+	for _, h := range b.handshakes {
 		dials = append(dials, h.dial)
 		if h.rtt > 0 {
 			rtts = append(rtts, h.rtt)
 		}
 	}
-	ns := &result.NetworkSplit{Method: "tcp_connect", TCPConnectSamples: len(dials)}
-	p50, lo := median(dials)
-	ns.TCPConnectP50, ns.TCPConnectMin = result.Seconds(p50), result.Seconds(lo)
-	ns.NetworkP50 = ns.TCPConnectP50
-	if len(rtts) > 0 {
-		p50, _ := median(rtts)
-		ns.Method = "tcp_handshake_rtt"
-		ns.HandshakeRTTP50 = result.Seconds(p50)
-		ns.NetworkP50 = ns.HandshakeRTTP50
+	if ns.TCPConnectSamples = len(dials); len(dials) > 0 {
+		ns.TCPConnectP50, ns.TCPConnectMin = result.Seconds(median(dials)), result.Seconds(slices.Min(dials))
+	}
+	switch {
+	case len(rtts) > 0:
+		ns.HandshakeRTTP50 = result.Seconds(median(rtts))
+		ns.NetworkLow, ns.LowFrom = ns.HandshakeRTTP50, "tcp_handshake_rtt"
+	case len(b.local) > 0 && len(dials) > 0:
+		ns.LocalConnectMin = result.Seconds(slices.Min(b.local))
+		ns.NetworkLow, ns.LowFrom = max(ns.TCPConnectMin-ns.LocalConnectMin, 0), "tcp_connect_minus_local"
+	default:
+		ns.LowFrom = "none"
+	}
+	if b.empty != nil && b.empty.Count() > 0 {
+		ns.EmptyRoundTrips, ns.EmptyRTTP50 = int64(b.empty.Count()), result.Seconds(b.empty.Quantile(0.5))
+		ns.NetworkHigh, ns.HighFrom = ns.EmptyRTTP50, b.emptyFrom
+	} else {
+		// No round trip cheaper than the query itself: the network cannot
+		// take longer than the fastest query did.
+		ns.NetworkHigh, ns.HighFrom = res.Min, "fastest_query"
+	}
+	ns.NetworkHigh = max(min(ns.NetworkHigh, res.P50), ns.NetworkLow)
+	ns.NetworkLow = min(ns.NetworkLow, ns.NetworkHigh)
+	if res.P50 > 0 {
+		ns.NetworkShareLow = float64(ns.NetworkLow) / float64(res.P50)
+		ns.NetworkShareHigh = float64(ns.NetworkHigh) / float64(res.P50)
 	}
 	if cfg.Agent != nil && ctx.Err() == nil {
 		ns.Agent = cfg.AgentName
@@ -216,17 +298,20 @@ func split(ctx context.Context, cfg Config, hs []handshake, res *result.DBPing) 
 		case rr != nil && rr.RoundTrips > 0:
 			ns.Method = "agent_rr"
 			ns.AgentRTTP50, ns.AgentRTTs, ns.AgentRequest = rr.P50, rr.RoundTrips, rr.Config.RequestBytes
-			ns.NetworkP50 = rr.P50
+			net := min(rr.P50, res.P50)
+			server := res.P50 - net
+			share := float64(net) / float64(res.P50)
+			serverShare := 1 - share
+			ns.NetworkP50, ns.ServerP50, ns.NetworkShare, ns.ServerShare = &net, &server, &share, &serverShare
 		}
 	}
-	ns.QueryRTTP50 = res.P50
-	if res.P50 > 0 {
-		net := min(ns.NetworkP50, res.P50)
-		ns.ServerP50 = res.P50 - net
-		ns.NetworkShare = float64(net) / float64(res.P50)
-		ns.ServerShare = 1 - ns.NetworkShare
-	}
 	return ns
+}
+
+func median(v []time.Duration) time.Duration {
+	v = slices.Clone(v)
+	slices.Sort(v)
+	return v[(len(v)-1)/2]
 }
 
 // meter is the measuring loop's state.
@@ -234,8 +319,11 @@ type meter struct {
 	cfg        Config
 	emit       probe.Emit
 	total, cur *metric.Histogram
-	gaps       []result.Gap
-	measured   time.Duration // time spent measuring, gaps excluded
+	// empty holds the round trips that do no work on the server, sent
+	// once the queries are done (see emptyRoundTrips).
+	empty    *metric.Histogram
+	gaps     []result.Gap
+	measured time.Duration // time spent measuring, gaps excluded
 
 	mu   sync.Mutex
 	conn *dbconn.Conn
@@ -371,7 +459,7 @@ func (m *meter) segment(conn *dbconn.Conn, cfg Config, stop *atomic.Bool, inflig
 	done func(time.Time) bool) (time.Time, error) {
 	now := time.Now()
 	nextReport := m.start.Add(m.lastReport + cfg.Interval)
-	body := func(query func() error) error {
+	body := func(query, empty func() error) error {
 		for !done(now) {
 			t0 := time.Now()
 			inflight.Store(t0.UnixNano())
@@ -394,18 +482,45 @@ func (m *meter) segment(conn *dbconn.Conn, cfg Config, stop *atomic.Bool, inflig
 				}
 			}
 		}
+		if empty != nil && !stop.Load() {
+			m.emptyRoundTrips(empty, now.Sub(m.start), inflight)
+		}
 		return nil
 	}
 	err := withQuery(conn, cfg.Query, body)
 	return now, err
 }
 
+// emptyRoundTrips sends round trips that do no work on the server, one
+// after another, right after the queries (the same session, as warm):
+// for a twentieth of the run, between 100 and 500 ms, and at most 2,000.
+// Their p50 is the most the network can take of a round trip.
+func (m *meter) emptyRoundTrips(empty func() error, ran time.Duration, inflight *atomic.Int64) {
+	end := time.Now().Add(min(max(ran/20, 100*time.Millisecond), 500*time.Millisecond))
+	for i := 0; i < 2000 && time.Now().Before(end); i++ {
+		t0 := time.Now()
+		inflight.Store(t0.UnixNano())
+		err := empty()
+		inflight.Store(0)
+		if err != nil {
+			return
+		}
+		m.empty.Record(time.Since(t0))
+	}
+}
+
+// emptyFrom names each engine's round trip that does no work.
+var emptyFrom = map[dbconn.Engine]string{dbconn.Postgres: "empty_query", dbconn.MySQL: "com_ping"}
+
 // withQuery runs body with a function that sends the query once and reads
 // its whole answer, the engine's fastest honest way: one simple-protocol
 // message for PostgreSQL (as pgbench -M simple), one COM_QUERY for MySQL,
-// one SQL batch for SQL Server. No context per query: the watchdog in run
-// aborts a stalled or interrupted query through the socket instead.
-func withQuery(conn *dbconn.Conn, q string, body func(func() error) error) error {
+// one SQL batch for SQL Server; and one that makes a round trip doing no
+// work: an empty query (PostgreSQL answers EmptyQueryResponse), COM_PING
+// (MySQL); nil for SQL Server, which has none. No context per query: the
+// watchdog in run aborts a stalled or interrupted query through the
+// socket instead.
+func withQuery(conn *dbconn.Conn, q string, body func(query, empty func() error) error) error {
 	bg := context.Background()
 	switch conn.DSN.Engine {
 	case dbconn.Postgres:
@@ -415,7 +530,7 @@ func withQuery(conn *dbconn.Conn, q string, body func(func() error) error) error
 				return fmt.Errorf("db ping: unexpected driver connection %T", dc)
 			}
 			pc := sc.Conn().PgConn()
-			return body(func() error {
+			send := func(q string) error {
 				mrr := pc.Exec(bg, q)
 				for mrr.NextResult() {
 					rr := mrr.ResultReader()
@@ -424,13 +539,18 @@ func withQuery(conn *dbconn.Conn, q string, body func(func() error) error) error
 					rr.Close()
 				}
 				return mrr.Close()
-			})
+			}
+			return body(func() error { return send(q) }, func() error { return send("") })
 		})
 	case dbconn.MySQL:
 		return conn.Conn.Raw(func(dc any) error {
 			qc, ok := dc.(driver.QueryerContext)
 			if !ok {
 				return fmt.Errorf("db ping: unexpected driver connection %T", dc)
+			}
+			var ping func() error
+			if p, ok := dc.(driver.Pinger); ok {
+				ping = func() error { return p.Ping(bg) }
 			}
 			var dest []driver.Value
 			return body(func() error {
@@ -451,7 +571,7 @@ func withQuery(conn *dbconn.Conn, q string, body func(func() error) error) error
 					return err2
 				}
 				return rows.Close()
-			})
+			}, ping)
 		})
 	default:
 		return body(func() error {
@@ -466,6 +586,6 @@ func withQuery(conn *dbconn.Conn, q string, body func(func() error) error) error
 				return err
 			}
 			return rows.Close()
-		})
+		}, nil)
 	}
 }

@@ -1,0 +1,74 @@
+package dbping
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/narrows/narrows/internal/metric"
+	"github.com/narrows/narrows/internal/result"
+)
+
+// TestSplitBounds: the low bound is the kernel's handshake RTT, or, where
+// it cannot be read, the fastest connect call less one to a local
+// listener; the high bound an empty round trip's p50, or the fastest query
+// where the engine has none; an agent's figure is the split itself.
+func TestSplitBounds(t *testing.T) {
+	us := func(v float64) time.Duration { return time.Duration(v * float64(time.Microsecond)) }
+	empty := func(vs ...float64) *metric.Histogram {
+		h := metric.NewHistogram()
+		for _, v := range vs {
+			h.Record(us(v))
+		}
+		return h
+	}
+	res := func(p50 time.Duration) *result.DBPing {
+		return &result.DBPing{Queries: 1000, Latency: result.Latency{Min: result.Seconds(p50 - us(12)), P50: result.Seconds(p50)}}
+	}
+	cases := []struct {
+		name              string
+		p50               time.Duration
+		b                 bounds
+		agent             *result.RR
+		low, high         time.Duration
+		lowFrom, highFrom string
+		method            string
+	}{
+		{"kernel RTT and an empty query", us(45), bounds{handshakes: []handshake{{us(150), us(12)}, {us(90), us(10)}, {us(400), us(11)}},
+			empty: empty(30, 31, 29), emptyFrom: "empty_query"}, nil, us(11), us(30), "tcp_handshake_rtt", "empty_query", "bounds"},
+		{"connect calls less the local one", us(10150), bounds{handshakes: []handshake{{dial: us(10100)}, {dial: us(10060)}}, local: []time.Duration{us(70), us(60)},
+			empty: empty(10080), emptyFrom: "com_ping"}, nil, us(10000), us(10080), "tcp_connect_minus_local", "com_ping", "bounds"},
+		{"no cheaper round trip", us(45), bounds{handshakes: []handshake{{us(90), us(10)}}}, nil, us(10), us(33), "tcp_handshake_rtt", "fastest_query", "bounds"},
+		{"no probes", us(45), bounds{empty: empty(30), emptyFrom: "empty_query"}, nil, 0, us(30), "none", "empty_query", "bounds"},
+		{"agent", us(45), bounds{handshakes: []handshake{{us(90), us(10)}}, empty: empty(30), emptyFrom: "empty_query"},
+			&result.RR{RoundTrips: 1000, Latency: result.Latency{P50: result.Seconds(us(22))}}, us(10), us(30), "tcp_handshake_rtt", "empty_query", "agent_rr"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var cfg Config
+			if c.agent != nil {
+				cfg.Agent = func(context.Context) (*result.RR, error) { return c.agent, nil }
+			}
+			r := res(c.p50)
+			ns := split(context.Background(), cfg, c.b, r)
+			// The empty round trips come from an HDR histogram: 0.1%.
+			if ns.NetworkLow.D() != c.low || math.Abs(float64(ns.NetworkHigh.D()-c.high)) > float64(c.high)/1000 || ns.LowFrom != c.lowFrom || ns.HighFrom != c.highFrom || ns.Method != c.method {
+				t.Fatalf("got %v (%s) – %v (%s), %s; want %v (%s) – %v (%s), %s", ns.NetworkLow.D(), ns.LowFrom, ns.NetworkHigh.D(), ns.HighFrom, ns.Method,
+					c.low, c.lowFrom, c.high, c.highFrom, c.method)
+			}
+			if got, want := ns.NetworkShareHigh, float64(ns.NetworkHigh)/float64(r.P50); got != want {
+				t.Fatalf("high share %v, want %v", got, want)
+			}
+			if (ns.NetworkP50 != nil) != (c.agent != nil) {
+				t.Fatalf("a point figure %v with agent %v", ns.NetworkP50, c.agent)
+			}
+			if c.agent != nil && (ns.NetworkP50.D() != us(22) || *ns.NetworkShare != 22.0/45) {
+				t.Fatalf("agent split %v %v", ns.NetworkP50.D(), *ns.NetworkShare)
+			}
+		})
+	}
+	if split(context.Background(), Config{}, bounds{}, &result.DBPing{}) != nil {
+		t.Fatal("a split without queries")
+	}
+}
