@@ -1,13 +1,15 @@
 package compress
 
 import (
+	"compress/gzip"
 	"fmt"
 	"io"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
 
-	"github.com/klauspost/compress/gzip"
+	kgzip "github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
 )
@@ -41,19 +43,18 @@ type decoder interface {
 type codec struct {
 	name, algorithm string
 	level           int
-	impl            string // the library's setting, for the record
-	module          string // the Go module, for its version
+	impl            func() string // the library, its version and its setting, for the record
 	newEncoder      func(io.Writer) (encoder, error)
 	newDecoder      func(io.Reader) (decoder, error)
 }
 
-// implementation names the library, its version when the build records
-// it, and the setting used.
-func (c codec) implementation() string {
-	if v := moduleVersion(c.module); v != "" {
-		return c.module + " " + v + ", " + c.impl
+// withVersion is a module's path and its version, when the build
+// records it (test binaries and builds outside a module may not).
+func withVersion(path string) string {
+	if v := moduleVersion(path); v != "" {
+		return path + " " + v
 	}
-	return c.module + ", " + c.impl
+	return path
 }
 
 func moduleVersion(path string) string {
@@ -80,8 +81,10 @@ var codecs = map[string]codec{
 	Gzip6: gzipCodec(6),
 	Zstd1: zstdCodec(1, zstd.SpeedFastest),
 	Zstd3: zstdCodec(3, zstd.SpeedDefault),
-	LZ4: {name: LZ4, algorithm: "lz4", level: 1, module: "github.com/pierrec/lz4/v4",
-		impl: "CCompatFast (LZ4_compress_fast, acceleration 1), 64 KiB blocks, content checksum",
+	LZ4: {name: LZ4, algorithm: "lz4", level: 1,
+		impl: func() string {
+			return withVersion("github.com/pierrec/lz4/v4") + ", CCompatFast (LZ4_compress_fast, acceleration 1), 64 KiB blocks, content checksum"
+		},
 		newEncoder: func(w io.Writer) (encoder, error) {
 			e := lz4.NewWriter(w)
 			// pgBackRest's lz4 frame: default (64 KiB) blocks, a content
@@ -99,14 +102,23 @@ var codecs = map[string]codec{
 		}},
 }
 
+// gzipCodec compresses with Go's compress/gzip, which is zlib's deflate
+// (the same lazy matching and level parameters: the same ratio, and a
+// speed near zlib's), and decompresses with klauspost's inflate, the
+// nearer of Go's two to zlib's speed. klauspost's deflate levels are its
+// own fast encoders: its level 6 compresses database pages 3.9 times as
+// fast as zlib's level 6, which pgBackRest and pg_basebackup run.
 func gzipCodec(level int) codec {
-	return codec{name: fmt.Sprintf("gzip-%d", level), algorithm: "gzip", level: level, module: "github.com/klauspost/compress",
-		impl: fmt.Sprintf("gzip level %d", level),
+	return codec{name: fmt.Sprintf("gzip-%d", level), algorithm: "gzip", level: level,
+		impl: func() string {
+			return fmt.Sprintf("compress/gzip of %s level %d (zlib's deflate); inflate: %s", runtime.Version(), level,
+				withVersion("github.com/klauspost/compress"))
+		},
 		newEncoder: func(w io.Writer) (encoder, error) {
 			return gzip.NewWriterLevel(w, level)
 		},
 		newDecoder: func(r io.Reader) (decoder, error) {
-			d, err := gzip.NewReader(r)
+			d, err := kgzip.NewReader(r)
 			if err != nil {
 				return nil, err
 			}
@@ -115,8 +127,10 @@ func gzipCodec(level int) codec {
 }
 
 func zstdCodec(level int, speed zstd.EncoderLevel) codec {
-	return codec{name: fmt.Sprintf("zstd-%d", level), algorithm: "zstd", level: level, module: "github.com/klauspost/compress",
-		impl: fmt.Sprintf("zstd %s (its nearest to zstd level %d), no checksum", speed, level),
+	return codec{name: fmt.Sprintf("zstd-%d", level), algorithm: "zstd", level: level,
+		impl: func() string {
+			return fmt.Sprintf("%s zstd, encoder level %q (its nearest to zstd's %d), no checksum", withVersion("github.com/klauspost/compress"), speed, level)
+		},
 		newEncoder: func(w io.Writer) (encoder, error) {
 			// Concurrency 1: the stream is compressed on the caller's
 			// thread, one core, as ZSTD_compressStream does.
@@ -131,7 +145,7 @@ func zstdCodec(level int, speed zstd.EncoderLevel) codec {
 		}}
 }
 
-type gzipDecoder struct{ *gzip.Reader }
+type gzipDecoder struct{ *kgzip.Reader }
 
 func (d gzipDecoder) Close() { _ = d.Reader.Close() }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,12 +57,11 @@ func Measure(ctx context.Context, s Sample, cfg Config) (*result.Compression, er
 	if len(cfg.Codecs) == 0 {
 		cfg.Codecs = DefaultCodecs
 	}
-	for _, name := range cfg.Codecs {
-		if _, ok := codecs[name]; !ok {
-			_, err := ParseCodecs(name)
-			return nil, err
-		}
+	names, err := ParseCodecs(strings.Join(cfg.Codecs, ","))
+	if err != nil {
+		return nil, err
 	}
+	cfg.Codecs = names
 	if cfg.Duration <= 0 {
 		cfg.Duration = DefaultDuration
 	}
@@ -104,7 +104,7 @@ func Measure(ctx context.Context, s Sample, cfg Config) (*result.Compression, er
 var errStopped = errors.New(probe.Interrupted)
 
 func measureCodec(ctx context.Context, c codec, data []byte, cfg Config) (result.CodecResult, error) {
-	cr := result.CodecResult{Codec: c.name, Algorithm: c.algorithm, Level: c.level, Implementation: c.implementation()}
+	cr := result.CodecResult{Codec: c.name, Algorithm: c.algorithm, Level: c.level, Implementation: c.impl()}
 	stopped := func(err error) (result.CodecResult, error) {
 		if errors.Is(err, errStopped) {
 			cr.Stopped = probe.Interrupted

@@ -116,9 +116,12 @@ func TestMeasureSampleReceived(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The agent has bytes and what the client said of them, nothing else.
-	res, err := Measure(context.Background(), Sample{Data: s.Data}, Config{Codecs: []string{Zstd1}, Duration: time.Millisecond})
+	res, err := Measure(context.Background(), Sample{Data: s.Data}, Config{Codecs: []string{"zstd"}, Duration: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(res.Codecs) != 1 || res.Codecs[0].Codec != Zstd3 {
+		t.Fatalf("zstd measured as %+v; want zstd-3, the tools' default", res.Codecs)
 	}
 	if res.Sample.Kind != result.SampleReceived || res.Sample.Bytes != 256<<10 {
 		t.Errorf("sample %+v", res.Sample)
