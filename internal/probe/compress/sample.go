@@ -88,6 +88,10 @@ func ReadSample(ctx context.Context, cfg SampleConfig) (Sample, error) {
 		return Sample{}, err
 	}
 	if first.files == 0 {
+		if first.dirs > 0 {
+			return Sample{}, probe.UserErrorf(first.dirErr, "cannot list %d of the directories under %s (%v): run narrows as a user who can read them (the database's OS user)",
+				first.dirs, root, reason(first.dirErr))
+		}
 		return Sample{}, probe.UserErrorf(nil, "nothing to sample under %s: no regular file holds any data%s", root, linksNote(first.links))
 	}
 
@@ -150,7 +154,7 @@ func ReadSample(ctx context.Context, cfg SampleConfig) (Sample, error) {
 	if len(data) == 0 {
 		if about.FilesUnreadable > 0 {
 			return Sample{}, probe.UserErrorf(firstErr, "cannot read any of the files sampled under %s (%v): run narrows as a user who can read them (the database's OS user)",
-				root, errors.Unwrap(firstErr))
+				root, reason(firstErr))
 		}
 		return Sample{}, probe.UserErrorf(nil, "nothing to sample under %s: the files hold no data%s", root, linksNote(about.SymlinksSkipped))
 	}
@@ -159,6 +163,9 @@ func ReadSample(ctx context.Context, cfg SampleConfig) (Sample, error) {
 		about.FilesFound, metric.FormatBytes(about.TreeBytes), root)
 	if about.FilesUnreadable > 0 {
 		about.What += fmt.Sprintf("; %d could not be read", about.FilesUnreadable)
+	}
+	if about.DirsUnreadable > 0 {
+		about.What += fmt.Sprintf("; %d directories could not be listed", about.DirsUnreadable)
 	}
 	if about.SymlinksSkipped > 0 {
 		about.What += fmt.Sprintf("; %d symbolic links not followed", about.SymlinksSkipped)
@@ -189,6 +196,7 @@ func rootOf(path string) (string, error) {
 type walkCounts struct {
 	files, dirs, links int // regular files with data, directories unreadable, links skipped
 	bytes              int64
+	dirErr             error // the first directory that could not be listed
 }
 
 // walk visits the regular files under root in lexical order, never
@@ -207,6 +215,9 @@ func walk(ctx context.Context, root string, c *walkCounts, file func(path string
 				return probe.UserErrorf(err, "cannot sample %s: %v", root, err)
 			}
 			c.dirs++
+			if c.dirErr == nil {
+				c.dirErr = err
+			}
 			if d != nil && d.IsDir() {
 				return fs.SkipDir
 			}

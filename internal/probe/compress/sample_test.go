@@ -254,6 +254,23 @@ func TestReadSampleUnreadable(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "cannot read any of the files sampled under "+dir+" (permission denied): run narrows as a user who can read them") {
 		t.Fatalf("err = %v", err)
 	}
+	// A directory inside the tree that cannot be listed.
+	sub := filepath.Join(dir, "base")
+	writeTree(t, sub, map[string]int{"c": 1000})
+	if err := os.Chmod(sub, 0); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(sub, 0o755)
+	if err := os.Remove(filepath.Join(dir, "a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "b")); err != nil {
+		t.Fatal(err)
+	}
+	_, err = ReadSample(context.Background(), SampleConfig{Path: dir, Bytes: 1 << 20})
+	if err == nil || !strings.Contains(err.Error(), "cannot list 1 of the directories under "+dir+" (permission denied): run narrows as a user") {
+		t.Fatalf("unreadable subdirectory: err = %v", err)
+	}
 	if err := os.Chmod(dir, 0); err != nil {
 		t.Fatal(err)
 	}
