@@ -80,7 +80,7 @@ func TestSyntheticPagesAreWellFormed(t *testing.T) {
 // The corpus compresses as the package documents (ratios are the same on
 // every machine: they depend on the bytes and the codec, not on speed).
 func TestSyntheticRatios(t *testing.T) {
-	s, err := Synthetic(16<<20, DefaultSeed)
+	s, err := Synthetic(8<<20, DefaultSeed)
 	if err != nil {
 		t.Fatal(err)
 	}
