@@ -704,3 +704,52 @@ func TestMemoryLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestCPUTest: the agent measures compression on its own cores (the
+// synthetic corpus, the same bytes the client generates), and refuses in
+// words what its limits do not allow.
+func TestCPUTest(t *testing.T) {
+	addr, stop := inProcess(t, agent.Config{Secret: []byte(itest.Secret), MaxDuration: 10 * time.Second})
+	defer stop()
+	s, err := dial(t, addr, itest.Secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if !s.Runs(wire.KindCPU) {
+		t.Fatal("the agent does not announce cpu tests")
+	}
+	spec := func(codecs []string, sample int64, d time.Duration) wire.TestSpec {
+		return wire.TestSpec{Kind: wire.KindCPU, Duration: d, Interval: 100 * time.Millisecond,
+			CPU: &wire.CPUSpec{Codecs: codecs, SampleBytes: sample, Seed: 1}}
+	}
+	for _, c := range []struct {
+		name string
+		spec wire.TestSpec
+		want string
+	}{
+		{"no spec", wire.TestSpec{Kind: wire.KindCPU, Duration: time.Second, Interval: time.Second}, "names no codecs"},
+		{"unknown codec", spec([]string{"brotli"}, 1<<20, time.Second), `unknown codec "brotli"`},
+		{"a sample too big", spec([]string{"lz4"}, 1<<30, time.Second), "the agent generates 1 MiB to 64 MiB"},
+		{"longer than --max-duration", spec([]string{"lz4", "zstd-3", "gzip-6"}, 1<<20, 2*time.Second), "3 codecs × 2s each way: the agent allows up to 10s"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := dial(t, addr, itest.Secret)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if _, err := s.Open(context.Background(), c.spec); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("%v, want %q", err, c.want)
+			}
+		})
+	}
+	done, err := s.RunFar(context.Background(), spec([]string{"lz4"}, 2<<20, 200*time.Millisecond), func(*wire.Accepted) error { return nil }, func(result.Interval) {})
+	if err != nil || done == nil || done.Compression == nil || len(done.Compression.Codecs) != 1 {
+		t.Fatalf("done %+v, err %v", done, err)
+	}
+	c := done.Compression.Codecs[0]
+	if c.Codec != "lz4" || c.Ratio <= 1 || c.Compress.PerCore <= 0 || done.Compression.Sample.Kind != result.SampleSynthetic {
+		t.Fatalf("lz4 on the agent: %+v (sample %+v)", c, done.Compression.Sample)
+	}
+}

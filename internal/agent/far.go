@@ -55,6 +55,7 @@ type farTest interface {
 // farKinds are the far-side tests this agent runs, by wire kind.
 var farKinds = map[string]farKind{
 	wire.KindDisk: {check: (*Server).checkDisk, open: (*Server).openDisk},
+	wire.KindCPU:  {check: (*Server).checkCPU, open: (*Server).openCPU}, // cpu.go
 }
 
 // capabilities are what the agent announces in its Challenge: each
@@ -154,7 +155,11 @@ func (s *Server) runFar(ctx context.Context, ctl net.Conn, spec wire.TestSpec, k
 	err := s.prepareFar(tctx, ft, spec.Interval, send)
 	if err == nil {
 		rctx, rcancel := context.WithTimeoutCause(tctx, ft.limit(), errors.New("the test ran past its time limit"))
+		// A test that reports only at its end (cpu) still tells the
+		// client every interval that it runs.
+		stopBeat := heartbeat(spec.Interval, func() { send(wire.Interval{Stage: wire.StageRun}) })
 		err = ft.run(rctx, func(iv result.Interval) { send(wire.Interval{Record: &iv}) }, &done)
+		stopBeat()
 		if err == nil && rctx.Err() != nil && tctx.Err() == nil {
 			err = context.Cause(rctx) // a probe stopped by its context returns what it has, and no error
 		}
@@ -202,23 +207,9 @@ func (s *Server) prepareFar(ctx context.Context, ft farTest, interval time.Durat
 	pctx, cancel := context.WithTimeoutCause(ctx, s.cfg.MaxDuration,
 		fmt.Errorf("preparing the test took longer than the agent's --max-duration %s", s.cfg.MaxDuration))
 	defer cancel()
-	stop, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		tick := time.NewTicker(interval)
-		defer tick.Stop()
-		for {
-			select {
-			case <-tick.C:
-				send(wire.Interval{Stage: wire.StagePrepare})
-			case <-stop:
-				return
-			}
-		}
-	}()
+	stop := heartbeat(interval, func() { send(wire.Interval{Stage: wire.StagePrepare}) })
 	err := ft.prepare(pctx)
-	close(stop)
-	<-stopped
+	stop()
 	if errors.Is(err, context.DeadlineExceeded) {
 		err = context.Cause(pctx)
 	}
@@ -259,5 +250,28 @@ func watchControl(ctl net.Conn, deadline time.Time, stop context.CancelCauseFunc
 	return func() {
 		ctl.SetReadDeadline(time.Now())
 		<-done
+	}
+}
+
+// heartbeat calls beat every interval until the function it returns is
+// called (which waits for it to stop).
+func heartbeat(interval time.Duration, beat func()) (stop func()) {
+	quit, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+				beat()
+			case <-quit:
+				return
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-stopped
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/narrows/narrows/internal/advisor"
 	"github.com/narrows/narrows/internal/dbconn"
+	"github.com/narrows/narrows/internal/probe/compress"
 	"github.com/narrows/narrows/internal/probe/dbsize"
 	"github.com/narrows/narrows/internal/result"
 )
@@ -57,6 +58,7 @@ func planBackup(ctx context.Context, env Env, args []string) error {
 	fs.StringVar(&mf.backupPath, "backup-path", "", "with --to: the directory on the agent the backup lands in (inside its --disk-path)")
 	fs.StringVar(&mf.stage, "stage-duration", "5s", "with --to: how long to measure each stage")
 	fs.StringVar(&mf.diskSize, "disk-size", "1G", "with --to: the test file on each side; larger than any cache in front of the disks")
+	fs.StringVar(&mf.sample, "sample", "", "with --to: measure compression on a sample read from this directory (the database's data directory, read only, a bounded amount spread over its files) instead of synthetic database pages")
 	fs.IntVar(&mf.streams, "streams", 0, "with --to: the parallel streams to measure besides one (default: --files, at least 4)")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -82,7 +84,11 @@ func planBackup(ctx context.Context, env Env, args []string) error {
 		if mf.streams < 0 || mf.streams > 128 {
 			return usagef("--streams %d: use 1 to 128", mf.streams)
 		}
-		if software, unauth, err = mf.measure(ctx, env, in.Files, &in.Stages); err != nil {
+		codecs, err := planCodecs(pf.compressions)
+		if err != nil {
+			return err
+		}
+		if software, unauth, err = mf.measure(ctx, env, in.Files, codecs, &in.Stages); err != nil {
 			return err
 		}
 		target = mf.to
@@ -402,4 +408,26 @@ func (pf planFlags) dbSize(ctx context.Context, env Env, in *advisor.BackupInput
 	in.Sizes = append([]int64{sz.Bytes}, in.Sizes...)
 	in.SizeNote = "The database's size: " + sz.What + "."
 	return nil
+}
+
+// planCodecs are the codecs --compression asks to measure (the backup
+// tools' defaults when it is not given: lz4, zstd-3, gzip-6).
+func planCodecs(list string) ([]string, error) {
+	if list == "" {
+		return []string{compress.LZ4, compress.Zstd3, compress.Gzip6}, nil
+	}
+	var named []string
+	for _, c := range strings.Split(list, ",") {
+		if c = strings.TrimSpace(c); c != result.CompressionNone && c != "" {
+			named = append(named, c)
+		}
+	}
+	if len(named) == 0 {
+		return nil, nil
+	}
+	cs, err := compress.ParseCodecs(strings.Join(named, ","))
+	if err != nil {
+		return nil, usagef("--compression: %v", err)
+	}
+	return cs, nil
 }

@@ -2,12 +2,15 @@ package cli_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/narrows/narrows/internal/cli"
+	"github.com/narrows/narrows/internal/itest"
 )
 
 // planCells runs plan backup --json and returns its cells.
@@ -62,5 +65,64 @@ func TestPlanBackupOffline(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestPlanBackupMeasured: plan backup --to a real agent measures every
+// stage — the data path here and the backup path there (the backup
+// profile), the network both ways with one stream and N, compression on
+// both hosts — and plans from them; the agent's directory is left empty.
+func TestPlanBackupMeasured(t *testing.T) {
+	far, near := t.TempDir(), t.TempDir()
+	a := itest.StartAgent(t, []string{"--disk-path", far})
+	r := itest.Run(t, 3*time.Minute, nil, "plan", "backup", "--to", a.Addr, "--data-path", near, "--backup-path", far,
+		"--stage-duration", "1s", "--disk-size", "64M", "--compression", "none,lz4", "--files", "2", "--size", "1TB", "--json")
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+	}
+	for i, want := range []string{"the data path", "the network to the agent, 1 stream then 4", "the network back", "the backup path on the agent", "compression on this host (lz4)", "compression on the agent (lz4"} {
+		if !strings.Contains(r.Stderr, fmt.Sprintf("step %d of 6: %s", i+1, want)) {
+			t.Errorf("progress lacks step %d, %q:\n%s", i+1, want, r.Stderr)
+		}
+	}
+	_, sum := itest.Records(t, r.Stdout)
+	plan := itest.Obj(sum, "backup_plan")
+	st := itest.Obj(plan, "stages")
+	for _, k := range []string{"source_read", "source_write", "target_write", "target_read"} {
+		if v, ok := itest.Num(itest.Obj(st, k), "bytes_per_second"); !ok || v <= 0 {
+			t.Errorf("stage %s not measured: %v", k, st[k])
+		}
+	}
+	for _, k := range []string{"network_out", "network_in"} {
+		if rs, _ := st[k].([]any); len(rs) != 2 {
+			t.Errorf("%s: %v, want 1 and 4 streams", k, st[k])
+		}
+	}
+	sides := map[string]bool{}
+	for _, c := range st["codecs"].([]any) {
+		m := c.(map[string]any)
+		ratio, _ := itest.Num(m, "ratio")
+		speed, _ := itest.Num(m, "compress_bytes_per_second_per_core")
+		if m["codec"] == "lz4" && ratio > 1 && speed > 0 {
+			sides[m["side"].(string)] = true
+		}
+	}
+	if !sides["source"] || !sides["target"] {
+		t.Errorf("lz4 measured on %v, want both sides: %v", sides, st["codecs"])
+	}
+	cells := plan["cells"].([]any)
+	if len(cells) != 2 {
+		t.Fatalf("%d cells, want none and lz4 for 1 TB", len(cells))
+	}
+	for _, c := range cells {
+		m := c.(map[string]any)
+		for _, k := range []string{"backup_bottleneck", "restore_bottleneck"} {
+			if b := m[k]; b == "" || b == "unmeasured" {
+				t.Errorf("%v: %s %v", m["compression"], k, b)
+			}
+		}
+	}
+	if left, _ := os.ReadDir(far); len(left) != 0 {
+		t.Errorf("the agent left %v in %s", left, far)
 	}
 }

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/narrows/narrows/internal/advisor"
 	"github.com/narrows/narrows/internal/client"
 	"github.com/narrows/narrows/internal/metric"
+	"github.com/narrows/narrows/internal/probe/compress"
 	"github.com/narrows/narrows/internal/probe/disk"
 	"github.com/narrows/narrows/internal/probe/stream"
 	"github.com/narrows/narrows/internal/result"
@@ -18,9 +20,9 @@ import (
 
 // measureFlags are how `plan backup --to` measures the stages.
 type measureFlags struct {
-	to, dataPath, backupPath, stage, diskSize string
-	streams                                   int
-	agent                                     agentFlags
+	to, dataPath, backupPath, stage, diskSize, sample string
+	streams                                           int
+	agent                                             agentFlags
 }
 
 // planStep is one measurement of the plan: what it says while it runs,
@@ -34,7 +36,7 @@ type planStep struct {
 // through the agent, saying on stderr which step of how many runs. A step
 // that fails is named and leaves its stage unmeasured; the plan then says
 // so rather than guessing.
-func (mf measureFlags) measure(ctx context.Context, env Env, files int, s *result.BackupStages) (agentSoftware string, unauth bool, err error) {
+func (mf measureFlags) measure(ctx context.Context, env Env, files int, codecs []string, s *result.BackupStages) (agentSoftware string, unauth bool, err error) {
 	opts, err := mf.agent.options(env, "--to", mf.to)
 	if err != nil {
 		return "", false, err
@@ -91,6 +93,9 @@ func (mf measureFlags) measure(ctx context.Context, env Env, files int, s *resul
 			return err
 		}})
 	}
+	if len(codecs) > 0 {
+		steps = append(steps, mf.compressionSteps(sess, codecs, s)...)
+	}
 	for i, st := range steps {
 		fmt.Fprintf(env.Stderr, "narrows plan backup: step %d of %d: %s\n", i+1, len(steps), st.what)
 		if err := st.run(ctx); err != nil {
@@ -143,4 +148,54 @@ func farBackupDisk(ctx context.Context, sess *client.Session, dir string, size i
 		return done.Disk, err
 	}
 	return nil, err
+}
+
+// Compression is measured on a sample of this size: big enough that a
+// codec's window sees whole relations, small enough that the slowest
+// (zlib's level 6, ~20 MB/s a core) makes its first pass in a second.
+const (
+	planSampleBytes = 16 << 20
+	planSampleSeed  = 1
+	planCodecTime   = time.Second
+)
+
+// compressionSteps measure the codecs here (on --sample, else the
+// synthetic corpus) and on the agent (on the synthetic corpus, the same
+// bytes: the sample stays on this host).
+func (mf measureFlags) compressionSteps(sess *client.Session, codecs []string, s *result.BackupStages) []planStep {
+	local := planStep{"compression on this host (" + strings.Join(codecs, ", ") + ")", func(ctx context.Context) error {
+		var sample compress.Sample
+		var err error
+		if mf.sample != "" {
+			sample, err = compress.ReadSample(ctx, compress.SampleConfig{Path: mf.sample, Bytes: planSampleBytes})
+		} else {
+			sample, err = compress.Synthetic(planSampleBytes, planSampleSeed)
+		}
+		if err != nil {
+			return err
+		}
+		res, err := compress.Measure(ctx, sample, compress.Config{Codecs: codecs, Duration: planCodecTime})
+		if res != nil {
+			s.Codecs = append(s.Codecs, res.CodecRates(result.SideSource, "measured")...)
+			s.SourceCores = res.Cores
+		}
+		return err
+	}}
+	far := planStep{"compression on the agent (" + strings.Join(codecs, ", ") + ", synthetic pages)", func(ctx context.Context) error {
+		if !sess.Runs(wire.KindCPU) {
+			return fmt.Errorf("the agent (narrows %s) does not measure compression: upgrade it", sess.Software)
+		}
+		spec := wire.TestSpec{Kind: wire.KindCPU, Duration: planCodecTime, Interval: time.Second,
+			CPU: &wire.CPUSpec{Codecs: codecs, SampleBytes: planSampleBytes, Seed: planSampleSeed}}
+		done, err := sess.RunFar(ctx, spec, func(*wire.Accepted) error { return nil }, func(result.Interval) {})
+		if done != nil && done.Compression != nil {
+			s.Codecs = append(s.Codecs, done.Compression.CodecRates(result.SideTarget, "measured on the agent")...)
+			s.TargetCores = done.Compression.Cores
+		}
+		if err == nil && done != nil && done.Reason != "" {
+			err = errors.New(done.Reason)
+		}
+		return err
+	}}
+	return []planStep{local, far}
 }

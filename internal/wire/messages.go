@@ -115,6 +115,10 @@ const (
 	// on its own storage (TestSpec.Disk), with no data connections; its
 	// Interval frames carry the probe's records and its Done the result.
 	KindDisk = "disk"
+	// KindCPU is a far-side test: the agent measures compression and
+	// decompression per core on its own CPUs (TestSpec.CPU), with no data
+	// connections; its Done carries the result.
+	KindCPU = "cpu"
 
 	Forward = "forward" // client sends, agent receives
 	Reverse = "reverse" // agent sends
@@ -150,7 +154,21 @@ type TestSpec struct {
 	Response  int64         `json:"response_bytes,omitempty"`
 	// Disk is a KindDisk test; Duration is then each pattern's.
 	Disk *DiskSpec `json:"disk,omitempty"`
+	// CPU is a KindCPU test; Duration is then each codec's, each way.
+	CPU *CPUSpec `json:"cpu,omitempty"`
 }
+
+// CPUSpec asks the agent to measure codecs on the synthetic corpus of
+// database pages (internal/probe/compress): the same seed and size give
+// the same bytes on both ends.
+type CPUSpec struct {
+	Codecs      []string `json:"codecs"`
+	SampleBytes int64    `json:"sample_bytes"`
+	Seed        uint64   `json:"seed"`
+}
+
+// MaxCPUSample is the largest synthetic sample an agent generates.
+const MaxCPUSample = 64 << 20
 
 // DiskSpec is a disk test: patterns of `narrows disk`, each run for
 // TestSpec.Duration, on a test file the agent creates in Path.
@@ -261,8 +279,12 @@ type Interval struct {
 }
 
 // StagePrepare: a far-side test is getting ready to measure (a disk test
-// writes its file out).
-const StagePrepare = "prepare"
+// writes its file out); StageRun: it is measuring and has nothing to
+// report yet (a cpu test reports at its end).
+const (
+	StagePrepare = "prepare"
+	StageRun     = "run"
+)
 
 // Done is the agent's final account of a test.
 type Done struct {
@@ -274,6 +296,8 @@ type Done struct {
 	Code string `json:"code,omitempty"`
 	// Disk is a disk test's result, partial when it ended early.
 	Disk *result.Disk `json:"disk,omitempty"`
+	// Compression is a cpu test's result.
+	Compression *result.Compression `json:"compression,omitempty"`
 }
 
 // MaxSlots is the most data connections one test can have: the agent's
@@ -341,6 +365,13 @@ func (t TestSpec) Buffers() int64 {
 			}
 		}
 		return n
+	case KindCPU:
+		// The sample, and each codec's window and buffers (zstd's and
+		// gzip's are a few MiB).
+		if t.CPU == nil {
+			return 0
+		}
+		return mulSat(t.CPU.SampleBytes, 1) + 16<<20
 	case KindRR:
 		return t.Request + t.Response
 	case KindStream:
