@@ -40,7 +40,7 @@ func planBackup(ctx context.Context, env Env, args []string) error {
 	fs := newFlags(env, "plan backup")
 	var pf planFlags
 	fs.StringVar(&pf.sizes, "size", "100GB,1TB,10TB", "database sizes to plan, decimal as DBAs quote them (100GB = 10^11 bytes; GiB/TiB for binary)")
-	fs.StringVar(&pf.dsn, "dsn", "", "read the database's size from the server (PostgreSQL: the whole cluster and its WAL; MySQL: every table; SQL Server: the database's files) and plan that size too (or set NARROWS_DSN)")
+	fs.StringVar(&pf.dsn, "dsn", "", "read the database's size from the server (PostgreSQL: every database of the cluster; MySQL: every table; SQL Server: the database's files) and plan that size too (or set NARROWS_DSN)")
 	fs.StringVar(&pf.compressions, "compression", "", "compressions to plan: none, lz4, zstd, gzip (or with a level: zstd-3); default: none and every codec measured")
 	fs.StringVar(&pf.engine, "engine", result.EngineGeneric, "how the backup runs: generic, pg_basebackup, pgbackrest (also WAL-G) or sqlserver")
 	fs.IntVar(&pf.files, "files", 1, "backup files (SQL Server), processes (pgBackRest process-max) or tablespaces (pg_basebackup): the streams")

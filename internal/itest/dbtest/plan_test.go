@@ -9,9 +9,8 @@ import (
 )
 
 // TestPlanSizeFromServer: plan backup --dsn plans the size the server
-// reports (PostgreSQL: every database of the cluster, and its WAL where the
-// user may list it; MariaDB: every table), says how it was counted, and
-// never shows the password.
+// reports (PostgreSQL: every database of the cluster; MariaDB: every
+// table), says how it was counted, and never shows the password.
 func TestPlanSizeFromServer(t *testing.T) {
 	cases := []struct {
 		engine, dsn, super, truth, note string
@@ -35,10 +34,10 @@ func TestPlanSizeFromServer(t *testing.T) {
 				t.Fatalf("%d cells, want the server's size alone: %v", len(cells), cells)
 			}
 			got := int64(cells[0].(map[string]any)["size_bytes"].(float64))
-			// The databases are what the test's own query counts; the WAL
-			// (PostgreSQL, where pg_ls_waldir is allowed) comes on top.
+			// Read again a moment later: autovacuum may add a page or a
+			// visibility map meanwhile, never megabytes on an idle server.
 			truth := int64(count(t, open(t, c.super), c.truth))
-			if got < truth || got > truth+1<<30 {
+			if got < truth-1<<20 || got > truth+1<<20 {
 				t.Fatalf("planned %d bytes, the server counts %d", got, truth)
 			}
 			notes := ""

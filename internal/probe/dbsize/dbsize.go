@@ -20,8 +20,8 @@ type Size struct {
 
 // Read opens a session and reads the size: on PostgreSQL the whole
 // cluster (a physical backup, pg_basebackup or pgBackRest, copies every
-// database and the WAL it needs), on MySQL/MariaDB the tables of every
-// schema, on SQL Server the DSN's database files.
+// database), on MySQL/MariaDB the tables of every schema, on SQL Server
+// the DSN's database files.
 func Read(ctx context.Context, d *dbconn.DSN) (Size, error) {
 	c, err := dbconn.Open(ctx, d, dbconn.Options{})
 	if err != nil {
@@ -53,14 +53,9 @@ func postgres(ctx context.Context, c *sql.Conn) (Size, error) {
 	if err := c.QueryRowContext(ctx, `SELECT sum(pg_database_size(oid))::bigint FROM pg_database`).Scan(&dbs); err != nil {
 		return Size{}, fmt.Errorf("read the cluster's size (pg_database_size): %w", err)
 	}
-	s := Size{Bytes: dbs, What: "every database of the cluster (pg_database_size) " + metric.FormatDecimalBytes(dbs)}
-	// The WAL a physical backup also copies; pg_ls_waldir needs pg_monitor.
-	var wal sql.NullInt64
-	if err := c.QueryRowContext(ctx, `SELECT sum(size)::bigint FROM pg_ls_waldir()`).Scan(&wal); err == nil && wal.Valid {
-		s.Bytes += wal.Int64
-		s.What += " + WAL (pg_ls_waldir) " + metric.FormatDecimalBytes(wal.Int64)
-	} else {
-		s.What += "; the WAL directory not counted (pg_ls_waldir needs pg_monitor)"
-	}
-	return s, nil
+	// pg_wal is not counted: a physical backup copies only the WAL from
+	// its own start (pg_basebackup -X, pgBackRest's archive), not the
+	// segments the server keeps for itself.
+	return Size{Bytes: dbs, What: "every database of the cluster (pg_database_size) " + metric.FormatDecimalBytes(dbs) +
+		", without pg_wal (a backup copies only the WAL written while it runs)"}, nil
 }
