@@ -172,3 +172,24 @@ func (c rawConn) Write(p []byte) (int, error) {
 	}
 	return n, nil
 }
+
+// sameHost says whether the connection's peer is on this host: a loopback
+// address, or the very address this end uses.
+func sameHost(fd int) bool {
+	peer, err1 := unix.Getpeername(fd)
+	local, err2 := unix.Getsockname(fd)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	ip := func(sa unix.Sockaddr) net.IP {
+		switch a := sa.(type) {
+		case *unix.SockaddrInet4:
+			return net.IP(a.Addr[:])
+		case *unix.SockaddrInet6:
+			return net.IP(a.Addr[:])
+		}
+		return nil
+	}
+	p, l := ip(peer), ip(local)
+	return p != nil && (p.IsLoopback() || p.Equal(l))
+}

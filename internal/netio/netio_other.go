@@ -16,3 +16,4 @@ func shutdownWrite(int) error            { return errors.ErrUnsupported }
 func setReadLowWater(int, int) error     { return errors.ErrUnsupported }
 func maxReceiveBuffer() int              { return 0 } // no batching here
 func closeFD(int) error                  { return errors.ErrUnsupported }
+func sameHost(int) bool                  { return false } // no batching here

@@ -278,3 +278,39 @@ func iperf3Parallel(t *testing.T, l *DelayLine, streams, seconds int) (bitsPerSe
 	}
 	return r.End.SumReceived.BitsPerSecond, r.Start.MSS
 }
+
+// TestOneStreamFillsTheLine: across a 20 ms, 100 Mbit/s line with the
+// kernel's autotuning, one TCP stream fills the line in each direction,
+// and narrows must read that, not a limit of its own making. (Reading in
+// 64 KiB batches, SO_RCVLOWAT, held the receive window at 64 KiB for good:
+// 18.8 Mbit/s each way.) TCP with a 20 ms RTT ramps up in a few hundred
+// milliseconds and then carries ~94% of the line as payload; the best of
+// a few rounds must reach 80% (other processes can only take it down).
+func TestOneStreamFillsTheLine(t *testing.T) {
+	LockTiming(t)
+	const rate = 100_000_000
+	l := NewTestDelayLine(t, DelayLineOptions{RTT: 20 * time.Millisecond, RateBitsPerSecond: rate})
+	run := narrowsOn(t, l)
+	for _, dir := range []string{"forward", "reverse"} {
+		t.Run(dir, func(t *testing.T) {
+			var best float64
+			for round := 1; round <= 3 && best < 0.8*rate; round++ {
+				args := []string{"net", "stream", "--duration", "3s"}
+				if dir == "reverse" {
+					args = append(args, "--reverse")
+				}
+				var s streamSummary
+				summaryLine(t, run(30*time.Second, args...).Stdout, &s)
+				if s.Stream == nil || len(s.Stream.Runs) != 1 {
+					t.Fatalf("round %d: no single-stream run", round)
+				}
+				got := s.Stream.Runs[0].Throughput
+				t.Logf("round %d: one stream %s carried %.1f Mbit/s of payload across a %g Mbit/s line", round, dir, got/1e6, rate/1e6)
+				best = max(best, got)
+			}
+			if best < 0.8*rate {
+				t.Errorf("one stream %s carried at best %.1f Mbit/s across a 100 Mbit/s, 20 ms line: narrows held it back", dir, best/1e6)
+			}
+		})
+	}
+}
