@@ -448,3 +448,31 @@ func NetworkStages(s *result.Stream, source string) (out, in []result.StreamRate
 	}
 	return out, in
 }
+
+// ScaleToSample carries the agent's codec figures, measured on the
+// synthetic pages, over to the database's own sample: the ratio is the
+// sample's (it is the data's, whoever compresses it), and each speed moves
+// from the pages to the sample as it did on this host. here are this
+// host's figures on the pages, sample its figures on the sample.
+func ScaleToSample(far, here, sample []result.CodecRate) []result.CodecRate {
+	find := func(cs []result.CodecRate, name string) *result.CodecRate {
+		for i := range cs {
+			if cs[i].Codec == name && cs[i].Side == result.SideSource {
+				return &cs[i]
+			}
+		}
+		return nil
+	}
+	out := make([]result.CodecRate, 0, len(far))
+	for _, f := range far {
+		h, s := find(here, f.Codec), find(sample, f.Codec)
+		if h != nil && s != nil && h.CompressPerCore > 0 && h.DecompressPerCore > 0 {
+			f.CompressPerCore *= s.CompressPerCore / h.CompressPerCore
+			f.DecompressPerCore *= s.DecompressPerCore / h.DecompressPerCore
+			f.Ratio = s.Ratio
+			f.Sample = s.Sample + " (scaled from synthetic pages on the agent)"
+		}
+		out = append(out, f)
+	}
+	return out
+}

@@ -208,3 +208,15 @@ func TestStagesFromRuns(t *testing.T) {
 		t.Fatalf("out %+v, in %+v", out, in)
 	}
 }
+
+// TestScaleToSample: the agent's figures on the synthetic pages move to
+// the sample as this host's did; the ratio is the sample's.
+func TestScaleToSample(t *testing.T) {
+	far := []result.CodecRate{{Codec: "gzip-6", Side: result.SideTarget, CompressPerCore: 20 * mB, DecompressPerCore: 200 * mB, Ratio: 3}}
+	here := []result.CodecRate{{Codec: "gzip-6", Side: result.SideSource, CompressPerCore: 25 * mB, DecompressPerCore: 250 * mB, Ratio: 3}}
+	sample := []result.CodecRate{{Codec: "gzip-6", Side: result.SideSource, CompressPerCore: 75 * mB, DecompressPerCore: 1000 * mB, Ratio: 19, Sample: "/data"}}
+	got := ScaleToSample(far, here, sample)[0]
+	if got.CompressPerCore != 60*mB || got.DecompressPerCore != 800*mB || got.Ratio != 19 || got.Side != result.SideTarget {
+		t.Fatalf("%+v", got)
+	}
+}

@@ -163,16 +163,26 @@ const (
 // synthetic corpus) and on the agent (on the synthetic corpus, the same
 // bytes: the sample stays on this host).
 func (mf measureFlags) compressionSteps(sess *client.Session, codecs []string, s *result.BackupStages) []planStep {
+	// With a sample, this host measures the synthetic pages too: the agent
+	// only has those, and how this host's figures move from the pages to
+	// the sample says how the agent's would (the ratio is the data's, the
+	// speed on it the data's and the core's).
+	var onSynthetic []result.CodecRate
 	local := planStep{"compression on this host (" + strings.Join(codecs, ", ") + ")", func(ctx context.Context) error {
-		var sample compress.Sample
-		var err error
-		if mf.sample != "" {
-			sample, err = compress.ReadSample(ctx, compress.SampleConfig{Path: mf.sample, Bytes: planSampleBytes})
-		} else {
-			sample, err = compress.Synthetic(planSampleBytes, planSampleSeed)
-		}
+		synthetic, err := compress.Synthetic(planSampleBytes, planSampleSeed)
 		if err != nil {
 			return err
+		}
+		sample := synthetic
+		if mf.sample != "" {
+			if sample, err = compress.ReadSample(ctx, compress.SampleConfig{Path: mf.sample, Bytes: planSampleBytes}); err != nil {
+				return err
+			}
+			syn, err := compress.Measure(ctx, synthetic, compress.Config{Codecs: codecs, Duration: planCodecTime})
+			if err != nil {
+				return err
+			}
+			onSynthetic = syn.CodecRates(result.SideSource, "measured")
 		}
 		res, err := compress.Measure(ctx, sample, compress.Config{Codecs: codecs, Duration: planCodecTime})
 		if res != nil {
@@ -189,7 +199,11 @@ func (mf measureFlags) compressionSteps(sess *client.Session, codecs []string, s
 			CPU: &wire.CPUSpec{Codecs: codecs, SampleBytes: planSampleBytes, Seed: planSampleSeed}}
 		done, err := sess.RunFar(ctx, spec, func(*wire.Accepted) error { return nil }, func(result.Interval) {})
 		if done != nil && done.Compression != nil {
-			s.Codecs = append(s.Codecs, done.Compression.CodecRates(result.SideTarget, "measured on the agent")...)
+			far := done.Compression.CodecRates(result.SideTarget, "measured on the agent")
+			if onSynthetic != nil {
+				far = advisor.ScaleToSample(far, onSynthetic, s.Codecs)
+			}
+			s.Codecs = append(s.Codecs, far...)
 			s.TargetCores = done.Compression.Cores
 		}
 		if err == nil && done != nil && done.Reason != "" {

@@ -16,7 +16,7 @@ func TestPlanSizeFromServer(t *testing.T) {
 		engine, dsn, super, truth, note string
 		need                            func(*testing.T)
 	}{
-		{"postgres", pgDSN(), pgSuper(), "SELECT sum(pg_database_size(oid))::bigint FROM pg_database", "every database of the cluster (pg_database_size)", needPG},
+		{"postgres", pgDSN(), pgSuper(), "SELECT sum(pg_database_size(oid))::bigint + (SELECT setting::bigint FROM pg_settings WHERE name = 'wal_segment_size') FROM pg_database", "every database of the cluster (pg_database_size)", needPG},
 		{"mariadb", mySource(), mySource(), "SELECT CAST(SUM(data_length + index_length) AS SIGNED) FROM information_schema.tables WHERE table_type = 'BASE TABLE'", "data and indexes of every table", needMaria},
 	}
 	for _, c := range cases {

@@ -55,7 +55,12 @@ func postgres(ctx context.Context, c *sql.Conn) (Size, error) {
 	}
 	// pg_wal is not counted: a physical backup copies only the WAL from
 	// its own start (pg_basebackup -X, pgBackRest's archive), not the
-	// segments the server keeps for itself.
-	return Size{Bytes: dbs, What: "every database of the cluster (pg_database_size) " + metric.FormatDecimalBytes(dbs) +
-		", without pg_wal (a backup copies only the WAL written while it runs)"}, nil
+	// segments the server keeps for itself; that is at least the segment
+	// its checkpoint is in (16 MiB by default), and more on a busy server.
+	var seg int64
+	if err := c.QueryRowContext(ctx, `SELECT setting::bigint FROM pg_settings WHERE name = 'wal_segment_size'`).Scan(&seg); err != nil || seg <= 0 {
+		seg = 16 << 20
+	}
+	return Size{Bytes: dbs + seg, What: "every database of the cluster (pg_database_size) " + metric.FormatDecimalBytes(dbs) +
+		" and the one WAL segment a backup carries at least (" + metric.FormatBytes(seg) + "; more if the server writes while it runs)"}, nil
 }
