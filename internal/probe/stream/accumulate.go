@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"slices"
 	"time"
 
 	"github.com/narrows/narrows/internal/metric"
@@ -122,11 +123,20 @@ func (a *accumulator) interval(m *wire.Interval) []result.Interval {
 // rest is the stretch after the agent's last interval report, up to the
 // test's end, when the test ended between two reports (as iperf3 prints
 // its last, shorter interval): the rows then add up to the summary.
+//
+// A stretch under a millisecond is a row only if bytes arrived in it: at
+// 15 Gbit/s a fraction of a millisecond carries hundreds of KB, and the
+// rows must still add up (seen: 327,733 bytes of 3.9 GB left out).
 func (a *accumulator) rest(done *wire.Done) []result.Interval {
-	if done.Elapsed-a.last < time.Millisecond {
+	if done.Elapsed <= a.last {
 		return nil
 	}
-	return a.interval(&wire.Interval{Elapsed: done.Elapsed, Slots: done.Slots})
+	short := done.Elapsed-a.last < time.Millisecond
+	ivs := a.interval(&wire.Interval{Elapsed: done.Elapsed, Slots: done.Slots})
+	if short && !slices.ContainsFunc(ivs, func(iv result.Interval) bool { return iv.Bytes != 0 }) {
+		return nil
+	}
+	return ivs
 }
 
 // aggregate folds several streams' TCP state into one: RTTs averaged, the

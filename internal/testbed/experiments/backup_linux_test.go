@@ -30,7 +30,15 @@ func backupCase() (scale int, rate int64, rtt time.Duration) {
 	if long() {
 		return 30, 100_000_000, 20 * time.Millisecond // about 450 MB
 	}
-	return 8, 100_000_000, 20 * time.Millisecond // about 120 MB
+	return 5, 100_000_000, 20 * time.Millisecond // about 75 MB
+}
+
+// stageDuration is how long the plan measures each stage.
+func stageDuration() string {
+	if long() {
+		return "5s"
+	}
+	return "2s"
 }
 
 // planCell is one cell of `narrows plan backup --json`.
@@ -50,7 +58,7 @@ func plan(t *testing.T, l *testbed.DelayLine, pg *dbserver.Postgres, backupDir s
 	t.Helper()
 	full := append([]string{"plan", "backup", "--to", agentAddr(l), "--dsn", pg.DSN(pg.Primary, "narrows", dbserver.NarrowsPassword),
 		"--data-path", filepath.Dir(pg.Primary.Dir), "--backup-path", backupDir, "--engine", "pg_basebackup", "--sample", pg.Primary.Dir,
-		"--stage-duration", "3s", "--disk-size", "256M", "--json"}, args...)
+		"--stage-duration", stageDuration(), "--disk-size", "256M", "--json"}, args...)
 	res := runOnA(t, l, 5*time.Minute, full...)
 	_, sum := itest.Records(t, res.Stdout)
 	p := itest.Obj(sum, "backup_plan")
