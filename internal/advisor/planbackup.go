@@ -65,12 +65,12 @@ func PlanBackup(in BackupInput) (result.BackupPlan, error) {
 		p.Threads = 1
 		p.CompressAt = result.CompressAtTarget
 		p.Notes = append(p.Notes,
-			fmt.Sprintf("pg_basebackup sends one stream per tablespace (%s here) and compresses on one thread, on the machine it runs on (the backup host) unless told server-side (--compress=server-...; --compress-at source).", plural(p.Files, "tablespace")),
+			fmt.Sprintf("pg_basebackup sends one stream per tablespace (%s here) and compresses on one thread, on the machine it runs on (the backup host) unless told server-side (--compress=server-...; --compress-at source).", metric.Plural(int64(p.Files), "tablespace")),
 			"pg_basebackup does not restore: the restore is modelled as copying the backup back, one stream per tablespace, decompressed on one thread.")
 	case result.EnginePGBackRest:
 		p.Notes = append(p.Notes, fmt.Sprintf("pgBackRest (and WAL-G) run process-max = %d processes, each reading, compressing (on the database host) and sending one file at a time; a restore runs as many.", p.Files))
 	case result.EngineSQLServer:
-		p.Notes = append(p.Notes, fmt.Sprintf("SQL Server writes one stream per backup file (%s), compressing on the database server.", plural(p.Files, "file")))
+		p.Notes = append(p.Notes, fmt.Sprintf("SQL Server writes one stream per backup file (%s), compressing on the database server.", metric.Plural(int64(p.Files), "file")))
 		if in.IFI {
 			p.Notes = append(p.Notes, "Instant File Initialization is on: the data files are not zeroed before a restore (the log file always is; it is not in this plan).")
 		} else {
@@ -113,7 +113,7 @@ func PlanBackup(in BackupInput) (result.BackupPlan, error) {
 		what  string
 	}{{s.NetworkOut, "to the backup host"}, {s.NetworkIn, "back"}} {
 		if r := streamRate(dir.rates, p.Streams); r != nil && r.Streams != p.Streams {
-			p.Notes = append(p.Notes, fmt.Sprintf("The network %s was measured with %s, not %d: the plan uses that figure.", dir.what, plural(r.Streams, "stream"), p.Streams))
+			p.Notes = append(p.Notes, fmt.Sprintf("The network %s was measured with %s, not %d: the plan uses that figure.", dir.what, metric.Plural(int64(r.Streams), "stream"), p.Streams))
 		}
 	}
 	for _, c := range in.Compressions {
@@ -275,13 +275,6 @@ func sideWord(side string) string {
 		return "backup host (agent)"
 	}
 	return "database host"
-}
-
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // stageWords names a bottleneck for a DBA.

@@ -347,7 +347,7 @@ func (s *Server) control(ctx context.Context, c net.Conn, h wire.Hello, log *slo
 		default:
 			log.Warn("test refused: agent busy", "max_tests", s.cfg.MaxTests)
 			sendError(c, &wire.RemoteError{Code: wire.CodeBusy, RetryAfter: 5 * time.Second,
-				Message: fmt.Sprintf("%s already running (its --max-tests); try again shortly", plural(s.cfg.MaxTests, "test"))})
+				Message: fmt.Sprintf("%s already running (its --max-tests); try again shortly", metric.Plural(int64(s.cfg.MaxTests), "test"))})
 			return
 		}
 		need := spec.Buffers()
@@ -445,14 +445,6 @@ func dataConnsWhy(most, maxConns int) string {
 		return fmt.Sprintf("its --max-conns %d, less the control connection", maxConns)
 	}
 	return "what one report frame can carry"
-}
-
-// plural is "1 test", "2 tests".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // smaller says what makes a test hold less memory.

@@ -371,7 +371,7 @@ func (t TestSpec) Buffers() int64 {
 		if t.CPU == nil {
 			return 0
 		}
-		return mulSat(t.CPU.SampleBytes, 1) + 16<<20
+		return t.CPU.SampleBytes + 16<<20
 	case KindRR:
 		return t.Request + t.Response
 	case KindStream:

@@ -289,7 +289,7 @@ func dbSummary(b *strings.Builder, r *result.Report) {
 		b.WriteString("\n")
 		if len(l.Sessions) > 1 {
 			for _, s := range l.Sessions {
-				fmt.Fprintf(b, "%-12s %s, %s rows, payload %s", fmt.Sprintf("session %d", s.Session), metric.Plural(s.Commits, "commit"),
+				fmt.Fprintf(b, "%-12s %s, %s rows, payload %s", fmt.Sprintf("session %d", s.Session), metric.Plural(int64(s.Commits), "commit"),
 					metric.FormatCount(s.Rows), metric.FormatByteRate(s.PayloadRate))
 				if c := s.CommitLatency; c != nil {
 					fmt.Fprintf(b, "; commit p50 %s, p99 %s", dur(c.P50), dur(c.P99))
@@ -380,7 +380,7 @@ func replSummary(b *strings.Builder, rp *result.Repl) {
 			}
 			vs = append(vs, x)
 		}
-		fmt.Fprintf(b, "  verdicts   %s (%s)\n", strings.Join(vs, ", "), plural(rr.Polls, "poll"))
+		fmt.Fprintf(b, "  verdicts   %s (%s)\n", strings.Join(vs, ", "), metric.Plural(int64(rr.Polls), "poll"))
 		var qs []string
 		for _, q := range rr.Stages {
 			if q.Worst > 0 {
@@ -409,13 +409,6 @@ func replSummary(b *strings.Builder, rp *result.Repl) {
 		}
 	}
 	gapLines(b, rp.Gaps, rp.Stopped)
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }
 
 func rpoText(st result.ReplicaState) string {

@@ -31,7 +31,7 @@ func planSummary(b *strings.Builder, p *result.BackupPlan) {
 			if i == 0 {
 				label = name
 			}
-			fmt.Fprintf(b, "  %-24s %12s  %s, %s\n", label, metric.FormatByteRate(r.BytesPerSecond), plural(r.Streams, "stream"), provenance(r.Source, r.What))
+			fmt.Fprintf(b, "  %-24s %12s  %s, %s\n", label, metric.FormatByteRate(r.BytesPerSecond), metric.Plural(int64(r.Streams), "stream"), provenance(r.Source, r.What))
 		}
 	}
 	rate("data path read", s.SourceRead)
@@ -59,7 +59,7 @@ func planSummary(b *strings.Builder, p *result.BackupPlan) {
 	if p.CompressAt == result.CompressAtTarget {
 		where = "the backup host"
 	}
-	fmt.Fprintf(b, "\n%s, %s: %s, compression on %s on %s.\n\n", p.Engine, plural(p.Files, "file"), plural(p.Streams, "stream"), plural(p.Threads, "thread"), where)
+	fmt.Fprintf(b, "\n%s, %s: %s, compression on %s on %s.\n\n", p.Engine, metric.Plural(int64(p.Files), "file"), metric.Plural(int64(p.Streams), "stream"), metric.Plural(int64(p.Threads), "thread"), where)
 
 	rto := ""
 	if p.RTO > 0 {
