@@ -65,6 +65,9 @@ func Advise(r *result.Report) []result.Finding {
 	if r.BackupPlan != nil {
 		out = append(out, backupPlan(r.BackupPlan)...) // planbackup.go
 	}
+	if r.SyncPlan != nil {
+		out = append(out, syncPlan(r.SyncPlan)...) // plansync.go
+	}
 	if out == nil {
 		out = []result.Finding{}
 	}

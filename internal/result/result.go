@@ -66,13 +66,16 @@ type Report struct {
 	Error   string  `json:"error,omitempty"`
 	Stream  *Stream `json:"stream,omitempty"`
 	RR      *RR     `json:"rr,omitempty"`
+	Commit  *Commit `json:"commit,omitempty"`  // commit.go
 	DBPing  *DBPing `json:"db_ping,omitempty"` // db.go
 	Repl    *Repl   `json:"repl,omitempty"`
 	DBLoad  *DBLoad `json:"db_load,omitempty"`
 	Disk    *Disk   `json:"disk,omitempty"` // disk.go
 	// BackupPlan is `narrows plan backup` (plan.go).
 	BackupPlan *BackupPlan `json:"backup_plan,omitempty"`
-	Findings   []Finding   `json:"findings"`
+	// SyncPlan is `narrows plan sync` (plansync.go).
+	SyncPlan *SyncPlan `json:"sync_plan,omitempty"`
+	Findings []Finding `json:"findings"`
 }
 
 // NewReport starts a Report for a command.

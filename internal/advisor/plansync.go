@@ -1,0 +1,262 @@
+package advisor
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/narrows/narrows/internal/metric"
+	"github.com/narrows/narrows/internal/result"
+)
+
+// SyncInput is what a synchronous-replica plan is asked: the parts,
+// measured or given, the engines, and an operation to time.
+type SyncInput struct {
+	Parts result.SyncParts
+	// Engines are result.Sync*; none is all three.
+	Engines []string
+	// OpLog and OpTime are a maintenance operation's log and its time
+	// without a replica (both or neither).
+	OpLog  int64
+	OpTime time.Duration
+}
+
+// A synchronous replica makes each commit wait, after or while the
+// primary makes its log durable, for the replica's host to receive (and
+// make durable) the commit's log and say so. How the waits add up is the
+// engine's:
+//
+//   - PostgreSQL (synchronous_commit = on) flushes its WAL locally, and only
+//     then does the walsender send it; the backend waits for the standby's
+//     flush: local flush + round trip + the standby's write and flush.
+//     remote_write waits for the standby's write alone.
+//   - SQL Server (SYNCHRONOUS_COMMIT availability mode) sends the log block
+//     while it hardens it locally: max(local flush, round trip + the
+//     secondary's harden).
+//   - MySQL semi-synchronous replication (AFTER_SYNC) syncs the binary log,
+//     then waits for the replica to acknowledge the event once written to
+//     its relay log (not flushed: sync_relay_log is 10,000 by default):
+//     local flush + round trip + the replica's write.
+//
+// Each is added to the commit as a session waits for it today, which
+// already holds the local flush: PostgreSQL and MySQL add the remote part
+// whole, SQL Server only what of it outlasts the local flush.
+
+// PlanSync composes the plan. It fails only when no part is known.
+func PlanSync(in SyncInput) (result.SyncPlan, error) {
+	p := result.SyncPlan{Parts: in.Parts, Engines: []result.SyncEngine{}, Notes: []string{}}
+	ps := in.Parts
+	if ps.CommitNow == nil && ps.LocalFlush == nil && ps.RTT == nil && ps.RemoteFlush == nil && ps.RemoteWrite == nil &&
+		ps.RemoteCommit == nil && ps.RemoteReceipt == nil && ps.Throughput == nil {
+		return p, errors.New("no part of a commit was measured or given")
+	}
+	engines := in.Engines
+	if len(engines) == 0 {
+		engines = []string{result.SyncPostgres, result.SyncSQLServer, result.SyncMySQL}
+	}
+	remote, remoteMissing, remoteWords := remoteAck(ps.RemoteCommit, ps.RTT, ps.RemoteFlush, "flush")
+	receipt, receiptMissing, receiptWords := remoteAck(ps.RemoteReceipt, ps.RTT, ps.RemoteWrite, "write")
+	for _, e := range engines {
+		var x result.SyncEngine
+		switch e {
+		case result.SyncPostgres:
+			x = addAfter(ps, "postgres", "synchronous_commit = on, the standby in synchronous_standby_names",
+				"the commit today, then "+remoteWords, remote, remoteMissing)
+			p.Engines = append(p.Engines, x)
+			x = addAfter(ps, "postgres_remote_write", "synchronous_commit = remote_write",
+				"the commit today, then "+receiptWords, receipt, receiptMissing)
+		case result.SyncMySQL:
+			x = addAfter(ps, "mysql", "semi-synchronous replication, rpl_semi_sync_source_wait_point = AFTER_SYNC",
+				"the commit today (its binary log synced), then "+receiptWords, receipt, receiptMissing)
+		case result.SyncSQLServer:
+			x = result.SyncEngine{Engine: "sqlserver", Setting: "availability mode SYNCHRONOUS_COMMIT",
+				Formula: "the commit today, with its local log flush replaced by the longer of that flush and " + remoteWords}
+			switch {
+			case remote < 0 || ps.LocalFlush == nil:
+				x.Missing = remoteMissing
+				if ps.LocalFlush == nil {
+					x.Missing = append(x.Missing, "the local log flush (--log-path)")
+				}
+			default:
+				local := ps.LocalFlush.Seconds.D().Seconds()
+				x.AddedSeconds = math.Max(0, remote-local)
+				completeCommit(ps, &x)
+			}
+		default:
+			return p, fmt.Errorf("unknown engine %q: use postgres, sqlserver or mysql", e)
+		}
+		p.Engines = append(p.Engines, x)
+	}
+	if ps.CommitNow == nil {
+		if ps.LocalFlush != nil {
+			p.Notes = append(p.Notes, "The commit today was not measured: the local log flush stands for it, so the statement's own round trip and execution are left out (measure it with --dsn, or give it: --assume commit=0.9ms).")
+		} else {
+			p.Notes = append(p.Notes, "Neither the commit today nor the local log flush is known: only what the replica adds is shown (--dsn measures the commit, --log-path the flush).")
+		}
+	}
+	p.Notes = append(p.Notes,
+		"One session's commits, each waited for in turn; many sessions share a flush (group commit), so a busy primary commits more per second than one session, each commit still waiting as long.",
+		"Not counted: the few process wake-ups a synchronous commit adds on each side (the walsender, the walreceiver and the backend in PostgreSQL, about 0.1 ms each on the testbed's VM) and replay on the replica, which a synchronous commit does not wait for (PostgreSQL's remote_apply does).")
+	if in.OpLog > 0 || in.OpTime > 0 {
+		op, note, err := syncOperation(in.OpLog, in.OpTime, ps.Throughput)
+		if err != nil {
+			return p, err
+		}
+		p.Operation = op
+		if note != "" {
+			p.Notes = append(p.Notes, note)
+		}
+	}
+	return p, nil
+}
+
+// remoteAck is what the replica's acknowledgement costs a commit, in
+// seconds (-1 when unknown): a whole acknowledgement measured at once, or
+// a round trip plus the replica's part. It says which parts were missing,
+// and how it was composed.
+func remoteAck(whole, rtt, part *result.Figure, what string) (float64, []string, string) {
+	switch {
+	case whole != nil:
+		return whole.Seconds.D().Seconds(), nil, fmt.Sprintf("the replica's acknowledgement after its %s, measured whole (a log block sent, %s on the replica's host and acknowledged)", what, map[string]string{"flush": "written, flushed", "write": "written"}[what])
+	case rtt != nil && part != nil:
+		return rtt.Seconds.D().Seconds() + part.Seconds.D().Seconds(), nil, "a round trip and the replica's " + what
+	}
+	var missing []string
+	if rtt == nil {
+		missing = append(missing, "the round trip to the replica (--to)")
+	}
+	if part == nil {
+		missing = append(missing, "the replica's "+what+" (--to, with a --remote-path inside the agent's --disk-path)")
+	}
+	return -1, missing, "a round trip and the replica's " + what
+}
+
+// addAfter is an engine whose replica's wait follows the local flush.
+func addAfter(ps result.SyncParts, engine, setting, formula string, remote float64, missing []string) result.SyncEngine {
+	x := result.SyncEngine{Engine: engine, Setting: setting, Formula: formula}
+	if remote < 0 {
+		x.Missing = missing
+		return x
+	}
+	x.AddedSeconds = remote
+	completeCommit(ps, &x)
+	return x
+}
+
+// completeCommit adds the commit today (or the local flush standing for
+// it) to what the replica adds.
+func completeCommit(ps result.SyncParts, x *result.SyncEngine) {
+	now := 0.0
+	switch {
+	case ps.CommitNow != nil:
+		now = ps.CommitNow.Seconds.D().Seconds()
+	case ps.LocalFlush != nil:
+		now = ps.LocalFlush.Seconds.D().Seconds()
+	}
+	x.CommitNowSeconds = now
+	x.PredictedCommitLatencySeconds = now + x.AddedSeconds
+	if now > 0 {
+		x.CommitsPerSecondNow = 1 / now
+	}
+	if x.PredictedCommitLatencySeconds > 0 {
+		x.PredictedCommitsPerSecond = 1 / x.PredictedCommitLatencySeconds
+	}
+}
+
+// syncOperation times an operation that writes logBytes of log and takes
+// alone without a replica. Its log crosses at the throughput: with an
+// asynchronous replica the operation takes as long as alone and the
+// replica is behind by whatever has not crossed when it returns; with a
+// synchronous one it returns once its last commit's log is on the
+// replica, so no sooner than the whole log has crossed — sooner than
+// alone + crossing when it writes its log as it goes (a bulk load), up to
+// that sum when it writes it all at its end (an index build after its
+// sort).
+func syncOperation(logBytes int64, alone time.Duration, tp *result.Rate) (*result.SyncOperation, string, error) {
+	if logBytes <= 0 || alone <= 0 {
+		return nil, "", errors.New("an operation needs both its log (--op-log) and its time alone (--op-time)")
+	}
+	if tp == nil || tp.BytesPerSecond <= 0 {
+		return nil, "", errors.New("an operation's time needs the log's crossing rate: measure it (--to) or give it (--assume throughput=11MB/s)")
+	}
+	op := &result.SyncOperation{LogBytes: logBytes, AloneSeconds: alone.Seconds(), ThroughputBytesPerSecond: tp.BytesPerSecond}
+	op.ShipSeconds = float64(logBytes) / tp.BytesPerSecond
+	op.AsyncSeconds = op.AloneSeconds
+	op.AsyncBehindSeconds = math.Max(0, op.ShipSeconds-op.AloneSeconds)
+	op.AsyncBehindBytes = max(0, logBytes-int64(tp.BytesPerSecond*op.AloneSeconds))
+	op.SyncSeconds = math.Max(op.AloneSeconds, op.ShipSeconds)
+	op.SyncAtWorstSeconds = op.AloneSeconds + op.ShipSeconds
+	op.LimitedBy = "the operation itself"
+	if op.ShipSeconds > op.AloneSeconds {
+		op.LimitedBy = "log shipping"
+	}
+	note := fmt.Sprintf("The operation's log crosses at %s (%s): %s of log in %s.", metric.FormatByteRate(tp.BytesPerSecond),
+		provenanceWords(tp.Source, tp.What), metric.FormatDecimalBytes(logBytes), metric.FormatDuration(time.Duration(op.ShipSeconds*float64(time.Second))))
+	return op, note, nil
+}
+
+// provenanceWords is where a figure came from, in a phrase.
+func provenanceWords(source, what string) string {
+	if what == "" {
+		return source
+	}
+	return source + ", " + what
+}
+
+// syncPlan is the plan's findings.
+func syncPlan(p *result.SyncPlan) []result.Finding {
+	var out []result.Finding
+	for _, e := range p.Engines {
+		if len(e.Missing) > 0 || e.PredictedCommitLatencySeconds <= 0 {
+			continue
+		}
+		d := func(s float64) string { return metric.FormatDuration(time.Duration(s * float64(time.Second))) }
+		sum := fmt.Sprintf("%s: a synchronous replica adds %s to each commit, %s instead of %s; one session makes %s commits a second instead of %s.",
+			EngineName(e.Engine), d(e.AddedSeconds), d(e.PredictedCommitLatencySeconds), d(e.CommitNowSeconds),
+			perSecond(e.PredictedCommitsPerSecond), perSecond(e.CommitsPerSecondNow))
+		if e.CommitNowSeconds == 0 {
+			sum = fmt.Sprintf("%s: a synchronous replica adds %s to each commit; one session then makes at most %s commits a second.",
+				EngineName(e.Engine), d(e.AddedSeconds), perSecond(e.PredictedCommitsPerSecond))
+		}
+		out = append(out, result.Finding{Code: "plan.sync_commit", Severity: "info", Summary: sum,
+			Values: map[string]float64{"added_commit_latency_seconds": e.AddedSeconds, "predicted_commit_latency_seconds": e.PredictedCommitLatencySeconds,
+				"predicted_commits_per_second": e.PredictedCommitsPerSecond}})
+	}
+	if op := p.Operation; op != nil {
+		d := FormatSeconds
+		out = append(out, result.Finding{Code: "plan.sync_operation", Severity: "info",
+			Summary: fmt.Sprintf("An operation of %s of log that takes %s alone: with an asynchronous replica %s (the replica then %s behind); with a synchronous one %s to %s, limited by %s.",
+				metric.FormatDecimalBytes(op.LogBytes), d(op.AloneSeconds), d(op.AsyncSeconds), d(op.AsyncBehindSeconds), d(op.SyncSeconds), d(op.SyncAtWorstSeconds), op.LimitedBy),
+			Values: map[string]float64{"predicted_sync_seconds": op.SyncSeconds, "predicted_sync_at_worst_seconds": op.SyncAtWorstSeconds,
+				"async_behind_seconds": op.AsyncBehindSeconds}})
+	}
+	return out
+}
+
+// perSecond is a rate of commits in words: "87", "1,250".
+func perSecond(r float64) string { return metric.FormatCount(int64(math.Round(r))) }
+
+// EngineName is an engine of a sync plan as a DBA names it, with its
+// mode where it has two: "PostgreSQL (on)", "SQL Server".
+func EngineName(e string) string {
+	switch e {
+	case result.SyncPostgres:
+		return "PostgreSQL (on)"
+	case "postgres_remote_write":
+		return "PostgreSQL (remote_write)"
+	case result.SyncSQLServer:
+		return "SQL Server"
+	case result.SyncMySQL:
+		return "MySQL (semi-sync)"
+	}
+	return e
+}
+
+// FormatSeconds formats an operation's time: "510 ms", "2.65 s", "14.2 min".
+func FormatSeconds(s float64) string {
+	if s < 120 {
+		return metric.FormatDuration(time.Duration(s * float64(time.Second)))
+	}
+	return FormatHours(s)
+}

@@ -1,0 +1,415 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/narrows/narrows/internal/advisor"
+	"github.com/narrows/narrows/internal/client"
+	"github.com/narrows/narrows/internal/dbconn"
+	"github.com/narrows/narrows/internal/metric"
+	"github.com/narrows/narrows/internal/probe/dbload"
+	"github.com/narrows/narrows/internal/probe/disk"
+	"github.com/narrows/narrows/internal/probe/rr"
+	"github.com/narrows/narrows/internal/result"
+)
+
+// syncFlags are `narrows plan sync`'s questions and how to measure.
+type syncFlags struct {
+	engines, opLog, opTime, from, to, dsn, logPath, remotePath, stage, diskSize string
+	inFlight                                                                    int
+	json                                                                        bool
+	assume                                                                      multiFlag
+	agent                                                                       agentFlags
+}
+
+func planSync(ctx context.Context, env Env, args []string) error {
+	fs := newFlags(env, "plan sync")
+	var sf syncFlags
+	fs.StringVar(&sf.engines, "engine", "postgres,sqlserver,mysql", "the engines to plan: postgres, sqlserver, mysql (comma-separated)")
+	fs.StringVar(&sf.opLog, "op-log", "", "a maintenance operation's log, e.g. 7GB (an index rebuild's WAL): its time is planned too, with --op-time")
+	fs.StringVar(&sf.opTime, "op-time", "", "the operation's time without a replica, e.g. 9s")
+	fs.StringVar(&sf.from, "from", "", "plan from saved runs: JSON lines of `net commit`, `net rr`, `disk`, `db load` or `plan sync` with --json (later records override earlier)")
+	fs.Var(&sf.assume, "assume", "a part given by hand (repeatable): commit=0.9ms (a commit today), local-flush=150us, rtt=10ms, remote-flush=150us, remote-write=20us, ack-flush=10.5ms, ack-write=10.3ms, throughput=11MB/s")
+	fs.StringVar(&sf.to, "to", "", "measure the replica's side through this agent (`narrows serve --disk-path DIR` on the replica's host): HOST or HOST:PORT")
+	sf.agent.register(fs)
+	fs.StringVar(&sf.remotePath, "remote-path", "", "with --to: the directory on the agent to flush log blocks in, on the replica's log disk (default: the agent's first --disk-path)")
+	fs.IntVar(&sf.inFlight, "in-flight", 32, "with --to: log blocks of 64 KiB in flight when measuring a bulk operation's synchronous log throughput")
+	fs.StringVar(&sf.logPath, "log-path", "", "measure the local log flush (8 KiB write + fdatasync) in this directory: the primary's log disk (pg_wal, the binary log, the .ldf)")
+	fs.StringVar(&sf.dsn, "dsn", "", "measure a commit today on this primary: one session commits small rows into a scratch table narrows creates and drops (or set NARROWS_DSN)")
+	fs.StringVar(&sf.stage, "stage-duration", "5s", "how long to measure each part")
+	fs.StringVar(&sf.diskSize, "disk-size", "64M", "with --log-path: the test file's size")
+	fs.BoolVar(&sf.json, "json", false, "write JSON lines instead of a table")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	in := advisor.SyncInput{}
+	for _, e := range strings.Split(sf.engines, ",") {
+		switch e = strings.ToLower(strings.TrimSpace(e)); e {
+		case "postgres", "postgresql", "pg":
+			in.Engines = append(in.Engines, result.SyncPostgres)
+		case "sqlserver", "mssql":
+			in.Engines = append(in.Engines, result.SyncSQLServer)
+		case "mysql", "mariadb":
+			in.Engines = append(in.Engines, result.SyncMySQL)
+		default:
+			return usagef("--engine %q: use postgres, sqlserver or mysql (comma-separated)", e)
+		}
+	}
+	if (sf.opLog == "") != (sf.opTime == "") {
+		return usagef("plan sync: an operation needs both --op-log (its log, e.g. 7GB) and --op-time (its time alone, e.g. 9s)")
+	}
+	if sf.opLog != "" {
+		n, err := parseDBSize(sf.opLog)
+		if err != nil {
+			return usagef("--op-log: %v", err)
+		}
+		in.OpLog = n
+		if in.OpTime, err = positiveDuration("--op-time", sf.opTime); err != nil {
+			return err
+		}
+	}
+	dur, err := positiveDuration("--stage-duration", sf.stage)
+	if err != nil {
+		return err
+	}
+	if sf.inFlight < 2 || sf.inFlight > 1024 {
+		return usagef("--in-flight %d: use 2 to 1024", sf.inFlight)
+	}
+	dsn := sf.dsn
+	if dsn == "" && sf.to == "" && sf.logPath == "" {
+		dsn = "" // NARROWS_DSN alone does not make an offline plan measure
+	} else if dsn == "" {
+		dsn = env.Getenv("NARROWS_DSN")
+	}
+	if sf.from == "" && len(sf.assume) == 0 && sf.to == "" && sf.logPath == "" && dsn == "" {
+		return usagef("plan sync: give the parts: measure them (--to AGENT for the replica's side, --log-path DIR for the local flush, --dsn for a commit today), read them --from a saved run, or --assume them (e.g. --assume rtt=10ms)")
+	}
+	if sf.remotePath != "" && sf.to == "" {
+		return usagef("plan sync: --remote-path is on the agent: give --to AGENT too")
+	}
+	if sf.from != "" {
+		if err := syncPartsFrom(sf.from, &in.Parts); err != nil {
+			return err
+		}
+	}
+	target := "assumed"
+	if sf.from != "" {
+		target = sf.from
+	}
+	var software string
+	var unauth bool
+	if sf.to != "" || sf.logPath != "" || dsn != "" {
+		var d *dbconn.DSN
+		if dsn != "" {
+			if d, err = dbconn.Parse(dsn); err != nil {
+				return usagef("plan sync: --dsn: %v", err)
+			}
+		}
+		if software, unauth, err = sf.measure(ctx, env, d, dur, &in.Parts); err != nil {
+			return err
+		}
+		target = "measured"
+		if sf.to != "" {
+			target = sf.to
+		}
+	}
+	for _, a := range sf.assume {
+		if err := assumeSync(&in.Parts, a); err != nil {
+			return err
+		}
+	}
+	plan, err := advisor.PlanSync(in)
+	if err != nil {
+		return usagef("plan sync: %v", err)
+	}
+	rep := result.NewReport("plan sync", target, tool(), env.Now())
+	rep.Agent, rep.Unauthenticated = software, unauth
+	rep.SyncPlan = &plan
+	return finish(ctx, output(env, sf.json), rep, nil)
+}
+
+// syncStep is one measurement of the plan.
+type syncStep = planStep
+
+// measure runs every part the flags make possible, saying on stderr which
+// step of how many runs. A step that fails is named and leaves its part
+// unknown; the plan then says so rather than guessing.
+func (sf syncFlags) measure(ctx context.Context, env Env, d *dbconn.DSN, dur time.Duration, ps *result.SyncParts) (string, bool, error) {
+	var steps []syncStep
+	if d != nil {
+		steps = append(steps, syncStep{"a commit today on " + d.Redacted + " (one session, one 1000 B row a commit)", func(ctx context.Context) error {
+			cfg := dbload.Config{Rate: 50 * 1000, Duration: dur, Interval: time.Second, Table: dbload.DefaultTable, RowBytes: 1000,
+				Sessions: 1, RowsPerCommit: 1, Timeout: 10 * time.Second}
+			res, err := dbload.Run(ctx, d, cfg, func(result.Interval) {})
+			if res != nil && res.CommitLatency != nil && res.Commits > 0 {
+				ps.CommitNow = &result.Figure{Seconds: res.CommitLatency.P50, Source: "measured",
+					What: fmt.Sprintf("p50 of %s, one 1000 B row each, %s", metric.Plural(res.Commits, "commit"), d.Redacted)}
+			}
+			return dbErr(err, d)
+		}})
+	}
+	if sf.logPath != "" {
+		size, err := metric.ParseSize(sf.diskSize)
+		if err != nil || size < disk.MinSize {
+			return "", false, usagef("--disk-size %q: %s", sf.diskSize, errOr(err, "use at least 1M"))
+		}
+		steps = append(steps, syncStep{"the local log flush, 8 KiB write + fdatasync (" + sf.logPath + ")", func(ctx context.Context) error {
+			res, err := localLogFlush(ctx, sf.logPath, size, dur)
+			if f := logFlushFigure(res, "measured"); f != nil {
+				ps.LocalFlush = f
+			}
+			return err
+		}})
+	}
+	var sess *client.Session
+	if sf.to != "" {
+		opts, err := sf.agent.options(env, "--to", sf.to)
+		if err != nil {
+			return "", false, err
+		}
+		if sess, err = connect(ctx, opts); err != nil {
+			return "", false, err
+		}
+		defer sess.Close()
+		steps = append(steps, syncStep{"round trips to the agent", func(ctx context.Context) error {
+			res, err := rr.Run(ctx, sess, rr.Config{Request: 64, Response: 64, Duration: min(dur, 3*time.Second), Interval: time.Second, Queries: 1}, func(result.Interval) {})
+			if res != nil && res.RoundTrips > 0 {
+				ps.RTT = &result.Figure{Seconds: res.Latency.P50, Source: "measured", What: fmt.Sprintf("net rr p50 of %s", metric.Plural(res.RoundTrips, "round trip"))}
+			}
+			return err
+		}})
+		steps = append(steps, sf.commitSteps(sess, dur, ps)...)
+	}
+	software, unauth := "", false
+	if sess != nil {
+		software, unauth = sess.Software, !sess.Authenticated
+	}
+	for i, st := range steps {
+		fmt.Fprintf(env.Stderr, "narrows plan sync: step %d of %d: %s\n", i+1, len(steps), st.what)
+		if err := st.run(ctx); err != nil {
+			if ctx.Err() != nil {
+				return software, unauth, errInterrupted
+			}
+			var r *client.Refusal
+			var ue *usageError
+			switch {
+			case errors.As(err, &r):
+				return software, unauth, &usageError{fmt.Sprintf("plan sync: %s: %s", st.what, r.Error())}
+			case errors.As(err, &ue):
+				return software, unauth, &usageError{fmt.Sprintf("plan sync: %s: %s", st.what, ue.msg)}
+			}
+			fmt.Fprintf(env.Stderr, "narrows plan sync: %s was not measured: %v\n", st.what, err)
+		}
+	}
+	return software, unauth, nil
+}
+
+// logFlushPattern is the local flush the plan uses: one 8 KiB write made
+// durable with fdatasync, one at a time, as PostgreSQL flushes its WAL on
+// Linux (and `narrows disk --profile log` measures among its patterns).
+func logFlushPattern() disk.Pattern {
+	return disk.Pattern{Profile: result.ProfileLog, RW: disk.Write, Block: 8 << 10, QD: 1, Threads: 1, Sync: result.SyncFdatasync}
+}
+
+// localLogFlush measures logFlushPattern on dir here.
+func localLogFlush(ctx context.Context, dir string, size int64, dur time.Duration) (*result.Disk, error) {
+	cfg := disk.Config{Dir: dir, Size: size, Duration: dur, Interval: time.Second, Engine: disk.EngineAuto, Seed: 1,
+		Profiles: []string{result.ProfileLog}, Patterns: []disk.Pattern{logFlushPattern()}}
+	if err := cfg.Check(); err != nil {
+		return nil, diskError(err)
+	}
+	t, err := disk.Open(cfg)
+	if err != nil {
+		return nil, diskError(err)
+	}
+	defer t.Close()
+	if err := t.Layout(ctx); err != nil {
+		return nil, diskError(err)
+	}
+	return t.Run(ctx, func(result.Interval) {})
+}
+
+// logFlushFigure is a disk run's small flushed write (8 KiB, or the
+// smallest flushed write it has, fdatasync before dsync) as a figure.
+func logFlushFigure(d *result.Disk, source string) *result.Figure {
+	if d == nil {
+		return nil
+	}
+	var best *result.DiskPattern
+	for i := range d.Patterns {
+		p := &d.Patterns[i]
+		if p.Stopped != "" || p.IOs == 0 || p.RW != "write" || p.QueueDepth != 1 || p.Threads != 1 || p.Sync == result.SyncNone {
+			continue
+		}
+		better := best == nil ||
+			(p.BlockBytes == 8<<10) != (best.BlockBytes == 8<<10) && p.BlockBytes == 8<<10 ||
+			p.BlockBytes == best.BlockBytes && p.Sync == result.SyncFdatasync && best.Sync != result.SyncFdatasync ||
+			best.BlockBytes != 8<<10 && p.BlockBytes != 8<<10 && p.BlockBytes < best.BlockBytes
+		if better {
+			best = p
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	return &result.Figure{Seconds: best.P50, Source: source, What: fmt.Sprintf("%s p50, %s", best.Name, d.Path)}
+}
+
+// assumeSync applies one --assume to the parts.
+func assumeSync(ps *result.SyncParts, a string) error {
+	key, val, ok := strings.Cut(a, "=")
+	key = strings.ToLower(strings.TrimSpace(key))
+	val = strings.TrimSpace(val)
+	if !ok || key == "" || val == "" {
+		return usagef("--assume %q: use PART=VALUE, e.g. rtt=10ms or throughput=11MB/s", a)
+	}
+	if key == "throughput" {
+		bps, err := parseStageRate(val)
+		if err != nil {
+			return usagef("--assume %q: %v", a, err)
+		}
+		ps.Throughput = &result.Rate{BytesPerSecond: bps, Source: "assumed"}
+		return nil
+	}
+	into := map[string]**result.Figure{"commit": &ps.CommitNow, "local-flush": &ps.LocalFlush, "rtt": &ps.RTT,
+		"remote-flush": &ps.RemoteFlush, "remote-write": &ps.RemoteWrite, "ack-flush": &ps.RemoteCommit, "ack-write": &ps.RemoteReceipt}[key]
+	if into == nil {
+		return usagef("--assume %q: unknown part %q: use commit, local-flush, rtt, remote-flush, remote-write, ack-flush, ack-write or throughput", a, key)
+	}
+	d, err := time.ParseDuration(strings.ReplaceAll(val, "µ", "u"))
+	if err != nil || d <= 0 || d > time.Hour {
+		return usagef("--assume %q: %s is a time, e.g. 150us, 0.9ms, 10ms", a, key)
+	}
+	*into = &result.Figure{Seconds: result.Seconds(d), Source: "assumed"}
+	return nil
+}
+
+// syncPartsFrom reads the parts from saved runs: every summary record in
+// the file contributes what it measured, a later one overriding.
+func syncPartsFrom(path string, ps *result.SyncParts) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return usagef("--from: %v", unwrapPath(err))
+	}
+	defer f.Close()
+	src := "measured (" + path + ")"
+	found := false
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		var r result.Report
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			return usagef("--from %s: line %d is not a narrows JSON record: %v", path, n, err)
+		}
+		if r.Type != result.TypeSummary {
+			continue
+		}
+		found = syncPartsOf(&r, src, ps) || found
+	}
+	if err := sc.Err(); err != nil {
+		return usagef("--from %s: %v", path, err)
+	}
+	if !found {
+		return usagef("--from %s: nothing a sync plan uses in it: save `narrows net commit`, `net rr`, `disk --profile log`, `db load` or `plan sync` with --json", path)
+	}
+	return nil
+}
+
+// syncPartsOf takes from one saved summary what a sync plan uses, and
+// says whether there was any.
+func syncPartsOf(r *result.Report, src string, ps *result.SyncParts) bool {
+	found := false
+	set := func(into **result.Figure, s result.Seconds, what string) {
+		if s > 0 {
+			*into = &result.Figure{Seconds: s, Source: src, What: what}
+			found = true
+		}
+	}
+	if p := r.SyncPlan; p != nil {
+		for _, x := range []struct{ into, from **result.Figure }{{&ps.CommitNow, &p.Parts.CommitNow}, {&ps.LocalFlush, &p.Parts.LocalFlush},
+			{&ps.RTT, &p.Parts.RTT}, {&ps.RemoteFlush, &p.Parts.RemoteFlush}, {&ps.RemoteWrite, &p.Parts.RemoteWrite},
+			{&ps.RemoteCommit, &p.Parts.RemoteCommit}, {&ps.RemoteReceipt, &p.Parts.RemoteReceipt}} {
+			if f := *x.from; f != nil {
+				set(x.into, f.Seconds, f.What)
+			}
+		}
+		if t := p.Parts.Throughput; t != nil {
+			ps.Throughput = &result.Rate{BytesPerSecond: t.BytesPerSecond, Source: src, What: t.What}
+			found = true
+		}
+	}
+	if x := r.RR; x != nil && x.RoundTrips > 0 {
+		set(&ps.RTT, x.Latency.P50, fmt.Sprintf("net rr p50 of %s", metric.Plural(x.RoundTrips, "round trip")))
+	}
+	if x := r.Disk; x != nil {
+		if f := logFlushFigure(x, src); f != nil {
+			if x.Agent == "" {
+				ps.LocalFlush, found = f, true
+			} else {
+				ps.RemoteFlush, found = f, true
+				f.What += " on " + x.Agent
+			}
+		}
+	}
+	if x := r.DBLoad; x != nil && x.CommitLatency != nil && x.Commits > 0 {
+		set(&ps.CommitNow, x.CommitLatency.P50, fmt.Sprintf("db load p50 of %s of %s", metric.Plural(x.Commits, "commit"), result.CommitRows(x.RowsPerCommit, x.Config.RowBytes)))
+	}
+	if x := r.Commit; x != nil && x.Commits > 0 {
+		found = commitParts(x, src, ps) || found
+	}
+	return found
+}
+
+// commitParts takes what a saved `net commit` run measured: with one
+// block in flight, the acknowledgement whole and the agent's write and
+// flush; with more, acknowledged after a flush, the log throughput.
+func commitParts(x *result.Commit, src string, ps *result.SyncParts) bool {
+	c := x.Config
+	what := fmt.Sprintf("net commit --ack %s, %s blocks", c.Ack, metric.FormatBytes(c.BlockBytes))
+	p50 := func(l *result.Latencies) result.Seconds {
+		if l == nil {
+			return 0
+		}
+		return l.P50
+	}
+	switch {
+	case c.InFlight > 1 && c.Ack == result.AckFlush && x.BytesPerSecond > 0:
+		ps.Throughput = &result.Rate{BytesPerSecond: x.BytesPerSecond, Source: src, What: fmt.Sprintf("%s, %d in flight", what, c.InFlight)}
+	case c.InFlight > 1:
+		return false
+	case c.Ack == result.AckFlush:
+		ps.RemoteCommit = &result.Figure{Seconds: x.Latency.P50, Source: src, What: what + " p50"}
+		if w, f := p50(x.AgentWrite), p50(x.AgentFlush); w > 0 && f > 0 {
+			ps.RemoteFlush = &result.Figure{Seconds: w + f, Source: src, What: "the agent's write + " + c.Flush + " p50, " + what}
+		}
+		if w := p50(x.AgentWrite); w > 0 {
+			ps.RemoteWrite = &result.Figure{Seconds: w, Source: src, What: "the agent's write p50, " + what}
+		}
+	case c.Ack == result.AckWrite:
+		ps.RemoteReceipt = &result.Figure{Seconds: x.Latency.P50, Source: src, What: what + " p50"}
+		if w := p50(x.AgentWrite); w > 0 {
+			ps.RemoteWrite = &result.Figure{Seconds: w, Source: src, What: "the agent's write p50, " + what}
+		}
+	default:
+		ps.RTT = &result.Figure{Seconds: x.Latency.P50, Source: src, What: what + " p50"}
+	}
+	return true
+}
+
+// commitSteps measure the replica's side through the agent with `net
+// commit`: the acknowledgement after a write and after a flush, one 8 KiB
+// block at a time, then the throughput of 64 KiB blocks with --in-flight.
+func (sf syncFlags) commitSteps(sess *client.Session, dur time.Duration, ps *result.SyncParts) []syncStep {
+	return nil // net commit lands with its probe
+}

@@ -1,0 +1,161 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/narrows/narrows/internal/cli"
+	"github.com/narrows/narrows/internal/itest"
+)
+
+// syncPlan runs plan sync --json and returns its plan.
+func syncPlan(t *testing.T, args ...string) (map[string]any, string) {
+	t.Helper()
+	stdout, stderr, code := run(t, nil, append([]string{"plan", "sync", "--json"}, args...)...)
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rec); err != nil {
+		t.Fatal(err)
+	}
+	p, ok := rec["sync_plan"].(map[string]any)
+	if !ok {
+		t.Fatalf("no sync_plan in %s", stdout)
+	}
+	return p, stdout
+}
+
+// syncEngine is one engine's row of a plan.
+func syncEngine(t *testing.T, p map[string]any, engine string) map[string]any {
+	t.Helper()
+	for _, e := range p["engines"].([]any) {
+		if m := e.(map[string]any); m["engine"] == engine {
+			return m
+		}
+	}
+	t.Fatalf("no engine %q in %v", engine, p["engines"])
+	return nil
+}
+
+// TestPlanSyncOffline: experiment 5's parts given by hand predict its
+// commit (0.9 ms today + 10.3 ms round trip + 150 µs flush on the standby
+// = 11.35 ms) with the JSON the issue names; the field report's rebuild
+// (7 GB, 9 s alone) across 117 MB/s; a saved plan re-plans with one part
+// changed (a DR site farther away).
+func TestPlanSyncOffline(t *testing.T) {
+	p, stdout := syncPlan(t, "--assume", "commit=0.9ms", "--assume", "local-flush=150us", "--assume", "rtt=10.3ms",
+		"--assume", "remote-flush=150us", "--assume", "remote-write=30us", "--assume", "throughput=117MB/s", "--op-log", "7GB", "--op-time", "9s")
+	pg := syncEngine(t, p, "postgres")
+	if got := pg["predicted_commit_latency_seconds"].(float64); math.Abs(got-0.01135) > 1e-9 {
+		t.Errorf("PostgreSQL commit %v s, want 0.01135", got)
+	}
+	if got := pg["predicted_commits_per_second"].(float64); math.Abs(got-1/0.01135) > 1e-6 {
+		t.Errorf("PostgreSQL commits/s %v, want %v", got, 1/0.01135)
+	}
+	ss := syncEngine(t, p, "sqlserver")
+	if got := ss["added_commit_latency_seconds"].(float64); math.Abs(got-0.0103) > 1e-9 {
+		t.Errorf("SQL Server adds %v s, want 10.45 − 0.15 = 10.3 ms", got)
+	}
+	op := p["operation"].(map[string]any)
+	if s := op["predicted_sync_seconds"].(float64); math.Abs(s-7e9/117e6) > 1e-6 || op["limited_by"] != "log shipping" {
+		t.Errorf("7 GB across 117 MB/s: %v s limited by %v, want %.1f s by log shipping", s, op["limited_by"], 7e9/117e6)
+	}
+	saved := filepath.Join(t.TempDir(), "sync.jsonl")
+	if err := os.WriteFile(saved, []byte(stdout), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, _ = syncPlan(t, "--from", saved, "--assume", "rtt=80ms", "--engine", "postgres")
+	pg = syncEngine(t, p, "postgres")
+	if got := pg["predicted_commit_latency_seconds"].(float64); math.Abs(got-0.08105) > 1e-9 {
+		t.Errorf("re-planned at 80 ms: commit %v s, want 0.9 + 80 + 0.15 ms", got)
+	}
+	parts := p["parts"].(map[string]any)
+	if src := parts["commit_now"].(map[string]any)["source"]; src != "measured ("+saved+")" {
+		t.Errorf("a saved part's source is %v", src)
+	}
+	// The table says it in words.
+	out, _, _ := run(t, nil, "plan", "sync", "--from", saved, "--assume", "rtt=80ms")
+	for _, want := range []string{"PostgreSQL (on)", "81.0 ms", "synchronous_commit = on", "SQL Server"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestPlanSyncFromMeasuredRuns: saved runs of `net rr` (a real agent) and
+// `disk` (a real file, the log profile) feed a plan: the round trip and
+// the local flush are theirs (the profile has no 8 KiB write, the size
+// the plan measures with --log-path: its smallest flushed write stands in).
+func TestPlanSyncFromMeasuredRuns(t *testing.T) {
+	a := itest.StartAgent(t, nil)
+	dir := t.TempDir()
+	rr := itest.Run(t, time.Minute, nil, "net", "rr", "--to", a.Addr, "--duration", "1s", "--json")
+	dk := itest.Run(t, time.Minute, nil, "disk", "--path", dir, "--profile", "log", "--duration", "300ms", "--size", "16M", "--json")
+	if rr.Code != 0 || dk.Code != 0 {
+		t.Fatalf("net rr exit %d: %s\ndisk exit %d: %s", rr.Code, rr.Stderr, dk.Code, dk.Stderr)
+	}
+	saved := filepath.Join(t.TempDir(), "runs.jsonl")
+	if err := os.WriteFile(saved, []byte(rr.Stdout+dk.Stdout), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, rrSum := jsonLines(t, rr.Stdout)
+	_, dkSum := jsonLines(t, dk.Stdout)
+	p, _ := syncPlan(t, "--from", saved, "--assume", "remote-flush=200us")
+	parts := p["parts"].(map[string]any)
+	if got, want := num(t, parts, "rtt", "seconds"), num(t, rrSum, "rr", "rtt_p50_seconds"); got != want {
+		t.Errorf("round trip %v, want net rr's p50 %v", got, want)
+	}
+	var flush float64
+	for _, pat := range dkSum["disk"].(map[string]any)["patterns"].([]any) {
+		m := pat.(map[string]any)
+		if m["block_bytes"].(float64) == 4096 && m["sync"] == "fdatasync" {
+			flush = m["latency_p50_seconds"].(float64)
+		}
+	}
+	if flush <= 0 || num(t, parts, "local_flush", "seconds") != flush {
+		t.Errorf("local flush %v, want the log profile's smallest flushed write's p50 (4 KiB + fdatasync) %v", parts["local_flush"], flush)
+	}
+	if w := parts["local_flush"].(map[string]any)["what"].(string); !strings.Contains(w, dir) || !strings.Contains(w, "4 KiB + fdatasync") {
+		t.Errorf("local flush says %q", w)
+	}
+	pg := syncEngine(t, p, "postgres")
+	if got, want := pg["predicted_commit_latency_seconds"].(float64), flush+num(t, rrSum, "rr", "rtt_p50_seconds")+200e-6; math.Abs(got-want) > 1e-9 {
+		t.Errorf("commit %v, want flush + round trip + 200 µs = %v", got, want)
+	}
+}
+
+// TestPlanSyncBadInput: each mistake is one line, exit 2.
+func TestPlanSyncBadInput(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "empty.jsonl")
+	os.WriteFile(empty, []byte(`{"schema":"narrows/v1","type":"summary","command":"net stream"}`+"\n"), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{}, "give the parts"},
+		{[]string{"--assume", "rtt"}, "use PART=VALUE"},
+		{[]string{"--assume", "rtt=fast"}, "is a time"},
+		{[]string{"--assume", "jitter=1ms"}, "unknown part"},
+		{[]string{"--assume", "throughput=lots"}, "--assume"},
+		{[]string{"--assume", "rtt=1ms", "--engine", "oracle"}, "--engine"},
+		{[]string{"--assume", "rtt=1ms", "--op-log", "7GB"}, "--op-time"},
+		{[]string{"--assume", "rtt=1ms", "--op-log", "7GB", "--op-time", "9s"}, "throughput"},
+		{[]string{"--assume", "rtt=1ms", "--op-log", "lots", "--op-time", "9s"}, "--op-log"},
+		{[]string{"--from", "/nonexistent/runs.jsonl"}, "--from"},
+		{[]string{"--from", empty}, "nothing a sync plan uses"},
+		{[]string{"--assume", "rtt=1ms", "--remote-path", "/data"}, "--to"},
+		{[]string{"--to", "127.0.0.1:1", "--in-flight", "1"}, "--in-flight"},
+	} {
+		_, stderr, code := run(t, nil, append([]string{"plan", "sync"}, c.args...)...)
+		if code != cli.ExitUsage || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("plan sync %v: exit %d, %q; want exit 2, one line with %q", c.args, code, stderr, c.want)
+		}
+	}
+}
