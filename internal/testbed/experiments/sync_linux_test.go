@@ -5,9 +5,11 @@ package experiments
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -87,28 +89,6 @@ func waitFlushed(t *testing.T, pg *dbserver.Postgres, at string, limit time.Dura
 	}
 }
 
-// standbyFlush measures the standby's log flush with `narrows disk` on the
-// filesystem that holds its data directory, in the walreceiver's shape:
-// 8 KiB writes, each followed by fdatasync (PostgreSQL's wal_sync_method on
-// Linux), one at a time. It returns the p50 of write + flush, which is
-// what the standby does before it acknowledges a commit, and of the flush
-// alone.
-func standbyFlush(t *testing.T, pg *dbserver.Postgres) (commit, flush float64) {
-	t.Helper()
-	res := itest.Run(t, 60*time.Second, nil, "disk", "--path", filepath.Dir(pg.Standby.Dir), "--rw", "write", "--block", "8K", "--qd", "1",
-		"--sync", "fdatasync", "--size", "64M", "--duration", "2s", "--json")
-	if res.Code != 0 {
-		t.Fatalf("narrows disk exited %d: %s", res.Code, res.Stderr)
-	}
-	_, sum := itest.Records(t, res.Stdout)
-	ps, _ := itest.Obj(sum, "disk")["patterns"].([]any)
-	if len(ps) != 1 {
-		t.Fatalf("narrows disk: %d patterns in %v", len(ps), sum)
-	}
-	p := ps[0].(map[string]any)
-	return jnum(p, "latency_p50_seconds"), jnum(itest.Obj(p, "flush_latency"), "latency_p50_seconds")
-}
-
 // loadCommits runs `narrows db load` on host A against the primary at a
 // low rate (one row per commit) and returns its summary's commit latency.
 func loadCommits(t *testing.T, l *testbed.DelayLine, pg *dbserver.Postgres, d time.Duration) (p50, p99 float64, commits int) {
@@ -132,33 +112,126 @@ func loadCommits(t *testing.T, l *testbed.DelayLine, pg *dbserver.Postgres, d ti
 	return jnum(c, "latency_p50_seconds"), jnum(c, "latency_p99_seconds"), n
 }
 
+// syncPrediction is what `narrows plan sync` predicts, read from its JSON.
+type syncPrediction struct {
+	commit        float64 // PostgreSQL's commit with synchronous_commit = on, s
+	now           float64 // the commit today, s
+	remoteCommit  float64 // net commit --ack flush, one 8 KiB block, p50, s
+	remoteFlush   float64 // the agent's write + fdatasync p50, s
+	rtt           float64
+	throughput    float64 // net commit --ack flush --in-flight 32, B/s
+	opSync        float64 // the operation with a synchronous standby, s (with --op-log)
+	opWorst       float64
+	opBehind      float64 // the asynchronous standby behind when it returns, s
+	stderr, table string
+}
+
+// planSync runs `narrows plan sync --to B --engine postgres` on host A
+// with args, and reads its prediction.
+func planSync(t *testing.T, l *testbed.DelayLine, args ...string) syncPrediction {
+	t.Helper()
+	full := append([]string{"plan", "sync", "--to", agentAddr(l), "--engine", "postgres", "--stage-duration", "2s", "--json"}, args...)
+	res := runOnA(t, l, 3*time.Minute, full...)
+	_, sum := itest.Records(t, res.Stdout)
+	p := itest.Obj(sum, "sync_plan")
+	parts := itest.Obj(p, "parts")
+	sec := func(name string) float64 {
+		if f, ok := parts[name].(map[string]any); ok {
+			return jnum(f, "seconds")
+		}
+		return 0
+	}
+	out := syncPrediction{now: sec("commit_now"), remoteCommit: sec("remote_commit"), remoteFlush: sec("remote_flush"), rtt: sec("rtt"), stderr: res.Stderr}
+	if tp, ok := parts["throughput"].(map[string]any); ok {
+		out.throughput = jnum(tp, "bytes_per_second")
+	}
+	for _, e := range p["engines"].([]any) {
+		if m := e.(map[string]any); m["engine"] == "postgres" {
+			out.commit, _ = m["predicted_commit_latency_seconds"].(float64)
+		}
+	}
+	if op, ok := p["operation"].(map[string]any); ok {
+		out.opSync, out.opWorst, out.opBehind = jnum(op, "predicted_sync_seconds"), jnum(op, "predicted_sync_at_worst_seconds"), jnum(op, "async_behind_seconds")
+	}
+	return out
+}
+
+// startLogAgent starts the agent on host B with a --disk-path on the
+// filesystem of the standby's data directory, where its WAL is flushed.
+func startLogAgent(t *testing.T, l *testbed.DelayLine, pg *dbserver.Postgres) string {
+	t.Helper()
+	dir := t.TempDir()
+	var a, b syscall.Stat_t
+	if syscall.Stat(dir, &a) != nil || syscall.Stat(pg.Standby.Dir, &b) != nil || a.Dev != b.Dev {
+		t.Fatalf("the agent's directory %s is not on the filesystem of the standby's data directory %s", dir, pg.Standby.Dir)
+	}
+	itest.StartAgent(t, []string{"--listen", agentAddr(l), "--disk-path", dir}, inNS(l.B)...)
+	return dir
+}
+
+// pgbenchCommits runs pgbench on the primary for d: one client, each
+// transaction one INSERT of a 1000-byte row committed on its own (as
+// db load's), and returns its average latency.
+func pgbenchCommits(t *testing.T, pg *dbserver.Postgres, d time.Duration) (avg float64, txs int) {
+	t.Helper()
+	dir, err := pg.ScratchDir("pgbench-sync")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "insert.sql")
+	if err := os.WriteFile(script, []byte("INSERT INTO sync_bench (v) VALUES (repeat('x', 1000));\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	psql(t, pg, pg.Primary, "CREATE TABLE IF NOT EXISTS sync_bench (id bigserial PRIMARY KEY, v text)")
+	out, err := pg.Tool(context.Background(), pg.Primary, nil, "pgbench", "-n", "-c", "1", "-T", strconv.Itoa(int(d.Seconds())), "-f", script,
+		"-h", pg.Primary.Sock, "-p", strconv.Itoa(pg.Primary.Port), "-U", "postgres", "postgres")
+	if err != nil {
+		t.Fatalf("pgbench: %v\n%s", err, out)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "latency average = "); ok {
+			ms, err := strconv.ParseFloat(strings.TrimSuffix(v, " ms"), 64)
+			if err != nil {
+				t.Fatalf("pgbench: %q", line)
+			}
+			avg = ms / 1e3
+		}
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "number of transactions actually processed: "); ok {
+			txs, _ = strconv.Atoi(strings.Fields(v)[0])
+		}
+	}
+	if avg == 0 || txs < 20 {
+		t.Fatalf("pgbench: no latency average, or %d transactions:\n%s", txs, out)
+	}
+	return avg, txs
+}
+
 // TestSyncCommit is experiment "synchronous commit": synchronous_commit =
 // on with the standby across a 10 ms RTT line named in
-// synchronous_standby_names. Every commit waits for the standby to write
-// and flush its log, so the commit latency `narrows db load` reads must lie
-// between the RTT and (the same commit with the standby asynchronous + RTT
-// + the standby's write-and-flush latency, as `narrows disk` measures it)
-// + 15%: a synchronous commit does all the local work of an asynchronous
-// one (the client's round trip to the primary, its own WAL flush) and then
-// waits for the standby. The RTT is what `narrows net rr`
-// reads on the line (the set 10 ms, checked, plus the forwarder's own
-// ~0.1-0.2 ms). The same load with the standby
-// asynchronous is the control: there the commit does not wait for the line.
+// synchronous_standby_names, every commit waiting for the standby to
+// write and flush its log. Before the standby is made synchronous,
+// `narrows plan sync` on host A predicts the commit from its own
+// measurements: a commit today (db load, one session), the local flush,
+// and through the agent on B, whose --disk-path is on the standby's
+// filesystem, `net commit --ack flush` (a log block sent, written,
+// fdatasync'ed and acknowledged). Then the truth: the same commits with
+// the standby synchronous, timed by `narrows db load` and by pgbench (one
+// client, one INSERT a transaction). The prediction must be within 20% of
+// both, and net commit's acknowledgement within 20% of pgbench's commit.
 func TestSyncCommit(t *testing.T) {
 	setUp(t)
 	const rtt = 10 * time.Millisecond
 	l := testbed.NewTestDelayLine(t, testbed.DelayLineOptions{RTT: rtt, RateBitsPerSecond: 100e6})
+	pg := startPG(t, l)
+	startLogAgent(t, l, pg)
 	// The line's RTT as a round trip on it reads (narrows net rr, 64 B
-	// each way), which is what a commit's acknowledgement pays: the set
-	// delay plus the forwarder's handling, ~0.1-0.2 ms here.
-	startAgent(t, l)
+	// each way): the set delay plus the forwarder's handling, ~0.1-0.2 ms.
 	rr := runOnA(t, l, time.Minute, "net", "rr", "--to", agentAddr(l), "--duration", "2s", "--json")
 	_, rs := itest.Records(t, rr.Stdout)
 	lineRTT := jnum(itest.Obj(rs, "rr"), "rtt_p50_seconds")
 	if lineRTT < rtt.Seconds() || lineRTT > rtt.Seconds()+0.001 {
 		t.Fatalf("narrows net rr read %.3f ms across a %v line: the line is not what it was set to (±1 ms)", lineRTT*1e3, rtt)
 	}
-	pg := startPG(t, l)
 	d := 4 * time.Second
 	if long() {
 		d = 20 * time.Second
@@ -166,25 +239,37 @@ func TestSyncCommit(t *testing.T) {
 	if got := psql(t, pg, pg.Primary, "SHOW synchronous_commit"); got != "on" {
 		t.Fatalf("synchronous_commit is %q on the primary, want on", got)
 	}
+	primary := pg.DSN(pg.Primary, "narrows", dbserver.NarrowsPassword)
+	// The prediction, with the standby asynchronous, as before a change.
+	pred := planSync(t, l, "--dsn", primary, "--log-path", filepath.Dir(pg.Primary.Dir))
 	asyncP50, asyncP99, asyncN := loadCommits(t, l, pg, d)
+
 	setSync(t, pg, true)
 	defer setSync(t, pg, false)
 	before := l.Stats()
 	p50, p99, n := loadCommits(t, l, pg, d)
 	line := lineRecord(before, l.Stats())
-	diskCommit, diskFlush := standbyFlush(t, pg)
-	model := asyncP50 + lineRTT + diskCommit
-	upper := 1.15 * model
-	t.Logf("RESULT sync commit: line RTT %v set, %.3f ms read by narrows net rr (p50), 100 Mbit/s; standby write+fdatasync p50 %.1f µs (fdatasync alone %.1f µs, narrows disk, 8 KiB); "+
-		"commit p50 %.2f ms, p99 %.2f ms over %d commits (%.3f of asynchronous + RTT + standby flush; bounds %.2f–%.2f ms); asynchronous standby: commit p50 %.3f ms, p99 %.3f ms over %d commits; %s",
-		rtt, lineRTT*1e3, diskCommit*1e6, diskFlush*1e6, p50*1e3, p99*1e3, n, p50/model, lineRTT*1e3, upper*1e3, asyncP50*1e3, asyncP99*1e3, asyncN, line)
+	bench, txs := pgbenchCommits(t, pg, d)
+	t.Logf("RESULT sync commit: line RTT %v set, %.3f ms read by narrows net rr (p50), 100 Mbit/s; "+
+		"plan sync predicted %.2f ms (commit today %.3f ms + net commit --ack flush %.3f ms, of which the agent's write + fdatasync %.1f µs; its rr %.3f ms); "+
+		"db load with the standby synchronous: p50 %.2f ms, p99 %.2f ms over %d commits (predicted ÷ real %.3f); pgbench -c 1: %.2f ms average over %d transactions (%.3f; net commit ÷ pgbench %.3f); "+
+		"asynchronous standby: commit p50 %.3f ms, p99 %.3f ms over %d commits; %s",
+		rtt, lineRTT*1e3, pred.commit*1e3, pred.now*1e3, pred.remoteCommit*1e3, pred.remoteFlush*1e6, pred.rtt*1e3,
+		p50*1e3, p99*1e3, n, pred.commit/p50, bench*1e3, txs, pred.commit/bench, pred.remoteCommit/bench, asyncP50*1e3, asyncP99*1e3, asyncN, line)
+	if pred.commit <= 0 || pred.remoteCommit <= 0 || pred.now <= 0 {
+		t.Fatalf("plan sync predicted no commit (commit %v, today %v, net commit %v):\n%s", pred.commit, pred.now, pred.remoteCommit, pred.stderr)
+	}
 	if p50 < lineRTT {
 		t.Errorf("commit p50 %.3f ms with a synchronous standby is below the line's RTT %.3f ms: a commit cannot be acknowledged faster than a round trip", p50*1e3, lineRTT*1e3)
 	}
-	if p50 > upper {
-		t.Errorf("commit p50 %.3f ms is above (asynchronous commit %.3f ms + RTT %.3f ms + standby flush %.1f µs) + 15%% = %.3f ms",
-			p50*1e3, asyncP50*1e3, lineRTT*1e3, diskCommit*1e6, upper*1e3)
+	check := func(what string, pred, real, tol float64) {
+		if r := pred / real; r < 1-tol || r > 1+tol {
+			t.Errorf("%s: %.3f ms against %.3f ms, %.3f of the truth, outside ±%.0f%%", what, pred*1e3, real*1e3, r, 100*tol)
+		}
 	}
+	check("plan sync's commit against db load's with the standby synchronous", pred.commit, p50, 0.20)
+	check("plan sync's commit against pgbench's", pred.commit, bench, 0.20)
+	check("net commit --ack flush against pgbench's commit", pred.remoteCommit, bench, 0.20)
 	if asyncP50 > rtt.Seconds()/2 {
 		t.Errorf("with the standby asynchronous the commit p50 is %.3f ms: it should not wait for the %v line", asyncP50*1e3, rtt)
 	}
@@ -214,11 +299,11 @@ func TestReindexStandby(t *testing.T) {
 	const rtt = 10 * time.Millisecond
 	rows, rate := reindexCase()
 	l := testbed.NewTestDelayLine(t, testbed.DelayLineOptions{RTT: rtt, RateBitsPerSecond: rate})
+	pg := startPG(t, l)
 	// What one stream carries A→B, as narrows measures it: the figure a
 	// DBA would divide the rebuild's log by.
-	startAgent(t, l)
+	startLogAgent(t, l, pg)
 	capacity, _ := streamOnce(t, l, 3*time.Second)
-	pg := startPG(t, l)
 	setupLimit := 5 * time.Minute
 	psql(t, pg, pg.Primary, fmt.Sprintf(`CREATE TABLE reindex_me AS SELECT g AS id FROM generate_series(1, %d) g`, rows))
 	psql(t, pg, pg.Primary, `CREATE INDEX reindex_me_key ON reindex_me ((repeat(md5(id::text), 4)) COLLATE "C")`)
@@ -266,6 +351,13 @@ func TestReindexStandby(t *testing.T) {
 		t.Fatal(err)
 	}
 	alone, walAlone, aloneRuns := best(nil)
+	// The prediction, from the rebuild's log and time alone and what
+	// narrows measures through the agent: the log's synchronous crossing
+	// rate (net commit --ack flush, 32 blocks of 64 KiB in flight).
+	pred := planSync(t, l, "--op-log", fmt.Sprintf("%.6fMB", walAlone/1e6), "--op-time", alone.String())
+	if pred.opSync <= 0 || pred.throughput <= 0 {
+		t.Fatalf("plan sync predicted no operation (%v s at %v B/s):\n%s", pred.opSync, pred.throughput, pred.stderr)
+	}
 	if err := pg.StartStandby(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -286,10 +378,12 @@ func TestReindexStandby(t *testing.T) {
 	predicted := time.Duration(walSync / capacity * float64(time.Second))
 
 	t.Logf("RESULT reindex: index %.0f MB (%d rows); line RTT %v, %.0f Mbit/s; no standby %v (best of %v; WAL %.0f MB); asynchronous standby %v (best of %v; WAL %.0f MB), the standby flushed the last of it up to %v later; "+
-		"synchronous standby %v (WAL %.0f MB; shipping it at the line rate takes %v, at the %.2f MB/s narrows net stream read %v: %.2f of the time taken); sync/no standby %.1f×; %s",
+		"synchronous standby %v (WAL %.0f MB; shipping it at the line rate takes %v, at the %.2f MB/s narrows net stream read %v: %.2f of the time taken); sync/no standby %.1f×; "+
+		"plan sync (net commit %.2f MB/s): synchronous %.2f s (%.3f of the real), at worst %.2f s (%.3f), the asynchronous standby %.2f s behind (real: up to %v); %s",
 		size/1e6, rows, rtt, float64(rate)/1e6, alone.Round(time.Millisecond), aloneRuns, walAlone/1e6, async.Round(time.Millisecond), asyncRuns, walAsync/1e6, behind.Round(time.Millisecond),
 		syncT.Round(time.Millisecond), walSync/1e6, floor.Round(time.Millisecond), capacity/1e6, predicted.Round(time.Millisecond), predicted.Seconds()/syncT.Seconds(),
-		syncT.Seconds()/alone.Seconds(), line)
+		syncT.Seconds()/alone.Seconds(), pred.throughput/1e6, pred.opSync, pred.opSync/syncT.Seconds(), pred.opWorst, pred.opWorst/syncT.Seconds(),
+		pred.opBehind, behind.Round(time.Millisecond), line)
 	if walSync < 0.8*size {
 		t.Fatalf("the REINDEX wrote %.0f MB of WAL for an index of %.0f MB: it should log the whole index", walSync/1e6, size/1e6)
 	}
@@ -305,6 +399,10 @@ func TestReindexStandby(t *testing.T) {
 	// most of the wait: the rest is the rebuild's sort, before it logs.
 	if r := predicted.Seconds() / syncT.Seconds(); r < 0.7 || r > 1.1 {
 		t.Errorf("the log at narrows' single-stream rate (%.2f MB/s) takes %v, %.2f of the %v the synchronous REINDEX took (want 0.7–1.1)", capacity/1e6, predicted, r, syncT)
+	}
+	// plan sync's prediction, made before the synchronous run.
+	if r := pred.opSync / syncT.Seconds(); r < 0.75 || r > 1.25 {
+		t.Errorf("plan sync predicted %.2f s for the rebuild with a synchronous standby, the real one took %v: %.2f of it, outside ±25%%", pred.opSync, syncT, r)
 	}
 	if syncT <= async || syncT <= alone {
 		t.Errorf("ordering: synchronous %v is not the slowest (asynchronous %v, no standby %v)", syncT, async, alone)
