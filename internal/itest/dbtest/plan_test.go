@@ -50,3 +50,63 @@ func TestPlanSizeFromServer(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanSyncCommitToday: plan sync --dsn measures a commit today on a
+// real server (one session, one 1000 B row a commit, in a scratch table it
+// drops), --log-path the local flush on a real file; the plan adds what is
+// given for the replica to them, and leaves no table behind and no
+// password in its output.
+func TestPlanSyncCommitToday(t *testing.T) {
+	cases := []struct {
+		engine, dsn, super, tables string
+		need                       func(*testing.T)
+	}{
+		{"postgres", pgDSN(), pgSuper(), "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'narrows%'", needPG},
+		{"mariadb", mySource(), mySource(), "SELECT count(*) FROM information_schema.tables WHERE table_name LIKE 'narrows%'", needMaria},
+	}
+	for _, c := range cases {
+		t.Run(c.engine, func(t *testing.T) {
+			c.need(t)
+			dir := t.TempDir()
+			r := itest.Run(t, 2*time.Minute, nil, "plan", "sync", "--dsn", c.dsn, "--log-path", dir, "--stage-duration", "1s", "--disk-size", "16M",
+				"--assume", "ack-flush=10ms", "--assume", "ack-write=9ms", "--json")
+			noSecrets(t, c.engine, r.Stdout, r.Stderr)
+			if r.Code != 0 {
+				t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+			}
+			_, sum := itest.Records(t, r.Stdout)
+			p := itest.Obj(sum, "sync_plan")
+			parts := itest.Obj(p, "parts")
+			now := itest.Obj(parts, "commit_now")
+			flush := itest.Obj(parts, "local_flush")
+			nowS, flushS := now["seconds"].(float64), flush["seconds"].(float64)
+			if nowS <= 0 || flushS <= 0 || now["source"] != "measured" || !strings.Contains(flush["what"].(string), "8 KiB") {
+				t.Fatalf("commit today %v, local flush %v", now, flush)
+			}
+			// The commit today holds the server's own flush: a session
+			// cannot commit faster than its log is made durable (the
+			// same disk, the same 8 KiB write + fdatasync, nearly).
+			if nowS < flushS/2 {
+				t.Errorf("a commit today %.1f µs, under half the local flush %.1f µs", nowS*1e6, flushS*1e6)
+			}
+			for _, e := range p["engines"].([]any) {
+				m := e.(map[string]any)
+				var added float64
+				switch m["engine"] {
+				case "postgres":
+					added = 0.010
+				case "postgres_remote_write", "mysql":
+					added = 0.009
+				case "sqlserver":
+					added = 0.010 - flushS
+				}
+				if got := m["predicted_commit_latency_seconds"].(float64); got < nowS+added-1e-9 || got > nowS+added+1e-9 {
+					t.Errorf("%s: commit %v s, want today's %v + %v", m["engine"], got, nowS, added)
+				}
+			}
+			if n := count(t, open(t, c.super), c.tables); n != 0 {
+				t.Errorf("%v scratch tables left behind", n)
+			}
+		})
+	}
+}
