@@ -70,3 +70,16 @@ type CommitConfig struct {
 	Duration Seconds `json:"duration_seconds"`
 	Interval Seconds `json:"interval_seconds"`
 }
+
+// CommitInterval is the net commit part of an interval record: the
+// blocks acknowledged in it and their latencies.
+type CommitInterval struct {
+	Commits        int64     `json:"commits"`
+	Bytes          int64     `json:"bytes"`
+	Rate           float64   `json:"commits_per_second"`
+	BytesPerSecond float64   `json:"bytes_per_second"`
+	Latency        Latencies `json:"commit_latency"`
+}
+
+// ProbeCommit names net commit's interval records.
+const ProbeCommit = "commit"
