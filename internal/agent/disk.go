@@ -54,15 +54,8 @@ func (s *Server) openDisk(spec wire.TestSpec) (farTest, *wire.RemoteError) {
 		return nil, refusal
 	}
 	key := fsKey(real)
-	s.mu.Lock()
-	other, busy := s.disks[key]
-	if !busy {
-		s.disks[key] = real
-	}
-	s.mu.Unlock()
-	if busy {
-		return nil, &wire.RemoteError{Code: wire.CodeBusy, RetryAfter: 5 * time.Second,
-			Message: fmt.Sprintf("a disk test is already running on the filesystem of %s (in %s): two at once would measure each other; try again when it ends", real, other)}
+	if refusal := s.holdFS(key, real, wire.KindDisk); refusal != nil {
+		return nil, refusal
 	}
 	dt := &diskTest{s: s, key: key, cfg: disk.ConfigOf(spec)}
 	dt.cfg.Dir = dir
@@ -126,9 +119,34 @@ func (d *diskTest) close() {
 		}
 		d.t = nil
 	}
-	d.s.mu.Lock()
-	delete(d.s.disks, d.key)
-	d.s.mu.Unlock()
+	d.s.letFS(d.key)
+}
+
+// fsHolder is the test that writes on a filesystem (Server.disks).
+type fsHolder struct {
+	kind string // wire.KindDisk or KindCommit
+	dir  string // where, symbolic links resolved
+}
+
+// holdFS takes the filesystem key (the one under dir) for a test of kind,
+// or says, busy, which test holds it: two tests writing one filesystem
+// at once would measure each other.
+func (s *Server) holdFS(key, dir, kind string) *wire.RemoteError {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if other, busy := s.disks[key]; busy {
+		return &wire.RemoteError{Code: wire.CodeBusy, RetryAfter: 5 * time.Second,
+			Message: fmt.Sprintf("a %s test is already running on the filesystem of %s (in %s): two at once would measure each other; try again when it ends", other.kind, dir, other.dir)}
+	}
+	s.disks[key] = fsHolder{kind: kind, dir: dir}
+	return nil
+}
+
+// letFS gives back what holdFS took.
+func (s *Server) letFS(key string) {
+	s.mu.Lock()
+	delete(s.disks, key)
+	s.mu.Unlock()
 }
 
 // refused marks the probe's errors that a person fixes.
