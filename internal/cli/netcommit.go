@@ -83,12 +83,24 @@ func netCommit(ctx context.Context, env Env, args []string) error {
 	}
 	rep := result.NewReport("net commit", s.opts.Addr, tool(), env.Now())
 	rep.Agent, rep.Unauthenticated = sess.Software, !sess.Authenticated
-	flight := "one block in flight (one session committing)"
-	if cfg.InFlight > 1 {
-		flight = fmt.Sprintf("%d blocks in flight", cfg.InFlight)
+	cfg.Started = func(res *result.Commit) {
+		c := res.Config
+		flight := "one in flight (one session committing)"
+		if c.InFlight > 1 {
+			flight = fmt.Sprintf("%d in flight", c.InFlight)
+		}
+		ack := ackWords[c.Ack]
+		if c.Ack == result.AckFlush {
+			ack += " (" + c.Flush + ")"
+		}
+		if t := res.Target; t != nil {
+			ack += " in " + t.Path
+			if t.Filesystem != "" {
+				ack += " (" + t.Filesystem + ")"
+			}
+		}
+		banner(env, nf.json, "narrows net commit → %s: %s blocks, %s, %s, %s", s.opts.Addr, metric.FormatBytes(c.BlockBytes), flight, ack, flagDuration(s.duration))
 	}
-	banner(env, nf.json, "narrows net commit → %s: %s blocks, %s, %s",
-		s.opts.Addr, metric.FormatBytes(cfg.Block), flight, flagDuration(s.duration))
 	res, runErr := commitprobe.Run(ctx, sess, cfg, emitter(s.out))
 	var ue *probe.UserError
 	if errors.As(runErr, &ue) {

@@ -40,6 +40,10 @@ type Commit struct {
 	Latency Latencies `json:"commit_latency"`
 	// Agent is what the agent timed of its own part, per block: its write
 	// and its flush (absent for what the acknowledgement point skips).
+	// With more than one block in flight, per batch: the blocks that
+	// arrived while the last batch was written, written and flushed
+	// together. With FlushDsync the write returns durable and is timed as
+	// AgentFlush alone.
 	AgentWrite *Latencies `json:"agent_write_latency,omitempty"`
 	AgentFlush *Latencies `json:"agent_flush_latency,omitempty"`
 	// Flushes is how many flushes the agent made: fewer than Commits when

@@ -121,6 +121,9 @@ func Run(ctx context.Context, s *client.Session, cfg Config, emit probe.Emit) (*
 	var loopErr error
 	cpu0, cpuErr := sysinfo.CPUTime()
 	if readyErr == nil {
+		if cfg.Started != nil {
+			cfg.Started(res)
+		}
 		m := newMeter(cfg, emit)
 		if cfg.InFlight == 1 {
 			loopErr = m.one(sock, &stop)

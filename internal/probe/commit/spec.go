@@ -27,6 +27,10 @@ type Config struct {
 	// run AckReceive instead of refusing, and say so in the result's
 	// Notes. For a run whose acknowledgement point nobody chose.
 	Fallback bool
+	// Started, if set, is called once the agent has accepted the test and
+	// laid its file out, just before the first block goes: res holds the
+	// resolved Config, the Target and the Notes.
+	Started func(res *result.Commit)
 }
 
 // DefaultSize is the log file's size unless asked: 64 MiB, four of
@@ -84,7 +88,9 @@ func CheckSpec(spec wire.TestSpec) error {
 // laid out in whole MiB.
 func usable(size int64) int64 { return size / wire.MinCommitFile * wire.MinCommitFile }
 
-func roundMiB(n int64) int64 { return (n + wire.MinCommitFile - 1) / wire.MinCommitFile * wire.MinCommitFile }
+func roundMiB(n int64) int64 {
+	return (n + wire.MinCommitFile - 1) / wire.MinCommitFile * wire.MinCommitFile
+}
 
 // resolve fills in what cfg leaves to the agent (the directory, the file's
 // size) and what it leaves to the defaults, against the agent's limits;
@@ -105,6 +111,7 @@ func resolve(cfg *Config, addr string, lim wire.Limits) (notes []string, _ error
 		cfg.Ack, cfg.Flush, cfg.Path, cfg.Size = result.AckReceive, "", "", 0
 	}
 	if cfg.Ack == result.AckReceive {
+		cfg.Path, cfg.Size = "", 0 // nothing written: no file
 		return notes, nil
 	}
 	if cfg.Path == "" {
