@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -65,23 +64,13 @@ func (s *Server) openCommit(spec wire.TestSpec) (farTest, *wire.RemoteError) {
 		return nil, refusal
 	}
 	log, err := commit.OpenLog(spec, dir)
-	var ue *disk.UserError
-	switch {
-	case errors.As(err, &ue):
-		ct.close()
-		return nil, &wire.RemoteError{Code: wire.CodeRefused, Message: ue.Error()}
-	case err != nil:
-		ct.close()
-		return nil, &wire.RemoteError{Code: wire.CodeInternal, Message: err.Error()}
+	var t *disk.Target
+	if err == nil {
+		ct.log, t = log, log.Target()
 	}
-	ct.log = log
-	// Where the file really went: still inside (a symbolic link swapped
-	// in since the check is caught here, before anything but the marker
-	// is written).
-	if t := log.Target(); !s.inside(t.Dir(), false) {
+	if refusal := s.created(dir, t, err); refusal != nil {
 		ct.close()
-		return nil, &wire.RemoteError{Code: wire.CodeLimit,
-			Message: fmt.Sprintf("--path %s now leads to %s, outside the directories this agent allows disk tests in: %s", dir, t.Dir(), s.allowed())}
+		return nil, refusal
 	}
 	return ct, nil
 }

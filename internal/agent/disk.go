@@ -60,25 +60,33 @@ func (s *Server) openDisk(spec wire.TestSpec) (farTest, *wire.RemoteError) {
 	dt := &diskTest{s: s, key: key, cfg: disk.ConfigOf(spec)}
 	dt.cfg.Dir = dir
 	t, err := disk.Open(dt.cfg)
+	if err == nil {
+		dt.t = t
+	}
+	if refusal := s.created(dir, t, err); refusal != nil {
+		dt.close()
+		return nil, refusal
+	}
+	return dt, nil
+}
+
+// created says why a test file disk.Open made (or failed to make) in dir
+// cannot be used: the probe's refusal, or, the probe resolving the path
+// itself, a file that went outside the allowed directories (a symbolic
+// link swapped in since the check is caught here, before anything but
+// the marker is written).
+func (s *Server) created(dir string, t *disk.Target, err error) *wire.RemoteError {
 	var ue *disk.UserError
 	switch {
 	case errors.As(err, &ue):
-		dt.close()
-		return nil, &wire.RemoteError{Code: wire.CodeRefused, Message: ue.Error()}
+		return &wire.RemoteError{Code: wire.CodeRefused, Message: ue.Error()}
 	case err != nil:
-		dt.close()
-		return nil, &wire.RemoteError{Code: wire.CodeInternal, Message: err.Error()}
-	}
-	dt.t = t
-	// Where the file really went, the probe resolving the path itself:
-	// still inside (a symbolic link swapped in since the check is caught
-	// here, before anything but the marker is written).
-	if !s.inside(t.Dir(), false) {
-		dt.close()
-		return nil, &wire.RemoteError{Code: wire.CodeLimit,
+		return &wire.RemoteError{Code: wire.CodeInternal, Message: err.Error()}
+	case !s.inside(t.Dir(), false):
+		return &wire.RemoteError{Code: wire.CodeLimit,
 			Message: fmt.Sprintf("--path %s now leads to %s, outside the directories this agent allows disk tests in: %s", dir, t.Dir(), s.allowed())}
 	}
-	return dt, nil
+	return nil
 }
 
 // diskTest is a disk test with its file created.

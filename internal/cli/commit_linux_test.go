@@ -122,24 +122,8 @@ func TestNetCommitClientKilled(t *testing.T) {
 	dir := t.TempDir()
 	a := itest.StartAgent(t, []string{"--disk-path", dir, "--max-tests", "1"})
 	start := func() (*exec.Cmd, *bytes.Buffer, *itest.Output) {
-		cmd := exec.Command(itest.Binary(t), "net", "commit", "--to", a.Addr, "--duration", "20s", "--interval", "100ms", "--size", "4M")
-		cmd.Env = append(os.Environ(), "NARROWS_SECRET="+itest.Secret)
-		stdout, _ := cmd.StdoutPipe()
-		var errb bytes.Buffer
-		cmd.Stderr = &errb
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		out := itest.Follow(stdout, "0.")
-		for range 2 {
-			select {
-			case <-out.Rows():
-			case <-time.After(30 * time.Second):
-				cmd.Process.Kill()
-				t.Fatalf("no interval rows; stderr %s", errb.String())
-			}
-		}
-		return cmd, &errb, out
+		cmd, _, errb, out := measuringRows(t, "0.", "net", "commit", "--to", a.Addr)
+		return cmd, errb, out
 	}
 	cmd, _, out := start()
 	if held := heldFiles(t, a.Cmd.Process.Pid, dir); len(held) != 1 {

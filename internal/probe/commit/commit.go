@@ -131,7 +131,7 @@ func Run(ctx context.Context, s *client.Session, cfg Config, emit probe.Emit) (*
 			loopErr = m.many(sock, &stop)
 		}
 		m.finish(res)
-		readKernelRTT(sock, res)
+		res.KernelRTT, res.KernelMinRTT, res.Retransmits, res.TCPUnavailable = probe.KernelRTT(sock)
 	}
 	interrupted := ctx.Err() != nil
 	if interrupted {
@@ -180,15 +180,6 @@ func Run(ctx context.Context, s *client.Session, cfg Config, emit probe.Emit) (*
 		return res, fmt.Errorf("commit: the agent at %s acknowledged %d blocks, the client counted %d acknowledgements", s.Addr(), got, res.Commits)
 	}
 	return res, nil
-}
-
-func readKernelRTT(sc sysinfo.Controller, res *result.Commit) {
-	ti, err := sysinfo.ReadTCPInfo(sc)
-	if err != nil {
-		res.TCPUnavailable = "TCP_INFO " + err.Error()
-		return
-	}
-	res.KernelRTT, res.KernelMinRTT, res.Retransmits = result.Seconds(ti.RTT), result.Seconds(ti.MinRTT), ti.Retransmits
 }
 
 // meter times each block from its send to its acknowledgement and
