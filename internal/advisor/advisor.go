@@ -50,6 +50,9 @@ func Advise(r *result.Report) []result.Finding {
 	if r.RR != nil {
 		out = append(out, rr(r.RR)...)
 	}
+	if r.Commit != nil {
+		out = append(out, commitFindings(r.Commit)...) // commit.go
+	}
 	if r.Disk != nil {
 		out = append(out, disk(r.Disk)...) // disk.go
 	}

@@ -54,38 +54,39 @@ func (s *Server) openDisk(spec wire.TestSpec) (farTest, *wire.RemoteError) {
 		return nil, refusal
 	}
 	key := fsKey(real)
-	s.mu.Lock()
-	other, busy := s.disks[key]
-	if !busy {
-		s.disks[key] = real
-	}
-	s.mu.Unlock()
-	if busy {
-		return nil, &wire.RemoteError{Code: wire.CodeBusy, RetryAfter: 5 * time.Second,
-			Message: fmt.Sprintf("a disk test is already running on the filesystem of %s (in %s): two at once would measure each other; try again when it ends", real, other)}
+	if refusal := s.holdFS(key, real, wire.KindDisk); refusal != nil {
+		return nil, refusal
 	}
 	dt := &diskTest{s: s, key: key, cfg: disk.ConfigOf(spec)}
 	dt.cfg.Dir = dir
 	t, err := disk.Open(dt.cfg)
+	if err == nil {
+		dt.t = t
+	}
+	if refusal := s.created(dir, t, err); refusal != nil {
+		dt.close()
+		return nil, refusal
+	}
+	return dt, nil
+}
+
+// created says why a test file disk.Open made (or failed to make) in dir
+// cannot be used: the probe's refusal, or, the probe resolving the path
+// itself, a file that went outside the allowed directories (a symbolic
+// link swapped in since the check is caught here, before anything but
+// the marker is written).
+func (s *Server) created(dir string, t *disk.Target, err error) *wire.RemoteError {
 	var ue *disk.UserError
 	switch {
 	case errors.As(err, &ue):
-		dt.close()
-		return nil, &wire.RemoteError{Code: wire.CodeRefused, Message: ue.Error()}
+		return &wire.RemoteError{Code: wire.CodeRefused, Message: ue.Error()}
 	case err != nil:
-		dt.close()
-		return nil, &wire.RemoteError{Code: wire.CodeInternal, Message: err.Error()}
-	}
-	dt.t = t
-	// Where the file really went, the probe resolving the path itself:
-	// still inside (a symbolic link swapped in since the check is caught
-	// here, before anything but the marker is written).
-	if !s.inside(t.Dir(), false) {
-		dt.close()
-		return nil, &wire.RemoteError{Code: wire.CodeLimit,
+		return &wire.RemoteError{Code: wire.CodeInternal, Message: err.Error()}
+	case !s.inside(t.Dir(), false):
+		return &wire.RemoteError{Code: wire.CodeLimit,
 			Message: fmt.Sprintf("--path %s now leads to %s, outside the directories this agent allows disk tests in: %s", dir, t.Dir(), s.allowed())}
 	}
-	return dt, nil
+	return nil
 }
 
 // diskTest is a disk test with its file created.
@@ -126,9 +127,34 @@ func (d *diskTest) close() {
 		}
 		d.t = nil
 	}
-	d.s.mu.Lock()
-	delete(d.s.disks, d.key)
-	d.s.mu.Unlock()
+	d.s.letFS(d.key)
+}
+
+// fsHolder is the test that writes on a filesystem (Server.disks).
+type fsHolder struct {
+	kind string // wire.KindDisk or KindCommit
+	dir  string // where, symbolic links resolved
+}
+
+// holdFS takes the filesystem key (the one under dir) for a test of kind,
+// or says, busy, which test holds it: two tests writing one filesystem
+// at once would measure each other.
+func (s *Server) holdFS(key, dir, kind string) *wire.RemoteError {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if other, busy := s.disks[key]; busy {
+		return &wire.RemoteError{Code: wire.CodeBusy, RetryAfter: 5 * time.Second,
+			Message: fmt.Sprintf("a %s test is already running on the filesystem of %s (in %s): two at once would measure each other; try again when it ends", other.kind, dir, other.dir)}
+	}
+	s.disks[key] = fsHolder{kind: kind, dir: dir}
+	return nil
+}
+
+// letFS gives back what holdFS took.
+func (s *Server) letFS(key string) {
+	s.mu.Lock()
+	delete(s.disks, key)
+	s.mu.Unlock()
 }
 
 // refused marks the probe's errors that a person fixes.

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/narrows/narrows/internal/netio"
 	"github.com/narrows/narrows/internal/probe"
 	"github.com/narrows/narrows/internal/result"
 	"github.com/narrows/narrows/internal/sysinfo"
@@ -52,10 +53,18 @@ type farTest interface {
 	close()
 }
 
+// connTest is a far-side test with data connections (commit, whose log
+// blocks arrive on one): runFar opens them (wire.TestSpec.DataConns) and
+// hands them over after Start, before the test prepares.
+type connTest interface {
+	take(socks []*netio.Socket)
+}
+
 // farKinds are the far-side tests this agent runs, by wire kind.
 var farKinds = map[string]farKind{
-	wire.KindDisk: {check: (*Server).checkDisk, open: (*Server).openDisk},
-	wire.KindCPU:  {check: (*Server).checkCPU, open: (*Server).openCPU}, // cpu.go
+	wire.KindDisk:   {check: (*Server).checkDisk, open: (*Server).openDisk},
+	wire.KindCPU:    {check: (*Server).checkCPU, open: (*Server).openCPU},       // cpu.go
+	wire.KindCommit: {check: (*Server).checkCommit, open: (*Server).openCommit}, // commit.go
 }
 
 // capabilities are what the agent announces in its Challenge: each
@@ -106,12 +115,25 @@ func (s *Server) runFar(ctx context.Context, ctl net.Conn, spec wire.TestSpec, k
 	defer release()
 	acc := wire.Accepted{TestID: newID(), Slots: []wire.Slot{}}
 	ft.accepted(&acc)
-	ctl.SetDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
-	if err := wire.WriteFrame(ctl, wire.TAccepted, acc); err != nil {
-		return "", err
-	}
-	if err := wire.Expect(ctl, wire.TStart, &wire.Start{}); err != nil {
-		return "", fmt.Errorf("waiting for start: %w", err)
+	if ct, ok := ft.(connTest); ok && spec.DataConns() > 0 {
+		states, releaseConns, err := s.awaitSlots(ctx, ctl, spec, acc)
+		defer releaseConns() // before the test is closed: its loops have ended
+		if err != nil {
+			return "", err
+		}
+		socks := make([]*netio.Socket, len(states))
+		for i, st := range states {
+			socks[i] = st.sock
+		}
+		ct.take(socks)
+	} else {
+		ctl.SetDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
+		if err := wire.WriteFrame(ctl, wire.TAccepted, acc); err != nil {
+			return "", err
+		}
+		if err := wire.Expect(ctl, wire.TStart, &wire.Start{}); err != nil {
+			return "", fmt.Errorf("waiting for start: %w", err)
+		}
 	}
 
 	tctx, cancel := context.WithCancelCause(ctx)

@@ -30,7 +30,7 @@ type Server struct {
 	admit   admission               // which connections the agent keeps
 	pending map[string]*pendingSlot // data-connection token → slot waiting for it
 	open    map[net.Conn]*connState // every connection, closed on shutdown
-	disks   map[string]string       // filesystem (fsKey) → the directory a disk test runs in
+	disks   map[string]fsHolder     // filesystem (fsKey) → the test writing on it (disk.go)
 	wg      sync.WaitGroup
 }
 
@@ -58,7 +58,7 @@ func New(cfg Config) *Server {
 		admit:    newAdmission(cfg),
 		pending:  make(map[string]*pendingSlot),
 		open:     make(map[net.Conn]*connState),
-		disks:    make(map[string]string),
+		disks:    make(map[string]fsHolder),
 	}
 }
 
@@ -363,6 +363,9 @@ func (s *Server) control(ctx context.Context, c net.Conn, h wire.Hello, log *slo
 		if spec.Disk != nil {
 			attrs = append(attrs[:4], "path", spec.Disk.Path, "patterns", len(spec.Disk.Patterns), "size", spec.Disk.Size, "duration", spec.Duration.String())
 		}
+		if c := spec.Commit; c != nil {
+			attrs = append(attrs[:4], "ack", c.Ack, "flush", c.Flush, "block", spec.Block, "in_flight", c.InFlight, "path", c.Path, "duration", spec.Duration.String())
+		}
 		log.Info("test started", attrs...)
 		// The test's slot and memory are given back before its final
 		// report is sent (and at the latest when it returns): a client that
@@ -454,6 +457,8 @@ func smaller(t wire.TestSpec) string {
 		return "use smaller --request and --response sizes"
 	case wire.KindDisk:
 		return "use a smaller --block, --qd or --threads"
+	case wire.KindCommit:
+		return "use a smaller --in-flight or --block"
 	}
 	return "use fewer streams or a smaller --block"
 }

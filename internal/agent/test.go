@@ -23,6 +23,8 @@ func plan(spec wire.TestSpec) []wire.Slot {
 	switch spec.Kind {
 	case wire.KindRR:
 		roles = []string{wire.SlotEcho}
+	case wire.KindCommit:
+		roles = []string{wire.SlotLog}
 	case wire.KindStream:
 		for range spec.Streams {
 			if spec.Direction != wire.Reverse {
@@ -55,107 +57,17 @@ type slotState struct {
 // why the test ended, or an error when the control connection is lost.
 // free gives the test's slot back; it is called before Done is sent.
 func (s *Server) runTest(ctx context.Context, ctl net.Conn, spec wire.TestSpec, free func()) (string, error) {
-	slots := plan(spec)
-	waits := make([]*pendingSlot, len(slots))
-	s.mu.Lock()
-	for i, sl := range slots {
-		waits[i] = &pendingSlot{slot: sl, deliver: make(chan net.Conn, 1)}
-		s.pending[string(sl.Token)] = waits[i]
+	states, release, err := s.awaitSlots(ctx, ctl, spec, wire.Accepted{TestID: newID()})
+	defer release()
+	if err != nil {
+		return "", err
 	}
-	s.mu.Unlock()
-	states := make([]*slotState, len(slots))
-	defer func() {
-		s.mu.Lock()
-		for i, sl := range slots {
-			delete(s.pending, string(sl.Token))
-			waits[i].abandoned = true // attach now closes what it has not handed over
-		}
-		s.mu.Unlock()
-		for i, w := range waits {
-			select { // a connection delivered after we gave up
-			case c := <-w.deliver:
-				s.release(c)
-			default:
-				if states[i] != nil {
-					states[i].sock.Close()
-					s.release(states[i].conn)
-				}
-			}
-		}
-	}()
-
 	// One block for every source (wire.TestSpec.Buffers counts it once),
 	// incompressible as iperf3 sends: WAN optimizers must not flatter the link.
 	var block []byte
 	if spec.Kind == wire.KindStream && spec.Direction != wire.Forward {
 		block = make([]byte, spec.Block)
 		rand.Read(block)
-	}
-	ctl.SetDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
-	if err := wire.WriteFrame(ctl, wire.TAccepted, wire.Accepted{TestID: newID(), Slots: slots}); err != nil {
-		return "", err
-	}
-	// The client's next frame is its Start, sent once its data connections
-	// are ready; read it now, so that a client that goes away while the
-	// agent waits for them frees the test at once, not at the deadline.
-	type frame struct {
-		f   wire.Frame
-		err error
-	}
-	first := make(chan frame, 1)
-	go func() {
-		f, err := wire.ReadFrame(ctl)
-		first <- frame{f, err}
-	}()
-	var startFrame *frame
-	// The reader must be done before the control connection is used again.
-	defer func() {
-		if startFrame == nil {
-			ctl.SetReadDeadline(time.Now())
-			<-first
-		}
-	}()
-	timer := time.NewTimer(s.cfg.HandshakeTimeout)
-	defer timer.Stop()
-	early := first
-	for i := 0; i < len(waits); {
-		w := waits[i]
-		select {
-		case f := <-early:
-			startFrame, early = &f, nil
-			if f.err != nil {
-				return "", fmt.Errorf("client gone before its data connections: %w", f.err)
-			}
-			continue
-		case c := <-w.deliver:
-			if tc, ok := c.(*net.TCPConn); ok && spec.Window > 0 {
-				tc.SetReadBuffer(int(spec.Window))
-				tc.SetWriteBuffer(int(spec.Window))
-			}
-			sock, err := netio.Take(c)
-			if err != nil {
-				s.release(c)
-				sendError(ctl, &wire.RemoteError{Code: wire.CodeInternal, Message: "data connection: " + err.Error()})
-				return "", err
-			}
-			states[i] = &slotState{slot: w.slot, conn: c, sock: sock}
-			i++
-		case <-timer.C:
-			sendError(ctl, &wire.RemoteError{Code: wire.CodeBadRequest, Message: "the client did not open its data connections in time"})
-			return "", errors.New("data connections not opened in time")
-		case <-ctx.Done():
-			return "", ctx.Err()
-		}
-	}
-	if startFrame == nil {
-		f := <-first
-		startFrame = &f
-	}
-	if startFrame.err == nil {
-		startFrame.err = startFrame.f.Decode(wire.TStart, &wire.Start{})
-	}
-	if startFrame.err != nil {
-		return "", fmt.Errorf("waiting for start: %w", startFrame.err)
 	}
 
 	limit := min(spec.Duration, s.cfg.MaxDuration) + s.cfg.DataTimeout
@@ -252,6 +164,109 @@ loop:
 		return reason, err
 	}
 	return reason, nil
+}
+
+// awaitSlots lays out the data connections spec needs, sends the client
+// acc with their tokens, and waits until it has opened them all and sent
+// Start. release closes the connections that arrived (and any that
+// arrive late); the caller calls it on every way out, error or not.
+func (s *Server) awaitSlots(ctx context.Context, ctl net.Conn, spec wire.TestSpec, acc wire.Accepted) (states []*slotState, release func(), _ error) {
+	slots := plan(spec)
+	acc.Slots = slots
+	waits := make([]*pendingSlot, len(slots))
+	s.mu.Lock()
+	for i, sl := range slots {
+		waits[i] = &pendingSlot{slot: sl, deliver: make(chan net.Conn, 1)}
+		s.pending[string(sl.Token)] = waits[i]
+	}
+	s.mu.Unlock()
+	states = make([]*slotState, len(slots))
+	release = func() {
+		s.mu.Lock()
+		for i, sl := range slots {
+			delete(s.pending, string(sl.Token))
+			waits[i].abandoned = true // attach now closes what it has not handed over
+		}
+		s.mu.Unlock()
+		for i, w := range waits {
+			select { // a connection delivered after we gave up
+			case c := <-w.deliver:
+				s.release(c)
+			default:
+				if states[i] != nil {
+					states[i].sock.Close()
+					s.release(states[i].conn)
+				}
+			}
+		}
+	}
+	ctl.SetDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
+	if err := wire.WriteFrame(ctl, wire.TAccepted, acc); err != nil {
+		return states, release, err
+	}
+	// The client's next frame is its Start, sent once its data connections
+	// are ready; read it now, so that a client that goes away while the
+	// agent waits for them frees the test at once, not at the deadline.
+	type frame struct {
+		f   wire.Frame
+		err error
+	}
+	first := make(chan frame, 1)
+	go func() {
+		f, err := wire.ReadFrame(ctl)
+		first <- frame{f, err}
+	}()
+	var startFrame *frame
+	// The reader must be done before the control connection is used again.
+	defer func() {
+		if startFrame == nil {
+			ctl.SetReadDeadline(time.Now())
+			<-first
+		}
+	}()
+	timer := time.NewTimer(s.cfg.HandshakeTimeout)
+	defer timer.Stop()
+	early := first
+	for i := 0; i < len(waits); {
+		w := waits[i]
+		select {
+		case f := <-early:
+			startFrame, early = &f, nil
+			if f.err != nil {
+				return states, release, fmt.Errorf("client gone before its data connections: %w", f.err)
+			}
+			continue
+		case c := <-w.deliver:
+			if tc, ok := c.(*net.TCPConn); ok && spec.Window > 0 {
+				tc.SetReadBuffer(int(spec.Window))
+				tc.SetWriteBuffer(int(spec.Window))
+			}
+			sock, err := netio.Take(c)
+			if err != nil {
+				s.release(c)
+				sendError(ctl, &wire.RemoteError{Code: wire.CodeInternal, Message: "data connection: " + err.Error()})
+				return states, release, err
+			}
+			states[i] = &slotState{slot: w.slot, conn: c, sock: sock}
+			i++
+		case <-timer.C:
+			sendError(ctl, &wire.RemoteError{Code: wire.CodeBadRequest, Message: "the client did not open its data connections in time"})
+			return states, release, errors.New("data connections not opened in time")
+		case <-ctx.Done():
+			return states, release, ctx.Err()
+		}
+	}
+	if startFrame == nil {
+		f := <-first
+		startFrame = &f
+	}
+	if startFrame.err == nil {
+		startFrame.err = startFrame.f.Decode(wire.TStart, &wire.Start{})
+	}
+	if startFrame.err != nil {
+		return states, release, fmt.Errorf("waiting for start: %w", startFrame.err)
+	}
+	return states, release, nil
 }
 
 func sample(states []*slotState) []wire.SlotSample {

@@ -66,6 +66,7 @@ func commands() []command {
 		{"serve", "run the agent on the far side (the replica, the database server)", serve},
 		{"net stream", "bulk throughput, one stream as replication uses it (then N with --streams)", netStream},
 		{"net rr", "request/response round trips on one connection, as a chatty application waits", netRR},
+		{"net commit", "synchronous log shipping: commit latency and log throughput with a synchronous replica", netCommit},
 		{"db ping", "query round trips in one session through the real driver, network vs server", dbPing},
 		{"db repl", "replication stage by stage: unsent, unflushed, unreplayed, RPO, verdict (live)", dbRepl},
 		{"db load", "generate log at a steady rate into a scratch table, to load a replica link", dbLoad},

@@ -153,6 +153,13 @@ func TestDiskStopsLeaveNoFile(t *testing.T) {
 // still being read.
 func measuring(t *testing.T, args ...string) (*exec.Cmd, io.Closer, *bytes.Buffer, *itest.Output) {
 	t.Helper()
+	return measuringRows(t, "data ", args...)
+}
+
+// measuringRows is measuring for a command whose interval rows start
+// with prefix.
+func measuringRows(t *testing.T, prefix string, args ...string) (*exec.Cmd, io.Closer, *bytes.Buffer, *itest.Output) {
+	t.Helper()
 	cmd := exec.Command(itest.Binary(t), append(args, "--duration", "20s", "--interval", "200ms", "--size", "16M")...)
 	cmd.Env = append(os.Environ(), "NARROWS_SECRET="+itest.Secret)
 	stdout, _ := cmd.StdoutPipe()
@@ -161,7 +168,7 @@ func measuring(t *testing.T, args ...string) (*exec.Cmd, io.Closer, *bytes.Buffe
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	out := itest.Follow(stdout, "data ")
+	out := itest.Follow(stdout, prefix)
 	for range 3 {
 		select {
 		case <-out.Rows():

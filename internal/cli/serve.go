@@ -35,7 +35,7 @@ func serve(ctx context.Context, env Env, args []string) error {
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	verbose := fs.Bool("verbose", false, "log debug messages too")
 	var diskPaths []string
-	fs.Func("disk-path", "a `directory` in which clients may run disk tests (narrows disk --on), repeatable; without it, disk tests are refused", func(v string) error {
+	fs.Func("disk-path", "a `directory` in which clients may run disk tests (narrows disk --on) and write net commit's log file, repeatable; without it, disk tests are refused and net commit acknowledges on receipt only", func(v string) error {
 		diskPaths = append(diskPaths, v)
 		return nil
 	})

@@ -4,7 +4,10 @@
 // and returns a result; it never prints, and never advises.
 package probe
 
-import "github.com/narrows/narrows/internal/result"
+import (
+	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/sysinfo"
+)
 
 // Emit receives interval records as they happen. It must not block long:
 // the probe calls it from its measuring loop.
@@ -12,3 +15,14 @@ type Emit func(result.Interval)
 
 // Interrupted is the reason recorded when the user stops a run.
 const Interrupted = "interrupted"
+
+// KernelRTT is the kernel's view of a measuring connection (TCP_INFO):
+// its smoothed and minimum RTT and its retransmits, or why it cannot be
+// read here (unavailable).
+func KernelRTT(sc sysinfo.Controller) (rtt, minRTT result.Seconds, retransmits int64, unavailable string) {
+	ti, err := sysinfo.ReadTCPInfo(sc)
+	if err != nil {
+		return 0, 0, 0, "TCP_INFO " + err.Error()
+	}
+	return result.Seconds(ti.RTT), result.Seconds(ti.MinRTT), ti.Retransmits, ""
+}

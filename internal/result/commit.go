@@ -40,6 +40,10 @@ type Commit struct {
 	Latency Latencies `json:"commit_latency"`
 	// Agent is what the agent timed of its own part, per block: its write
 	// and its flush (absent for what the acknowledgement point skips).
+	// With more than one block in flight, per batch: the blocks that
+	// arrived while the last batch was written, written and flushed
+	// together. With FlushDsync the write returns durable and is timed as
+	// AgentFlush alone.
 	AgentWrite *Latencies `json:"agent_write_latency,omitempty"`
 	AgentFlush *Latencies `json:"agent_flush_latency,omitempty"`
 	// Flushes is how many flushes the agent made: fewer than Commits when
@@ -70,3 +74,16 @@ type CommitConfig struct {
 	Duration Seconds `json:"duration_seconds"`
 	Interval Seconds `json:"interval_seconds"`
 }
+
+// CommitInterval is the net commit part of an interval record: the
+// blocks acknowledged in it and their latencies.
+type CommitInterval struct {
+	Commits        int64     `json:"commits"`
+	Bytes          int64     `json:"bytes"`
+	Rate           float64   `json:"commits_per_second"`
+	BytesPerSecond float64   `json:"bytes_per_second"`
+	Latency        Latencies `json:"commit_latency"`
+}
+
+// ProbeCommit names net commit's interval records.
+const ProbeCommit = "commit"

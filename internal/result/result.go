@@ -71,6 +71,8 @@ type Report struct {
 	Repl    *Repl   `json:"repl,omitempty"`
 	DBLoad  *DBLoad `json:"db_load,omitempty"`
 	Disk    *Disk   `json:"disk,omitempty"` // disk.go
+	// Commit is `narrows net commit` (commit.go).
+	Commit *Commit `json:"commit,omitempty"`
 	// BackupPlan is `narrows plan backup` (plan.go).
 	BackupPlan *BackupPlan `json:"backup_plan,omitempty"`
 	// SyncPlan is `narrows plan sync` (plansync.go).
@@ -159,6 +161,9 @@ type Interval struct {
 
 	// disk: see disk.go
 	Disk *DiskInterval `json:"disk,omitempty"`
+
+	// net commit: see commit.go
+	Commit *CommitInterval `json:"commit,omitempty"`
 }
 
 // NewInterval starts an interval record.

@@ -119,6 +119,13 @@ const (
 	// decompression per core on its own CPUs (TestSpec.CPU), with no data
 	// connections; its Done carries the result.
 	KindCPU = "cpu"
+	// KindCommit is synchronous log shipping, emulated (TestSpec.Commit):
+	// the client sends log blocks of TestSpec.Block on one data connection
+	// (SlotLog); the agent writes each to a file of its own in a directory
+	// its operator allowed and acknowledges it at CommitSpec.Ack. It is a
+	// far-side test with a data connection: its Done carries the agent's
+	// part (Done.Commit).
+	KindCommit = "commit"
 
 	Forward = "forward" // client sends, agent receives
 	Reverse = "reverse" // agent sends
@@ -156,7 +163,33 @@ type TestSpec struct {
 	Disk *DiskSpec `json:"disk,omitempty"`
 	// CPU is a KindCPU test; Duration is then each codec's, each way.
 	CPU *CPUSpec `json:"cpu,omitempty"`
+	// Commit is a KindCommit test; Block is the log block.
+	Commit *CommitSpec `json:"commit,omitempty"`
 }
+
+// CommitSpec is a commit test: the client keeps up to InFlight log
+// blocks unacknowledged; the agent acknowledges each at Ack (one of
+// result.AckReceive, AckWrite, AckFlush), writing them to a log file of
+// Size bytes in Path, round and round, as a log is written.
+type CommitSpec struct {
+	Ack      string `json:"ack"`
+	Flush    string `json:"flush,omitempty"` // with AckFlush: result.FlushFdatasync or FlushDsync
+	InFlight int    `json:"in_flight"`
+	// Path is a directory on the agent, as DiskSpec.Path; none with
+	// AckReceive, which writes nothing.
+	Path string `json:"path,omitempty"`
+	Size int64  `json:"size_bytes,omitempty"`
+}
+
+// Bounds on a commit test: the log block (a PostgreSQL WAL page is 8
+// KiB, SQL Server's log blocks 512 B to 60 KiB), the blocks in flight,
+// and the smallest log file (written in whole MiB).
+const (
+	MinCommitBlock    = 512
+	MaxCommitBlock    = 1 << 20
+	MaxCommitInFlight = 1024
+	MinCommitFile     = 1 << 20
+)
 
 // CPUSpec asks the agent to measure codecs on the synthetic corpus of
 // database pages (internal/probe/compress): the same seed and size give
@@ -226,6 +259,7 @@ const (
 	SlotSink   = "sink"   // agent reads and counts
 	SlotSource = "source" // agent writes
 	SlotEcho   = "echo"   // agent answers each request
+	SlotLog    = "log"    // agent reads log blocks, writes them, acknowledges each (KindCommit)
 )
 
 // Slot is one data connection the client must open.
@@ -298,6 +332,9 @@ type Done struct {
 	Disk *result.Disk `json:"disk,omitempty"`
 	// Compression is a cpu test's result.
 	Compression *result.Compression `json:"compression,omitempty"`
+	// Commit is the agent's part of a commit test: the blocks it
+	// acknowledged, its write and flush times, its flushes, its file.
+	Commit *result.Commit `json:"commit,omitempty"`
 }
 
 // MaxSlots is the most data connections one test can have: the agent's
@@ -333,7 +370,7 @@ func fill(v reflect.Value) {
 // far-side test).
 func (t TestSpec) DataConns() int {
 	switch t.Kind {
-	case KindRR:
+	case KindRR, KindCommit:
 		return 1
 	case KindStream:
 		if t.Direction == Bidir {
@@ -354,9 +391,17 @@ func SinkBuffer(block int64) int64 { return max(128<<10, min(block, 4<<20)) }
 // buffer per receiving connection, and a request and a response for a
 // round-trip test. A disk test runs its patterns one after another, each
 // holding block × queue depth × threads (either engine), and lays its
-// file out with DiskLayoutBuffer: it holds the largest of those.
+// file out with DiskLayoutBuffer: it holds the largest of those. A
+// commit test holds one block to acknowledge on receipt; to write, a
+// block per block in flight (it writes from them), after laying its file
+// out with DiskLayoutBuffer.
 func (t TestSpec) Buffers() int64 {
 	switch t.Kind {
+	case KindCommit:
+		if t.Commit == nil || t.Commit.Ack == result.AckReceive {
+			return max(t.Block, 0)
+		}
+		return max(mulSat(t.Block, int64(t.Commit.InFlight)), DiskLayoutBuffer)
 	case KindDisk:
 		n := int64(DiskLayoutBuffer)
 		if t.Disk != nil {

@@ -62,6 +62,8 @@ func (t *Writer) Interval(iv result.Interval) error {
 		err = t.dbInterval(iv)
 	case "disk":
 		err = t.diskInterval(iv) // disk.go
+	case result.ProbeCommit:
+		err = t.commitInterval(iv) // commit.go
 	}
 	return err
 }
@@ -89,6 +91,9 @@ func (t *Writer) Report(r *result.Report) error {
 	}
 	if r.RR != nil {
 		rrSummary(&b, r.RR)
+	}
+	if r.Commit != nil {
+		commitSummary(&b, r.Commit) // commit.go
 	}
 	dbSummary(&b, r) // db.go
 	if r.Disk != nil {

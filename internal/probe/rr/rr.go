@@ -77,7 +77,7 @@ func Run(ctx context.Context, s *client.Session, cfg Config, emit probe.Emit) (*
 		interrupted = true
 		res.Stopped = probe.Interrupted
 	}
-	readKernelRTT(sock, res)
+	res.KernelRTT, res.KernelMinRTT, res.Retransmits, res.TCPUnavailable = probe.KernelRTT(sock)
 	sock.CloseWrite() // the agent's echo ends at our EOF
 	var done *wire.Done
 	select {
@@ -109,15 +109,6 @@ func Run(ctx context.Context, s *client.Session, cfg Config, emit probe.Emit) (*
 
 // idleLimit ends the loop when the agent stops answering.
 const idleLimit = 10 * time.Second
-
-func readKernelRTT(sc sysinfo.Controller, res *result.RR) {
-	ti, err := sysinfo.ReadTCPInfo(sc)
-	if err != nil {
-		res.TCPUnavailable = "TCP_INFO " + err.Error()
-		return
-	}
-	res.KernelRTT, res.KernelMinRTT, res.Retransmits = result.Seconds(ti.RTT), result.Seconds(ti.MinRTT), ti.Retransmits
-}
 
 // loop is the measuring loop: one goroutine, no locks, one clock read per
 // round trip beyond the two that time it.

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# bench/commit.sh: narrows net commit --ack flush against fio's write +
+# fdatasync, side by side, on one directory, with the agent on loopback.
+#
+#   8 KiB blocks, one in flight: the agent's flush p50   / fio's sync p50 (target within 15%)
+#                                narrows commits/s       / fio IOPS (the rest is the round trip)
+#
+# narrows writes through the page cache and fdatasyncs each block (as a
+# walreceiver does); fio the same (--fdatasync=1, buffered), a 64 MiB file
+# each, written out in full before it is measured, the same duration; rounds alternate which tool goes first; medians
+# are compared. A measurement, not a test: exits 0 whatever the ratios.
+#
+#   ROUNDS=4 DURATION=5 DIR=/tmp bash bench/commit.sh
+set -euo pipefail
+
+ROUNDS=${ROUNDS:-4}
+DURATION=${DURATION:-5}
+DIR=${DIR:-${TMPDIR:-/tmp}}
+case $ROUNDS in '' | *[!0-9]* | 0) echo "commit.sh: ROUNDS must be a positive integer" >&2; exit 2 ;; esac
+case $DURATION in '' | *[!0-9]* | 0) echo "commit.sh: DURATION must be a whole number of seconds" >&2; exit 2 ;; esac
+[ -d "$DIR" ] || { echo "commit.sh: DIR=$DIR is not a directory" >&2; exit 2; }
+for tool in go fio python3; do
+	command -v "$tool" >/dev/null 2>&1 || { echo "commit.sh: '$tool' not found (Debian: apt-get install -y fio python3)" >&2; exit 1; }
+done
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/narrows-bench-commit.XXXXXX")
+BENCH_DIR=$(mktemp -d "$DIR/narrows-bench.XXXXXX")
+AGENT_PID=
+cleanup() {
+	local rc=$?
+	trap - EXIT INT TERM
+	[ -n "$AGENT_PID" ] && kill "$AGENT_PID" 2>/dev/null && wait "$AGENT_PID" 2>/dev/null
+	rm -rf "$WORK" "$BENCH_DIR"
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'echo "commit.sh: interrupted" >&2; exit 130' INT
+trap 'echo "commit.sh: terminated" >&2; exit 143' TERM
+
+(cd "$ROOT" && CGO_ENABLED=0 go build -o "$WORK/narrows" ./cmd/narrows)
+export NARROWS_SECRET=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
+"$WORK/narrows" serve --listen 127.0.0.1:0 --disk-path "$BENCH_DIR" 2>"$WORK/agent.log" &
+AGENT_PID=$!
+for _ in $(seq 100); do
+	ADDR=$(sed -n 's/.*msg="agent listening" addr=\([^ ]*\).*/\1/p' "$WORK/agent.log")
+	[ -n "$ADDR" ] && break
+	sleep 0.1
+done
+[ -n "$ADDR" ] || { echo "commit.sh: the agent did not start:" >&2; cat "$WORK/agent.log" >&2; exit 1; }
+
+narrows_run() {
+	"$WORK/narrows" net commit --to "$ADDR" --block 8K --in-flight 1 --ack flush --flush fdatasync \
+		--duration "${DURATION}s" --size 64M --json | tail -1 >"$WORK/narrows.$1.json"
+}
+fio_run() {
+	# Written out in full first, as the agent lays out its log file (and a
+	# database its log segments): a flush of overwritten blocks carries no
+	# allocation with it, as it would in fio's fallocated, unwritten file.
+	dd if=/dev/urandom of="$BENCH_DIR/fio.dat" bs=1M count=64 conv=fdatasync status=none
+	fio --name=commit --fallocate=none --rw=write --bs=8k --fdatasync=1 --size=64m --runtime="$DURATION" --time_based \
+		--filename="$BENCH_DIR/fio.dat" --output-format=json >"$WORK/fio.$1.json"
+	rm -f "$BENCH_DIR/fio.dat"
+}
+for r in $(seq "$ROUNDS"); do
+	if [ $((r % 2)) -eq 1 ]; then narrows_run "$r"; fio_run "$r"; else fio_run "$r"; narrows_run "$r"; fi
+	echo "round $r of $ROUNDS done" >&2
+done
+
+python3 - "$WORK" "$ROUNDS" <<'PY'
+import json, statistics, sys
+work, rounds = sys.argv[1], int(sys.argv[2])
+rows = []
+for r in range(1, rounds + 1):
+    c = json.load(open(f"{work}/narrows.{r}.json"))["commit"]
+    j = json.load(open(f"{work}/fio.{r}.json"))["jobs"][0]
+    rows.append(dict(flush=c["agent_flush_latency"]["latency_p50_seconds"] * 1e6, commit=c["commit_latency"]["latency_p50_seconds"] * 1e6,
+                     rate=c["commits_per_second"], fsync=j["sync"]["lat_ns"]["percentile"]["50.000000"] / 1e3, iops=j["write"]["iops"]))
+med = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
+print("8 KiB, one in flight, write + fdatasync   narrows          fio      ratio")
+print("flush p50 (agent / fio sync)          %8.0f µs  %8.0f µs   %.2f" % (med["flush"], med["fsync"], med["flush"] / med["fsync"]))
+print("commits/s (narrows) / IOPS (fio)      %11.0f  %11.0f   %.2f" % (med["rate"], med["iops"], med["rate"] / med["iops"]))
+print("narrows commit p50 (flush + round trip + write): %.0f µs" % med["commit"])
+PY
