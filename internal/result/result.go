@@ -66,7 +66,6 @@ type Report struct {
 	Error   string  `json:"error,omitempty"`
 	Stream  *Stream `json:"stream,omitempty"`
 	RR      *RR     `json:"rr,omitempty"`
-	Commit  *Commit `json:"commit,omitempty"`  // commit.go
 	DBPing  *DBPing `json:"db_ping,omitempty"` // db.go
 	Repl    *Repl   `json:"repl,omitempty"`
 	DBLoad  *DBLoad `json:"db_load,omitempty"`
