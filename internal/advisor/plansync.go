@@ -215,7 +215,10 @@ func syncPlan(p *result.SyncPlan) []result.Finding {
 		sum := fmt.Sprintf("%s: a synchronous replica adds %s to each commit, %s instead of %s; one session makes %s commits a second instead of %s.",
 			EngineName(e.Engine), d(e.AddedSeconds), d(e.PredictedCommitLatencySeconds), d(e.CommitNowSeconds),
 			perSecond(e.PredictedCommitsPerSecond), perSecond(e.CommitsPerSecondNow))
-		if e.CommitNowSeconds == 0 {
+		if e.AddedSeconds == 0 {
+			sum = fmt.Sprintf("%s: a synchronous replica adds nothing a session waits for: the local log flush takes longer than the replica's acknowledgement; one session still makes %s commits a second.",
+				EngineName(e.Engine), perSecond(e.PredictedCommitsPerSecond))
+		} else if e.CommitNowSeconds == 0 {
 			sum = fmt.Sprintf("%s: a synchronous replica adds %s to each commit; one session then makes at most %s commits a second.",
 				EngineName(e.Engine), d(e.AddedSeconds), perSecond(e.PredictedCommitsPerSecond))
 		}
@@ -225,9 +228,13 @@ func syncPlan(p *result.SyncPlan) []result.Finding {
 	}
 	if op := p.Operation; op != nil {
 		d := FormatSeconds
+		behind := "the replica keeping up"
+		if op.AsyncBehindSeconds > 0 {
+			behind = "the replica then " + d(op.AsyncBehindSeconds) + " behind"
+		}
 		out = append(out, result.Finding{Code: "plan.sync_operation", Severity: "info",
-			Summary: fmt.Sprintf("An operation of %s of log that takes %s alone: with an asynchronous replica %s (the replica then %s behind); with a synchronous one %s to %s, limited by %s.",
-				metric.FormatDecimalBytes(op.LogBytes), d(op.AloneSeconds), d(op.AsyncSeconds), d(op.AsyncBehindSeconds), d(op.SyncSeconds), d(op.SyncAtWorstSeconds), op.LimitedBy),
+			Summary: fmt.Sprintf("An operation of %s of log that takes %s alone: with an asynchronous replica %s (%s); with a synchronous one %s to %s, limited by %s.",
+				metric.FormatDecimalBytes(op.LogBytes), d(op.AloneSeconds), d(op.AsyncSeconds), behind, d(op.SyncSeconds), d(op.SyncAtWorstSeconds), op.LimitedBy),
 			Values: map[string]float64{"predicted_sync_seconds": op.SyncSeconds, "predicted_sync_at_worst_seconds": op.SyncAtWorstSeconds,
 				"async_behind_seconds": op.AsyncBehindSeconds}})
 	}

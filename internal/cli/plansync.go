@@ -14,10 +14,12 @@ import (
 	"github.com/narrows/narrows/internal/client"
 	"github.com/narrows/narrows/internal/dbconn"
 	"github.com/narrows/narrows/internal/metric"
+	commitprobe "github.com/narrows/narrows/internal/probe/commit"
 	"github.com/narrows/narrows/internal/probe/dbload"
 	"github.com/narrows/narrows/internal/probe/disk"
 	"github.com/narrows/narrows/internal/probe/rr"
 	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/wire"
 )
 
 // syncFlags are `narrows plan sync`'s questions and how to measure.
@@ -410,6 +412,33 @@ func commitParts(x *result.Commit, src string, ps *result.SyncParts) bool {
 // commitSteps measure the replica's side through the agent with `net
 // commit`: the acknowledgement after a write and after a flush, one 8 KiB
 // block at a time, then the throughput of 64 KiB blocks with --in-flight.
+// An agent that writes no files (no --disk-path) measures none of them:
+// the plan then names the replica's flush as not known.
 func (sf syncFlags) commitSteps(sess *client.Session, dur time.Duration, ps *result.SyncParts) []syncStep {
-	return nil // net commit lands with its probe
+	where := sf.remotePath
+	if where == "" && len(sess.Limits.DiskPaths) > 0 {
+		where = sess.Limits.DiskPaths[0]
+	}
+	step := func(what string, cfg commitprobe.Config) syncStep {
+		return syncStep{what + " (" + where + " on the agent)", func(ctx context.Context) error {
+			if !sess.Runs(wire.KindCommit) {
+				return fmt.Errorf("the agent (narrows %s) does not run net commit: upgrade it", sess.Software)
+			}
+			if len(sess.Limits.DiskPaths) == 0 {
+				return errors.New("the agent writes no files: start it with --disk-path DIR on the replica's log disk")
+			}
+			cfg.Path, cfg.Duration, cfg.Interval = sf.remotePath, dur, time.Second
+			res, err := commitprobe.Run(ctx, sess, cfg, func(result.Interval) {})
+			if res != nil && res.Commits > 0 {
+				commitParts(res, "measured on the agent", ps)
+			}
+			return err
+		}}
+	}
+	return []syncStep{
+		step("log blocks acknowledged once written, 8 KiB, one at a time", commitprobe.Config{Block: 8 << 10, InFlight: 1, Ack: result.AckWrite}),
+		step("log blocks acknowledged once flushed (fdatasync), 8 KiB, one at a time", commitprobe.Config{Block: 8 << 10, InFlight: 1, Ack: result.AckFlush, Flush: result.FlushFdatasync}),
+		step(fmt.Sprintf("the synchronous log throughput, 64 KiB blocks, %d in flight", sf.inFlight),
+			commitprobe.Config{Block: 64 << 10, InFlight: sf.inFlight, Ack: result.AckFlush, Flush: result.FlushFdatasync}),
+	}
 }

@@ -159,3 +159,53 @@ func TestPlanSyncBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanSyncMeasured: plan sync --to a real agent with a --disk-path and
+// --log-path here measures every part — the local flush, round trips, log
+// blocks acknowledged after the agent's write and after its flush, the
+// throughput with blocks in flight — and composes each engine from them;
+// the agent's directory is left empty. An agent that writes no files
+// leaves the replica's side unknown, and the plan says so.
+func TestPlanSyncMeasured(t *testing.T) {
+	far, near := t.TempDir(), t.TempDir()
+	a := itest.StartAgent(t, []string{"--disk-path", far})
+	r := itest.Run(t, 2*time.Minute, nil, "plan", "sync", "--to", a.Addr, "--log-path", near, "--stage-duration", "1s", "--disk-size", "16M",
+		"--in-flight", "8", "--op-log", "100MB", "--op-time", "1s", "--json")
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+	}
+	if n := strings.Count(r.Stderr, "narrows plan sync: step "); n != 5 || strings.Contains(r.Stderr, "not measured") {
+		t.Errorf("stderr says %d steps, want 5, each measured:\n%s", n, r.Stderr)
+	}
+	_, sum := jsonLines(t, r.Stdout)
+	p := sum["sync_plan"].(map[string]any)
+	sec := func(part string) float64 { return num(t, p, "parts", part, "seconds") }
+	local, rtt, write, flush, receipt, ack := sec("local_flush"), sec("rtt"), sec("remote_write"), sec("remote_flush"), sec("remote_receipt"), sec("remote_commit")
+	tp := num(t, p, "parts", "throughput", "bytes_per_second")
+	// What the agent timed of its own part lies inside the acknowledgement
+	// the client timed; a flush includes its write.
+	if !(local > 0 && rtt > 0 && write > 0 && flush >= write && receipt >= write && ack >= flush && tp > 0) {
+		t.Fatalf("parts: local flush %v, rtt %v, remote write %v, write+flush %v, ack after write %v, after flush %v, throughput %v", local, rtt, write, flush, receipt, ack, tp)
+	}
+	pg := syncEngine(t, p, "postgres")
+	if got := pg["predicted_commit_latency_seconds"].(float64); math.Abs(got-(local+ack)) > 1e-9 {
+		t.Errorf("PostgreSQL: %v s, want the local flush (standing for the commit today) + the acknowledgement after a flush = %v", got, local+ack)
+	}
+	if got := num(t, p, "operation", "throughput_bytes_per_second"); got != tp {
+		t.Errorf("the operation crossed at %v B/s, the measured throughput is %v", got, tp)
+	}
+	if left, _ := os.ReadDir(far); len(left) != 0 {
+		t.Errorf("the agent's directory holds %d entries after the plan", len(left))
+	}
+
+	bare := itest.StartAgent(t, nil)
+	r = itest.Run(t, time.Minute, nil, "plan", "sync", "--to", bare.Addr, "--stage-duration", "1s", "--engine", "postgres", "--json")
+	if r.Code != 0 || !strings.Contains(r.Stderr, "start it with --disk-path") {
+		t.Fatalf("against an agent without --disk-path: exit %d, %s", r.Code, r.Stderr)
+	}
+	_, sum = jsonLines(t, r.Stdout)
+	pg = syncEngine(t, sum["sync_plan"].(map[string]any), "postgres")
+	if m, _ := pg["missing"].([]any); len(m) == 0 || pg["predicted_commit_latency_seconds"] != nil && pg["predicted_commit_latency_seconds"].(float64) != 0 {
+		t.Errorf("PostgreSQL predicted without the replica's flush: %v", pg)
+	}
+}

@@ -62,8 +62,12 @@ func syncPlanSummary(b *strings.Builder, p *result.SyncPlan) {
 	b.WriteString("(one session; a commit's latency at the median)\n")
 	if op := p.Operation; op != nil {
 		fmt.Fprintf(b, "\nAn operation writing %s of log, %s alone:\n", metric.FormatDecimalBytes(op.LogBytes), advisor.FormatSeconds(op.AloneSeconds))
-		fmt.Fprintf(b, "  %-24s %s; the replica has all its log %s later (%s not yet shipped when it returns)\n", "asynchronous replica",
-			advisor.FormatSeconds(op.AsyncSeconds), advisor.FormatSeconds(op.AsyncBehindSeconds), metric.FormatDecimalBytes(op.AsyncBehindBytes))
+		if op.AsyncBehindBytes > 0 {
+			fmt.Fprintf(b, "  %-24s %s; the replica has all its log %s later (%s not yet shipped when it returns)\n", "asynchronous replica",
+				advisor.FormatSeconds(op.AsyncSeconds), advisor.FormatSeconds(op.AsyncBehindSeconds), metric.FormatDecimalBytes(op.AsyncBehindBytes))
+		} else {
+			fmt.Fprintf(b, "  %-24s %s; the replica keeps up (its log crosses as fast as it is written)\n", "asynchronous replica", advisor.FormatSeconds(op.AsyncSeconds))
+		}
 		fmt.Fprintf(b, "  %-24s %s, at worst %s: limited by %s (its log crosses in %s)\n", "synchronous replica",
 			advisor.FormatSeconds(op.SyncSeconds), advisor.FormatSeconds(op.SyncAtWorstSeconds), op.LimitedBy, advisor.FormatSeconds(op.ShipSeconds))
 	}
