@@ -65,6 +65,9 @@ func Advise(r *result.Report) []result.Finding {
 	if r.BackupPlan != nil {
 		out = append(out, backupPlan(r.BackupPlan)...) // planbackup.go
 	}
+	if r.ReplicaPlan != nil {
+		out = append(out, replicaPlan(r.ReplicaPlan)...) // planreplica.go
+	}
 	if out == nil {
 		out = []result.Finding{}
 	}

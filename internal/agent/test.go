@@ -92,7 +92,14 @@ func (s *Server) runTest(ctx context.Context, ctl net.Conn, spec wire.TestSpec, 
 		rand.Read(block)
 	}
 	ctl.SetDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
-	if err := wire.WriteFrame(ctl, wire.TAccepted, wire.Accepted{TestID: newID(), Slots: slots}); err != nil {
+	acc := wire.Accepted{TestID: newID(), Slots: slots}
+	if spec.Kind == wire.KindStream {
+		// What autotuning may grow this host's windows to: a plan at
+		// another RTT needs it when the stream was not window-bound here.
+		b := sysinfo.ReadTCPBuffers()
+		acc.TCPBuffers = &b
+	}
+	if err := wire.WriteFrame(ctl, wire.TAccepted, acc); err != nil {
 		return "", err
 	}
 	// The client's next frame is its Start, sent once its data connections

@@ -73,6 +73,8 @@ type Report struct {
 	// BackupPlan is `narrows plan backup` (plan.go).
 	BackupPlan *BackupPlan `json:"backup_plan,omitempty"`
 	Findings   []Finding   `json:"findings"`
+	// ReplicaPlan is `narrows plan replica` (planreplica.go).
+	ReplicaPlan *ReplicaPlan `json:"replica_plan,omitempty"`
 }
 
 // NewReport starts a Report for a command.
