@@ -37,6 +37,8 @@ type ReplicaInput struct {
 	// LogFactor multiplies the log rate in a what-if; 0 is
 	// DefaultLogFactor, 1 or less none.
 	LogFactor float64
+	// Notes are what the log's reading said of itself.
+	Notes []string
 }
 
 // Constants of the model.
@@ -102,6 +104,7 @@ func PlanReplica(in ReplicaInput) (result.ReplicaPlan, error) {
 	p.Verdict = worst(p.Cases, p.Link)
 	p.Window = replicaWindow(p.Cases, s)
 	p.Notes = append(p.Notes, replicaNotes(in, s, p)...)
+	p.Notes = append(p.Notes, in.Notes...)
 
 	if in.RTT > 0 {
 		if w, note := rttWhatIf(in.Log, s, in.RTT, peakFor); note != "" {
@@ -383,8 +386,11 @@ func rttWhatIf(logs []result.LogRate, s result.ReplicaStream, rtt, peakFor time.
 	}
 	if link := linkRate(s); link > 0 {
 		what := "what one stream carried, nothing else holding it"
-		if s.Link > 0 {
+		switch {
+		case s.Link > 0 && s.LinkStreams > 0:
 			what = fmt.Sprintf("what %d streams carried", s.LinkStreams)
+		case s.Link > 0:
+			what = "the link's rate"
 		}
 		w.Bounds = append(w.Bounds, result.ReplicaBound{Limit: result.LimitLink, Capacity: link, Applies: true,
 			Formula: fmt.Sprintf("link: unchanged, %s = %s", what, metric.FormatByteRate(link))})
@@ -422,7 +428,7 @@ func replicaNotes(in ReplicaInput, s result.ReplicaStream, p result.ReplicaPlan)
 		n = append(n, "The link was not measured (--streams with --to, or --assume link=RATE): the streams' sum is not set against it.")
 	}
 	peakFor := time.Duration(p.PeakDuration)
-	n = append(n, fmt.Sprintf("The peak is planned to hold for %s (--peak): the highest one-second rate held that long is the worst case.", metric.FormatDuration(peakFor)))
+	n = append(n, fmt.Sprintf("The peak is planned to hold for %s (--peak): the highest one-second rate held that long is the worst case.", FormatHours(peakFor.Seconds())))
 	if s.SameHost {
 		n = append(n, "The agent ran on this machine: the capacity is what its CPUs copy through TCP, not a network's. Run the agent on the replica's host.")
 	}
@@ -479,7 +485,7 @@ func caseFinding(code string, c result.ReplicaCase, peakFor time.Duration, limit
 	case result.VerdictFallsBehindAtPeak:
 		f.Severity = "warning"
 		f.Summary = fmt.Sprintf("%s falls behind at the peak: %s of log against %s for one stream, the send queue growing %s; after %s the RPO is %s (%s of log), caught up %s later at the mean rate.",
-			who, metric.FormatByteRate(c.Peak), metric.FormatByteRate(c.Capacity), metric.FormatByteRate(c.Growth), metric.FormatDuration(peakFor),
+			who, metric.FormatByteRate(c.Peak), metric.FormatByteRate(c.Capacity), metric.FormatByteRate(c.Growth), FormatHours(peakFor.Seconds()),
 			metric.FormatDecimalBytes(c.RPOBytes), FormatHours(c.RPOSeconds), FormatHours(*c.CatchUp))
 		v["catch_up_seconds"] = *c.CatchUp
 	default:
@@ -524,7 +530,7 @@ func windowFinding(p *result.ReplicaPlan) (result.Finding, bool) {
 		return result.Finding{}, false
 	}
 	f := result.Finding{Code: "plan.replica_window", Severity: "info",
-		Summary: fmt.Sprintf("For its peak of %s at %s, a stream keeps %s in flight; with %.2g× margin it needs a %s window: tcp_rmem (replica) and tcp_wmem (primary) maximum at least %s; Windows auto-tuning level %s or above.",
+		Summary: fmt.Sprintf("For its peak of %s at %s, a stream keeps %s in flight; with %.2f× margin it needs a %s window: tcp_rmem (replica) and tcp_wmem (primary) maximum at least %s; Windows auto-tuning level %s or above.",
 			metric.FormatByteRate(w.Rate), metric.FormatDuration(w.RTT.D()), metric.FormatDecimalBytes(w.BDP), w.Margin, metric.FormatDecimalBytes(w.Needed),
 			metric.FormatBytes(w.Buffer), w.WindowsLevel),
 		Values: map[string]float64{"bdp_bytes": float64(w.BDP), "window_bytes": float64(w.Needed), "buffer_bytes": float64(w.Buffer)}}
@@ -621,4 +627,23 @@ func ReplicaStreamOf(s *result.Stream, source string) *result.ReplicaStream {
 		}
 	}
 	return rs
+}
+
+// InferLimit names what held a stream given by hand (--assume) without
+// saying: its window when rate × RTT reaches FullWindow of it, loss past
+// LossBound, the link when N streams carried little more; else unknown.
+func InferLimit(s result.ReplicaStream) string {
+	rtt := s.RTT
+	if rtt <= 0 {
+		rtt = s.MinRTT
+	}
+	switch {
+	case s.PeerWindow > 0 && rtt > 0 && s.Capacity*rtt.D().Seconds() >= FullWindow*float64(s.PeerWindow):
+		return result.LimitWindow
+	case s.RetransRatio >= LossBound:
+		return result.LimitLoss
+	case s.Link > 0 && s.Link < Headroom*s.Capacity:
+		return result.LimitLink
+	}
+	return result.LimitUnknown
 }

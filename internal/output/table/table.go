@@ -97,6 +97,9 @@ func (t *Writer) Report(r *result.Report) error {
 	if r.BackupPlan != nil {
 		planSummary(&b, r.BackupPlan) // plan.go
 	}
+	if r.ReplicaPlan != nil {
+		replicaSummary(&b, r.ReplicaPlan) // planreplica.go
+	}
 	if r.Partial {
 		fmt.Fprintf(&b, "PARTIAL: the run stopped early (%s); the figures above are what was measured until then.\n", r.Error)
 	}
