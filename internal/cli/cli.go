@@ -160,7 +160,7 @@ func usage(w io.Writer) {
 func list(w io.Writer, prefix string) {
 	for _, c := range commands() {
 		if strings.HasPrefix(c.name, prefix) {
-			fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
+			fmt.Fprintf(w, "  %-12s %s\n", c.name, c.summary)
 		}
 	}
 }
