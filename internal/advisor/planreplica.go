@@ -442,12 +442,7 @@ func replicaPlan(p *result.ReplicaPlan) []result.Finding {
 		return nil
 	}
 	var out []result.Finding
-	c := p.Cases[0]
-	for _, x := range p.Cases {
-		if verdictRank[x.Verdict] > verdictRank[c.Verdict] || verdictRank[x.Verdict] == verdictRank[c.Verdict] && x.Peak > c.Peak {
-			c = x
-		}
-	}
+	c := busiest(p.Cases)
 	out = append(out, caseFinding("plan.replica_"+c.Verdict, c, p.PeakDuration.D(), p.Stream.LimitedBy))
 	if l := p.Link; l != nil && l.Verdict != result.VerdictKeepsUp {
 		f := caseFinding("plan.replica_link_"+l.Verdict, *l, p.PeakDuration.D(), result.LimitLink)
@@ -461,6 +456,18 @@ func replicaPlan(p *result.ReplicaPlan) []result.Finding {
 		out = append(out, whatIfFinding(p, w))
 	}
 	return out
+}
+
+// busiest is the case with the worst verdict, the highest peak among
+// those (the zero case when there are none).
+func busiest(cases []result.ReplicaCase) result.ReplicaCase {
+	var c result.ReplicaCase
+	for i, x := range cases {
+		if i == 0 || verdictRank[x.Verdict] > verdictRank[c.Verdict] || verdictRank[x.Verdict] == verdictRank[c.Verdict] && x.Peak > c.Peak {
+			c = x
+		}
+	}
+	return c
 }
 
 func caseFinding(code string, c result.ReplicaCase, peakFor time.Duration, limit string) result.Finding {
@@ -553,12 +560,7 @@ func windowFinding(p *result.ReplicaPlan) (result.Finding, bool) {
 }
 
 func whatIfFinding(p *result.ReplicaPlan, w result.ReplicaWhatIf) result.Finding {
-	var worstCase result.ReplicaCase
-	for i, c := range w.Cases {
-		if i == 0 || verdictRank[c.Verdict] > verdictRank[worstCase.Verdict] || c.Peak > worstCase.Peak && c.Verdict == worstCase.Verdict {
-			worstCase = c
-		}
-	}
+	worstCase := busiest(w.Cases)
 	verdict := map[string]string{result.VerdictKeepsUp: "keeps up", result.VerdictFallsBehindAtPeak: "falls behind at the peak", result.VerdictFallsBehind: "falls behind"}[w.Verdict]
 	f := result.Finding{Code: "plan.replica_what_if", Severity: "info",
 		Values: map[string]float64{"capacity_bytes_per_second": w.Capacity, "rtt_seconds": w.RTT.D().Seconds(),
@@ -566,7 +568,7 @@ func whatIfFinding(p *result.ReplicaPlan, w result.ReplicaWhatIf) result.Finding
 	if worstCase.HeadroomPeak != nil {
 		f.Values["headroom_at_peak_ratio"] = *worstCase.HeadroomPeak
 	}
-	if w.Verdict != result.VerdictKeepsUp && p.Verdict == result.VerdictKeepsUp {
+	if verdictRank[w.Verdict] > verdictRank[p.Verdict] {
 		f.Severity = "warning"
 	}
 	if w.LogFactor > 0 {

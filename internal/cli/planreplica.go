@@ -1,14 +1,11 @@
 package cli
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -443,11 +440,6 @@ func (a replicaAssumptions) apply(in *advisor.ReplicaInput) error {
 // replica` summary in it (a plan's own stream figures unless a net stream
 // run follows it).
 func replicaFrom(path string) (*result.ReplicaStream, []result.LogRate, string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, "", usagef("--from: %v", err)
-	}
-	defer f.Close()
 	var s *result.ReplicaStream
 	var logs []result.LogRate
 	engine := ""
@@ -457,20 +449,7 @@ func replicaFrom(path string) (*result.ReplicaStream, []result.LogRate, string, 
 		}
 		return src
 	}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
-		}
-		var r result.Report
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			return nil, nil, "", usagef("--from %s: line %d is not a narrows JSON record: %v", path, n, err)
-		}
-		if r.Type != result.TypeSummary {
-			continue
-		}
+	err := savedSummaries(path, func(r *result.Report) {
 		if p := r.ReplicaPlan; p != nil {
 			st := p.Stream
 			st.Source = from(st.Source)
@@ -485,9 +464,9 @@ func replicaFrom(path string) (*result.ReplicaStream, []result.LogRate, string, 
 				s = rs
 			}
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, nil, "", usagef("--from %s: %v", path, err)
+	})
+	if err != nil {
+		return nil, nil, "", err
 	}
 	if s == nil && logs == nil {
 		return nil, nil, "", usagef("--from %s: no stream and no replica plan in it: save one with `narrows net stream --to REPLICA --json > FILE` or `narrows plan replica --json > FILE`", path)
