@@ -71,6 +71,9 @@ func Advise(r *result.Report) []result.Finding {
 	if r.SyncPlan != nil {
 		out = append(out, syncPlan(r.SyncPlan)...) // plansync.go
 	}
+	if r.ReplicaPlan != nil {
+		out = append(out, replicaPlan(r.ReplicaPlan)...) // planreplica.go
+	}
 	if out == nil {
 		out = []result.Finding{}
 	}

@@ -57,7 +57,14 @@ type slotState struct {
 // why the test ended, or an error when the control connection is lost.
 // free gives the test's slot back; it is called before Done is sent.
 func (s *Server) runTest(ctx context.Context, ctl net.Conn, spec wire.TestSpec, free func()) (string, error) {
-	states, release, err := s.awaitSlots(ctx, ctl, spec, wire.Accepted{TestID: newID()})
+	acc := wire.Accepted{TestID: newID()}
+	if spec.Kind == wire.KindStream {
+		// What autotuning may grow this host's windows to: a plan at
+		// another RTT needs it when the stream was not window-bound here.
+		b := sysinfo.ReadTCPBuffers()
+		acc.TCPBuffers = &b
+	}
+	states, release, err := s.awaitSlots(ctx, ctl, spec, acc)
 	defer release()
 	if err != nil {
 		return "", err

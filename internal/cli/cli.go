@@ -73,6 +73,7 @@ func commands() []command {
 		{"disk", "storage as a database uses it: data pages, log flushes, backup streams", diskCmd},
 		{"plan backup", "how long a backup and a restore take here, for each size and compression, and what limits each", planBackup},
 		{"plan sync", "what a synchronous replica costs each commit and a maintenance operation, by engine", planSync},
+		{"plan replica", "will a replica keep up with the log over one stream, with what margin, and at a farther site", planReplica},
 		{"version", "print the version, commit and protocol version", version},
 	}
 }
@@ -161,7 +162,7 @@ func usage(w io.Writer) {
 func list(w io.Writer, prefix string) {
 	for _, c := range commands() {
 		if strings.HasPrefix(c.name, prefix) {
-			fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
+			fmt.Fprintf(w, "  %-12s %s\n", c.name, c.summary)
 		}
 	}
 }

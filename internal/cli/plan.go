@@ -338,30 +338,15 @@ func assumeCodec(s *result.BackupStages, codec, val, a string) error {
 
 // stagesFrom reads the stages of the last plan in a saved run.
 func stagesFrom(path string) (result.BackupStages, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return result.BackupStages{}, usagef("--from: %v", err)
-	}
-	defer f.Close()
 	var found *result.BackupStages
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
-		}
-		var r result.Report
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			return result.BackupStages{}, usagef("--from %s: line %d is not a narrows JSON record: %v", path, n, err)
-		}
-		if r.Type == result.TypeSummary && r.BackupPlan != nil {
+	err := savedSummaries(path, func(r *result.Report) {
+		if r.BackupPlan != nil {
 			st := r.BackupPlan.Stages
 			found = &st
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return result.BackupStages{}, usagef("--from %s: %v", path, err)
+	})
+	if err != nil {
+		return result.BackupStages{}, err
 	}
 	if found == nil {
 		return result.BackupStages{}, usagef("--from %s: no backup plan in it: save one with `narrows plan backup --json > FILE`", path)
@@ -379,6 +364,35 @@ func stagesFrom(path string) (result.BackupStages, error) {
 		}
 	}
 	return *found, nil
+}
+
+// savedSummaries calls each with every summary record of a saved run
+// (narrows' JSON lines), in order; a file that is not one is a usage error.
+func savedSummaries(path string, each func(*result.Report)) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return usagef("--from: %v", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		var r result.Report
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			return usagef("--from %s: line %d is not a narrows JSON record: %v", path, n, err)
+		}
+		if r.Type == result.TypeSummary {
+			each(&r)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return usagef("--from %s: %v", path, err)
+	}
+	return nil
 }
 
 // dbSize adds the size of the database behind --dsn to the sizes planned

@@ -37,3 +37,28 @@ func planFixture() *result.Report {
 	rep.Findings = advisor.Advise(rep)
 	return rep
 }
+
+// replicaFixture is a replica plan: two SQL Server databases sampled over
+// the same seconds, one stream window-bound at 2.2 MB/s across 40 ms, four
+// streams at 11.5 MB/s, the replica host's tcp_rmem capped at 128 KiB, and
+// the plan at 80 ms.
+func replicaFixture() *result.Report {
+	at := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	sec := result.Seconds(time.Second)
+	what := "'Log Bytes Flushed/sec' per database (sys.dm_os_performance_counters), every 1.00 s for 3.00 s"
+	logs := []result.LogRate{
+		{Database: "Sales", Mean: 1.8e6, Peak: 3.1e6, Samples: []float64{1.1e6, 3.1e6, 1.2e6}, Interval: sec, Bytes: 5.4e6, Watch: 3 * sec, Source: "measured", What: what},
+		{Database: "HR", Mean: 0.4e6, Peak: 0.6e6, Samples: []float64{0.6e6, 0.3e6, 0.3e6}, Interval: sec, Bytes: 1.2e6, Watch: 3 * sec, Source: "measured", What: what},
+	}
+	s := result.ReplicaStream{Capacity: 2.2e6, LimitedBy: result.LimitWindow, RTT: result.Seconds(40300 * time.Microsecond), MinRTT: result.Seconds(40 * time.Millisecond),
+		PeerWindow: 90112, MSS: 1448, Link: 11.5e6, LinkStreams: 4, ReceiverRmemMax: 131072, SenderWmemMax: 4 << 20, ReceiverOS: "linux", Source: "measured"}
+	p, err := advisor.PlanReplica(advisor.ReplicaInput{Engine: "sqlserver", Log: logs, Stream: s, RTT: 80 * time.Millisecond})
+	if err != nil {
+		panic(err)
+	}
+	rep := result.NewReport("plan replica", "dr1:7447", result.Tool{Version: "0.1.0", Commit: "abc1234", Protocol: 1}, at)
+	rep.Agent = "0.1.0"
+	rep.ReplicaPlan = &p
+	rep.Findings = advisor.Advise(rep)
+	return rep
+}

@@ -76,7 +76,9 @@ type Report struct {
 	BackupPlan *BackupPlan `json:"backup_plan,omitempty"`
 	// SyncPlan is `narrows plan sync` (plansync.go).
 	SyncPlan *SyncPlan `json:"sync_plan,omitempty"`
-	Findings []Finding `json:"findings"`
+	// ReplicaPlan is `narrows plan replica` (planreplica.go).
+	ReplicaPlan *ReplicaPlan `json:"replica_plan,omitempty"`
+	Findings    []Finding    `json:"findings"`
 }
 
 // NewReport starts a Report for a command.

@@ -13,6 +13,20 @@ type Stream struct {
 	// address, or the machine's own address at both ends): the streams
 	// crossed no network, and their rate is the machine's, not a link's.
 	SameHost bool `json:"same_host,omitempty"`
+	// Buffers are the TCP buffer maxima of both ends, when known: what
+	// autotuning may grow a window to, on a path where it has not yet.
+	Buffers *StreamBuffers `json:"tcp_buffers,omitempty"`
+}
+
+// StreamBuffers are the TCP buffer maxima of the two ends (Linux
+// net.ipv4.tcp_rmem and tcp_wmem, their third field); 0: not known (not
+// Linux, or an agent that does not tell).
+type StreamBuffers struct {
+	ClientRmemMax int64  `json:"client_tcp_rmem_max_bytes,omitempty"`
+	ClientWmemMax int64  `json:"client_tcp_wmem_max_bytes,omitempty"`
+	AgentRmemMax  int64  `json:"agent_tcp_rmem_max_bytes,omitempty"`
+	AgentWmemMax  int64  `json:"agent_tcp_wmem_max_bytes,omitempty"`
+	AgentOS       string `json:"agent_os,omitempty"`
 }
 
 // StreamConfig is what was asked for.

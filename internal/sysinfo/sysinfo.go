@@ -2,6 +2,7 @@ package sysinfo
 
 import (
 	"errors"
+	"runtime"
 	"time"
 )
 
@@ -43,3 +44,19 @@ func (t *TCPInfo) CwndBytes() int64 { return t.CwndSegments * t.MSS }
 
 // CPUTime is the user plus system CPU this process has used.
 func CPUTime() (time.Duration, error) { return cpuTime() }
+
+// TCPBuffers are the most a TCP socket's buffers may grow to on this host
+// (Linux: the third field of net.ipv4.tcp_rmem and tcp_wmem, per network
+// namespace): the largest window autotuning can give one stream. 0: not
+// known.
+type TCPBuffers struct {
+	RmemMax int64  `json:"rmem_max_bytes,omitempty"`
+	WmemMax int64  `json:"wmem_max_bytes,omitempty"`
+	OS      string `json:"os"`
+}
+
+// ReadTCPBuffers reads this host's TCP buffer maxima.
+func ReadTCPBuffers() TCPBuffers {
+	r, w := tcpBufferMax()
+	return TCPBuffers{RmemMax: r, WmemMax: w, OS: runtime.GOOS}
+}

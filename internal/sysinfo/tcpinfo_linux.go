@@ -3,6 +3,9 @@
 package sysinfo
 
 import (
+	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -43,4 +46,21 @@ func ReadTCPInfo(rc Controller) (*TCPInfo, error) {
 		SndbufLimited: time.Duration(ti.Sndbuf_limited) * time.Microsecond,
 		Timestamps:    ti.Options&tcpiOptTimestamps != 0,
 	}, nil
+}
+
+// tcpBufferMax reads the third field of net.ipv4.tcp_rmem and tcp_wmem.
+func tcpBufferMax() (rmem, wmem int64) {
+	third := func(path string) int64 {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return 0
+		}
+		f := strings.Fields(string(b))
+		if len(f) != 3 {
+			return 0
+		}
+		n, _ := strconv.ParseInt(f[2], 10, 64)
+		return n
+	}
+	return third("/proc/sys/net/ipv4/tcp_rmem"), third("/proc/sys/net/ipv4/tcp_wmem")
 }

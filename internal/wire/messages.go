@@ -274,6 +274,10 @@ type Accepted struct {
 	TestID string        `json:"test_id"`
 	Slots  []Slot        `json:"slots"`
 	Disk   *DiskAccepted `json:"disk,omitempty"`
+	// TCPBuffers are the agent's TCP buffer maxima, sent with a stream
+	// test's Accepted (added in 0.1: an older agent leaves it out, an
+	// older client ignores it; the protocol version is unchanged).
+	TCPBuffers *sysinfo.TCPBuffers `json:"tcp_buffers,omitempty"`
 }
 
 // Start tells the agent all data connections are open.

@@ -105,6 +105,9 @@ func (t *Writer) Report(r *result.Report) error {
 	if r.SyncPlan != nil {
 		syncPlanSummary(&b, r.SyncPlan) // plansync.go
 	}
+	if r.ReplicaPlan != nil {
+		replicaSummary(&b, r.ReplicaPlan) // planreplica.go
+	}
 	if r.Partial {
 		fmt.Fprintf(&b, "PARTIAL: the run stopped early (%s); the figures above are what was measured until then.\n", r.Error)
 	}

@@ -140,6 +140,12 @@ func (w *myWatcher) check(ctx context.Context, c *sql.Conn) error {
 	return nil
 }
 
+// CheckBinlog checks that a MySQL or MariaDB server writes a binary log
+// whose position this user may read, as db repl needs of a source (the
+// error a dbconn.Error naming the GRANT this version wants). The log-rate
+// probe shares it.
+func CheckBinlog(ctx context.Context, c *sql.Conn) error { return (&myWatcher{}).check(ctx, c) }
+
 func (w *myWatcher) checkReplica(ctx context.Context, rc *replicaConn) error {
 	user, version, err := whoAmI(ctx, rc.conn.Conn)
 	if err != nil {

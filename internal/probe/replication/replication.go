@@ -164,7 +164,7 @@ func newWatcher(e dbconn.Engine) watcher {
 	case dbconn.MySQL:
 		return &myWatcher{}
 	default:
-		return &msWatcher{prev: map[string]counterSample{}}
+		return &msWatcher{prev: map[string]CounterSample{}}
 	}
 }
 

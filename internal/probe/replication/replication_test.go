@@ -106,7 +106,7 @@ func TestSQLServerMapping(t *testing.T) {
 			"log_send_queue_kb", "NULL", "log_send_rate_kb", "NULL", "redo_queue_kb", "NULL", "redo_rate_kb", "NULL", "secondary_lag_seconds", "NULL"),
 	}
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	prev := map[string]counterSample{}
+	prev := map[string]CounterSample{}
 	counters := func(v string) []map[string]*string {
 		return []map[string]*string{
 			row("object_name", "SQLServer:Databases", "counter_name", "Log Bytes Flushed/sec", "instance_name", "Sales", "cntr_value", v),

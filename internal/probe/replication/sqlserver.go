@@ -44,13 +44,14 @@ FROM sys.dm_os_performance_counters
 WHERE counter_name = 'Log Bytes Flushed/sec' AND object_name LIKE '%:Databases%'`
 )
 
-type counterSample struct {
+// CounterSample is one database's cumulative counter as last read.
+type CounterSample struct {
 	value int64
 	at    time.Time
 }
 
 type msWatcher struct {
-	prev map[string]counterSample
+	prev map[string]CounterSample
 }
 
 func (*msWatcher) queriesPerPoll(int) int { return 2 }
@@ -111,7 +112,7 @@ func (w *msWatcher) poll(ctx context.Context, c *sql.Conn, _ []*replicaConn) (*s
 // MapMSSQLCounters turns a sample of 'Log Bytes Flushed/sec' rows into a
 // rate per database against the previous sample (kept in prev, which it
 // updates). A database seen for the first time has no rate yet.
-func MapMSSQLCounters(rows []map[string]*string, prev map[string]counterSample, at time.Time) map[string]*float64 {
+func MapMSSQLCounters(rows []map[string]*string, prev map[string]CounterSample, at time.Time) map[string]*float64 {
 	out := map[string]*float64{}
 	for _, r := range rows {
 		if !strings.EqualFold(str(r, "counter_name"), "Log Bytes Flushed/sec") {
@@ -128,7 +129,7 @@ func MapMSSQLCounters(rows []map[string]*string, prev map[string]counterSample, 
 		} else {
 			out[db] = nil
 		}
-		prev[db] = counterSample{value: v, at: at}
+		prev[db] = CounterSample{value: v, at: at}
 	}
 	return out
 }

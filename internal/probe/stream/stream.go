@@ -50,8 +50,12 @@ func Run(ctx context.Context, s *client.Session, cfg Config, emit probe.Emit) (*
 	for _, ph := range phases {
 		var runs []result.StreamRun
 		var same bool
-		runs, same, err = runPhase(ctx, s, cfg, ph.name, ph.n, emit)
+		var far *sysinfo.TCPBuffers
+		runs, same, err = runPhase(ctx, s, cfg, ph.name, ph.n, emit, &far)
 		res.Runs = append(res.Runs, runs...)
+		if res.Buffers == nil {
+			res.Buffers = buffers(far)
+		}
 		res.SameHost = res.SameHost || same
 		if err != nil || ctx.Err() != nil {
 			break
@@ -110,7 +114,22 @@ func sameHost(c net.Conn) (same, ipv6 bool) {
 	return remote.IP.IsLoopback() || remote.IP.Equal(local.IP), remote.IP.To4() == nil
 }
 
-func runPhase(ctx context.Context, s *client.Session, cfg Config, phase string, n int, emit probe.Emit) ([]result.StreamRun, bool, error) {
+// buffers are both ends' TCP buffer maxima: this host's, and the agent's
+// as its Accepted told them (nil from an older agent).
+func buffers(far *sysinfo.TCPBuffers) *result.StreamBuffers {
+	here := sysinfo.ReadTCPBuffers()
+	b := &result.StreamBuffers{ClientRmemMax: here.RmemMax, ClientWmemMax: here.WmemMax}
+	if far != nil {
+		b.AgentRmemMax, b.AgentWmemMax, b.AgentOS = far.RmemMax, far.WmemMax, far.OS
+	}
+	if *b == (result.StreamBuffers{}) {
+		return nil
+	}
+	return b
+}
+
+// runPhase runs one phase; far receives the agent's TCP buffer maxima.
+func runPhase(ctx context.Context, s *client.Session, cfg Config, phase string, n int, emit probe.Emit, far **sysinfo.TCPBuffers) ([]result.StreamRun, bool, error) {
 	spec := wire.TestSpec{Kind: wire.KindStream, Direction: cfg.Direction, Streams: n, Duration: cfg.Duration,
 		Interval: cfg.Interval, Block: cfg.Block, Window: cfg.Window}
 	t, err := s.Open(ctx, spec)
@@ -118,6 +137,7 @@ func runPhase(ctx context.Context, s *client.Session, cfg Config, phase string, 
 		return nil, false, err
 	}
 	defer t.Close()
+	*far = t.Accepted.TCPBuffers
 	same, ipv6 := sameHost(t.Conns[0].Conn)
 	eps := make([]*endpoint, len(t.Conns))
 	batch := netio.BatchFor(cfg.Window) // one rule for every stream of the run

@@ -7,7 +7,8 @@
 // (one stream against RTT), repl_linux_test.go (a PostgreSQL standby
 // falling behind, keeping up, or held up by replay), maria_linux_test.go
 // (the same for a MariaDB replica), sync_linux_test.go (what a
-// synchronous standby costs a commit and an index rebuild). Tests only; it
+// synchronous standby costs a commit and an index rebuild),
+// planreplica_linux_test.go (plan replica's predictions, held to them). Tests only; it
 // needs root, network namespaces and TUN devices (and, for the database
 // experiments, the PostgreSQL and MariaDB packages), and skips (fails under
 // CI=true) without them.

@@ -304,6 +304,12 @@ func TestReplKeepingUp(t *testing.T) {
 	setUp(t)
 	l := testbed.NewTestDelayLine(t, testbed.DelayLineOptions{RTT: 40 * time.Millisecond, RateBitsPerSecond: 100e6})
 	pg := startPG(t, l)
+	// Experiment 8: plan replica, before the load, from the load's rate.
+	startAgent(t, l)
+	pred := planReplica(t, l, "--to", agentAddr(l), "--stage-duration", "3s", "--streams", "1", "--log-rate", "2MB/s")
+	if pred.verdict != "keeps_up" || pred.growth != 0 {
+		t.Errorf("plan replica: %s with the queue growing %.2f MB/s, want keeps_up (one stream %.2f MB/s for 2 MB/s of log)", pred.verdict, pred.growth/1e6, pred.capacity/1e6)
+	}
 	load, warm, watch := replDurations()
 	r := runRepl(t, l, pg, "2MB/s", load, warm, watch)
 
@@ -317,6 +323,8 @@ func TestReplKeepingUp(t *testing.T) {
 			keeping++
 		}
 	}
+	t.Logf("RESULT plan replica (experiment 8): predicted before the load %s, one stream %.2f MB/s (%s), headroom %.2f× at 2 MB/s, growth %.2f MB/s; db repl: unsent slope %.3f MB/s",
+		pred.verdict, pred.capacity/1e6, pred.limit, pred.headroomPeak, pred.growth/1e6, r.unsentSlope/1e6)
 	t.Logf("RESULT keeping up: generation %.2f MB/s (db load %.2f), send %.2f MB/s, unsent at most %.0f B, queue at most %.0f B (%.2f s of generation), unsent slope %.3f MB/s; %d of %d polls keeping up; last verdict %s",
 		gen/1e6, r.loadRate/1e6, send/1e6, maxUnsent, maxQueue, maxQueue/gen, r.unsentSlope/1e6, keeping, len(r.points), r.last.verdictCode)
 	if r.last.verdictCode != "keeping_up" {
@@ -431,8 +439,11 @@ func TestReplFallingBehind(t *testing.T) {
 	// Without --window narrows' receiver takes the host's buffers; it must
 	// not batch its reads under so small a cap (netio.BatchFor), or the
 	// waiting bytes close the window: it read 0.58-0.70 of this before.
-	dflt, dv := streamOnce(t, l, fallingStreamFor())
-	t.Logf("RESULT single stream without --window (the host's capped buffers): %.2f MB/s (%s), %.3f of the --window reading", dflt/1e6, dv, dflt/capacity)
+	// That reading is plan replica's (experiment 8), made before the load
+	// from the load's rate: it predicts the send queue's growth.
+	pred := planReplica(t, l, "--to", agentAddr(l), "--stage-duration", fallingStreamFor().String(), "--streams", "1", "--log-rate", "5MB/s")
+	dflt, dv := pred.capacity, "stream."+pred.limit+"_limited"
+	t.Logf("RESULT single stream without --window (the host's capped buffers, plan replica): %.2f MB/s (%s), %.3f of the --window reading", dflt/1e6, dv, dflt/capacity)
 	if r := dflt / capacity; r < 0.85 || r > 1.3 {
 		t.Errorf("without --window narrows read %.2f MB/s, %.3f of the %.2f MB/s read with --window %s on the same capped host: its receiver should not be the limit",
 			dflt/1e6, r, capacity/1e6, fallingWindow)
@@ -456,4 +467,7 @@ func TestReplFallingBehind(t *testing.T) {
 	if r.last.verdictCode != "send_queue_growing" || !strings.Contains(r.last.verdict, "network") {
 		t.Errorf("verdict %s (%s), want send_queue_growing naming the network", r.last.verdictCode, r.last.verdict)
 	}
+	pr := planGrowthRatio(t, pred, r.unsentSlope)
+	t.Logf("RESULT plan replica (experiment 8): predicted before the load %s at G − C = 5.00 − %.2f = %.2f MB/s; db repl measured %.2f MB/s: ratio %.3f",
+		pred.verdict, pred.capacity/1e6, pred.growth/1e6, r.unsentSlope/1e6, pr)
 }

@@ -1,0 +1,89 @@
+package dbtest
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/narrows/narrows/internal/itest"
+)
+
+// TestPlanReplicaLogRate: plan replica --dsn reads the log rate of a real
+// primary under `db load --rate 2MB/s` (PostgreSQL: pg_current_wal_lsn();
+// MariaDB: the binary logs) within 15% of the load's own count, measures
+// one stream to a real agent, and plans; it never shows the password.
+func TestPlanReplicaLogRate(t *testing.T) {
+	cases := []struct {
+		engine, dsn string
+		need        func(*testing.T)
+	}{
+		{"postgres", pgDSN(), needPG},
+		{"mariadb", mySource(), needMaria},
+	}
+	a := itest.StartAgent(t, nil)
+	for _, c := range cases {
+		t.Run(c.engine, func(t *testing.T) {
+			c.need(t)
+			load := start(t, "db", "load", "--dsn", c.dsn, "--rate", "2MB/s", "--duration", "9s", "--json")
+			time.Sleep(1500 * time.Millisecond)
+			r := itest.Run(t, time.Minute, nil, "plan", "replica", "--dsn", c.dsn, "--watch", "5s", "--to", a.Addr,
+				"--stage-duration", "1s", "--streams", "1", "--rtt", "80ms", "--json")
+			if code := load.wait(t, 30*time.Second); code != 0 {
+				t.Fatalf("db load exited %d: %s", code, load.err.String())
+			}
+			noSecrets(t, "plan replica", r.Stdout, r.Stderr)
+			if r.Code != 0 {
+				t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+			}
+			for _, want := range []string{"step 1 of 2: the log on the primary", "every second for 5.00 s", "step 2 of 2: one stream to the agent"} {
+				if !strings.Contains(r.Stderr, want) {
+					t.Errorf("progress lacks %q: %s", want, r.Stderr)
+				}
+			}
+			_, ls := itest.Records(t, load.out.String())
+			truth, _ := itest.Num(itest.Obj(ls, "db_load"), "log_bytes_per_second")
+			_, sum := itest.Records(t, r.Stdout)
+			p := itest.Obj(sum, "replica_plan")
+			logs, _ := p["log"].([]any)
+			if len(logs) != 1 {
+				t.Fatalf("log %v, want one stream's", p["log"])
+			}
+			l := logs[0].(map[string]any)
+			mean, _ := itest.Num(l, "mean_bytes_per_second")
+			peak, _ := itest.Num(l, "peak_bytes_per_second")
+			samples, _ := l["samples_bytes_per_second"].([]any)
+			t.Logf("%s: plan replica read %.3f MB/s (peak %.3f, %d samples); db load held %.3f MB/s; %s", c.engine, mean/1e6, peak/1e6, len(samples), truth/1e6, l["what"])
+			within(t, "the log rate plan replica read vs db load's own", mean, truth, 0.15)
+			if peak < mean || len(samples) < 4 || len(samples) > 6 {
+				t.Errorf("peak %v under mean %v, or %d samples for a 5 s watch", peak, mean, len(samples))
+			}
+			if p["engine"] != map[string]string{"postgres": "postgres", "mariadb": "mysql"}[c.engine] || l["source"] != "measured" {
+				t.Errorf("engine %v, source %v", p["engine"], l["source"])
+			}
+			if s := itest.Obj(p, "stream"); s["source"] != "measured" {
+				t.Errorf("stream %v", s)
+			}
+		})
+	}
+}
+
+// TestPlanReplicaNotPrimary: a standby or a server without a binary log
+// is named for what it is, exit 2.
+func TestPlanReplicaNotPrimary(t *testing.T) {
+	cases := []struct {
+		engine, dsn, want string
+		need              func(*testing.T)
+	}{
+		{"postgres standby", pgStandby(), "is a standby", needPG},
+	}
+	for _, c := range cases {
+		t.Run(c.engine, func(t *testing.T) {
+			c.need(t)
+			r := itest.Run(t, time.Minute, nil, "plan", "replica", "--dsn", c.dsn, "--watch", "2s", "--assume", "stream=2MB/s,rtt=40ms")
+			noSecrets(t, "plan replica", r.Stdout, r.Stderr)
+			if r.Code != 2 || !strings.Contains(r.Stderr, c.want) {
+				t.Fatalf("exit %d: %s; want 2 and %q", r.Code, r.Stderr, c.want)
+			}
+		})
+	}
+}
