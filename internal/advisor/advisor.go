@@ -65,6 +65,9 @@ func Advise(r *result.Report) []result.Finding {
 	if r.BackupPlan != nil {
 		out = append(out, backupPlan(r.BackupPlan)...) // planbackup.go
 	}
+	if r.ChattyPlan != nil {
+		out = append(out, chattyPlan(r.ChattyPlan)...) // planchatty.go
+	}
 	if out == nil {
 		out = []result.Finding{}
 	}

@@ -71,6 +71,7 @@ func commands() []command {
 		{"db load", "generate log at a steady rate into a scratch table, to load a replica link", dbLoad},
 		{"disk", "storage as a database uses it: data pages, log flushes, backup streams", diskCmd},
 		{"plan backup", "how long a backup and a restore take here, for each size and compression, and what limits each", planBackup},
+		{"plan chatty", "how long a chatty report's queries wait on the wire, and what another network or fewer round trips would make of it", planChatty},
 		{"version", "print the version, commit and protocol version", version},
 	}
 }

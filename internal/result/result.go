@@ -72,6 +72,7 @@ type Report struct {
 	Disk    *Disk   `json:"disk,omitempty"` // disk.go
 	// BackupPlan is `narrows plan backup` (plan.go).
 	BackupPlan *BackupPlan `json:"backup_plan,omitempty"`
+	ChattyPlan *ChattyPlan `json:"chatty_plan,omitempty"` // `narrows plan chatty` (planchatty.go)
 	Findings   []Finding   `json:"findings"`
 }
 

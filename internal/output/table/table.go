@@ -97,6 +97,9 @@ func (t *Writer) Report(r *result.Report) error {
 	if r.BackupPlan != nil {
 		planSummary(&b, r.BackupPlan) // plan.go
 	}
+	if r.ChattyPlan != nil {
+		chattySummary(&b, r.ChattyPlan) // planchatty.go
+	}
 	if r.Partial {
 		fmt.Fprintf(&b, "PARTIAL: the run stopped early (%s); the figures above are what was measured until then.\n", r.Error)
 	}
