@@ -203,26 +203,26 @@ func serialization(request, response int64, bitsPerSecond float64) float64 {
 
 func secs(f float64) result.Seconds { return result.Seconds(math.Round(f * float64(time.Second))) }
 
-// FormatSeconds is a run's time as a DBA reads it: "0.40 s", "12.5 s",
-// "2.5 min", "1.2 h".
+// FormatSeconds is a run's time as a DBA reads it: "1.85 ms", "0.40 s",
+// "12.5 s", "2.5 min", "1.2 h".
 func FormatSeconds(s float64) string {
-	switch a := math.Abs(s); {
-	case a < 10:
-		return fmt.Sprintf("%.2f s", s)
-	case a < 120:
-		return fmt.Sprintf("%.1f s", s)
+	switch {
 	case s < 0:
-		return "-" + FormatHours(-s)
+		return "-" + FormatSeconds(-s)
+	case s > 0 && s < 0.01:
+		return metric.FormatDuration(time.Duration(s * float64(time.Second)))
+	case s < 10:
+		return fmt.Sprintf("%.2f s", s)
 	}
 	return FormatHours(s)
 }
 
-// sec is FormatSeconds of a Seconds.
-func sec(s result.Seconds) string { return FormatSeconds(s.D().Seconds()) }
+// secOf is FormatSeconds of a Seconds.
+func secOf(s result.Seconds) string { return FormatSeconds(s.D().Seconds()) }
 
 // secRange is "0.05–0.25 s" (both ends in the unit of the larger).
 func secRange(lo, hi result.Seconds) string {
-	l, h := sec(lo), sec(hi)
+	l, h := secOf(lo), secOf(hi)
 	lu, hu := l[strings.LastIndexByte(l, ' '):], h[strings.LastIndexByte(h, ' '):]
 	if lu == hu {
 		return strings.TrimSuffix(l, lu) + "–" + h
@@ -320,7 +320,7 @@ func chattyPlan(p *result.ChattyPlan) []result.Finding {
 	known := f.ServerAndClient != nil
 	var out []result.Finding
 
-	wire := sec(now.Wire)
+	wire := secOf(now.Wire)
 	share := fmt.Sprintf("%.0f%%", 100*now.WireShare)
 	if now.WireLow != nil {
 		wire = secRange(*now.WireLow, *now.WireHigh)
@@ -332,7 +332,7 @@ func chattyPlan(p *result.ChattyPlan) []result.Finding {
 			"wire_share_ratio": now.WireShare, "queries_per_second": now.QueriesPerSecond, "network_rtt_seconds": now.RTT.D().Seconds()}}
 	if known {
 		w.Summary = fmt.Sprintf("%s wait %s on the wire of %s (%s): %s queries/s in one session.",
-			n, wire, sec(now.Total), share, metric.FormatCount(int64(now.QueriesPerSecond+0.5)))
+			n, wire, secOf(now.Total), share, metric.FormatCount(int64(now.QueriesPerSecond+0.5)))
 		w.Detail = fmt.Sprintf("Now: %s (%s), and %s on the server and in the drivers (%s).", each, f.NetworkFrom,
 			dur(time.Duration(float64(now.ServerAndClient.D())/float64(p.Queries))), f.ServerAndClientFrom)
 	} else {
@@ -358,7 +358,7 @@ func chattyPlan(p *result.ChattyPlan) []result.Finding {
 		Values: map[string]float64{"most_saved_seconds": p.MostSaved.D().Seconds(), "floor_rtt_seconds": f.Floor.D().Seconds()}}
 	stays := "the server's time, not known here, stays"
 	if known {
-		stays = fmt.Sprintf("the %s on the server and in the drivers stay", sec(*now.ServerAndClient))
+		stays = fmt.Sprintf("the %s on the server and in the drivers stay", secOf(*now.ServerAndClient))
 	}
 	switch {
 	case p.MostSaved <= 0 && (p.MostSavedHigh == nil || *p.MostSavedHigh <= 0):
@@ -368,13 +368,13 @@ func chattyPlan(p *result.ChattyPlan) []result.Finding {
 			most.Detail = "The time is the server's and the drivers': look at the server's CPU and scheduling, a pooler or proxy in between, TLS, or the client machine."
 		}
 	default:
-		saved := sec(p.MostSaved)
+		saved := secOf(p.MostSaved)
 		if p.MostSavedHigh != nil {
 			saved = secRange(p.MostSaved, *p.MostSavedHigh)
 			most.Values["most_saved_high_seconds"] = p.MostSavedHigh.D().Seconds()
 		}
 		most.Summary = fmt.Sprintf("A faster network could save at most %s of the %s: every round trip cut to a same-host one (%s); %s.",
-			saved, sec(now.Total), dur(f.Floor.D()), stays)
+			saved, secOf(now.Total), dur(f.Floor.D()), stays)
 		most.Detail = "That is the application on the database's own host. Fewer round trips (fewer, larger queries) save more than any network: each one removed saves its whole round trip."
 	}
 	out = append(out, most)
@@ -400,17 +400,17 @@ func placeOf(x, now time.Duration) string {
 
 // whatIf is one what-if's finding.
 func whatIf(p *result.ChattyPlan, c result.ChattyCase, what string) result.Finding {
-	total := sec(c.Total)
+	total := secOf(c.Total)
 	if c.TotalLow != nil {
 		total = secRange(*c.TotalLow, *c.TotalHigh)
 	}
-	diff := sec(c.Saved) + " less than now"
+	diff := secOf(c.Saved) + " less than now"
 	if c.Saved < 0 {
-		diff = sec(-c.Saved) + " more than now"
+		diff = secOf(-c.Saved) + " more than now"
 	}
 	return result.Finding{Code: "plan.chatty_what_if", Severity: "info",
 		Summary: fmt.Sprintf("%s: %s take %s (%s on the wire), %s queries/s in one session; %s.", what, queriesWord(p.Queries), total,
-			sec(c.Wire), metric.FormatCount(int64(c.QueriesPerSecond+0.5)), diff),
+			secOf(c.Wire), metric.FormatCount(int64(c.QueriesPerSecond+0.5)), diff),
 		Values: map[string]float64{"rtt_seconds": c.RTT.D().Seconds(), "round_trips_per_query": float64(c.RoundTripsPerQuery), "total_seconds": c.Total.D().Seconds(),
 			"wire_seconds": c.Wire.D().Seconds(), "queries_per_second": c.QueriesPerSecond, "saved_seconds": c.Saved.D().Seconds()}}
 }
@@ -435,7 +435,7 @@ func bandwidthFinding(p *result.ChattyPlan, now result.ChattyCase) (result.Findi
 	f := result.Finding{Code: "plan.chatty_bandwidth", Severity: "info",
 		Summary: fmt.Sprintf("Bandwidth cannot help: a query and its answer (%s) take %s to send at 1 Gbit/s and %s at 10 Gbit/s; ten times the bandwidth would save %s of each %s query (%s), %s of the %s.",
 			requestResponse(p.Figures.RequestBytes, p.Figures.ResponseBytes), dur(slow.RoundTrip.D()), dur(fast.RoundTrip.D()),
-			dur(secs(gain).D()), dur(now.PerQuery.D()), percent(gain/now.PerQuery.D().Seconds()), FormatSeconds(gain*float64(p.Queries)), sec(now.Total)),
+			dur(secs(gain).D()), dur(now.PerQuery.D()), percent(gain/now.PerQuery.D().Seconds()), FormatSeconds(gain*float64(p.Queries)), secOf(now.Total)),
 		Values: map[string]float64{"serialization_1gbit_seconds": slow.RoundTrip.D().Seconds(), "serialization_10gbit_seconds": fast.RoundTrip.D().Seconds()}}
 	if len(p.Reference) > 0 {
 		var qps, per, tot []string
