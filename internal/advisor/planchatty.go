@@ -223,6 +223,9 @@ func secOf(s result.Seconds) string { return FormatSeconds(s.D().Seconds()) }
 // secRange is "0.05–0.25 s" (both ends in the unit of the larger).
 func secRange(lo, hi result.Seconds) string {
 	l, h := secOf(lo), secOf(hi)
+	if l == h {
+		return l
+	}
 	lu, hu := l[strings.LastIndexByte(l, ' '):], h[strings.LastIndexByte(h, ' '):]
 	if lu == hu {
 		return strings.TrimSuffix(l, lu) + "–" + h
@@ -290,7 +293,7 @@ func ChattyFromDBPing(p *result.DBPing, where string) (result.ChattyFigures, err
 		}
 		f.NetworkRTT = lo
 		f.NetworkRTTLow, f.NetworkRTTHigh = &lo, &hi
-		f.NetworkFrom = fmt.Sprintf("db ping %s: %s (between that and %s: %s)", where, n.LowFromText(), dur(hi.D()), n.HighFromText())
+		f.NetworkFrom = fmt.Sprintf("db ping %s: %s; at most %s, the %s", where, n.LowFromText(), dur(hi.D()), n.HighFromText())
 	}
 	if f.NetworkRTT <= 0 {
 		return f, errors.New("the db ping run has no network figure")
@@ -320,11 +323,14 @@ func chattyPlan(p *result.ChattyPlan) []result.Finding {
 	known := f.ServerAndClient != nil
 	var out []result.Finding
 
-	wire := secOf(now.Wire)
+	wire, total := secOf(now.Wire), secOf(now.Total)
 	share := fmt.Sprintf("%.0f%%", 100*now.WireShare)
-	if now.WireLow != nil {
-		wire = secRange(*now.WireLow, *now.WireHigh)
-		share = fmt.Sprintf("%.0f–%.0f%%", 100*now.WireLow.D().Seconds()/now.Total.D().Seconds(), 100*now.WireHigh.D().Seconds()/now.Total.D().Seconds())
+	if now.WireLow != nil && now.TotalLow != nil {
+		// The total grows with the network's share when a query makes
+		// more than one round trip: each end of the wire goes with its
+		// own total.
+		wire, total = secRange(*now.WireLow, *now.WireHigh), secRange(*now.TotalLow, *now.TotalHigh)
+		share = fmt.Sprintf("%.0f–%.0f%%", 100*now.WireLow.D().Seconds()/now.TotalLow.D().Seconds(), 100*now.WireHigh.D().Seconds()/now.TotalHigh.D().Seconds())
 	}
 	each := fmt.Sprintf("each query %s of %s", metric.Plural(int64(p.RoundTripsPerQuery), "round trip"), dur(now.RTT.D()))
 	w := result.Finding{Code: "plan.chatty_wire", Severity: "info",
@@ -332,7 +338,7 @@ func chattyPlan(p *result.ChattyPlan) []result.Finding {
 			"wire_share_ratio": now.WireShare, "queries_per_second": now.QueriesPerSecond, "network_rtt_seconds": now.RTT.D().Seconds()}}
 	if known {
 		w.Summary = fmt.Sprintf("%s wait %s on the wire of %s (%s): %s queries/s in one session.",
-			n, wire, secOf(now.Total), share, metric.FormatCount(int64(now.QueriesPerSecond+0.5)))
+			n, wire, total, share, metric.FormatCount(int64(now.QueriesPerSecond+0.5)))
 		w.Detail = fmt.Sprintf("Now: %s (%s), and %s on the server and in the drivers (%s).", each, f.NetworkFrom,
 			dur(time.Duration(float64(now.ServerAndClient.D())/float64(p.Queries))), f.ServerAndClientFrom)
 	} else {
@@ -359,6 +365,10 @@ func chattyPlan(p *result.ChattyPlan) []result.Finding {
 	stays := "the server's time, not known here, stays"
 	if known {
 		stays = fmt.Sprintf("the %s on the server and in the drivers stay", secOf(*now.ServerAndClient))
+		if hi := f.NetworkRTTHigh; hi != nil && *hi > f.NetworkRTT {
+			least := max(0, now.ServerAndClient.D().Seconds()-float64(p.Queries)*(hi.D()-f.NetworkRTT.D()).Seconds())
+			stays = fmt.Sprintf("the %s on the server and in the drivers stay", secRange(secs(least), *now.ServerAndClient))
+		}
 	}
 	switch {
 	case p.MostSaved <= 0 && (p.MostSavedHigh == nil || *p.MostSavedHigh <= 0):
@@ -373,8 +383,12 @@ func chattyPlan(p *result.ChattyPlan) []result.Finding {
 			saved = secRange(p.MostSaved, *p.MostSavedHigh)
 			most.Values["most_saved_high_seconds"] = p.MostSavedHigh.D().Seconds()
 		}
+		of := secOf(now.Total)
+		if now.TotalLow != nil {
+			of = secRange(*now.TotalLow, *now.TotalHigh)
+		}
 		most.Summary = fmt.Sprintf("A faster network could save at most %s of the %s: every round trip cut to a same-host one (%s); %s.",
-			saved, secOf(now.Total), dur(f.Floor.D()), stays)
+			saved, of, dur(f.Floor.D()), stays)
 		most.Detail = "That is the application on the database's own host. Fewer round trips (fewer, larger queries) save more than any network: each one removed saves its whole round trip."
 	}
 	out = append(out, most)
