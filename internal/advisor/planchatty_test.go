@@ -84,8 +84,8 @@ func TestPlanChatty(t *testing.T) {
 			},
 			mostSaved: 0.08, mostHigh: 0.28, cases: 3},
 		{name: "already at the floor: loopback's 15 µs",
-			in:   ChattyInput{Figures: figures(15*us, sp(60*us)), Queries: 5000, RTTs: []time.Duration{200 * us}},
-			want: []want{{caseName: result.ChattyNow, rtt: 15 * us, total: 0.375, wire: 0.075, qps: 13333.33}},
+			in:    ChattyInput{Figures: figures(15*us, sp(60*us)), Queries: 5000, RTTs: []time.Duration{200 * us}},
+			want:  []want{{caseName: result.ChattyNow, rtt: 15 * us, total: 0.375, wire: 0.075, qps: 13333.33}},
 			cases: 2},
 	}
 	for _, tc := range cases {

@@ -336,14 +336,16 @@ func assumeCodec(s *result.BackupStages, codec, val, a string) error {
 	return nil
 }
 
-// stagesFrom reads the stages of the last plan in a saved run.
-func stagesFrom(path string) (result.BackupStages, error) {
+// lastSummary reads the JSON lines of a saved run and returns the last
+// summary that has what a plan needs (nil if none does). A line that is
+// not a narrows record is a usage error naming it.
+func lastSummary(path string, has func(*result.Report) bool) (*result.Report, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return result.BackupStages{}, usagef("--from: %v", err)
+		return nil, usagef("--from: %v", err)
 	}
 	defer f.Close()
-	var found *result.BackupStages
+	var found *result.Report
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for n := 1; sc.Scan(); n++ {
@@ -353,19 +355,28 @@ func stagesFrom(path string) (result.BackupStages, error) {
 		}
 		var r result.Report
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			return result.BackupStages{}, usagef("--from %s: line %d is not a narrows JSON record: %v", path, n, err)
+			return nil, usagef("--from %s: line %d is not a narrows JSON record: %v", path, n, err)
 		}
-		if r.Type == result.TypeSummary && r.BackupPlan != nil {
-			st := r.BackupPlan.Stages
-			found = &st
+		if r.Type == result.TypeSummary && has(&r) {
+			found = &r
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return result.BackupStages{}, usagef("--from %s: %v", path, err)
+		return nil, usagef("--from %s: %v", path, err)
 	}
-	if found == nil {
+	return found, nil
+}
+
+// stagesFrom reads the stages of the last plan in a saved run.
+func stagesFrom(path string) (result.BackupStages, error) {
+	r, err := lastSummary(path, func(r *result.Report) bool { return r.BackupPlan != nil })
+	if err != nil {
+		return result.BackupStages{}, err
+	}
+	if r == nil {
 		return result.BackupStages{}, usagef("--from %s: no backup plan in it: save one with `narrows plan backup --json > FILE`", path)
 	}
+	found := &r.BackupPlan.Stages
 	for _, set := range [][]result.StreamRate{found.NetworkOut, found.NetworkIn} {
 		for i := range set {
 			if set[i].Source == "measured" {

@@ -1,13 +1,10 @@
 package cli
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -295,29 +292,9 @@ func requestSize(req int64) string {
 // them: a plan chatty's own, a db ping's or a net rr's.
 func (cf *chattyFlags) readFrom() (result.ChattyFigures, error) {
 	path := cf.from
-	file, err := os.Open(path)
+	found, err := lastSummary(path, func(r *result.Report) bool { return r.ChattyPlan != nil || r.DBPing != nil || r.RR != nil })
 	if err != nil {
-		return result.ChattyFigures{}, usagef("--from: %v", unwrapPath(err))
-	}
-	defer file.Close()
-	var found *result.Report
-	sc := bufio.NewScanner(file)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
-		}
-		var r result.Report
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			return result.ChattyFigures{}, usagef("--from %s: line %d is not a narrows JSON record: %v", path, n, err)
-		}
-		if r.Type == result.TypeSummary && (r.ChattyPlan != nil || r.DBPing != nil || r.RR != nil) {
-			found = &r
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return result.ChattyFigures{}, usagef("--from %s: %v", path, err)
+		return result.ChattyFigures{}, err
 	}
 	if found == nil {
 		return result.ChattyFigures{}, usagef("--from %s: no net rr, db ping or plan chatty summary in it: save one with --json > FILE", path)

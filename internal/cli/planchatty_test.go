@@ -165,7 +165,7 @@ func TestPlanChattyBadInput(t *testing.T) {
 		{"no rtt", nil, []string{"--assume", "server=1ms"}, "no network round trip to plan from: give it, e.g. --assume rtt=2ms"},
 		{"payload offline", nil, []string{"--assume", "rtt=1ms", "--payload", "500"}, "--payload is the query measured"},
 		{"from and dsn", nil, []string{"--from", garbage, "--dsn", "postgres://narrows@db1/postgres"}, "--from and --dsn/--to"},
-		{"from nowhere", nil, []string{"--from", filepath.Join(dir, "nothing.jsonl")}, "--from: " + filepath.Join(dir, "nothing.jsonl") + ": no such file"},
+		{"from nowhere", nil, []string{"--from", filepath.Join(dir, "nothing.jsonl")}, "--from: open " + filepath.Join(dir, "nothing.jsonl") + ": no such file"},
 		{"from garbage", nil, []string{"--from", garbage}, "line 1 is not a narrows JSON record"},
 		{"from another run", nil, []string{"--from", other}, "no net rr, db ping or plan chatty summary in it"},
 		{"bad dsn", nil, []string{"--dsn", "oracle://db1"}, "plan chatty: --dsn:"},

@@ -70,7 +70,7 @@ func allFixtures() (map[string][]result.Interval, map[string]*result.Report) {
 		ivs[k], reps[k] = divs[k], dreps[k]
 	}
 	ivs["disk"], reps["disk"] = diskFixture()
-	ivs["plan_backup"], reps["plan_backup"] = nil, planFixture() // plan_test.go
+	ivs["plan_backup"], reps["plan_backup"] = nil, planFixture()   // plan_test.go
 	ivs["plan_chatty"], reps["plan_chatty"] = nil, chattyFixture() // plan_test.go
 	ivs["disk_custom"], reps["disk_custom"] = diskCustomFixture()
 	return ivs, reps
