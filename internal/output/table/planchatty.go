@@ -64,14 +64,7 @@ func chattySummary(b *strings.Builder, p *result.ChattyPlan) {
 				dur(r.PerQuery), queries(p.Queries), secondsOf(r.Total))
 		}
 	}
-	if len(p.Notes) > 0 {
-		b.WriteString("\nThe model:\n")
-		for _, n := range p.Notes {
-			var w strings.Builder
-			wrap(&w, n, "    ", 96)
-			b.WriteString("  - " + strings.TrimPrefix(w.String(), "    "))
-		}
-	}
+	modelNotes(b, p.Notes)
 }
 
 // caseName says what a case is, as a DBA reads the row.
