@@ -127,15 +127,17 @@ func measureChattySide(t *testing.T, rtt, other time.Duration, n int, planFor st
 }
 
 // TestPlanChattyAcrossRTT: measured across 2 ms, plan chatty --rtt 10ms
-// predicts N queries across 10 ms, and measured across 10 ms, --rtt 2ms
-// predicts the 2 ms line, each within 15% of pgbench's real time there.
-// The bound is the truth's own spread on this 2-vCPU VM: pgbench's 300
-// queries in one session read 10.5–11.3 ms a query across the 10 ms line
-// and 2.44–2.74 ms across the 2 ms one from run to run, and what a query
-// costs besides the path grows with the idle time between packets (the
-// processes at both ends and the line's forwarder wake from a longer
-// sleep): 0.3 ms at 2 ms, 0.5–1.1 ms at 10 ms, where the model keeps it
-// as measured.
+// predicts N queries across 10 ms within 15% of pgbench's real time there;
+// measured across 10 ms, --rtt 2ms predicts the 2 ms line within 20%. The
+// bounds are the truth's own spread on this 2-vCPU VM, shared with other
+// work: pgbench's 300 queries in one session took 10.5–11.3 ms a query
+// across the 10 ms line and 2.26–3.05 ms across the 2 ms one from run to
+// run. What a query costs besides the path (0.1–0.8 ms here), which the
+// model keeps as measured, is a fortieth of a 10 ms query and up to a
+// third of a 2 ms one; it also grows with the idle time between packets
+// (the processes at both ends and the line's forwarder wake from a
+// longer sleep), so a plan from 10 ms to 2 ms keeps more of it than the
+// 2 ms line then costs.
 func TestPlanChattyAcrossRTT(t *testing.T) {
 	setUp(t)
 	n, planFor := 300, "2s"
@@ -152,7 +154,7 @@ func TestPlanChattyAcrossRTT(t *testing.T) {
 	for _, c := range []struct {
 		from, to chattySide
 		bound    float64
-	}{{at2, at10, 0.15}, {at10, at2, 0.15}} {
+	}{{at2, at10, 0.15}, {at10, at2, 0.20}} {
 		ratio := c.from.predicted / c.to.pgbench
 		inRange := c.from.low <= c.to.pgbench && c.to.pgbench <= c.from.high
 		t.Logf("RESULT plan chatty: measured across %v (network %.3f ms, now %.3f s for %d queries; there pgbench %.3f s, db ping --count %.3f s), "+
