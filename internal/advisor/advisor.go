@@ -74,6 +74,9 @@ func Advise(r *result.Report) []result.Finding {
 	if r.ReplicaPlan != nil {
 		out = append(out, replicaPlan(r.ReplicaPlan)...) // planreplica.go
 	}
+	if r.ChattyPlan != nil {
+		out = append(out, chattyPlan(r.ChattyPlan)...) // planchatty.go
+	}
 	if out == nil {
 		out = []result.Finding{}
 	}

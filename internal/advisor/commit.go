@@ -77,7 +77,7 @@ func commitSplit(c *result.Commit) (result.Finding, bool) {
 	f := result.Finding{Code: "commit.split", Severity: "info",
 		Values: map[string]float64{"agent_seconds": agent, "network_and_hosts_seconds": rest, "agent_share": share}}
 	f.Summary = fmt.Sprintf("Of the median commit of %s, the replica's storage took %s (%s, %.0f%%); the round trip and the two hosts' stacks the other %s.",
-		metric.FormatDuration(total), metric.FormatDuration(secs(agent)), parts, 100*share, metric.FormatDuration(secs(rest)))
+		metric.FormatDuration(total), metric.FormatDuration(duration(agent)), parts, 100*share, metric.FormatDuration(duration(rest)))
 	switch {
 	case c.Config.Ack == result.AckFlush && share >= FlushBound:
 		f.Detail = "The replica's log device, not the network, sets the commit latency: a device with a faster flush (a write cache with power-loss protection, NVMe) on the replica helps; a closer replica would not much."
@@ -90,4 +90,5 @@ func commitSplit(c *result.Commit) (result.Finding, bool) {
 	return f, true
 }
 
-func secs(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+// duration is seconds as a time.Duration.
+func duration(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

@@ -259,11 +259,3 @@ func EngineName(e string) string {
 	}
 	return e
 }
-
-// FormatSeconds formats an operation's time: "510 ms", "2.65 s", "14.2 min".
-func FormatSeconds(s float64) string {
-	if s < 120 {
-		return metric.FormatDuration(time.Duration(s * float64(time.Second)))
-	}
-	return FormatHours(s)
-}

@@ -165,28 +165,8 @@ func dbPing(ctx context.Context, env Env, args []string) error {
 			return err
 		}
 		opts := client.Options{Addr: addr, Software: Version, Timeout: s.timeout, Secret: sec, Insecure: *insecure}
-		// The query about as the wire carries it: the text plus the
-		// framing (MySQL: 4-byte header and command byte; PostgreSQL:
-		// type byte, 4-byte length and a NUL, one byte more).
-		req := int64(len(cfg.Query)) + 5
-		// The agent is asked before the run, so that a wrong secret, an
-		// agent of another version or none at that address is one line
-		// and exit 2 now, not a remark after ten seconds of measuring.
-		sess, err := connect(ctx, opts)
-		if err != nil {
+		if err := pingAgent(ctx, opts, &cfg, &agentUnauth); err != nil {
 			return fmt.Errorf("db ping --agent: %w", err)
-		}
-		sess.Close()
-		cfg.AgentName = addr
-		cfg.Agent = func(ctx context.Context) (*result.RR, error) {
-			sess, err := connect(ctx, opts)
-			if err != nil {
-				return nil, err
-			}
-			defer sess.Close()
-			agentUnauth = !sess.Authenticated
-			d := min(3*time.Second, cfg.Duration)
-			return rr.Run(ctx, sess, rr.Config{Request: req, Response: 64, Duration: d, Interval: d, Queries: *queries}, func(result.Interval) {})
 		}
 	}
 	rep := result.NewReport("db ping", s.dsn.Redacted, tool(), env.Now())
@@ -199,6 +179,39 @@ func dbPing(ctx context.Context, env Env, args []string) error {
 	rep.DBPing = res
 	rep.Unauthenticated = agentUnauth
 	return dbFinish(ctx, s.out, rep, runErr, res.Queries > 0, s.dsn)
+}
+
+// pingAgent wires an agent beside the database into a db ping: its net
+// rr round trip, with requests the size of the query, is the network's
+// share. The agent is asked before the run, so that a wrong secret, an
+// agent of another version or none at that address is one line and exit
+// 2 now, not a remark after ten seconds of measuring; unauth is set when
+// the agent proved nothing (--insecure).
+func pingAgent(ctx context.Context, opts client.Options, cfg *dbping.Config, unauth *bool) error {
+	// The query about as the wire carries it: the text plus the framing
+	// (MySQL: 4-byte header and command byte; PostgreSQL: type byte,
+	// 4-byte length and a NUL, one byte more).
+	req := int64(len(cfg.Query)) + 5
+	sess, err := connect(ctx, opts)
+	if err != nil {
+		return err
+	}
+	sess.Close()
+	cfg.AgentName = opts.Addr
+	queries, d := cfg.Queries, min(3*time.Second, cfg.Duration)
+	if d <= 0 {
+		d = 3 * time.Second // a --count run
+	}
+	cfg.Agent = func(ctx context.Context) (*result.RR, error) {
+		sess, err := connect(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		defer sess.Close()
+		*unauth = !sess.Authenticated
+		return rr.Run(ctx, sess, rr.Config{Request: req, Response: 64, Duration: d, Interval: d, Queries: queries}, func(result.Interval) {})
+	}
+	return nil
 }
 
 // untilFlag reads a --duration where 0 means until Ctrl-C, and says how

@@ -336,21 +336,28 @@ func assumeCodec(s *result.BackupStages, codec, val, a string) error {
 	return nil
 }
 
-// stagesFrom reads the stages of the last plan in a saved run.
-func stagesFrom(path string) (result.BackupStages, error) {
-	var found *result.BackupStages
+// lastSummary returns the last summary of a saved run that has what a
+// plan needs (nil if none does).
+func lastSummary(path string, has func(*result.Report) bool) (*result.Report, error) {
+	var found *result.Report
 	err := savedSummaries(path, func(r *result.Report) {
-		if r.BackupPlan != nil {
-			st := r.BackupPlan.Stages
-			found = &st
+		if has(r) {
+			found = r
 		}
 	})
+	return found, err
+}
+
+// stagesFrom reads the stages of the last plan in a saved run.
+func stagesFrom(path string) (result.BackupStages, error) {
+	r, err := lastSummary(path, func(r *result.Report) bool { return r.BackupPlan != nil })
 	if err != nil {
 		return result.BackupStages{}, err
 	}
-	if found == nil {
+	if r == nil {
 		return result.BackupStages{}, usagef("--from %s: no backup plan in it: save one with `narrows plan backup --json > FILE`", path)
 	}
+	found := &r.BackupPlan.Stages
 	for _, set := range [][]result.StreamRate{found.NetworkOut, found.NetworkIn} {
 		for i := range set {
 			if set[i].Source == "measured" {

@@ -72,6 +72,7 @@ func allFixtures() (map[string][]result.Interval, map[string]*result.Report) {
 	ivs["disk"], reps["disk"] = diskFixture()
 	ivs["plan_backup"], reps["plan_backup"] = nil, planFixture()      // plan_test.go
 	ivs["plan_replica"], reps["plan_replica"] = nil, replicaFixture() // plan_test.go
+	ivs["plan_chatty"], reps["plan_chatty"] = nil, chattyFixture()    // plan_test.go
 	ivs["disk_custom"], reps["disk_custom"] = diskCustomFixture()
 	return ivs, reps
 }

@@ -62,3 +62,23 @@ func replicaFixture() *result.Report {
 	rep.Findings = advisor.Advise(rep)
 	return rep
 }
+
+// chattyFixture is a chatty plan from a db ping across 2 ms without an
+// agent (the network between its bounds), 5,000 queries of 2 round trips,
+// asked about 200 µs and 10 ms.
+func chattyFixture() *result.Report {
+	at := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	lo, hi, q, rest := ms(2.1), ms(2.3), ms(2.45), ms(0.35)
+	p, err := advisor.PlanChatty(advisor.ChattyInput{Queries: 5000, RoundTripsPerQuery: 2, RTTs: []time.Duration{200 * time.Microsecond, 10 * time.Millisecond},
+		Figures: result.ChattyFigures{NetworkRTT: lo, NetworkRTTLow: &lo, NetworkRTTHigh: &hi, QueryRTT: &q, ServerAndClient: &rest,
+			NetworkFrom:         "db ping on postgres://narrows@db1:5432/postgres: kernel RTT of 5 TCP handshakes, p50 2.10 ms (connect call p50 2.20 ms); at most 2.30 ms, the empty query p50 2.30 ms over 40 round trips",
+			ServerAndClientFrom: "a query's mean round trip, 2.45 ms over 2,040 queries (SELECT 1), less the network's",
+			Floor:               result.Seconds(advisor.SameHostRTT), FloorFrom: advisor.SameHostFrom, RequestBytes: 13, ResponseBytes: 64}})
+	if err != nil {
+		panic(err)
+	}
+	rep := result.NewReport("plan chatty", "postgres://narrows@db1:5432/postgres", result.Tool{Version: "0.1.0", Commit: "abc1234", Protocol: 1}, at)
+	rep.ChattyPlan = &p
+	rep.Findings = advisor.Advise(rep)
+	return rep
+}

@@ -78,7 +78,9 @@ type Report struct {
 	SyncPlan *SyncPlan `json:"sync_plan,omitempty"`
 	// ReplicaPlan is `narrows plan replica` (planreplica.go).
 	ReplicaPlan *ReplicaPlan `json:"replica_plan,omitempty"`
-	Findings    []Finding    `json:"findings"`
+	// ChattyPlan is `narrows plan chatty` (planchatty.go).
+	ChattyPlan *ChattyPlan `json:"chatty_plan,omitempty"`
+	Findings   []Finding   `json:"findings"`
 }
 
 // NewReport starts a Report for a command.

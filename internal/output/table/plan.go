@@ -83,13 +83,20 @@ func planSummary(b *strings.Builder, p *result.BackupPlan) {
 				"incl. "+advisor.FormatHours(c.ZeroingSeconds)+" zeroing the data files")
 		}
 	}
-	if len(p.Notes) > 0 {
-		b.WriteString("\nThe model:\n")
-		for _, n := range p.Notes {
-			var w strings.Builder
-			wrap(&w, n, "    ", 96)
-			b.WriteString("  - " + strings.TrimPrefix(w.String(), "    "))
-		}
+	modelNotes(b, p.Notes)
+}
+
+// modelNotes writes a plan's notes: the facts its model used and what it
+// cannot know.
+func modelNotes(b *strings.Builder, notes []string) {
+	if len(notes) == 0 {
+		return
+	}
+	b.WriteString("\nThe model:\n")
+	for _, n := range notes {
+		var w strings.Builder
+		wrap(&w, n, "    ", 96)
+		b.WriteString("  - " + strings.TrimPrefix(w.String(), "    "))
 	}
 }
 

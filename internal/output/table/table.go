@@ -108,6 +108,9 @@ func (t *Writer) Report(r *result.Report) error {
 	if r.ReplicaPlan != nil {
 		replicaSummary(&b, r.ReplicaPlan) // planreplica.go
 	}
+	if r.ChattyPlan != nil {
+		chattySummary(&b, r.ChattyPlan) // planchatty.go
+	}
 	if r.Partial {
 		fmt.Fprintf(&b, "PARTIAL: the run stopped early (%s); the figures above are what was measured until then.\n", r.Error)
 	}
