@@ -24,11 +24,12 @@ import (
 
 // syncFlags are `narrows plan sync`'s questions and how to measure.
 type syncFlags struct {
-	engines, opLog, opTime, from, to, dsn, logPath, remotePath, stage, diskSize string
-	inFlight                                                                    int
-	json                                                                        bool
-	assume                                                                      multiFlag
-	agent                                                                       agentFlags
+	engines, opLog, opTime, from, to, dsn, logPath, remotePath, stage, diskSize, block string
+	inFlight                                                                           int
+	commitBytes                                                                        int64
+	json                                                                               bool
+	assume                                                                             multiFlag
+	agent                                                                              agentFlags
 }
 
 func planSync(ctx context.Context, env Env, args []string) error {
@@ -42,6 +43,7 @@ func planSync(ctx context.Context, env Env, args []string) error {
 	fs.StringVar(&sf.to, "to", "", "measure the replica's side through this agent (`narrows serve --disk-path DIR` on the replica's host): HOST or HOST:PORT")
 	sf.agent.register(fs)
 	fs.StringVar(&sf.remotePath, "remote-path", "", "with --to: the directory on the agent to flush log blocks in, on the replica's log disk (default: the agent's first --disk-path)")
+	fs.StringVar(&sf.block, "block", "1K", "with --to: the log one small commit ships to the replica, sent as one block (1K: a 1,000-byte row's WAL record and its commit)")
 	fs.IntVar(&sf.inFlight, "in-flight", 32, "with --to: log blocks of 64 KiB in flight when measuring a bulk operation's synchronous log throughput")
 	fs.StringVar(&sf.logPath, "log-path", "", "measure the local log flush (8 KiB write + fdatasync) in this directory: the primary's log disk (pg_wal, the binary log, the .ldf)")
 	fs.StringVar(&sf.dsn, "dsn", "", "measure a commit today on this primary: one session commits small rows into a scratch table narrows creates and drops (or set NARROWS_DSN)")
@@ -81,6 +83,11 @@ func planSync(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	block, err := metric.ParseSize(sf.block)
+	if err != nil || block < 512 || block > 1<<20 {
+		return usagef("--block %q: %s", sf.block, errOr(err, "use 512 to 1M, e.g. 1K or 8K"))
+	}
+	sf.commitBytes = block
 	if sf.inFlight < 2 || sf.inFlight > 1024 {
 		return usagef("--in-flight %d: use 2 to 1024", sf.inFlight)
 	}
@@ -410,8 +417,8 @@ func commitParts(x *result.Commit, src string, ps *result.SyncParts) bool {
 }
 
 // commitSteps measure the replica's side through the agent with `net
-// commit`: the acknowledgement after a write and after a flush, one 8 KiB
-// block at a time, then the throughput of 64 KiB blocks with --in-flight.
+// commit`: the acknowledgement after a write and after a flush, one
+// block at a time (--block, a small commit's log), then the throughput of 64 KiB blocks with --in-flight.
 // An agent that writes no files (no --disk-path) measures none of them:
 // the plan then names the replica's flush as not known.
 func (sf syncFlags) commitSteps(sess *client.Session, dur time.Duration, ps *result.SyncParts) []syncStep {
@@ -436,8 +443,10 @@ func (sf syncFlags) commitSteps(sess *client.Session, dur time.Duration, ps *res
 		}}
 	}
 	return []syncStep{
-		step("log blocks acknowledged once written, 8 KiB, one at a time", commitprobe.Config{Block: 8 << 10, InFlight: 1, Ack: result.AckWrite}),
-		step("log blocks acknowledged once flushed (fdatasync), 8 KiB, one at a time", commitprobe.Config{Block: 8 << 10, InFlight: 1, Ack: result.AckFlush, Flush: result.FlushFdatasync}),
+		step(fmt.Sprintf("log blocks acknowledged once written, %s, one at a time", metric.FormatBytes(sf.commitBytes)),
+			commitprobe.Config{Block: sf.commitBytes, InFlight: 1, Ack: result.AckWrite}),
+		step(fmt.Sprintf("log blocks acknowledged once flushed (fdatasync), %s, one at a time", metric.FormatBytes(sf.commitBytes)),
+			commitprobe.Config{Block: sf.commitBytes, InFlight: 1, Ack: result.AckFlush, Flush: result.FlushFdatasync}),
 		step(fmt.Sprintf("the synchronous log throughput, 64 KiB blocks, %d in flight", sf.inFlight),
 			commitprobe.Config{Block: 64 << 10, InFlight: sf.inFlight, Ack: result.AckFlush, Flush: result.FlushFdatasync}),
 	}

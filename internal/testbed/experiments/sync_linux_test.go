@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -171,8 +172,9 @@ func startLogAgent(t *testing.T, l *testbed.DelayLine, pg *dbserver.Postgres) st
 
 // pgbenchCommits runs pgbench on the primary for d: one client, each
 // transaction one INSERT of a 1000-byte row committed on its own (as
-// db load's), and returns its average latency.
-func pgbenchCommits(t *testing.T, pg *dbserver.Postgres, d time.Duration) (avg float64, txs int) {
+// db load's), and returns the median and mean of its transactions'
+// latencies, from pgbench's own log of each (-l).
+func pgbenchCommits(t *testing.T, pg *dbserver.Postgres, d time.Duration) (p50, mean float64, txs int) {
 	t.Helper()
 	dir, err := pg.ScratchDir("pgbench-sync")
 	if err != nil {
@@ -184,26 +186,37 @@ func pgbenchCommits(t *testing.T, pg *dbserver.Postgres, d time.Duration) (avg f
 	}
 	psql(t, pg, pg.Primary, "CREATE TABLE IF NOT EXISTS sync_bench (id bigserial PRIMARY KEY, v text)")
 	out, err := pg.Tool(context.Background(), pg.Primary, nil, "pgbench", "-n", "-c", "1", "-T", strconv.Itoa(int(d.Seconds())), "-f", script,
-		"-h", pg.Primary.Sock, "-p", strconv.Itoa(pg.Primary.Port), "-U", "postgres", "postgres")
+		"-l", "--log-prefix", filepath.Join(dir, "tx"), "-h", pg.Primary.Sock, "-p", strconv.Itoa(pg.Primary.Port), "-U", "postgres", "postgres")
 	if err != nil {
 		t.Fatalf("pgbench: %v\n%s", err, out)
 	}
-	for _, line := range strings.Split(out, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "latency average = "); ok {
-			ms, err := strconv.ParseFloat(strings.TrimSuffix(v, " ms"), 64)
-			if err != nil {
-				t.Fatalf("pgbench: %q", line)
-			}
-			avg = ms / 1e3
-		}
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "number of transactions actually processed: "); ok {
-			txs, _ = strconv.Atoi(strings.Fields(v)[0])
-		}
+	logs, _ := filepath.Glob(filepath.Join(dir, "tx.*"))
+	if len(logs) != 1 {
+		t.Fatalf("pgbench wrote %d transaction logs in %s, want 1", len(logs), dir)
 	}
-	if avg == 0 || txs < 20 {
-		t.Fatalf("pgbench: no latency average, or %d transactions:\n%s", txs, out)
+	raw, err := os.ReadFile(logs[0])
+	if err != nil {
+		t.Fatal(err)
 	}
-	return avg, txs
+	// Each line: client_id transaction_no time_us script_no epoch us.
+	var lat []float64
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 3 {
+			t.Fatalf("pgbench log line %q", line)
+		}
+		us, err := strconv.ParseFloat(f[2], 64)
+		if err != nil {
+			t.Fatalf("pgbench log line %q", line)
+		}
+		lat = append(lat, us/1e6)
+		mean += us / 1e6
+	}
+	if len(lat) < 20 {
+		t.Fatalf("pgbench logged %d transactions in %v:\n%s", len(lat), d, out)
+	}
+	slices.Sort(lat)
+	return lat[len(lat)/2], mean / float64(len(lat)), len(lat)
 }
 
 // TestSyncCommit is experiment "synchronous commit": synchronous_commit =
@@ -249,13 +262,13 @@ func TestSyncCommit(t *testing.T) {
 	before := l.Stats()
 	p50, p99, n := loadCommits(t, l, pg, d)
 	line := lineRecord(before, l.Stats())
-	bench, txs := pgbenchCommits(t, pg, d)
+	bench, benchMean, txs := pgbenchCommits(t, pg, d)
 	t.Logf("RESULT sync commit: line RTT %v set, %.3f ms read by narrows net rr (p50), 100 Mbit/s; "+
 		"plan sync predicted %.2f ms (commit today %.3f ms + net commit --ack flush %.3f ms, of which the agent's write + fdatasync %.1f µs; its rr %.3f ms); "+
-		"db load with the standby synchronous: p50 %.2f ms, p99 %.2f ms over %d commits (predicted ÷ real %.3f); pgbench -c 1: %.2f ms average over %d transactions (%.3f; net commit ÷ pgbench %.3f); "+
+		"db load with the standby synchronous: p50 %.2f ms, p99 %.2f ms over %d commits (predicted ÷ real %.3f); pgbench -c 1: p50 %.2f ms (mean %.2f ms) over %d transactions (%.3f; net commit ÷ pgbench %.3f); "+
 		"asynchronous standby: commit p50 %.3f ms, p99 %.3f ms over %d commits; %s",
 		rtt, lineRTT*1e3, pred.commit*1e3, pred.now*1e3, pred.remoteCommit*1e3, pred.remoteFlush*1e6, pred.rtt*1e3,
-		p50*1e3, p99*1e3, n, pred.commit/p50, bench*1e3, txs, pred.commit/bench, pred.remoteCommit/bench, asyncP50*1e3, asyncP99*1e3, asyncN, line)
+		p50*1e3, p99*1e3, n, pred.commit/p50, bench*1e3, benchMean*1e3, txs, pred.commit/bench, pred.remoteCommit/bench, asyncP50*1e3, asyncP99*1e3, asyncN, line)
 	if pred.commit <= 0 || pred.remoteCommit <= 0 || pred.now <= 0 {
 		t.Fatalf("plan sync predicted no commit (commit %v, today %v, net commit %v):\n%s", pred.commit, pred.now, pred.remoteCommit, pred.stderr)
 	}
