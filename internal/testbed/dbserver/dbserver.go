@@ -454,12 +454,15 @@ func (p *Postgres) StopStandby(ctx context.Context) error {
 	return nil
 }
 
-// StartStandby starts it again and waits until it streams.
+// StartStandby starts it again and waits until it streams: until it has
+// caught up with what the primary wrote meanwhile, which across a slow
+// line takes as long as that log takes to cross (a minute and more for
+// the long index rebuild's gigabyte at 100 Mbit/s).
 func (p *Postgres) StartStandby(ctx context.Context) error {
 	if err := p.start(ctx, p.Standby); err != nil {
 		return err
 	}
-	return p.WaitStreaming(ctx, 30*time.Second)
+	return p.WaitStreaming(ctx, 3*time.Minute)
 }
 
 // Close stops both servers and removes their files.

@@ -359,7 +359,11 @@ func TestReindexStandby(t *testing.T) {
 		return fastest, wal, took
 	}
 
-	// 1. No standby: it is stopped, and nothing waits for it.
+	// 1. No standby: it is stopped, and nothing waits for it. The primary
+	// keeps the log of three rebuilds for it (the long case writes 0.9 GB,
+	// more than the servers' wal_keep_size), so that it can catch up.
+	psql(t, pg, pg.Primary, "ALTER SYSTEM SET wal_keep_size = '4GB'")
+	psql(t, pg, pg.Primary, "SELECT pg_reload_conf()")
 	if err := pg.StopStandby(context.Background()); err != nil {
 		t.Fatal(err)
 	}
