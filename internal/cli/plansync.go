@@ -1,12 +1,9 @@
 package cli
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -303,31 +300,11 @@ func assumeSync(ps *result.SyncParts, a string) error {
 // syncPartsFrom reads the parts from saved runs: every summary record in
 // the file contributes what it measured, a later one overriding.
 func syncPartsFrom(path string, ps *result.SyncParts) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return usagef("--from: %v", unwrapPath(err))
-	}
-	defer f.Close()
 	src := "measured (" + path + ")"
 	found := false
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
-		}
-		var r result.Report
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			return usagef("--from %s: line %d is not a narrows JSON record: %v", path, n, err)
-		}
-		if r.Type != result.TypeSummary {
-			continue
-		}
-		found = syncPartsOf(&r, src, ps) || found
-	}
-	if err := sc.Err(); err != nil {
-		return usagef("--from %s: %v", path, err)
+	err := savedSummaries(path, func(r *result.Report) { found = syncPartsOf(r, src, ps) || found })
+	if err != nil {
+		return err
 	}
 	if !found {
 		return usagef("--from %s: nothing a sync plan uses in it: save `narrows net commit`, `net rr`, `disk --profile log`, `db load` or `plan sync` with --json", path)

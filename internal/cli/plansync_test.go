@@ -152,6 +152,7 @@ func TestPlanSyncBadInput(t *testing.T) {
 		{[]string{"--from", empty}, "nothing a sync plan uses"},
 		{[]string{"--assume", "rtt=1ms", "--remote-path", "/data"}, "--to"},
 		{[]string{"--to", "127.0.0.1:1", "--in-flight", "1"}, "--in-flight"},
+		{[]string{"--to", "127.0.0.1:1", "--block", "100"}, "--block"},
 	} {
 		_, stderr, code := run(t, nil, append([]string{"plan", "sync"}, c.args...)...)
 		if code != cli.ExitUsage || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
