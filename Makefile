@@ -42,6 +42,7 @@ bench: build
 	bash bench/net.sh
 	bash bench/db.sh
 	bash bench/disk.sh
+	bash bench/commit.sh
 
 # Two hosts (network namespaces) joined by the WAN delay line, until Ctrl-C
 # (root): make testbed TESTBED_ARGS="--rtt 40ms --rate 100M --loss 0.1%"
