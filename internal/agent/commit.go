@@ -2,7 +2,10 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"syscall"
 	"time"
 
 	"github.com/narrows/narrows/internal/metric"
@@ -102,9 +105,30 @@ func (c *commitTest) take(socks []*netio.Socket) { c.sock = socks[0] }
 func (c *commitTest) prepare(ctx context.Context) error { return refused(c.log.Prepare(ctx)) }
 
 func (c *commitTest) run(ctx context.Context, _ probe.Emit, done *wire.Done) error {
+	start := time.Now()
 	res, err := c.log.Serve(ctx, c.sock, c.s.cfg.DataTimeout)
 	done.Commit = res
+	if (err == nil || closedByPeer(err)) && ctx.Err() == nil && time.Since(start) < c.spec.Duration {
+		// The client closed its side (or its kernel reset it, the process
+		// gone with acknowledgements unread) before the test's duration,
+		// which it counts from the agent's readiness, so from later than
+		// start: it was interrupted (its Stop, sent first, is on its way)
+		// or it is gone (its control connection is closing too). The
+		// control connection says which, and the test ends as that, not as
+		// completed or as a failed connection.
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(c.s.cfg.DataTimeout):
+		}
+	}
 	return refused(err)
+}
+
+// closedByPeer says whether a data connection's error is its peer closing
+// it: a reset, or a write to a connection it closed.
+func closedByPeer(err error) bool {
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, io.EOF)
 }
 
 // limit: the client sends for the duration; the blocks still in flight
