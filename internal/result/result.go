@@ -80,7 +80,13 @@ type Report struct {
 	ReplicaPlan *ReplicaPlan `json:"replica_plan,omitempty"`
 	// ChattyPlan is `narrows plan chatty` (planchatty.go).
 	ChattyPlan *ChattyPlan `json:"chatty_plan,omitempty"`
-	Findings   []Finding   `json:"findings"`
+	// Doctor is `narrows doctor` (doctor.go).
+	Doctor *Doctor `json:"doctor,omitempty"`
+	// Facts are this host's; AgentFacts the agent's host, when it told
+	// them (facts.go).
+	Facts      *Facts    `json:"facts,omitempty"`
+	AgentFacts *Facts    `json:"agent_facts,omitempty"`
+	Findings   []Finding `json:"findings"`
 }
 
 // NewReport starts a Report for a command.
