@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -518,6 +519,31 @@ func TestInterruptKeepsResults(t *testing.T) {
 	for _, want := range []string{"→ agent", "stopped: interrupted", "PARTIAL", "One stream (forward) carried"} {
 		if !strings.Contains(out.String(), want) {
 			t.Fatalf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// TestFactsInReport: a run's summary names both ends: this host's facts,
+// its interface the one routing to the agent, and the agent's host's as
+// its Welcome told them.
+func TestFactsInReport(t *testing.T) {
+	a := itest.StartAgent(t, nil)
+	r := itest.Run(t, 60*time.Second, nil, "net", "rr", "--count", "200", "--to", a.Addr, "--json")
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+	}
+	_, s := jsonLines(t, r.Stdout)
+	for _, end := range []string{"facts", "agent_facts"} {
+		f, ok := s[end].(map[string]any)
+		if !ok {
+			t.Fatalf("no %s in the summary", end)
+		}
+		if f["os"] != runtime.GOOS || f["cores"].(float64) < 1 || f["narrows_version"] == "" {
+			t.Errorf("%s: %v", end, f)
+		}
+		nics, _ := f["interfaces"].([]any)
+		if runtime.GOOS == "linux" && (len(nics) != 1 || nics[0].(map[string]any)["mtu"].(float64) != 65536) {
+			t.Errorf("%s: the route over 127.0.0.1 is loopback, MTU 65536: %v", end, nics)
 		}
 	}
 }
