@@ -116,8 +116,8 @@ func TestBadInput(t *testing.T) {
 // group prints its usage on standard output and exits 0 (issue 12:
 // `narrows db --help` was an error).
 func TestHelpEveryCommand(t *testing.T) {
-	cmds := [][]string{{"net"}, {"db"}, {"net", "stream"}, {"net", "rr"}, {"db", "ping"}, {"db", "repl"}, {"db", "load"},
-		{"disk"}, {"serve"}, {"version"}}
+	cmds := [][]string{{"net"}, {"db"}, {"plan"}, {"net", "stream"}, {"net", "rr"}, {"net", "commit"}, {"db", "ping"}, {"db", "repl"}, {"db", "load"},
+		{"disk"}, {"serve"}, {"version"}, {"plan", "backup"}, {"plan", "sync"}, {"plan", "replica"}, {"plan", "chatty"}}
 	for _, words := range cmds {
 		for _, flag := range []string{"--help", "-h"} {
 			args := append(append([]string{}, words...), flag)
@@ -126,14 +126,31 @@ func TestHelpEveryCommand(t *testing.T) {
 				if code != cli.ExitOK || stderr != "" || !strings.HasPrefix(out, "Usage: narrows "+strings.Join(words, " ")) {
 					t.Fatalf("exit %d, stderr %q, stdout %q", code, stderr, out)
 				}
+				// Flags as the README writes them: --to, never -to.
+				for _, line := range strings.Split(out, "\n") {
+					if strings.HasPrefix(strings.TrimSpace(line), "-") && !strings.HasPrefix(strings.TrimSpace(line), "--") {
+						t.Fatalf("a single-dash flag: %q in\n%s", line, out)
+					}
+				}
 			})
 		}
 	}
-	out, _, _ := run(t, nil, "db", "--help")
-	for _, c := range []string{"db ping", "db repl", "db load"} {
-		if !strings.Contains(out, c) {
-			t.Fatalf("db --help lacks %s:\n%s", c, out)
+	// A group lists its commands, one line each.
+	for group, want := range map[string][]string{
+		"db":   {"db ping", "db repl", "db load"},
+		"net":  {"net stream", "net rr", "net commit"},
+		"plan": {"plan backup", "plan sync", "plan replica", "plan chatty"},
+	} {
+		out, _, _ := run(t, nil, group, "--help")
+		for _, c := range want {
+			if n := strings.Count(out, "\n  "+c+" "); n != 1 {
+				t.Fatalf("%s --help lists %s %d times:\n%s", group, c, n, out)
+			}
 		}
+	}
+	// Defaults are shown.
+	if out, _, _ := run(t, nil, "net", "stream", "--help"); !strings.Contains(out, "--block string") || !strings.Contains(out, `(default "128K")`) {
+		t.Fatalf("net stream --help:\n%s", out)
 	}
 }
 
@@ -204,7 +221,7 @@ func TestDurationBeyondTheAgentsMaximum(t *testing.T) {
 
 func TestHelp(t *testing.T) {
 	out, _, code := run(t, nil, "net", "stream", "--help")
-	if code != 0 || !strings.Contains(out, "-streams") || !strings.Contains(out, "-window") {
+	if code != 0 || !strings.Contains(out, "  --streams int") || !strings.Contains(out, "  --window") {
 		t.Fatalf("help: code %d out %q", code, out)
 	}
 	out, _, code = run(t, nil, "help")
