@@ -771,10 +771,21 @@ func TestWelcomeFacts(t *testing.T) {
 	if f.OS != runtime.GOOS || f.Cores != runtime.NumCPU() || f.Narrows != "narrows test" {
 		t.Errorf("facts: %+v", f)
 	}
-	if runtime.GOOS == "linux" && (len(f.Interfaces) != 1 || f.Interfaces[0].MTU != 65536) {
+	if runtime.GOOS == "linux" && !slowFacts(f.Missing) && (len(f.Interfaces) != 1 || f.Interfaces[0].MTU != 65536) {
 		t.Errorf("the route back to 127.0.0.1 is loopback, MTU 65536: %+v", f.Interfaces)
 	}
 	if s.PeerIP() != "127.0.0.1" {
 		t.Errorf("PeerIP %q", s.PeerIP())
 	}
+}
+
+// slowFacts says the facts were cut short by their time bound (a loaded
+// machine): only the portable ones are there.
+func slowFacts(missing []string) bool {
+	for _, m := range missing {
+		if strings.Contains(m, "took longer than") {
+			return true
+		}
+	}
+	return false
 }

@@ -559,7 +559,7 @@ func TestFactsInReport(t *testing.T) {
 			t.Errorf("%s: %v", end, f)
 		}
 		nics, _ := f["interfaces"].([]any)
-		if runtime.GOOS == "linux" && (len(nics) != 1 || nics[0].(map[string]any)["mtu"].(float64) != 65536) {
+		if slow := strings.Contains(fmt.Sprint(f["missing"]), "took longer than"); runtime.GOOS == "linux" && !slow && (len(nics) != 1 || nics[0].(map[string]any)["mtu"].(float64) != 65536) {
 			t.Errorf("%s: the route over 127.0.0.1 is loopback, MTU 65536: %v", end, nics)
 		}
 	}
