@@ -182,11 +182,31 @@ func newFlags(env Env, name string) *flag.FlagSet {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
 		fmt.Fprintf(env.Stdout, "Usage: narrows %s [flags]\n", name)
-		fs.SetOutput(env.Stdout)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
+		printFlags(env.Stdout, fs)
 	}
 	return fs
+}
+
+// printFlags lists fs's flags as the README writes them (--to, not
+// flag.PrintDefaults' -to), each with its default when it has one.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		kind, usage := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if kind != "" {
+			line += " " + kind
+		}
+		switch f.DefValue {
+		case "", "0", "false", "[]", "0s":
+		default:
+			if kind == "string" {
+				usage += fmt.Sprintf(" (default %q)", f.DefValue)
+			} else {
+				usage += " (default " + f.DefValue + ")"
+			}
+		}
+		fmt.Fprintf(w, "%s\n      %s\n", line, strings.ReplaceAll(usage, "\n", "\n      "))
+	})
 }
 
 func parse(fs *flag.FlagSet, args []string) error {
