@@ -172,6 +172,15 @@ func doctorCmd(ctx context.Context, env Env, args []string) error {
 	rep.Agent = software
 	rep.Doctor = d
 	rep.Findings = d.Verdicts
+	// Both ends' facts, as the first step that reached the agent read them.
+	for _, s := range d.Steps {
+		if s.Report != nil && rep.Facts == nil {
+			rep.Facts = s.Report.Facts
+		}
+		if s.Report != nil && s.Report.AgentFacts != nil && rep.AgentFacts == nil {
+			rep.Facts, rep.AgentFacts = s.Report.Facts, s.Report.AgentFacts
+		}
+	}
 	if ctx.Err() != nil {
 		rep.Partial, rep.Error = true, "interrupted"
 	}
