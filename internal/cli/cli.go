@@ -29,6 +29,8 @@ type Env struct {
 	Getenv         func(string) string
 	ReadFile       func(string) ([]byte, error) // a secret file (OSEnv: readSecretFile)
 	Now            func() time.Time
+
+	rec *recorder // keeps the run in the history (dispatch sets it for commands that measure)
 }
 
 // OSEnv is the real process's Env.
@@ -75,6 +77,8 @@ func commands() []command {
 		{"plan sync", "what a synchronous replica costs each commit and a maintenance operation, by engine", planSync},
 		{"plan replica", "will a replica keep up with the log over one stream, with what margin, and at a farther site", planReplica},
 		{"plan chatty", "how long a chatty report's queries wait on the wire, and what another network or fewer round trips would make of it", planChatty},
+		{"history", "list the runs kept in the local history", historyCmd},
+		{"compare", "compare two runs figure by figure, and say whether each change is more than noise", compareCmd},
 		{"version", "print the version, commit and protocol version", version},
 	}
 }
@@ -120,6 +124,9 @@ func dispatch(ctx context.Context, env Env, args []string) error {
 	for _, c := range commands() {
 		words := strings.Fields(c.name)
 		if len(args) >= len(words) && strings.Join(args[:len(words)], " ") == c.name {
+			if !unrecorded[c.name] {
+				env.rec = &recorder{}
+			}
 			return c.run(ctx, env, args[len(words):])
 		}
 	}
@@ -184,6 +191,9 @@ func newFlags(env Env, name string) *flag.FlagSet {
 		fs.SetOutput(env.Stdout)
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)
+	}
+	if env.rec != nil {
+		env.rec.register(fs)
 	}
 	return fs
 }
