@@ -94,9 +94,23 @@ func Differences(a, b *result.Report) []string {
 		w = append(w, fmt.Sprintf("partial run: %t → %t (a run that stopped early)", a.Partial, b.Partial))
 	}
 	w = append(w, flatDiff("settings", settings(a), settings(b))...)
-	w = append(w, flatDiff("this host", a.Facts, b.Facts)...)
-	w = append(w, flatDiff("agent host", a.AgentFacts, b.AgentFacts)...)
+	w = append(w, factsDiff("this host", a.Facts, b.Facts)...)
+	w = append(w, factsDiff("agent host", a.AgentFacts, b.AgentFacts)...)
 	return w
+}
+
+// factsDiff is flatDiff of two hosts' facts, or one line when only one
+// run has them (an older narrows, or an agent that does not tell).
+func factsDiff(what string, a, b *result.Facts) []string {
+	switch {
+	case a == nil && b == nil:
+		return nil
+	case a == nil:
+		return []string{what + ": its facts are known only for the after run"}
+	case b == nil:
+		return []string{what + ": its facts are known only for the before run"}
+	}
+	return flatDiff(what, a, b)
 }
 
 // settings are what a run was asked for: each section's "config".
@@ -178,6 +192,10 @@ func flatten(m map[string]string, path string, v any) {
 				if n, ok := o["name"].(string); ok {
 					key = n
 				}
+			}
+			if key != fmt.Sprint(i) {
+				o := x.(map[string]any)
+				delete(o, "name")
 			}
 			flatten(m, join(key), x)
 		}
