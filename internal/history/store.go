@@ -210,6 +210,7 @@ func (s *Store) prepare(ctx context.Context) error {
 		return s.wrap(err)
 	}
 	if v != 0 {
+		tx.Rollback() // before checking again: the store has one connection
 		return s.prepare(ctx)
 	}
 	if _, err := tx.ExecContext(ctx, schema); err != nil {
