@@ -29,6 +29,8 @@ type Env struct {
 	Getenv         func(string) string
 	ReadFile       func(string) ([]byte, error) // a secret file (OSEnv: readSecretFile)
 	Now            func() time.Time
+
+	rec *recorder // keeps the run in the history (dispatch sets it for commands that measure)
 }
 
 // OSEnv is the real process's Env.
@@ -76,6 +78,8 @@ func commands() []command {
 		{"plan replica", "will a replica keep up with the log over one stream, with what margin, and at a farther site", planReplica},
 		{"plan chatty", "how long a chatty report's queries wait on the wire, and what another network or fewer round trips would make of it", planChatty},
 		{"doctor", "every probe and plan that applies here, within a budget: the verdicts first, a report to hand on", doctorCmd},
+		{"history", "list the runs kept in the local history", historyCmd},
+		{"compare", "compare two runs figure by figure, and say whether each change is more than noise", compareCmd},
 		{"version", "print the version, commit and protocol version", version},
 	}
 }
@@ -121,6 +125,9 @@ func dispatch(ctx context.Context, env Env, args []string) error {
 	for _, c := range commands() {
 		words := strings.Fields(c.name)
 		if len(args) >= len(words) && strings.Join(args[:len(words)], " ") == c.name {
+			if !unrecorded[c.name] {
+				env.rec = &recorder{}
+			}
 			return c.run(ctx, env, args[len(words):])
 		}
 	}
@@ -183,6 +190,9 @@ func newFlags(env Env, name string) *flag.FlagSet {
 	fs.Usage = func() {
 		fmt.Fprintf(env.Stdout, "Usage: narrows %s [flags]\n", name)
 		printFlags(env.Stdout, fs)
+	}
+	if env.rec != nil {
+		env.rec.register(fs)
 	}
 	return fs
 }

@@ -25,7 +25,15 @@ import (
 func run(t *testing.T, env map[string]string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	e := cli.Env{Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return env[k] },
+	// No history unless the test names a store: the fake environment has
+	// no HOME to keep it under.
+	getenv := func(k string) string {
+		if _, named := env["NARROWS_HISTORY"]; k == "NARROWS_NO_HISTORY" && !named {
+			return "1"
+		}
+		return env[k]
+	}
+	e := cli.Env{Stdout: &out, Stderr: &errb, Getenv: getenv,
 		ReadFile: cli.OSEnv().ReadFile, Now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }}
 	code = cli.Main(context.Background(), e, args)
 	return out.String(), errb.String(), code

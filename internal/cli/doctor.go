@@ -193,6 +193,7 @@ func doctorCmd(ctx context.Context, env Env, args []string) error {
 	} else {
 		written = append(written, htmlPath)
 	}
+	keepRun(env, rep, nil) // the steps' intervals are in it
 	if df.json {
 		if err := jsonl.New(env.Stdout).Report(rep); err != nil {
 			return err

@@ -27,12 +27,18 @@ type sink interface {
 	Report(*result.Report) error
 }
 
-// output is the sink --json asks for: JSON lines, else the table.
+// output is the sink --json asks for: JSON lines, else the table; for a
+// command that measures, through keeping, which stores the run in the
+// history at its report.
 func output(env Env, asJSON bool) sink {
+	var out sink = table.New(env.Stdout)
 	if asJSON {
-		return jsonl.New(env.Stdout)
+		out = jsonl.New(env.Stdout)
 	}
-	return table.New(env.Stdout)
+	if env.rec != nil {
+		out = &keeping{sink: out, env: env}
+	}
+	return out
 }
 
 // minInterval is the shortest --interval any probe reports at.

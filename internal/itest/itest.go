@@ -156,7 +156,7 @@ func RunWrapped(t testing.TB, timeout time.Duration, env []string, wrap []string
 	defer cancel()
 	full := append(append(append([]string{}, wrap...), Binary(t)), args...)
 	cmd := exec.CommandContext(ctx, full[0], full[1:]...)
-	cmd.Env = append(append(os.Environ(), "NARROWS_SECRET="+Secret), env...)
+	cmd.Env = append(append(os.Environ(), "NARROWS_SECRET="+Secret), withHistory(env)...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -170,4 +170,26 @@ func RunWrapped(t testing.TB, timeout time.Duration, env []string, wrap []string
 		t.Fatalf("narrows %v did not finish within %s; stdout:\n%s\nstderr:\n%s", args, timeout, out.String(), errb.String())
 	}
 	return Result{Stdout: out.String(), Stderr: errb.String(), Code: code}
+}
+
+// Tests keep no history: narrows would write every test's runs into the
+// user's data directory. A test that tests the history names its own
+// store (NARROWS_HISTORY=DIR in the env it gives Run), which turns
+// keeping back on for that run.
+func init() {
+	if os.Getenv("NARROWS_HISTORY") == "" {
+		os.Setenv("NARROWS_NO_HISTORY", "1")
+	}
+}
+
+// withHistory re-enables the history for a run whose env names a store
+// (unless that env turns it off again: its own entries come last, and
+// the last of a name wins).
+func withHistory(env []string) []string {
+	for _, e := range env {
+		if strings.HasPrefix(e, "NARROWS_HISTORY=") {
+			return append([]string{"NARROWS_NO_HISTORY="}, env...)
+		}
+	}
+	return env
 }

@@ -1,0 +1,245 @@
+package history_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/narrows/narrows/internal/history"
+	"github.com/narrows/narrows/internal/result"
+)
+
+// TestMannWhitney against values worked by hand (R's wilcox.test gives
+// the same):
+//   - 1..4 against 5..8: U = 0, the one most extreme ordering of
+//     C(8,4) = 70 on each side: p = 2/70 = 0.028571 (exact).
+//   - 1..3 against 4..6: U = 0, p = 2/C(6,3) = 2/20 = 0.1.
+//   - {1,3,5} against {2,4,6}: U = 3 (pairs x>y: 3>2, 5>2, 5>4). Of the
+//     20 orderings U ≤ 3 in 7 (U counts 1,1,2,3,3,3,3,3,2,1,1 for
+//     U = 0..9... see below): P(U ≤ 3) = (1+1+2+3)/20 = 0.35, p = 0.7.
+//   - ties, normal approximation: {1,2,2,3} against {2,3,3,4,5}: ranks
+//     1; 2,2,2 → 3 each; 3,3,3 → 6 each; 8; 9. x ranks 1+3+3+6 = 13,
+//     U = 13 - 10 = 3, mu = 10, tie groups of 3 and 3: Σ(t³-t) = 48,
+//     σ² = 20/12 · (10 - 48/72) = 15.5556, z = (3 - 10 + 0.5)/3.944 =
+//     -1.648, p = erfc(1.648/√2) = 0.0994.
+func TestMannWhitney(t *testing.T) {
+	cases := []struct {
+		x, y []float64
+		u, p float64
+	}{
+		{[]float64{1, 2, 3, 4}, []float64{5, 6, 7, 8}, 0, 2.0 / 70},
+		{[]float64{5, 6, 7, 8}, []float64{1, 2, 3, 4}, 16, 2.0 / 70},
+		{[]float64{1, 2, 3}, []float64{4, 5, 6}, 0, 0.1},
+		{[]float64{1, 3, 5}, []float64{2, 4, 6}, 3, 0.7},
+		{[]float64{1, 2, 2, 3}, []float64{2, 3, 3, 4, 5}, 3, 0.0994},
+		{[]float64{7, 7, 7}, []float64{7, 7, 7, 7}, 6, 1},
+		{nil, []float64{1}, 0, 1},
+	}
+	for _, c := range cases {
+		u, p := history.MannWhitney(c.x, c.y)
+		if u != c.u || math.Abs(p-c.p) > 5e-4 {
+			t.Errorf("MannWhitney(%v, %v) = U %v, p %.5f; want U %v, p %.5f", c.x, c.y, u, p, c.u, c.p)
+		}
+	}
+	// Large samples (normal approximation without ties): 30 against the
+	// same 30 shifted clear of them is significant, interleaved is not.
+	var a, b, c []float64
+	for i := 0; i < 30; i++ {
+		a, b, c = append(a, float64(i)), append(b, float64(i)+100), append(c, float64(i)+0.5)
+	}
+	if _, p := history.MannWhitney(a, b); p > 1e-6 {
+		t.Errorf("disjoint samples of 30: p %.3g", p)
+	}
+	if _, p := history.MannWhitney(a, c); p < 0.5 {
+		t.Errorf("interleaved samples of 30: p %.3g", p)
+	}
+}
+
+func streamRun(mbps float64, n int) (*result.Report, []result.Interval) {
+	rep := result.NewReport("net stream", "127.0.0.1:7447", result.Tool{Version: "1.0"}, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	rep.Stream = &result.Stream{Throughput: mbps * 1e6, Runs: []result.StreamRun{{Phase: result.PhaseSingle, Direction: "forward", Streams: 1, Throughput: mbps * 1e6}}}
+	var ivs []result.Interval
+	for i := 0; i < n; i++ {
+		iv := result.NewInterval("stream", time.Duration(i)*time.Second, time.Duration(i+1)*time.Second)
+		iv.Phase, iv.Direction, iv.Streams = result.PhaseSingle, "forward", 1
+		iv.Throughput = mbps*1e6 + float64(i%3)*1e4
+		ivs = append(ivs, iv)
+	}
+	return rep, ivs
+}
+
+func TestHistoryRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := history.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, ivs := streamRun(940, 10)
+	id1, err := st.Add(ctx, rep, ivs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big, bigIvs := streamRun(100, history.MaxIntervals+5) // gzipped, capped
+	id2, err := st.Add(ctx, big, bigIvs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	st, err = history.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, err := st.List(ctx, history.Filter{})
+	if err != nil || len(runs) != 2 || runs[0].ID != id2 || runs[1].ID != id1 {
+		t.Fatalf("list: %v %+v", err, runs)
+	}
+	if r := runs[1]; r.Command != "net stream" || r.Headline != 940e6 || r.HeadlineUnit != history.UnitBits || r.Version != "1.0" {
+		t.Errorf("listed %+v", r)
+	}
+	got, err := st.Get(ctx, id1)
+	if err != nil || got.Report.Stream.Throughput != 940e6 || len(got.Intervals) != 10 || got.Intervals[3].Throughput != ivs[3].Throughput {
+		t.Fatalf("get: %v %+v", err, got)
+	}
+	got, err = st.Get(ctx, id2)
+	if err != nil || len(got.Intervals) != history.MaxIntervals || got.IntervalsDropped != 5 {
+		t.Fatalf("get big: %v, %d intervals, %d dropped", err, len(got.Intervals), got.IntervalsDropped)
+	}
+	if runs, _ := st.List(ctx, history.Filter{Command: "disk"}); len(runs) != 0 {
+		t.Errorf("--command disk listed %d", len(runs))
+	}
+	if _, err := st.Get(ctx, 99); !errors.Is(err, history.ErrNotFound) {
+		t.Errorf("get 99: %v", err)
+	}
+}
+
+func TestHistoryDir(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	cases := []struct {
+		goos string
+		env  map[string]string
+		want string
+	}{
+		{"linux", map[string]string{"HOME": "/home/a"}, "/home/a/.local/share/narrows"},
+		{"linux", map[string]string{"HOME": "/home/a", "XDG_DATA_HOME": "/data"}, "/data/narrows"},
+		{"linux", map[string]string{"HOME": "/home/a", "NARROWS_HISTORY": "/t"}, "/t"},
+		{"darwin", map[string]string{"HOME": "/Users/a"}, "/Users/a/Library/Application Support/narrows"},
+		{"windows", map[string]string{"LOCALAPPDATA": `C:\Users\a\AppData\Local`}, filepath.Join(`C:\Users\a\AppData\Local`, "narrows")},
+	}
+	for _, c := range cases {
+		if got, err := history.Dir(env(c.env), c.goos); err != nil || got != c.want {
+			t.Errorf("%s %v: %q %v, want %q", c.goos, c.env, got, err, c.want)
+		}
+	}
+	if _, err := history.Dir(env(nil), "linux"); err == nil || !strings.Contains(err.Error(), "NARROWS_HISTORY") {
+		t.Errorf("no HOME: %v", err)
+	}
+}
+
+// TestHistoryRefusesCorruptAndNewer: a file that is not a database and a
+// store of a newer schema are refused with words, byte for byte untouched.
+func TestHistoryRefusesCorruptAndNewer(t *testing.T) {
+	ctx := context.Background()
+	garbage := t.TempDir()
+	junk := bytes.Repeat([]byte("not a database\n"), 500)
+	os.WriteFile(filepath.Join(garbage, history.FileName), junk, 0o600)
+	_, err := history.Open(ctx, garbage)
+	var ce *history.CorruptError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), filepath.Join(garbage, history.FileName)) || !strings.Contains(err.Error(), "nothing was changed") {
+		t.Errorf("garbage: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(garbage, history.FileName)); !bytes.Equal(b, junk) {
+		t.Error("the garbage file was changed")
+	}
+
+	newer := t.TempDir()
+	st, err := history.Open(ctx, newer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r1, iv1 := streamRun(1, 4)
+	st.Add(ctx, r1, iv1)
+	history.SetVersionForTest(st, history.SchemaVersion+1)
+	st.Close()
+	path := filepath.Join(newer, history.FileName)
+	before, _ := os.ReadFile(path)
+	_, err = history.Open(ctx, newer)
+	var ne *history.NewerError
+	if !errors.As(err, &ne) || ne.Found != history.SchemaVersion+1 || !strings.Contains(err.Error(), "nothing was changed") {
+		t.Errorf("newer: %v", err)
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
+		t.Error("the newer store was changed")
+	}
+}
+
+func TestCompareFigures(t *testing.T) {
+	a, aIvs := streamRun(940, 10)
+	b, bIvs := streamRun(500, 10)
+	same, sameIvs := streamRun(940, 10)
+	b.Stream.Config.WindowBytes = 64 << 10
+	b.Facts = &result.Facts{OS: "linux", Interfaces: []result.NIC{{Name: "eth0", DriverVersion: "1.3", MTU: 9000}}}
+	a.Facts = &result.Facts{OS: "linux", Interfaces: []result.NIC{{Name: "eth0", DriverVersion: "1.2", MTU: 9000}}}
+	c := history.Compare(a, aIvs, b, bIvs)
+	if len(c.Figures) != 1 || !c.Figures[0].Significant || math.Abs(*c.Figures[0].Delta-(500.0/940-1)) > 1e-9 {
+		t.Errorf("known change: %+v", c.Figures)
+	}
+	w := strings.Join(c.Warnings, "\n")
+	for _, want := range []string{"settings stream.window_bytes: 0 → 65536", "this host interfaces.eth0.driver_version: 1.2 → 1.3"} {
+		if !strings.Contains(w, want) {
+			t.Errorf("warnings lack %q:\n%s", want, w)
+		}
+	}
+	if strings.Contains(w, "mtu") {
+		t.Errorf("an unchanged MTU warned:\n%s", w)
+	}
+	a, aIvs = streamRun(940, 10)
+	c = history.Compare(a, aIvs, same, sameIvs)
+	if len(c.Figures) != 1 || c.Figures[0].Significant || len(c.Warnings) != 0 {
+		t.Errorf("no change: %+v %v", c.Figures, c.Warnings)
+	}
+	few, fewIvs := streamRun(10, 3)
+	if c = history.Compare(a, aIvs, few, fewIvs); c.Figures[0].P != nil || c.Figures[0].Significant {
+		t.Errorf("3 samples tested: %+v", c.Figures[0])
+	}
+}
+
+// TestHistoryAddCost: what keeping a run costs (open, insert one run of
+// 100 intervals in its transaction, close) in a store of 200 runs.
+func TestHistoryAddCost(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, _ := history.Open(ctx, dir)
+	rep, ivs := streamRun(940, 100)
+	for i := 0; i < 200; i++ {
+		st.Add(ctx, rep, ivs)
+	}
+	st.Close()
+	var worst, total time.Duration
+	const n = 20
+	for i := 0; i < n; i++ {
+		t0 := time.Now()
+		st, err := history.Open(ctx, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Add(ctx, rep, ivs); err != nil {
+			t.Fatal(err)
+		}
+		st.Close()
+		d := time.Since(t0)
+		total += d
+		worst = max(worst, d)
+	}
+	t.Logf("open + add + close: mean %s, worst %s", total/n, worst)
+	if total/n > 50*time.Millisecond {
+		t.Errorf("keeping a run costs %s on average, over 50 ms", total/n)
+	}
+}
