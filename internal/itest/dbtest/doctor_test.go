@@ -24,7 +24,7 @@ func TestDoctorLoopback(t *testing.T) {
 	far, data, logs, out := t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()
 	a := itest.StartAgent(t, []string{"--disk-path", far})
 	runPath := filepath.Join(out, "run.jsonl")
-	const budget = 30 * time.Second
+	const budget = 20 * time.Second
 	t0 := time.Now()
 	r := itest.Run(t, 3*time.Minute, []string{"NARROWS_SECRET=" + itest.Secret}, "doctor", "--to", a.Addr, "--dsn", pgDSN(), "--replica-dsn", "standby="+pgStandby(),
 		"--data-path", data, "--log-path", logs, "--budget", budget.String(), "--out", runPath)

@@ -267,6 +267,7 @@ func TestReplayNotNetwork(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pg.Psql(ctx, pg.Standby, "SELECT pg_wal_replay_resume()") //nolint:errcheck
+	compareWindow(t, l)
 	load, warm, watch := replDurations()
 	r := runRepl(t, l, pg, "2MB/s", load, warm, watch)
 
@@ -313,6 +314,7 @@ func TestReplKeepingUp(t *testing.T) {
 	if pred.verdict != "keeps_up" || pred.growth != 0 {
 		t.Errorf("plan replica: %s with the queue growing %.2f MB/s, want keeps_up (one stream %.2f MB/s for 2 MB/s of log)", pred.verdict, pred.growth/1e6, pred.capacity/1e6)
 	}
+	compareWindow(t, l)
 	load, warm, watch := replDurations()
 	r := runRepl(t, l, pg, "2MB/s", load, warm, watch)
 
@@ -511,5 +513,49 @@ func doctorNamesWindow(t *testing.T, l *testbed.DelayLine) {
 	t.Logf("RESULT doctor across 40 ms, host B's buffer capped: %v of a 20 s budget; %s", took.Round(100*time.Millisecond), first)
 	if first == "" || !strings.Contains(res.Stdout, "window") {
 		t.Errorf("doctor did not name the window limit:\n%s", res.Stdout)
+	}
+}
+
+// compareWindow is issue 15's compare test on a real line: one stream
+// across 40 ms with the window fixed at 64 KiB (about 2 MB/s) against
+// autotuning (the 100 Mbit/s line), each saved with --json: `narrows
+// compare` finds the change significant; two runs with autotuning, no
+// change: "~".
+func compareWindow(t *testing.T, l *testbed.DelayLine) {
+	t.Helper()
+	dir := t.TempDir()
+	save := func(name string, extra ...string) string {
+		res := runOnA(t, l, time.Minute, append([]string{"net", "stream", "--to", agentAddr(l), "--duration", "4s", "--interval", "500ms", "--json"}, extra...)...)
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(res.Stdout), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	fixed, auto1, auto2 := save("fixed.jsonl", "--window", "64K"), save("auto1.jsonl"), save("auto2.jsonl")
+	cmp := func(a, b string) map[string]any {
+		res := runOnA(t, l, time.Minute, "compare", "--json", a, b)
+		var c struct {
+			Figures []map[string]any `json:"figures"`
+		}
+		if err := json.Unmarshal([]byte(strings.TrimSpace(res.Stdout)), &c); err != nil {
+			t.Fatalf("compare --json: %v\n%s", err, res.Stdout)
+		}
+		for _, f := range c.Figures {
+			if strings.HasPrefix(f["name"].(string), "throughput, 1 stream") {
+				return f
+			}
+		}
+		t.Fatalf("compare gave no single-stream throughput: %s", res.Stdout)
+		return nil
+	}
+	change, same := cmp(fixed, auto1), cmp(auto1, auto2)
+	t.Logf("RESULT compare across 40 ms: --window 64K → autotuning: %v → %v bit/s, p %v, significant %v; autotuning twice: %v → %v, p %v, significant %v",
+		change["before"], change["after"], change["p_value"], change["significant"], same["before"], same["after"], same["p_value"], same["significant"])
+	if change["significant"] != true || change["after"].(float64) < 2*change["before"].(float64) {
+		t.Errorf("--window 64K against autotuning on a 40 ms, 100 Mbit/s line: %v", change)
+	}
+	if same["significant"] != false {
+		t.Errorf("two runs with no change were called different: %v", same)
 	}
 }
