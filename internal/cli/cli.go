@@ -75,6 +75,7 @@ func commands() []command {
 		{"plan sync", "what a synchronous replica costs each commit and a maintenance operation, by engine", planSync},
 		{"plan replica", "will a replica keep up with the log over one stream, with what margin, and at a farther site", planReplica},
 		{"plan chatty", "how long a chatty report's queries wait on the wire, and what another network or fewer round trips would make of it", planChatty},
+		{"report", "render a saved run (its JSON lines) as one self-contained HTML file: narrows report RUN.jsonl --html out.html", report},
 		{"version", "print the version, commit and protocol version", version},
 	}
 }
