@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -62,15 +63,15 @@ func Render(w io.Writer, rep *result.Report, intervals []result.Interval) error 
 
 type page struct {
 	CSP, Title, Command, Target, Started, Narrows, Agent string
-	CSS                                                   template.CSS
-	Unauthenticated, Partial                              bool
-	Error                                                 string
-	Doctor                                                *doctorView
-	Verdicts                                              []findingView
-	Areas                                                 []areaView
-	Network                                               []netView
-	Facts                                                 []factsView
-	FactsNote                                             string
+	CSS                                                  template.CSS
+	Unauthenticated, Partial                             bool
+	Error                                                string
+	Doctor                                               *doctorView
+	Verdicts                                             []findingView
+	Areas                                                []areaView
+	Network                                              []netView
+	Facts                                                []factsView
+	FactsNote                                            string
 }
 
 type doctorView struct {
@@ -273,6 +274,9 @@ func valueString(name string, v float64) string {
 		return metric.FormatDuration(time.Duration(v * float64(time.Second)))
 	case strings.HasSuffix(name, "_ratio"):
 		return fmt.Sprintf("%.3g", v)
+	}
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return metric.FormatCount(int64(v))
 	}
 	return fmt.Sprintf("%.4g", v)
 }

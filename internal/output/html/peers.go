@@ -129,7 +129,7 @@ func netOf(anchor, step string, rep *result.Report, facts, agentFacts *result.Fa
 		}
 		for _, s := range []struct {
 			name, rw, where string
-			r           *result.Rate
+			r               *result.Rate
 		}{{"source read", "read", "here", st.SourceRead}, {"source write", "write", "here", st.SourceWrite},
 			{"target write", "write", "on " + host, st.TargetWrite}, {"target read", "read", "on " + host, st.TargetRead}} {
 			if s.r == nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,23 +16,21 @@ import (
 // from the stylesheet's classes (c0..c5), so printing can restyle them.
 
 const (
-	chartW              = 760
-	padL, padR          = 86, 16
-	padT, padB          = 14, 40
-	lineH               = 220 // plot area of a line chart
-	rowH                = 22  // a row of a dot plot
-	legendH             = 18
-	plotW               = chartW - padL - padR
-	maxSeries           = 12
-	maxPointsPerSeries  = 600
-	fmtFloatPrecision   = 1
-	seriesClasses       = 6
-	markerR             = 4.0
-	minLogSpanDecades   = 1.0
-	dotPlotLabelChars   = 13
-	lineChartTickCount  = 5
-	timeAxisTickCount   = 6
-	bytesTickFormatting = true
+	chartW             = 760
+	padL, padR         = 86, 30
+	padT, padB         = 14, 40
+	lineH              = 220 // plot area of a line chart
+	rowH               = 22  // a row of a dot plot
+	legendH            = 18
+	plotW              = chartW - padL - padR
+	maxSeries          = 12
+	maxPointsPerSeries = 600
+	fmtFloatPrecision  = 1
+	seriesClasses      = 6
+	markerR            = 4.0
+	minLogSpanDecades  = 1.0
+	lineChartTickCount = 5
+	timeAxisTickCount  = 6
 )
 
 var esc = template.HTMLEscapeString
@@ -69,6 +68,8 @@ func lineChart(id, class, title string, ss []series, refs []hline, yfmt func(flo
 	if maxX <= 0 {
 		maxX = 1
 	}
+	xStep := niceCeil(maxX / timeAxisTickCount)
+	maxX = math.Ceil(maxX/xStep-1e-9) * xStep
 	yTop := niceCeil(maxY * 1.05)
 	if yTop <= 0 {
 		yTop = 1
@@ -85,8 +86,7 @@ func lineChart(id, class, title string, ss []series, refs []hline, yfmt func(flo
 		fmt.Fprintf(&b, `<line class="grid" x1="%d" y1="%s" x2="%d" y2="%s"/>`, padL, f1(y(v)), chartW-padR, f1(y(v)))
 		fmt.Fprintf(&b, `<text class="tick" x="%d" y="%s" text-anchor="end">%s</text>`, padL-6, f1(y(v)+4), esc(yfmt(v)))
 	}
-	for i := 0; i <= timeAxisTickCount; i++ {
-		v := maxX * float64(i) / timeAxisTickCount
+	for v := 0.0; v <= maxX+xStep/2; v += xStep {
 		fmt.Fprintf(&b, `<text class="tick" x="%s" y="%d" text-anchor="middle">%s</text>`, f1(x(v)), padT+lineH+16, esc(trimSeconds(v)))
 	}
 	fmt.Fprintf(&b, `<text class="axis" x="%d" y="%d" text-anchor="middle">seconds into the run</text>`, padL+plotW/2, padT+lineH+32)
@@ -269,8 +269,7 @@ func thin(pts []point, n int) []point {
 }
 
 func trimSeconds(v float64) string {
-	s := fmt.Sprintf("%.1f", v)
-	return strings.TrimSuffix(s, ".0")
+	return strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64)
 }
 
 func shorten(s string, n int) string {
