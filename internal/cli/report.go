@@ -136,3 +136,33 @@ func writeHTML(path string, rep *result.Report, ivs []result.Interval) error {
 	}
 	return nil
 }
+
+// htmlFlag registers --html on a command that measures or plans.
+func htmlFlag(fs *flag.FlagSet, path *string) {
+	fs.StringVar(path, "html", "", "also write the run's self-contained HTML report to this file (`narrows report` makes one later from --json output)")
+}
+
+// withHTML passes records on to out and, given a path, keeps the
+// intervals and writes the HTML report when the summary comes.
+func withHTML(out sink, path string) sink {
+	if path == "" {
+		return out
+	}
+	return &htmlSink{out: out, path: path}
+}
+
+type htmlSink struct {
+	out  sink
+	path string
+	ivs  []result.Interval
+}
+
+func (h *htmlSink) Interval(iv result.Interval) error {
+	h.ivs = append(h.ivs, iv)
+	return h.out.Interval(iv)
+}
+
+func (h *htmlSink) Report(r *result.Report) error {
+	err := h.out.Report(r)
+	return errors.Join(err, writeHTML(h.path, r, h.ivs))
+}
