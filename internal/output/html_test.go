@@ -64,6 +64,12 @@ var htmlGolden = []string{"stream", "rr", "disk", "db_repl_pg", "plan_backup", "
 func TestHTMLGolden(t *testing.T) {
 	ivs, reps := allFixtures()
 	reps["doctor"] = doctorFixture()
+	// The stream with the facts of its host: a 100 Mbit/s NIC, the link
+	// line on the chart's scale (the doctor's 10 Gbit/s is off it).
+	st := *reps["stream"]
+	st.Facts = factsFixture("db1", "10.0.0.1/24")
+	st.Facts.Interfaces[0].SpeedMbps = 100
+	reps["stream"] = &st
 	for _, name := range htmlGolden {
 		t.Run(name, func(t *testing.T) {
 			var b bytes.Buffer

@@ -339,6 +339,12 @@ func (b *browser) open(t *testing.T, path string) pageState {
 	if err := os.WriteFile(st.shot, png, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// And as it prints.
+	b.call(t, s, "Emulation.setEmulatedMedia", map[string]any{"media": "print"}, nil)
+	b.call(t, s, "Page.captureScreenshot", map[string]any{"format": "png"}, &shot)
+	if png, err := base64.StdEncoding.DecodeString(shot.Data); err == nil {
+		os.WriteFile(strings.TrimSuffix(path, ".html")+"-print.png", png, 0o644)
+	}
 	// Late events: anything the page did after its load event.
 	drain := time.After(300 * time.Millisecond)
 	for done := false; !done; {

@@ -22,10 +22,11 @@ const (
 )
 
 // charts draws what a run's records hold.
-func charts(id string, rep *result.Report, ivs []result.Interval) []template.HTML {
+// facts are the host's where narrows ran (the doctor's, for a step).
+func charts(id string, rep *result.Report, ivs []result.Interval, facts *result.Facts) []template.HTML {
 	var out []template.HTML
 	if rep.Stream != nil {
-		out = append(out, throughputChart(id, rep, ivs))
+		out = append(out, throughputChart(id, rep, ivs, facts))
 	}
 	if r := rep.RR; r != nil {
 		out = append(out, logDotPlot(id+"-"+ChartRTT, ChartRTT, "Round-trip time distribution (log scale)",
@@ -93,7 +94,7 @@ func intervalRTTRows(ivs []result.Interval, probe string) []distRow {
 
 // throughputChart: the receiver's throughput in each interval, a line per
 // phase and direction, against the link's rate when the NIC tells it.
-func throughputChart(id string, rep *result.Report, ivs []result.Interval) template.HTML {
+func throughputChart(id string, rep *result.Report, ivs []result.Interval, facts *result.Facts) template.HTML {
 	var ss []series
 	index := map[string]int{}
 	for _, iv := range ivs {
@@ -112,10 +113,11 @@ func throughputChart(id string, rep *result.Report, ivs []result.Interval) templ
 			index[key] = i
 			ss = append(ss, series{name: name})
 		}
-		ss[i].pts = append(ss[i].pts, point{iv.End.D().Seconds(), iv.Throughput})
+		// A rate over the interval: a step from its start to its end.
+		ss[i].pts = append(ss[i].pts, point{iv.Start.D().Seconds(), iv.Throughput}, point{iv.End.D().Seconds(), iv.Throughput})
 	}
 	var refs []hline
-	if link, name := linkRate(rep.Facts); link > 0 && !rep.Stream.SameHost {
+	if link, name := linkRate(facts); link > 0 && !rep.Stream.SameHost {
 		refs = append(refs, hline{link, "link " + metric.FormatBitRate(link) + " (" + name + ")"})
 	}
 	if rep.Stream.SameHost {

@@ -131,7 +131,7 @@ func build(rep *result.Report, ivs []result.Interval) page {
 			}
 			sec := sectionView{ID: id, Title: st.Name, Status: st.Status, Why: st.Why, Elapsed: dur(st.Elapsed)}
 			if st.Report != nil {
-				fillSection(&sec, id, st.Report, st.Intervals)
+				fillSection(&sec, id, st.Report, st.Intervals, orFacts(st.Report.Facts, facts))
 				for _, f := range st.Report.Findings {
 					where[f.Code+"\x00"+f.Summary] = row
 				}
@@ -159,7 +159,7 @@ func build(rep *result.Report, ivs []result.Interval) page {
 		p.Doctor = dv
 	} else {
 		sec := sectionView{ID: "s1", Title: rep.Command}
-		fillSection(&sec, "s1", rep, ivs)
+		fillSection(&sec, "s1", rep, ivs, rep.Facts)
 		sec.Findings = nil // they are the verdicts, shown first
 		p.Areas = []areaView{{ID: "area-" + slug(areaOf(rep)), Name: areaOf(rep), Sections: []sectionView{sec}}}
 		for _, f := range rep.Findings {
@@ -217,8 +217,8 @@ func slug(s string) string {
 
 // fillSection renders one command's figures: the charts for what it
 // measured, its summary in the table's words, its interval rows.
-func fillSection(sec *sectionView, id string, rep *result.Report, ivs []result.Interval) {
-	sec.Charts = charts(id, rep, ivs)
+func fillSection(sec *sectionView, id string, rep *result.Report, ivs []result.Interval, facts *result.Facts) {
+	sec.Charts = charts(id, rep, ivs, facts)
 	if rep.BackupPlan != nil {
 		sec.Backup = backupOf(id, rep.BackupPlan)
 	}
@@ -243,6 +243,13 @@ func fillSection(sec *sectionView, id string, rep *result.Report, ivs []result.I
 		sec.Status = "partial"
 		sec.Why = rep.Error
 	}
+}
+
+func orFacts(a, b *result.Facts) *result.Facts {
+	if a != nil {
+		return a
+	}
+	return b
 }
 
 func findingOf(f result.Finding) findingView {

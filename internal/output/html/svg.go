@@ -62,9 +62,20 @@ func lineChart(id, class, title string, ss []series, refs []hline, yfmt func(flo
 			maxX, maxY = math.Max(maxX, p.x), math.Max(maxY, p.y)
 		}
 	}
+	// A reference far above the data (a 10 Gbit/s link under a 30 Mbit/s
+	// stream) would flatten the data against the axis: it is named at the
+	// top instead, off the scale.
+	var off []hline
+	var on []hline
 	for _, r := range refs {
+		if maxY > 0 && r.y > 4*maxY {
+			off = append(off, r)
+			continue
+		}
+		on = append(on, r)
 		maxY = math.Max(maxY, r.y)
 	}
+	refs = on
 	if maxX <= 0 {
 		maxX = 1
 	}
@@ -91,6 +102,9 @@ func lineChart(id, class, title string, ss []series, refs []hline, yfmt func(flo
 	}
 	fmt.Fprintf(&b, `<text class="axis" x="%d" y="%d" text-anchor="middle">seconds into the run</text>`, padL+plotW/2, padT+lineH+32)
 	fmt.Fprintf(&b, `<line class="axisline" x1="%d" y1="%d" x2="%d" y2="%d"/>`, padL, padT+lineH, chartW-padR, padT+lineH)
+	for i, r := range off {
+		fmt.Fprintf(&b, `<text class="reflabel offscale" x="%d" y="%d" text-anchor="end">↑ %s: %.0f× the top of this scale</text>`, chartW-padR-4, padT+10+i*14, esc(r.label), r.y/yTop)
+	}
 	for _, r := range refs {
 		fmt.Fprintf(&b, `<line class="ref" x1="%d" y1="%s" x2="%d" y2="%s"/>`, padL, f1(y(r.y)), chartW-padR, f1(y(r.y)))
 		fmt.Fprintf(&b, `<text class="reflabel" x="%d" y="%s" text-anchor="end">%s</text>`, chartW-padR-4, f1(y(r.y)-4), esc(r.label))
