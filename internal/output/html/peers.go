@@ -2,6 +2,7 @@ package html
 
 import (
 	"fmt"
+	"math"
 	"net"
 	"sort"
 	"strconv"
@@ -70,12 +71,16 @@ func netOf(anchor, step string, rep *result.Report, facts, agentFacts *result.Fa
 		v.What = "request/response round trips on one TCP connection, one outstanding"
 		v.How = fmt.Sprintf("%s requests, %s responses, for %s; each round trip timed by the client, the kernel's RTT from TCP_INFO beside it",
 			metric.FormatBytes(r.Config.RequestBytes), metric.FormatBytes(r.Config.ResponseBytes), dur(r.Duration))
+		length := r.Config.Duration
+		if length == 0 {
+			length = r.Duration
+		}
 		fig := "round trip p50 " + metric.FormatDuration(r.P50.D()) + ", p99 " + metric.FormatDuration(r.P99.D())
 		v.Commands = append(v.Commands,
 			peerCommand{Figure: fig, Where: "here (with sockperf server --tcp on " + host + ")",
-				Command: fmt.Sprintf("sockperf ping-pong -i %s --tcp -m %d -t %s --full-rtt", host, r.Config.RequestBytes, secondsArg(r.Duration))},
+				Command: fmt.Sprintf("sockperf ping-pong -i %s --tcp -m %d -t %s --full-rtt", host, r.Config.RequestBytes, secondsArg(length))},
 			peerCommand{Figure: fig, Where: "here (with netserver on " + host + ")",
-				Command: fmt.Sprintf("netperf -H %s -t TCP_RR -l %s -- -r %d,%d", host, secondsArg(r.Duration), r.Config.RequestBytes, r.Config.ResponseBytes)})
+				Command: fmt.Sprintf("netperf -H %s -t TCP_RR -l %s -- -r %d,%d", host, secondsArg(length), r.Config.RequestBytes, r.Config.ResponseBytes)})
 	case rep.Commit != nil:
 		c := rep.Commit
 		v.What = "synchronous log shipping: a block sent, written (and flushed) by the agent, then acknowledged"
@@ -212,12 +217,14 @@ func hostOf(target string) string {
 	return target
 }
 
+// secondsArg is a duration as the tools take it: whole seconds (iperf3's
+// -t, netperf's -l, fio's --runtime), at least 1; 10 when not known.
 func secondsArg(s result.Seconds) string {
 	v := s.D().Seconds()
 	if v <= 0 {
 		return "10"
 	}
-	return strconv.FormatFloat(v, 'f', -1, 64)
+	return strconv.Itoa(max(1, int(math.Ceil(v-0.05))))
 }
 
 func orDot(s string) string { return orWord(s, "DIR") }
