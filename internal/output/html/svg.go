@@ -80,7 +80,7 @@ func lineChart(id, class, title string, ss []series, refs []hline, yfmt func(flo
 		maxX = 1
 	}
 	xStep := niceCeil(maxX / timeAxisTickCount)
-	maxX = math.Ceil(maxX/xStep-1e-9) * xStep
+	maxX = math.Max(1, math.Ceil(maxX/xStep-0.02)) * xStep // a tail of a few ms past a tick does not add one
 	yTop := niceCeil(maxY * 1.05)
 	if yTop <= 0 {
 		yTop = 1
