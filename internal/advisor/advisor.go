@@ -43,6 +43,10 @@ const (
 
 // Advise returns the findings for a report, most important first.
 func Advise(r *result.Report) []result.Finding {
+	if r.Doctor != nil {
+		// A doctor's findings are its steps' verdicts, drawn already.
+		return r.Doctor.Verdicts
+	}
 	var out []result.Finding
 	if r.Stream != nil {
 		out = append(out, stream(r.Stream)...)

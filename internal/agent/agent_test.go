@@ -753,3 +753,39 @@ func TestCPUTest(t *testing.T) {
 		t.Fatalf("lz4 on the agent: %+v (sample %+v)", c, done.Compression.Sample)
 	}
 }
+
+// TestWelcomeFacts: the agent tells its host's facts in its Welcome, the
+// interface being the one routing back to the client (loopback here).
+func TestWelcomeFacts(t *testing.T) {
+	addr, stop := inProcess(t, agent.Config{Secret: []byte(itest.Secret), Software: "narrows test"})
+	defer stop()
+	s, err := dial(t, addr, itest.Secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	f := s.Facts
+	if f == nil {
+		t.Fatal("the agent told no facts")
+	}
+	if f.OS != runtime.GOOS || f.Cores != runtime.NumCPU() || f.Narrows != "narrows test" {
+		t.Errorf("facts: %+v", f)
+	}
+	if runtime.GOOS == "linux" && !slowFacts(f.Missing) && (len(f.Interfaces) != 1 || f.Interfaces[0].MTU != 65536) {
+		t.Errorf("the route back to 127.0.0.1 is loopback, MTU 65536: %+v", f.Interfaces)
+	}
+	if s.PeerIP() != "127.0.0.1" {
+		t.Errorf("PeerIP %q", s.PeerIP())
+	}
+}
+
+// slowFacts says the facts were cut short by their time bound (a loaded
+// machine): only the portable ones are there.
+func slowFacts(missing []string) bool {
+	for _, m := range missing {
+		if strings.Contains(m, "took longer than") {
+			return true
+		}
+	}
+	return false
+}

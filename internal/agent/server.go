@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/narrows/narrows/internal/metric"
+	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/sysinfo"
 	"github.com/narrows/narrows/internal/wire"
 )
 
@@ -293,6 +295,19 @@ func (s *Server) attach(c net.Conn, token []byte) bool {
 	return true
 }
 
+// facts are this host's, routed back to the client of c: read per
+// session (a few ms of file reads and ioctls), so they follow the host's
+// changes, and told only to a client that proved itself.
+func (s *Server) facts(c net.Conn) *result.Facts {
+	peer := ""
+	if a := hostOf(c); a.IsValid() {
+		peer = a.String()
+	}
+	f := sysinfo.ReadFacts(peer)
+	f.Narrows = s.cfg.Software
+	return f
+}
+
 func (s *Server) control(ctx context.Context, c net.Conn, h wire.Hello, log *slog.Logger, stranger func(string, ...any)) {
 	session := newID()
 	nonce := wire.NewNonce()
@@ -324,7 +339,7 @@ func (s *Server) control(ctx context.Context, c net.Conn, h wire.Hello, log *slo
 	if err := wire.WriteFrame(c, wire.TWelcome, wire.Welcome{MAC: proof, Limits: wire.Limits{
 		MaxTests: s.cfg.MaxTests, MaxDuration: s.cfg.MaxDuration, MaxStreams: s.cfg.MaxStreams, MaxBlock: s.cfg.MaxBlock,
 		MaxDataConns: s.cfg.maxDataConns(), MaxTestMemory: s.cfg.MaxTestMemory,
-		DiskPaths: s.diskPaths(), MaxDiskSize: s.cfg.MaxDiskSize}}); err != nil {
+		DiskPaths: s.diskPaths(), MaxDiskSize: s.cfg.MaxDiskSize}, Facts: s.facts(c)}); err != nil {
 		return
 	}
 	log.Info("client connected", "session", session, "software", h.Software)

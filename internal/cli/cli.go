@@ -75,6 +75,7 @@ func commands() []command {
 		{"plan sync", "what a synchronous replica costs each commit and a maintenance operation, by engine", planSync},
 		{"plan replica", "will a replica keep up with the log over one stream, with what margin, and at a farther site", planReplica},
 		{"plan chatty", "how long a chatty report's queries wait on the wire, and what another network or fewer round trips would make of it", planChatty},
+		{"doctor", "every probe and plan that applies here, within a budget: the verdicts first, a report to hand on", doctorCmd},
 		{"report", "render a saved run (its JSON lines) as one self-contained HTML file: narrows report RUN.jsonl --html out.html", report},
 		{"version", "print the version, commit and protocol version", version},
 	}
@@ -182,11 +183,31 @@ func newFlags(env Env, name string) *flag.FlagSet {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
 		fmt.Fprintf(env.Stdout, "Usage: narrows %s [flags]\n", name)
-		fs.SetOutput(env.Stdout)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
+		printFlags(env.Stdout, fs)
 	}
 	return fs
+}
+
+// printFlags lists fs's flags as the README writes them (--to, not
+// flag.PrintDefaults' -to), each with its default when it has one.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		kind, usage := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if kind != "" {
+			line += " " + kind
+		}
+		switch f.DefValue {
+		case "", "0", "false", "[]", "0s":
+		default:
+			if kind == "string" {
+				usage += fmt.Sprintf(" (default %q)", f.DefValue)
+			} else {
+				usage += " (default " + f.DefValue + ")"
+			}
+		}
+		fmt.Fprintf(w, "%s\n      %s\n", line, strings.ReplaceAll(usage, "\n", "\n      "))
+	})
 }
 
 func parse(fs *flag.FlagSet, args []string) error {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -115,8 +116,8 @@ func TestBadInput(t *testing.T) {
 // group prints its usage on standard output and exits 0 (issue 12:
 // `narrows db --help` was an error).
 func TestHelpEveryCommand(t *testing.T) {
-	cmds := [][]string{{"net"}, {"db"}, {"net", "stream"}, {"net", "rr"}, {"db", "ping"}, {"db", "repl"}, {"db", "load"},
-		{"disk"}, {"serve"}, {"version"}}
+	cmds := [][]string{{"net"}, {"db"}, {"plan"}, {"net", "stream"}, {"net", "rr"}, {"net", "commit"}, {"db", "ping"}, {"db", "repl"}, {"db", "load"},
+		{"disk"}, {"serve"}, {"version"}, {"plan", "backup"}, {"plan", "sync"}, {"plan", "replica"}, {"plan", "chatty"}}
 	for _, words := range cmds {
 		for _, flag := range []string{"--help", "-h"} {
 			args := append(append([]string{}, words...), flag)
@@ -125,14 +126,31 @@ func TestHelpEveryCommand(t *testing.T) {
 				if code != cli.ExitOK || stderr != "" || !strings.HasPrefix(out, "Usage: narrows "+strings.Join(words, " ")) {
 					t.Fatalf("exit %d, stderr %q, stdout %q", code, stderr, out)
 				}
+				// Flags as the README writes them: --to, never -to.
+				for _, line := range strings.Split(out, "\n") {
+					if strings.HasPrefix(strings.TrimSpace(line), "-") && !strings.HasPrefix(strings.TrimSpace(line), "--") {
+						t.Fatalf("a single-dash flag: %q in\n%s", line, out)
+					}
+				}
 			})
 		}
 	}
-	out, _, _ := run(t, nil, "db", "--help")
-	for _, c := range []string{"db ping", "db repl", "db load"} {
-		if !strings.Contains(out, c) {
-			t.Fatalf("db --help lacks %s:\n%s", c, out)
+	// A group lists its commands, one line each.
+	for group, want := range map[string][]string{
+		"db":   {"db ping", "db repl", "db load"},
+		"net":  {"net stream", "net rr", "net commit"},
+		"plan": {"plan backup", "plan sync", "plan replica", "plan chatty"},
+	} {
+		out, _, _ := run(t, nil, group, "--help")
+		for _, c := range want {
+			if n := strings.Count(out, "\n  "+c+" "); n != 1 {
+				t.Fatalf("%s --help lists %s %d times:\n%s", group, c, n, out)
+			}
 		}
+	}
+	// Defaults are shown.
+	if out, _, _ := run(t, nil, "net", "stream", "--help"); !strings.Contains(out, "--block string") || !strings.Contains(out, `(default "128K")`) {
+		t.Fatalf("net stream --help:\n%s", out)
 	}
 }
 
@@ -203,7 +221,7 @@ func TestDurationBeyondTheAgentsMaximum(t *testing.T) {
 
 func TestHelp(t *testing.T) {
 	out, _, code := run(t, nil, "net", "stream", "--help")
-	if code != 0 || !strings.Contains(out, "-streams") || !strings.Contains(out, "-window") {
+	if code != 0 || !strings.Contains(out, "  --streams int") || !strings.Contains(out, "  --window") {
 		t.Fatalf("help: code %d out %q", code, out)
 	}
 	out, _, code = run(t, nil, "help")
@@ -518,6 +536,31 @@ func TestInterruptKeepsResults(t *testing.T) {
 	for _, want := range []string{"→ agent", "stopped: interrupted", "PARTIAL", "One stream (forward) carried"} {
 		if !strings.Contains(out.String(), want) {
 			t.Fatalf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// TestFactsInReport: a run's summary names both ends: this host's facts,
+// its interface the one routing to the agent, and the agent's host's as
+// its Welcome told them.
+func TestFactsInReport(t *testing.T) {
+	a := itest.StartAgent(t, nil)
+	r := itest.Run(t, 60*time.Second, nil, "net", "rr", "--count", "200", "--to", a.Addr, "--json")
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+	}
+	_, s := jsonLines(t, r.Stdout)
+	for _, end := range []string{"facts", "agent_facts"} {
+		f, ok := s[end].(map[string]any)
+		if !ok {
+			t.Fatalf("no %s in the summary", end)
+		}
+		if f["os"] != runtime.GOOS || f["cores"].(float64) < 1 || f["narrows_version"] == "" {
+			t.Errorf("%s: %v", end, f)
+		}
+		nics, _ := f["interfaces"].([]any)
+		if slow := strings.Contains(fmt.Sprint(f["missing"]), "took longer than"); runtime.GOOS == "linux" && !slow && (len(nics) != 1 || nics[0].(map[string]any)["mtu"].(float64) != 65536) {
+			t.Errorf("%s: the route over 127.0.0.1 is loopback, MTU 65536: %v", end, nics)
 		}
 	}
 }

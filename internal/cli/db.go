@@ -172,6 +172,7 @@ func dbPing(ctx context.Context, env Env, args []string) error {
 		}
 	}
 	rep := result.NewReport("db ping", s.dsn.Redacted, tool(), env.Now())
+	rep.Facts = hostFacts(targetPeer(s.dsn.Host))
 	what := cfg.Duration.String()
 	if cfg.Count > 0 {
 		what = metric.FormatCount(cfg.Count) + " queries"
@@ -304,6 +305,7 @@ func dbRepl(ctx context.Context, env Env, args []string) error {
 		}
 	}
 	rep := result.NewReport("db repl", s.dsn.Redacted, tool(), env.Now())
+	rep.Facts = hostFacts(targetPeer(s.dsn.Host))
 	banner(env, c.json, "narrows db repl → %s: every %s, %s", s.dsn.Redacted, s.interval, until)
 	var tally advisor.ReplTally
 	emit := func(iv result.Interval) {
@@ -404,6 +406,7 @@ func dbLoad(ctx context.Context, env Env, args []string) error {
 		perCommit = dbload.RowsPerCommit(cfg.Rate, cfg.Sessions, cfg.RowBytes)
 	}
 	rep := result.NewReport("db load", s.dsn.Redacted, tool(), env.Now())
+	rep.Facts = hostFacts(targetPeer(s.dsn.Host))
 	banner(env, c.json, "narrows db load → %s: %s of log into scratch table %s, %s; %s, each commit one INSERT of %s",
 		s.dsn.Redacted, metric.FormatByteRate(cfg.Rate), cfg.Table, until, metric.Plural(int64(cfg.Sessions), "session"), result.CommitRows(perCommit, cfg.RowBytes))
 	res, runErr := dbload.Run(ctx, s.dsn, cfg, emitter(s.out))

@@ -297,7 +297,7 @@ func diskOn(ctx context.Context, env Env, cfg disk.Config, opts client.Options, 
 		return usagef("--path is required with --on: the agent at %s allows disk tests in %s (its --disk-path)", addr, strings.Join(allowed, ", "))
 	}
 	rep := result.NewReport("disk", addr, tool(), env.Now())
-	rep.Agent, rep.Unauthenticated = sess.Software, !sess.Authenticated
+	fromAgent(rep, sess)
 	out := withHTML(output(env, asJSON), htmlPath)
 	var target *result.Disk
 	measured := false

@@ -203,6 +203,9 @@ func finish(ctx context.Context, out sink, rep *result.Report, runErr error) err
 			rep.Error = "interrupted"
 		}
 	}
+	if rep.Facts == nil {
+		rep.Facts = hostFacts(targetPeer(rep.Target))
+	}
 	rep.Findings = advisor.Advise(rep)
 	// A run that standard output closing stopped cannot write its report:
 	// Main says why it stopped.
@@ -299,7 +302,7 @@ func netStream(ctx context.Context, env Env, args []string) error {
 			cfg.Streams, cfg.Direction, spec.DataConns(), s.opts.Addr, most, per)
 	}
 	rep := result.NewReport("net stream", s.opts.Addr, tool(), env.Now())
-	rep.Agent, rep.Unauthenticated = sess.Software, !sess.Authenticated
+	fromAgent(rep, sess)
 	phases := "1 stream"
 	if cfg.Streams > 1 {
 		phases = fmt.Sprintf("1 stream, then %d streams", cfg.Streams)
@@ -366,7 +369,7 @@ func netRR(ctx context.Context, env Env, args []string) error {
 		cfg.Duration = sess.Limits.MaxDuration // --count's bound
 	}
 	rep := result.NewReport("net rr", s.opts.Addr, tool(), env.Now())
-	rep.Agent, rep.Unauthenticated = sess.Software, !sess.Authenticated
+	fromAgent(rep, sess)
 	what := flagDuration(s.duration)
 	if cfg.Count > 0 {
 		what = metric.FormatCount(cfg.Count) + " round trips"

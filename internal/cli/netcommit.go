@@ -82,7 +82,7 @@ func netCommit(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	rep := result.NewReport("net commit", s.opts.Addr, tool(), env.Now())
-	rep.Agent, rep.Unauthenticated = sess.Software, !sess.Authenticated
+	fromAgent(rep, sess)
 	cfg.Started = func(res *result.Commit) {
 		c := res.Config
 		flight := "one in flight (one session committing)"

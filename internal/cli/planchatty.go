@@ -43,6 +43,8 @@ type chattyFlags struct {
 
 	// What the report says of the measurement.
 	agentSoftware, target string
+	agentFacts            *result.Facts // the agent's host, when it told them
+	hostFacts             *result.Facts // this host's, routed to the agent
 	unauth                bool
 }
 
@@ -96,6 +98,7 @@ func planChatty(ctx context.Context, env Env, args []string) error {
 	}
 	rep := result.NewReport("plan chatty", cf.target, tool(), env.Now())
 	rep.Agent, rep.Unauthenticated = cf.agentSoftware, cf.unauth
+	rep.Facts, rep.AgentFacts = cf.hostFacts, cf.agentFacts
 	rep.ChattyPlan = &plan
 	return finish(ctx, withHTML(output(env, cf.json), htmlPath), rep, runErr)
 }
@@ -258,6 +261,7 @@ func (cf *chattyFlags) measureRR(ctx context.Context, env Env) (result.ChattyFig
 	}
 	defer sess.Close()
 	cf.agentSoftware, cf.unauth, cf.target = sess.Software, !sess.Authenticated, opts.Addr
+	cf.agentFacts, cf.hostFacts = sess.Facts, hostFacts(sess.PeerIP())
 	if most := sess.Limits.MaxDuration; most > 0 && cf.measureFor > most {
 		return result.ChattyFigures{}, nil, usagef("--duration %s: the agent at %s allows tests of up to %s (its --max-duration): use --duration %s or less",
 			flagDuration(cf.measureFor), opts.Addr, flagDuration(most), flagDuration(most))

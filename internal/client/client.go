@@ -42,6 +42,19 @@ type Session struct {
 	// Capabilities are what the agent announced it does beyond the
 	// protocol version, e.g. the far-side test kinds it runs.
 	Capabilities []string
+	// Facts are the agent's host, as it told them in its Welcome (the
+	// interface is the one routing back to this client); nil from an
+	// agent before them.
+	Facts *result.Facts
+}
+
+// PeerIP is the agent's address as connected: what this host's facts
+// route to.
+func (s *Session) PeerIP() string {
+	if a, ok := s.conn.RemoteAddr().(*net.TCPAddr); ok {
+		return a.IP.String()
+	}
+	return ""
 }
 
 // Runs says whether the agent runs far-side tests of this kind: an agent
@@ -164,6 +177,7 @@ func (s *Session) handshake() error {
 	s.Limits = w.Limits
 	s.Authenticated = ch.AuthRequired
 	s.Capabilities = ch.Capabilities
+	s.Facts = w.Facts
 	return nil
 }
 

@@ -93,6 +93,9 @@ func TestStandInCannotSwitchAuthOff(t *testing.T) {
 			if <-proof {
 				t.Fatal("the client sent a proof to an agent that asked for none")
 			}
+			if s.Facts != nil {
+				t.Fatalf("facts from an agent that told none (an old agent's Welcome): %+v", s.Facts)
+			}
 		})
 	}
 }

@@ -57,6 +57,10 @@ type Auth struct {
 type Welcome struct {
 	MAC    []byte `json:"mac,omitempty"`
 	Limits Limits `json:"limits"`
+	// Facts are the agent's host and the interface its route back to the
+	// client leaves by, so a report names both ends without another round
+	// trip; nil from an agent before them.
+	Facts *result.Facts `json:"facts,omitempty"`
 }
 
 // Limits are what an agent allows one client.

@@ -37,7 +37,7 @@ func TestHTMLInBrowser(t *testing.T) {
 		testenv.Need(t, testenv.Host, "chromium is not installed (apt-get install -y chromium; make test installs it)")
 	}
 	dir := t.TempDir()
-	a := itest.StartAgent(t, nil)
+	a := itest.StartAgent(t, []string{"--disk-path", dir})
 	runs := []struct {
 		name   string
 		args   []string
@@ -67,6 +67,27 @@ func TestHTMLInBrowser(t *testing.T) {
 		pages = append(pages, page)
 		wantCharts[page] = r.charts
 	}
+	// A doctor run: every step that applies without a database, its own
+	// report written beside its JSON lines, and the same from `report`.
+	data, backup := filepath.Join(dir, "data"), filepath.Join(dir, "backup")
+	os.Mkdir(data, 0o755)
+	os.Mkdir(backup, 0o755)
+	docRun := filepath.Join(dir, "doctor.jsonl")
+	docPage, _ := filepath.Abs(filepath.Join(out, "doctor-run.html"))
+	res := itest.Run(t, 2*time.Minute, nil, "doctor", "--to", a.Addr, "--data-path", data, "--log-path", data, "--backup-path", backup,
+		"--budget", "20s", "--out", docRun, "--html", docPage)
+	if res.Code != 0 {
+		t.Fatalf("doctor: exit %d\n%s%s", res.Code, res.Stdout, res.Stderr)
+	}
+	again := filepath.Join(dir, "doctor-again.html")
+	if res := itest.Run(t, time.Minute, nil, "report", docRun, "--html", again); res.Code != 0 {
+		t.Fatalf("report doctor: exit %d\n%s", res.Code, res.Stderr)
+	}
+	if x, y := readFile(t, docPage), readFile(t, again); x != y {
+		t.Errorf("the doctor's own report and `narrows report` of its run differ")
+	}
+	pages = append(pages, docPage)
+	wantCharts[docPage] = []string{"chart-throughput", "chart-rtt", "chart-disk-latency", "chart-commit-latency"}
 	// The doctor of the golden files: every area and every chart at once.
 	golden, err := os.ReadFile(filepath.Join("..", "testdata", "doctor.html.golden"))
 	if err != nil {
@@ -103,7 +124,7 @@ func TestHTMLInBrowser(t *testing.T) {
 					t.Errorf("no %s chart among %v", c, st.Charts)
 				}
 			}
-			if strings.HasPrefix(filepath.Base(page), "doctor") && !st.Backup {
+			if strings.HasPrefix(filepath.Base(page), "doctor") && !st.Backup && !strings.Contains(readFile(t, page), `plan backup <span class="status st-skipped">`) {
 				t.Error("no backup table")
 			}
 			if st.Facts == 0 {
@@ -115,6 +136,15 @@ func TestHTMLInBrowser(t *testing.T) {
 			}
 		})
 	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 func chromium() string {

@@ -7,12 +7,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/narrows/narrows/internal/itest"
+	"github.com/narrows/narrows/internal/result"
 	"github.com/narrows/narrows/internal/testbed"
 	"github.com/narrows/narrows/internal/testbed/dbserver"
 	"github.com/narrows/narrows/internal/testenv"
@@ -449,6 +452,10 @@ func TestReplFallingBehind(t *testing.T) {
 			dflt/1e6, r, capacity/1e6, fallingWindow)
 	}
 
+	// narrows doctor on the same line, as a DBA would start: its verdicts
+	// must name the window that host B's capped buffer was set to impose.
+	doctorNamesWindow(t, l)
+
 	load, warm, watch := fallingDurations()
 	r := runRepl(t, l, pg, "5MB/s", load, warm, watch)
 	gen := meanOf(r.points, func(p replPoint) float64 { return p.gen })
@@ -470,4 +477,39 @@ func TestReplFallingBehind(t *testing.T) {
 	pr := planGrowthRatio(t, pred, r.unsentSlope)
 	t.Logf("RESULT plan replica (experiment 8): predicted before the load %s at G − C = 5.00 − %.2f = %.2f MB/s; db repl measured %.2f MB/s: ratio %.3f",
 		pred.verdict, pred.capacity/1e6, pred.growth/1e6, r.unsentSlope/1e6, pr)
+}
+
+// doctorNamesWindow runs `narrows doctor --to B` on host A, the shortest
+// budget, and holds its verdicts to the line's truth: one stream is
+// window-limited (host B's receive buffer is capped), and that verdict is
+// among the first the terminal shows, as a warning.
+func doctorNamesWindow(t *testing.T, l *testbed.DelayLine) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "doctor.jsonl")
+	t0 := time.Now()
+	res := runOnA(t, l, 2*time.Minute, "doctor", "--to", agentAddr(l), "--budget", "20s", "--out", out)
+	took := time.Since(t0)
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	var rep result.Report
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rep); err != nil || rep.Doctor == nil {
+		t.Fatalf("the run's last line is not the doctor's summary: %v", err)
+	}
+	first := ""
+	for i, f := range rep.Doctor.Verdicts {
+		if f.Code == "stream.window_limited" {
+			first = fmt.Sprintf("verdict %d of %d: %s", i+1, len(rep.Doctor.Verdicts), f.Summary)
+			if f.Severity != "warning" || i >= 8 {
+				t.Errorf("the window verdict is %s, number %d: it must be a warning among the first shown", f.Severity, i+1)
+			}
+			break
+		}
+	}
+	t.Logf("RESULT doctor across 40 ms, host B's buffer capped: %v of a 20 s budget; %s", took.Round(100*time.Millisecond), first)
+	if first == "" || !strings.Contains(res.Stdout, "window") {
+		t.Errorf("doctor did not name the window limit:\n%s", res.Stdout)
+	}
 }

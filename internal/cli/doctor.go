@@ -1,0 +1,402 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/narrows/narrows/internal/doctor"
+	"github.com/narrows/narrows/internal/output/jsonl"
+	"github.com/narrows/narrows/internal/result"
+)
+
+// doctorFlags are `narrows doctor`'s: where things are; each optional.
+type doctorFlags struct {
+	to, dsn, dataPath, logPath, backupPath, budget, html, out string
+	replicas                                                  multiFlag
+	json                                                      bool
+	agent                                                     agentFlags
+}
+
+func doctorCmd(ctx context.Context, env Env, args []string) error {
+	fs := newFlags(env, "doctor")
+	var df doctorFlags
+	fs.StringVar(&df.to, "to", "", "the agent (narrows serve) on the replica's or the backup's host: HOST or HOST:PORT")
+	df.agent.register(fs)
+	fs.StringVar(&df.dsn, "dsn", "", "the primary: postgres://…, mysql://… or sqlserver://… (or set NARROWS_DSN)")
+	fs.Var(&df.replicas, "replica-dsn", "a replica to read too, [NAME=]DSN (repeatable; MySQL/MariaDB need it)")
+	fs.StringVar(&df.dataPath, "data-path", "", "the database's data directory here (its pages: the data profile; read and written by backups)")
+	fs.StringVar(&df.logPath, "log-path", "", "the directory of the database's log here (its flushes: the log profile)")
+	fs.StringVar(&df.backupPath, "backup-path", "", "a directory on the agent, inside its --disk-path, where backups land")
+	fs.StringVar(&df.budget, "budget", "3m", "the time every step shares")
+	fs.StringVar(&df.out, "out", "", "the run's JSON lines go to this file (default narrows-doctor-DATE-TIME.jsonl here)")
+	fs.StringVar(&df.html, "html", "", "the report goes to this file (default: beside the run, .html)")
+	fs.BoolVar(&df.json, "json", false, "write the doctor's summary as a JSON line on standard output instead of the verdicts")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	budget, err := positiveDuration("--budget", df.budget)
+	if err != nil {
+		return err
+	}
+	if budget < 20*time.Second || budget > 24*time.Hour {
+		return usagef("--budget %s: use 20s to 24h (3m measures every step well enough to plan from)", df.budget)
+	}
+	in := doctor.Inputs{DSN: df.dsn, ReplicaDSNs: df.replicas, DataPath: df.dataPath, LogPath: df.logPath, BackupPath: df.backupPath}
+	if in.DSN == "" {
+		in.DSN = env.Getenv("NARROWS_DSN")
+	}
+	for _, p := range []struct{ flag, dir string }{{"--data-path", df.dataPath}, {"--log-path", df.logPath}} {
+		if p.dir == "" {
+			continue
+		}
+		if st, err := os.Stat(p.dir); err != nil || !st.IsDir() {
+			return usagef("%s %s: not a directory here", p.flag, p.dir)
+		}
+	}
+	if df.to == "" && in.DSN == "" && df.dataPath == "" && df.logPath == "" {
+		return usagef("doctor: give what to examine: --to HOST (narrows serve on the replica's or the backup's host), --dsn (the primary), --data-path or --log-path")
+	}
+	if df.backupPath != "" && df.to == "" {
+		return usagef("doctor: --backup-path is a directory on the agent: give --to HOST too")
+	}
+	target := "this host"
+	var software string
+	if df.to != "" {
+		opts, err := df.agent.options(env, "--to", df.to)
+		if err != nil {
+			return err
+		}
+		sess, err := connect(ctx, opts)
+		if err != nil {
+			return err
+		}
+		in.Agent, in.AgentDisk, software = true, len(sess.Limits.DiskPaths) > 0, sess.Software
+		sess.Close()
+		target = opts.Addr
+	}
+	stamp := env.Now().Format("20060102-150405")
+	runPath := df.out
+	if runPath == "" {
+		runPath = "narrows-doctor-" + stamp + ".jsonl"
+	}
+	htmlPath := df.html
+	if htmlPath == "" {
+		htmlPath = strings.TrimSuffix(runPath, ".jsonl") + ".html"
+	}
+	// O_EXCL: a run never overwrites another's file.
+	runFile, err := os.OpenFile(runPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return usagef("--out %s: %v", runPath, unwrapPath(err))
+	}
+	defer runFile.Close()
+
+	d := &result.Doctor{Budget: result.Seconds(budget), Steps: []result.DoctorStep{}}
+	start := time.Now()
+	names := doctor.Names()
+	// The budget is shared among the steps that apply.
+	weightsLeft, fixedLeft := 0.0, time.Duration(0)
+	for _, n := range names {
+		if _, skip := doctor.Registry[n].Args(in, time.Second); skip == "" {
+			weightsLeft += doctor.Registry[n].Weight
+			fixedLeft += doctor.Registry[n].Fixed
+		}
+	}
+	progress := newProgress(env.Stderr, len(names))
+	for k, name := range names {
+		st := doctor.Registry[name]
+		step := result.DoctorStep{Name: name, Area: st.Area}
+		if _, skip := st.Args(in, time.Second); skip != "" {
+			step.Status, step.Why = result.StepSkipped, skip
+			d.Steps = append(d.Steps, step)
+			progress.skipped(k, name, skip)
+			continue
+		}
+		left := budget - time.Since(start)
+		share := doctor.Share(left, fixedLeft, st.Weight, weightsLeft)
+		weightsLeft -= st.Weight
+		fixedLeft -= st.Fixed
+		step.Budget = result.Seconds(share)
+		if ctx.Err() != nil {
+			step.Status, step.Why = result.StepSkipped, "interrupted"
+			d.Steps = append(d.Steps, step)
+			continue
+		}
+		stepArgs, skip := st.Args(in, max(share, time.Second))
+		if skip != "" {
+			step.Status, step.Why = result.StepSkipped, skip
+			d.Steps = append(d.Steps, step)
+			progress.skipped(k, name, skip)
+			continue
+		}
+		full := append(strings.Fields(st.Command), stepArgs...)
+		if st.Agent != "" && in.Agent {
+			full = append(full, st.Agent, df.to)
+			full = append(full, df.agent.flags()...)
+		}
+		if st.FromRun {
+			full = append(full, "--from", runPath)
+		}
+		full = append(full, "--json")
+		progress.start(k, name, share, budget-time.Since(start))
+		t0 := time.Now()
+		out, stderr, code := runStep(ctx, env, full)
+		step.Elapsed = result.Seconds(time.Since(t0))
+		ivs, sum, records := parseRun(out)
+		step.Intervals, step.Report = ivs, sum
+		switch {
+		case code == ExitOK && sum != nil && !sum.Partial:
+			step.Status = result.StepRan
+		default:
+			step.Status = result.StepFailed
+			step.Why = lastLine(stderr)
+			if step.Why == "" && sum != nil {
+				step.Why = sum.Error
+			}
+		}
+		// The steps' own records, in order: what a plan reads --from.
+		runFile.Write(records)
+		d.Steps = append(d.Steps, step)
+		progress.done(k, name, step)
+	}
+	progress.finish()
+	d.Elapsed = result.Seconds(time.Since(start))
+	d.Verdicts = verdicts(d.Steps)
+	rep := result.NewReport("doctor", target, tool(), env.Now())
+	rep.Agent = software
+	rep.Doctor = d
+	rep.Findings = d.Verdicts
+	// Both ends' facts, as the first step that reached the agent read them.
+	for _, s := range d.Steps {
+		if s.Report != nil && rep.Facts == nil {
+			rep.Facts = s.Report.Facts
+		}
+		if s.Report != nil && s.Report.AgentFacts != nil && rep.AgentFacts == nil {
+			rep.Facts, rep.AgentFacts = s.Report.Facts, s.Report.AgentFacts
+		}
+	}
+	if ctx.Err() != nil {
+		rep.Partial, rep.Error = true, "interrupted"
+	}
+	if err := jsonl.New(runFile).Report(rep); err != nil {
+		return fmt.Errorf("writing %s: %w", runPath, err)
+	}
+	written := []string{runPath}
+	if err := writeHTML(htmlPath, rep, nil); err != nil {
+		fmt.Fprintf(env.Stderr, "narrows doctor: the report was not written: %v\n", err)
+	} else {
+		written = append(written, htmlPath)
+	}
+	if df.json {
+		if err := jsonl.New(env.Stdout).Report(rep); err != nil {
+			return err
+		}
+	} else {
+		printDoctor(env.Stdout, rep, written)
+	}
+	if ctx.Err() != nil {
+		return errInterrupted
+	}
+	return nil
+}
+
+// flags gives the agent flags back as given, for a step's command line.
+func (a *agentFlags) flags() []string {
+	var f []string
+	if a.secretFile != "" {
+		f = append(f, "--secret-file", a.secretFile)
+	}
+	if a.insecure {
+		f = append(f, "--insecure")
+	}
+	if a.timeout != "" {
+		f = append(f, "--timeout", a.timeout)
+	}
+	return f
+}
+
+// runStep runs one narrows command in this process, as its own command
+// would run, its output kept; a run's history is the doctor's, not each
+// step's.
+func runStep(ctx context.Context, env Env, args []string) (stdout []byte, stderr string, code int) {
+	var out, errb bytes.Buffer
+	sub := env
+	sub.Stdout, sub.Stderr = &out, &errb
+	get := env.Getenv
+	sub.Getenv = func(k string) string {
+		if k == "NARROWS_NO_HISTORY" {
+			return "1"
+		}
+		return get(k)
+	}
+	code = Main(ctx, sub, args)
+	return out.Bytes(), errb.String(), code
+}
+
+// parseRun reads a step's JSON lines: its interval records, its summary
+// (the last), and the records alone (a command refused prints its usage
+// to standard output too).
+func parseRun(b []byte) ([]result.Interval, *result.Report, []byte) {
+	var ivs []result.Interval
+	var sum *result.Report
+	var records []byte
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		var head struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(line, &head) != nil {
+			continue
+		}
+		switch head.Type {
+		case result.TypeInterval:
+			var iv result.Interval
+			if json.Unmarshal(line, &iv) == nil {
+				ivs = append(ivs, iv)
+				records = append(append(records, line...), '\n')
+			}
+		case result.TypeSummary:
+			var r result.Report
+			if json.Unmarshal(line, &r) == nil {
+				sum = &r
+				records = append(append(records, line...), '\n')
+			}
+		}
+	}
+	return ivs, sum, records
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.TrimPrefix(lines[len(lines)-1], "narrows: ")
+}
+
+// verdicts are every step's findings that matter, most severe first (in
+// the steps' order within a severity), each once.
+func verdicts(steps []result.DoctorStep) []result.Finding {
+	var out []result.Finding
+	seen := map[string]bool{}
+	for _, sev := range []string{"warning", "info"} {
+		for _, s := range steps {
+			if s.Report == nil {
+				continue
+			}
+			for _, f := range s.Report.Findings {
+				if f.Severity != sev || seen[f.Summary] {
+					continue
+				}
+				seen[f.Summary] = true
+				out = append(out, f)
+			}
+		}
+	}
+	if out == nil {
+		out = []result.Finding{}
+	}
+	return out
+}
+
+// doctorVerdictsShown is how many verdicts the terminal shows before
+// pointing at the report.
+const doctorVerdictsShown = 8
+
+// printDoctor writes the verdicts first, then each step in a line, then
+// where to read more.
+func printDoctor(w io.Writer, rep *result.Report, written []string) {
+	d := rep.Doctor
+	fmt.Fprintf(w, "narrows doctor → %s: %d steps in %s of a %s budget\n\n", rep.Target, len(d.Steps),
+		d.Elapsed.D().Round(time.Second), d.Budget.D())
+	if len(d.Verdicts) == 0 {
+		fmt.Fprintln(w, "No verdict: nothing ran that could give one.")
+	} else {
+		fmt.Fprintln(w, "What matters, most severe first:")
+	}
+	for i, f := range d.Verdicts {
+		if i == doctorVerdictsShown {
+			fmt.Fprintf(w, "  … and %d more in the report\n", len(d.Verdicts)-i)
+			break
+		}
+		mark := "•"
+		if f.Severity == "warning" {
+			mark = "!"
+		}
+		fmt.Fprintf(w, "  %s %s\n", mark, f.Summary)
+	}
+	fmt.Fprintln(w, "\nSteps:")
+	for _, s := range d.Steps {
+		switch s.Status {
+		case result.StepRan:
+			fmt.Fprintf(w, "  %-20s ran, %s\n", s.Name, s.Elapsed.D().Round(100*time.Millisecond))
+		default:
+			fmt.Fprintf(w, "  %-20s %s: %s\n", s.Name, s.Status, s.Why)
+		}
+	}
+	fmt.Fprintf(w, "\nThe run: %s\n", strings.Join(written, ", "))
+}
+
+// progress shows which step runs: on a terminal one line rewritten in
+// place, otherwise a plain line a step.
+type progress struct {
+	w     io.Writer
+	n     int
+	tty   bool
+	width int
+}
+
+func newProgress(w io.Writer, n int) *progress {
+	p := &progress{w: w, n: n}
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			p.tty = true
+		}
+	}
+	return p
+}
+
+func (p *progress) line(s string) {
+	if p.tty {
+		pad := max(0, p.width-len(s))
+		fmt.Fprintf(p.w, "\r%s%s", s, strings.Repeat(" ", pad))
+		p.width = len(s)
+		return
+	}
+	fmt.Fprintln(p.w, s)
+}
+
+func (p *progress) start(k int, name string, share, left time.Duration) {
+	given := "reads the run"
+	if share > 0 {
+		given = share.Round(100 * time.Millisecond).String()
+	}
+	p.line(fmt.Sprintf("narrows doctor: step %d of %d: %s (%s; %s of the budget left)", k+1, p.n, name, given, max(0, left).Round(time.Second)))
+}
+
+func (p *progress) skipped(k int, name, why string) {
+	if !p.tty {
+		p.line(fmt.Sprintf("narrows doctor: step %d of %d: %s skipped: %s", k+1, p.n, name, why))
+	}
+}
+
+func (p *progress) done(k int, name string, s result.DoctorStep) {
+	if s.Status == result.StepFailed {
+		if p.tty {
+			fmt.Fprintln(p.w)
+			p.width = 0
+		}
+		fmt.Fprintf(p.w, "narrows doctor: %s failed: %s\n", name, s.Why)
+	}
+}
+
+func (p *progress) finish() {
+	if p.tty && p.width > 0 {
+		fmt.Fprintf(p.w, "\r%s\r", strings.Repeat(" ", p.width))
+	}
+}

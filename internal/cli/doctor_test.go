@@ -1,0 +1,36 @@
+package cli_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/narrows/narrows/internal/cli"
+)
+
+// TestDoctorBadInput: each mistake is one line, exit 2, and no run file.
+func TestDoctorBadInput(t *testing.T) {
+	dir := t.TempDir()
+	taken := filepath.Join(dir, "taken.jsonl")
+	os.WriteFile(taken, []byte("earlier run\n"), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{}, "give what to examine"},
+		{[]string{"--data-path", dir, "--budget", "5s"}, "--budget 5s"},
+		{[]string{"--data-path", dir, "--budget", "soon"}, "--budget"},
+		{[]string{"--data-path", filepath.Join(dir, "nowhere")}, "not a directory"},
+		{[]string{"--data-path", dir, "--backup-path", "/backup"}, "give --to HOST too"},
+		{[]string{"--data-path", dir, "--out", taken}, "--out " + taken},
+	} {
+		_, stderr, code := run(t, nil, append([]string{"doctor"}, c.args...)...)
+		if code != cli.ExitUsage || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("doctor %v: exit %d, %q; want exit 2, one line with %q", c.args, code, stderr, c.want)
+		}
+	}
+	if b, _ := os.ReadFile(taken); string(b) != "earlier run\n" {
+		t.Errorf("an earlier run's file was changed: %q", b)
+	}
+}

@@ -1,0 +1,95 @@
+package dbtest
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/narrows/narrows/internal/itest"
+	"github.com/narrows/narrows/internal/result"
+)
+
+// TestDoctorLoopback: narrows doctor end to end against a real agent (with
+// a --disk-path) and the test PostgreSQL primary and standby on loopback,
+// within its budget: every step that applies runs (the backup plan, with
+// no --backup-path, says what would make it run), the run's file holds each
+// step's own records and the doctor's summary last, the verdicts come most
+// severe first, and nothing is left behind: no file in the agent's
+// directory, no scratch table, no password in any output.
+func TestDoctorLoopback(t *testing.T) {
+	needPG(t)
+	far, data, logs, out := t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()
+	a := itest.StartAgent(t, []string{"--disk-path", far})
+	runPath := filepath.Join(out, "run.jsonl")
+	const budget = 30 * time.Second
+	t0 := time.Now()
+	r := itest.Run(t, 3*time.Minute, []string{"NARROWS_SECRET=" + itest.Secret}, "doctor", "--to", a.Addr, "--dsn", pgDSN(), "--replica-dsn", "standby="+pgStandby(),
+		"--data-path", data, "--log-path", logs, "--budget", budget.String(), "--out", runPath)
+	took := time.Since(t0)
+	noSecrets(t, "doctor", r.Stdout, r.Stderr)
+	if r.Code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	t.Logf("doctor took %v of a %v budget:\n%s", took.Round(100*time.Millisecond), budget, r.Stdout)
+	// Within the budget, and the process's start and the agent's
+	// handshake on top (a second is generous for those).
+	if took > budget+time.Second {
+		t.Errorf("doctor took %v with a budget of %v", took, budget)
+	}
+	raw, err := os.ReadFile(runPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	var rep result.Report
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rep); err != nil || rep.Doctor == nil {
+		t.Fatalf("the run's last line is not the doctor's summary: %v", err)
+	}
+	summaries := 0
+	for _, l := range lines[:len(lines)-1] {
+		if strings.Contains(l, `"type":"summary"`) {
+			summaries++
+		}
+	}
+	ran := map[string]result.DoctorStep{}
+	for _, s := range rep.Doctor.Steps {
+		ran[s.Name] = s
+	}
+	for _, name := range []string{"net stream", "net stream reverse", "net rr 64 B", "net rr 500 B", "net commit", "db ping", "db repl",
+		"disk data path", "disk log path", "disk on the agent", "plan replica", "plan sync", "plan chatty"} {
+		s := ran[name]
+		if s.Status != result.StepRan || s.Report == nil {
+			t.Errorf("step %q: %s (%s), want ran with its report", name, s.Status, s.Why)
+		}
+	}
+	if s := ran["plan backup"]; s.Status != result.StepSkipped || !strings.Contains(s.Why, "--backup-path") {
+		t.Errorf("plan backup without --backup-path: %s (%s), want skipped, naming the flag", s.Status, s.Why)
+	}
+	if want := len(rep.Doctor.Steps) - 1; summaries != want {
+		t.Errorf("the run holds %d step summaries, want %d (one per step that ran)", summaries, want)
+	}
+	if s := ran["net stream"]; len(s.Intervals) == 0 {
+		t.Errorf("net stream's intervals are not in the doctor's summary")
+	}
+	// Most severe first.
+	seenInfo := false
+	for _, f := range rep.Doctor.Verdicts {
+		if f.Severity == "info" {
+			seenInfo = true
+		} else if seenInfo {
+			t.Errorf("verdict %q (%s) after an info one", f.Summary, f.Severity)
+		}
+	}
+	if len(rep.Doctor.Verdicts) == 0 || !strings.Contains(r.Stdout, "What matters, most severe first:") {
+		t.Errorf("no verdicts first:\n%s", r.Stdout)
+	}
+	if left, _ := os.ReadDir(far); len(left) != 0 {
+		t.Errorf("left in the agent's directory: %v", left)
+	}
+	if n := count(t, open(t, pgSuper()), "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'narrows%'"); n != 0 {
+		t.Errorf("%v scratch tables left behind", n)
+	}
+}
