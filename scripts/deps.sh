@@ -15,6 +15,7 @@ ls /usr/lib/postgresql/*/bin/pgbench >/dev/null 2>&1 && ls /usr/lib/postgresql/*
 have mariadb || need+=(mariadb-client)
 have losetup || need+=(mount)   # the disk tests read a loop device
 have mkfs.xfs || need+=(xfsprogs)   # and time buffered writes on XFS, which end within their submitting call
+have chromium || need+=(chromium)   # the HTML report's browser test opens reports in headless Chromium
 if [ "${1:-test}" = bench ]; then
   have sockperf || need+=(sockperf)
   have fio || need+=(fio)

@@ -80,6 +80,7 @@ func commands() []command {
 		{"doctor", "every probe and plan that applies here, within a budget: the verdicts first, a report to hand on", doctorCmd},
 		{"history", "list the runs kept in the local history", historyCmd},
 		{"compare", "compare two runs figure by figure, and say whether each change is more than noise", compareCmd},
+		{"report", "render a saved run (its JSON lines) as one self-contained HTML file: narrows report RUN.jsonl --html out.html", report},
 		{"version", "print the version, commit and protocol version", version},
 	}
 }

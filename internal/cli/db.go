@@ -29,6 +29,7 @@ import (
 type dbCommon struct {
 	dsn, interval, timeout string
 	json                   bool
+	html                   string
 }
 
 func (c *dbCommon) register(fs *flag.FlagSet) {
@@ -36,6 +37,7 @@ func (c *dbCommon) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.interval, "interval", "1s", "how often to report")
 	fs.StringVar(&c.timeout, "timeout", "10s", "how long to wait for the server to connect or answer")
 	fs.BoolVar(&c.json, "json", false, "write JSON lines (intervals as they happen, then the summary) instead of a table")
+	htmlFlag(fs, &c.html)
 }
 
 type dbSetup struct {
@@ -64,7 +66,7 @@ func (c *dbCommon) setup(env Env, cmd string) (*dbSetup, error) {
 	if s.timeout, err = positiveDuration("--timeout", c.timeout); err != nil {
 		return nil, err
 	}
-	s.out = output(env, c.json)
+	s.out = withHTML(output(env, c.json), c.html)
 	return s, nil
 }
 

@@ -32,6 +32,8 @@ func diskCmd(ctx context.Context, env Env, args []string) (err error) {
 	engine := fs.String("engine", disk.EngineAuto, "auto (io_uring where the kernel gives it), io_uring or portable (threads doing pread/pwrite)")
 	seed := fs.Uint64("seed", 1, "seed of the random offsets: the same seed repeats the same I/O")
 	asJSON := fs.Bool("json", false, "write JSON lines (intervals as they happen, then the summary) instead of a table")
+	var htmlPath string
+	htmlFlag(fs, &htmlPath)
 	rw := fs.String("rw", string(disk.RandRead), "custom: read, write, randread, randwrite or mix")
 	mix := fs.Int("mix", 70, "custom --rw mix: the percentage of reads")
 	block := fs.String("block", "8K", "custom: the size of each I/O")
@@ -119,7 +121,7 @@ func diskCmd(ctx context.Context, env Env, args []string) (err error) {
 		if err != nil {
 			return err
 		}
-		return diskOn(ctx, env, cfg, opts, *asJSON)
+		return diskOn(ctx, env, cfg, opts, *asJSON, htmlPath)
 	}
 
 	t, err := disk.Open(cfg)
@@ -137,7 +139,7 @@ func diskCmd(ctx context.Context, env Env, args []string) (err error) {
 	}
 	notices(env, notes)
 	sum := t.Summary()
-	out := output(env, *asJSON)
+	out := withHTML(output(env, *asJSON), htmlPath)
 	banner(env, *asJSON, "narrows disk → %s: %s", sum.Path, describe(t.Path(), t.Dir(), sum, cfg))
 	if err := t.Layout(ctx); err != nil {
 		if ctx.Err() != nil {
@@ -273,7 +275,7 @@ func notices(env Env, notes []string) {
 // diskOn is `narrows disk --on AGENT`: the agent runs the same patterns
 // with the same probe on its own storage, in a directory its operator
 // allowed, and the output is a local run's, the agent named in it.
-func diskOn(ctx context.Context, env Env, cfg disk.Config, opts client.Options, asJSON bool) error {
+func diskOn(ctx context.Context, env Env, cfg disk.Config, opts client.Options, asJSON bool, htmlPath string) error {
 	sess, err := connect(ctx, opts)
 	if err != nil {
 		return err
@@ -296,7 +298,7 @@ func diskOn(ctx context.Context, env Env, cfg disk.Config, opts client.Options, 
 	}
 	rep := result.NewReport("disk", addr, tool(), env.Now())
 	fromAgent(rep, sess)
-	out := output(env, asJSON)
+	out := withHTML(output(env, asJSON), htmlPath)
 	var target *result.Disk
 	measured := false
 	done, runErr := sess.RunFar(ctx, disk.Spec(cfg), func(a *wire.Accepted) error {

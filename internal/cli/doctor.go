@@ -401,8 +401,3 @@ func (p *progress) finish() {
 		fmt.Fprintf(p.w, "\r%s\r", strings.Repeat(" ", p.width))
 	}
 }
-
-// writeHTML writes a report as HTML (internal/output/html, report.go).
-var writeHTML = func(path string, rep *result.Report, ivs []result.Interval) error {
-	return fmt.Errorf("this build writes no HTML yet")
-}

@@ -84,6 +84,7 @@ func (a *agentFlags) options(env Env, flag, addr string) (client.Options, error)
 type netFlags struct {
 	to, duration, interval string
 	json                   bool
+	html                   string
 	agent                  agentFlags
 }
 
@@ -93,6 +94,7 @@ func (n *netFlags) register(fs *flag.FlagSet, defDuration string) {
 	fs.StringVar(&n.duration, "duration", defDuration, "how long to measure, e.g. 10s, 1m")
 	fs.StringVar(&n.interval, "interval", "1s", "how often to report while measuring")
 	fs.BoolVar(&n.json, "json", false, "write JSON lines (intervals as they happen, then the summary) instead of a table")
+	htmlFlag(fs, &n.html)
 }
 
 type netSetup struct {
@@ -117,7 +119,7 @@ func (n *netFlags) setup(env Env) (*netSetup, error) {
 	if s.interval, err = intervalFlag(n.interval); err != nil {
 		return nil, err
 	}
-	s.out = output(env, n.json)
+	s.out = withHTML(output(env, n.json), n.html)
 	return s, nil
 }
 

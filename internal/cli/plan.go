@@ -25,6 +25,7 @@ import (
 // later overriding the earlier.
 type planFlags struct {
 	sizes, compressions, engine, compressAt, rto, from, dsn string
+	html                                                    string
 	files                                                   int
 	ifi, json, sizeSet                                      bool
 	assume                                                  multiFlag
@@ -51,6 +52,7 @@ func planBackup(ctx context.Context, env Env, args []string) error {
 	fs.Var(&pf.assume, "assume", "a stage rate given by hand (repeatable), e.g. network=117MB/s, network@4=450MB/s, disk=1GB/s, "+
 		"target-write=200MB/s, zstd-3=compress:400MB/s,decompress:1.2GB/s,ratio:4, cores=8")
 	fs.BoolVar(&pf.json, "json", false, "write JSON lines instead of a table")
+	htmlFlag(fs, &pf.html)
 	var mf measureFlags
 	fs.StringVar(&mf.to, "to", "", "measure the stages through this agent (`narrows serve` on the backup host): HOST or HOST:PORT")
 	mf.agent.register(fs)
@@ -125,7 +127,7 @@ func planFinish(ctx context.Context, env Env, pf planFlags, in advisor.BackupInp
 	rep := result.NewReport("plan backup", target, tool(), env.Now())
 	rep.Agent, rep.Unauthenticated = software, unauth
 	rep.BackupPlan = &plan
-	return finish(ctx, output(env, pf.json), rep, nil)
+	return finish(ctx, withHTML(output(env, pf.json), pf.html), rep, nil)
 }
 
 // input reads the questions: sizes, compressions, engine, files, RTO.

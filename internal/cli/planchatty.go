@@ -63,6 +63,8 @@ func planChatty(ctx context.Context, env Env, args []string) error {
 	fs.Var(&cf.assume, "assume", "figures given by hand, over what was measured or read (repeatable, or a list): rtt=2ms (the network's round trip), "+
 		"server=150us (a query's time on the server and in the drivers), floor=20us (a same-host round trip), request=500B, response=600B")
 	fs.BoolVar(&cf.json, "json", false, "write JSON lines instead of a table")
+	var htmlPath string
+	htmlFlag(fs, &htmlPath)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -98,7 +100,7 @@ func planChatty(ctx context.Context, env Env, args []string) error {
 	rep.Agent, rep.Unauthenticated = cf.agentSoftware, cf.unauth
 	rep.Facts, rep.AgentFacts = cf.hostFacts, cf.agentFacts
 	rep.ChattyPlan = &plan
-	return finish(ctx, output(env, cf.json), rep, runErr)
+	return finish(ctx, withHTML(output(env, cf.json), htmlPath), rep, runErr)
 }
 
 // check reads every flag before anything is measured: a mistake is one

@@ -50,6 +50,8 @@ func planReplica(ctx context.Context, env Env, args []string) error {
 	fs.Var(&rf.assume, "assume", "figures given by hand (repeatable, comma-separated): stream=2MB/s (one stream's capacity), rtt=40ms, window=80KB (the peer's), "+
 		"limit=window|link|loss|cpu, loss=0.1% (bytes sent again), mss=1448, link=100Mbit/s (N streams), rmem=6MiB (the replica host's tcp_rmem maximum), wmem=4MiB (the primary's tcp_wmem maximum), log=5MB/s, peak=8MB/s")
 	fs.BoolVar(&rf.json, "json", false, "write JSON lines instead of a table")
+	var htmlPath string
+	htmlFlag(fs, &htmlPath)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -183,7 +185,7 @@ func planReplica(ctx context.Context, env Env, args []string) error {
 	rep := result.NewReport("plan replica", target, tool(), env.Now())
 	rep.Agent, rep.Unauthenticated = software, unauth
 	rep.ReplicaPlan = &plan
-	return finish(ctx, output(env, rf.json), rep, nil)
+	return finish(ctx, withHTML(output(env, rf.json), htmlPath), rep, nil)
 }
 
 // measureStream measures one stream to the agent (and N, for the link),

@@ -47,6 +47,8 @@ func planSync(ctx context.Context, env Env, args []string) error {
 	fs.StringVar(&sf.stage, "stage-duration", "5s", "how long to measure each part")
 	fs.StringVar(&sf.diskSize, "disk-size", "64M", "with --log-path: the test file's size")
 	fs.BoolVar(&sf.json, "json", false, "write JSON lines instead of a table")
+	var htmlPath string
+	htmlFlag(fs, &htmlPath)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -138,7 +140,7 @@ func planSync(ctx context.Context, env Env, args []string) error {
 	rep := result.NewReport("plan sync", target, tool(), env.Now())
 	rep.Agent, rep.Unauthenticated = software, unauth
 	rep.SyncPlan = &plan
-	return finish(ctx, output(env, sf.json), rep, nil)
+	return finish(ctx, withHTML(output(env, sf.json), htmlPath), rep, nil)
 }
 
 // syncStep is one measurement of the plan.

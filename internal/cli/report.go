@@ -1,0 +1,168 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/narrows/narrows/internal/metric"
+	"github.com/narrows/narrows/internal/output/html"
+	"github.com/narrows/narrows/internal/result"
+)
+
+// report is `narrows report RUN.jsonl [--html out.html]`: a saved run of
+// any command (its JSON lines), rendered offline.
+func report(_ context.Context, env Env, args []string) error {
+	fs := newFlags(env, "report")
+	out := fs.String("html", "", "write the HTML report to this file (default: the run's file with .html)")
+	var run string
+	// The run's file may come before the flags, as in `narrows report
+	// run.jsonl --html out.html`: flag stops at it, so parse what follows.
+	for rest := args; ; {
+		if err := fs.Parse(rest); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return err
+			}
+			return usagef("report: %v", err)
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		if run != "" {
+			return usagef("report: unexpected argument %q: give one saved run", fs.Arg(0))
+		}
+		run, rest = fs.Arg(0), fs.Args()[1:]
+	}
+	if run == "" {
+		return usagef("report: name a saved run: narrows report RUN.jsonl --html out.html (save one with --json > RUN.jsonl)")
+	}
+	rep, ivs, err := readRun(run)
+	if err != nil {
+		return err
+	}
+	path := *out
+	if path == "" {
+		path = strings.TrimSuffix(strings.TrimSuffix(run, ".jsonl"), ".json") + ".html"
+	}
+	if err := writeHTML(path, rep, ivs); err != nil {
+		return err
+	}
+	if st, err := os.Stat(path); err == nil {
+		fmt.Fprintf(env.Stdout, "wrote %s (%s)\n", path, metric.FormatBytes(st.Size()))
+	}
+	return nil
+}
+
+// readRun reads a saved run: the last summary record in it, with the
+// interval records since the summary before it. A file that is not
+// narrows' JSON lines, or has no summary, is a usage error.
+func readRun(path string) (*result.Report, []result.Interval, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, usagef("report: %v", err)
+	}
+	defer f.Close()
+	var (
+		last *result.Report
+		ivs  []result.Interval
+		kept []result.Interval
+	)
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var head struct {
+			Schema string `json:"schema"`
+			Type   string `json:"type"`
+		}
+		if err := json.Unmarshal(line, &head); err != nil || head.Type == "" {
+			return nil, nil, usagef("report %s: line %d is not a narrows JSON record", path, n)
+		}
+		switch head.Type {
+		case result.TypeInterval:
+			var iv result.Interval
+			if err := json.Unmarshal(line, &iv); err != nil {
+				return nil, nil, usagef("report %s: line %d: %v", path, n, err)
+			}
+			ivs = append(ivs, iv)
+		case result.TypeSummary:
+			var r result.Report
+			if err := json.Unmarshal(line, &r); err != nil {
+				return nil, nil, usagef("report %s: line %d: %v", path, n, err)
+			}
+			last, kept, ivs = &r, ivs, nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, nil, usagef("report %s: %v", path, err)
+	}
+	if last == nil {
+		return nil, nil, usagef("report %s: no summary record in it: save a whole run with --json > FILE", path)
+	}
+	return last, kept, nil
+}
+
+// writeHTML writes the HTML report of a run to path, whole or not at all
+// (a temporary file beside it, renamed).
+func writeHTML(path string, rep *result.Report, ivs []result.Interval) error {
+	var b bytes.Buffer
+	if err := html.Render(&b, rep, ivs); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("html report: %w", err)
+	}
+	_, werr := tmp.Write(b.Bytes())
+	cerr := tmp.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("html report: %w", err)
+	}
+	os.Chmod(tmp.Name(), 0o644)
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("html report: %w", err)
+	}
+	return nil
+}
+
+// htmlFlag registers --html on a command that measures or plans.
+func htmlFlag(fs *flag.FlagSet, path *string) {
+	fs.StringVar(path, "html", "", "also write the run's self-contained HTML report to this file (`narrows report` makes one later from --json output)")
+}
+
+// withHTML passes records on to out and, given a path, keeps the
+// intervals and writes the HTML report when the summary comes.
+func withHTML(out sink, path string) sink {
+	if path == "" {
+		return out
+	}
+	return &htmlSink{out: out, path: path}
+}
+
+type htmlSink struct {
+	out  sink
+	path string
+	ivs  []result.Interval
+}
+
+func (h *htmlSink) Interval(iv result.Interval) error {
+	h.ivs = append(h.ivs, iv)
+	return h.out.Interval(iv)
+}
+
+func (h *htmlSink) Report(r *result.Report) error {
+	err := h.out.Report(r)
+	return errors.Join(err, writeHTML(h.path, r, h.ivs))
+}

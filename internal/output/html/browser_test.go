@@ -1,0 +1,433 @@
+package html_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/narrows/narrows/internal/itest"
+	"github.com/narrows/narrows/internal/testenv"
+)
+
+// TestHTMLInBrowser opens reports the way a person does: real runs of
+// the binary against a real agent on loopback, saved as JSON lines,
+// rendered by `narrows report`, loaded in Debian's headless Chromium over
+// the DevTools protocol. It asserts no console error, no request but the
+// page's own, the verdicts and each expected chart present, the page
+// loaded in under a second; and keeps a screenshot of each under
+// testdata/out.
+func TestHTMLInBrowser(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the browser test runs Debian's chromium")
+	}
+	browser := chromium()
+	if browser == "" {
+		testenv.Need(t, testenv.Host, "chromium is not installed (apt-get install -y chromium; make test installs it)")
+	}
+	dir := t.TempDir()
+	a := itest.StartAgent(t, []string{"--disk-path", dir})
+	runs := []struct {
+		name   string
+		args   []string
+		charts []string
+	}{
+		{"net-stream", []string{"net", "stream", "--to", a.Addr, "--duration", "1s", "--interval", "250ms", "--streams", "2", "--json"}, []string{"chart-throughput"}},
+		{"net-rr", []string{"net", "rr", "--to", a.Addr, "--duration", "1s", "--interval", "250ms", "--json"}, []string{"chart-rtt"}},
+		{"disk", []string{"disk", "--path", dir, "--duration", "200ms", "--interval", "100ms", "--size", "8M", "--json"}, []string{"chart-disk-latency"}},
+	}
+	out := filepath.Join("testdata", "out")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var pages []string
+	wantCharts := map[string][]string{}
+	for _, r := range runs {
+		res := itest.Run(t, time.Minute, nil, r.args...)
+		if res.Code != 0 {
+			t.Fatalf("%s: exit %d\n%s", r.name, res.Code, res.Stderr)
+		}
+		run := filepath.Join(dir, r.name+".jsonl")
+		os.WriteFile(run, []byte(res.Stdout), 0o644)
+		page, _ := filepath.Abs(filepath.Join(out, r.name+".html"))
+		if res := itest.Run(t, time.Minute, nil, "report", run, "--html", page); res.Code != 0 {
+			t.Fatalf("report %s: exit %d\n%s%s", r.name, res.Code, res.Stdout, res.Stderr)
+		}
+		pages = append(pages, page)
+		wantCharts[page] = r.charts
+	}
+	// A doctor run: every step that applies without a database, its own
+	// report written beside its JSON lines, and the same from `report`.
+	data, backup := filepath.Join(dir, "data"), filepath.Join(dir, "backup")
+	os.Mkdir(data, 0o755)
+	os.Mkdir(backup, 0o755)
+	docRun := filepath.Join(dir, "doctor.jsonl")
+	docPage, _ := filepath.Abs(filepath.Join(out, "doctor-run.html"))
+	res := itest.Run(t, 2*time.Minute, nil, "doctor", "--to", a.Addr, "--data-path", data, "--log-path", data, "--backup-path", backup,
+		"--budget", "20s", "--out", docRun, "--html", docPage)
+	if res.Code != 0 {
+		t.Fatalf("doctor: exit %d\n%s%s", res.Code, res.Stdout, res.Stderr)
+	}
+	again := filepath.Join(dir, "doctor-again.html")
+	if res := itest.Run(t, time.Minute, nil, "report", docRun, "--html", again); res.Code != 0 {
+		t.Fatalf("report doctor: exit %d\n%s", res.Code, res.Stderr)
+	}
+	if x, y := readFile(t, docPage), readFile(t, again); x != y {
+		t.Errorf("the doctor's own report and `narrows report` of its run differ")
+	}
+	pages = append(pages, docPage)
+	wantCharts[docPage] = []string{"chart-throughput", "chart-rtt", "chart-disk-latency", "chart-commit-latency"}
+	// The doctor of the golden files: every area and every chart at once.
+	golden, err := os.ReadFile(filepath.Join("..", "testdata", "doctor.html.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doctor, _ := filepath.Abs(filepath.Join(out, "doctor-fixture.html"))
+	os.WriteFile(doctor, golden, 0o644)
+	pages = append(pages, doctor)
+	wantCharts[doctor] = []string{"chart-throughput", "chart-rtt", "chart-disk-latency", "chart-repl-queue"}
+
+	b := startBrowser(t, browser)
+	// The watch must see what it is there to see: a page that asks for an
+	// image elsewhere and logs an error. (It also warms the browser up, as
+	// a person's is: the first page of a cold browser waits on its start.)
+	canary, _ := filepath.Abs(filepath.Join(out, "canary.html"))
+	os.WriteFile(canary, []byte(`<!DOCTYPE html><title>canary</title><img src="http://127.0.0.1:9/x.png"><script>console.error("canary")</script>`), 0o644)
+	if st := b.open(t, canary); len(st.requests) == 0 || len(st.errors) == 0 {
+		t.Fatalf("the browser watch missed a request (%v) or a console error (%v)", st.requests, st.errors)
+	}
+	for _, page := range pages {
+		t.Run(filepath.Base(page), func(t *testing.T) {
+			st := b.open(t, page)
+			for _, e := range st.errors {
+				t.Errorf("console: %s", e)
+			}
+			for _, u := range st.requests {
+				t.Errorf("a request left the page: %s", u)
+			}
+			if !st.Verdicts {
+				t.Error("no verdicts section")
+			}
+			for _, c := range wantCharts[page] {
+				if !slices.Contains(st.Charts, c) {
+					t.Errorf("no %s chart among %v", c, st.Charts)
+				}
+			}
+			if strings.HasPrefix(filepath.Base(page), "doctor") && !st.Backup && !strings.Contains(readFile(t, page), `plan backup <span class="status st-skipped">`) {
+				t.Error("no backup table")
+			}
+			if st.Facts == 0 {
+				t.Error("no machine facts")
+			}
+			t.Logf("%s: %d bytes, loaded in %.0f ms, charts %v; screenshot %s", filepath.Base(page), st.size, st.LoadMS, st.Charts, st.shot)
+			if st.LoadMS <= 0 || st.LoadMS >= 1000 {
+				t.Errorf("the page took %.0f ms to load, not under a second", st.LoadMS)
+			}
+		})
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func chromium() string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// browser is a headless Chromium driven over --remote-debugging-pipe:
+// DevTools protocol messages, JSON, each ended by a NUL byte, on fds 3
+// (to the browser) and 4 (from it).
+type browser struct {
+	cmd    *exec.Cmd
+	w      *os.File
+	mu     sync.Mutex
+	nextID int
+	calls  map[int]chan message
+	events chan message
+	stderr bytes.Buffer
+}
+
+type message struct {
+	ID        int             `json:"id,omitempty"`
+	Method    string          `json:"method,omitempty"`
+	Params    json.RawMessage `json:"params,omitempty"`
+	SessionID string          `json:"sessionId,omitempty"`
+	Result    json.RawMessage `json:"result,omitempty"`
+	Error     *struct {
+		Message string `json:"message"`
+	} `json:"error,omitempty"`
+}
+
+func startBrowser(t *testing.T, path string) *browser {
+	toR, toW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromR, fromW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	profile := t.TempDir()
+	cmd := exec.Command(path, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+		"--disable-component-update", "--disable-sync", "--disable-extensions", "--disable-default-apps", "--mute-audio",
+		"--user-data-dir="+profile, "--remote-debugging-pipe", "about:blank")
+	cmd.ExtraFiles = []*os.File{toR, fromW}
+	b := &browser{cmd: cmd, w: toW, calls: map[int]chan message{}, events: make(chan message, 4096)}
+	cmd.Stderr = &b.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", path, err)
+	}
+	toR.Close()
+	fromW.Close()
+	go func() {
+		rd := bufio.NewReader(fromR)
+		for {
+			raw, err := rd.ReadBytes(0)
+			if err != nil {
+				close(b.events)
+				return
+			}
+			var m message
+			if json.Unmarshal(raw[:len(raw)-1], &m) != nil {
+				continue
+			}
+			if m.ID != 0 {
+				b.mu.Lock()
+				ch := b.calls[m.ID]
+				delete(b.calls, m.ID)
+				b.mu.Unlock()
+				if ch != nil {
+					ch <- m
+				}
+				continue
+			}
+			select {
+			case b.events <- m:
+			default: // nobody listens to that many events
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		b.call(t, "", "Browser.close", nil, nil)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+		toW.Close()
+		fromR.Close()
+	})
+	return b
+}
+
+// call sends one command and waits for its answer, decoded into out.
+func (b *browser) call(t *testing.T, session, method string, params, out any) {
+	t.Helper()
+	b.mu.Lock()
+	b.nextID++
+	id := b.nextID
+	ch := make(chan message, 1)
+	b.calls[id] = ch
+	b.mu.Unlock()
+	msg := map[string]any{"id": id, "method": method}
+	if params != nil {
+		msg["params"] = params
+	}
+	if session != "" {
+		msg["sessionId"] = session
+	}
+	raw, _ := json.Marshal(msg)
+	if _, err := b.w.Write(append(raw, 0)); err != nil {
+		t.Fatalf("%s: %v\n%s", method, err, b.stderr.String())
+	}
+	select {
+	case m := <-ch:
+		if m.Error != nil {
+			t.Fatalf("%s: %s", method, m.Error.Message)
+		}
+		if out != nil {
+			if err := json.Unmarshal(m.Result, out); err != nil {
+				t.Fatalf("%s: %v", method, err)
+			}
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s: no answer in 30 s; browser log:\n%s", method, b.stderr.String())
+	}
+}
+
+// pageState is what a loaded page showed.
+type pageState struct {
+	Verdicts bool     `json:"verdicts"`
+	Charts   []string `json:"charts"`
+	Backup   bool     `json:"backup"`
+	Facts    int      `json:"facts"`
+	LoadMS   float64  `json:"load_ms"`
+	Height   float64  `json:"height"`
+	errors   []string
+	requests []string
+	shot     string
+	size     int64
+}
+
+const inspect = `JSON.stringify({
+  verdicts: !!document.querySelector('#verdicts h2'),
+  charts: Array.from(document.querySelectorAll('svg.chart')).filter(e => e.getBoundingClientRect().width > 0).map(e => e.classList[1]),
+  backup: !!document.querySelector('table.backup-table'),
+  facts: document.querySelectorAll('#facts .end').length,
+  load_ms: (() => { const n = performance.getEntriesByType('navigation')[0]; return n.loadEventEnd - n.startTime; })(),
+  height: document.documentElement.scrollHeight,
+})`
+
+// open loads a file in a fresh tab, watching its console and its
+// requests, then inspects it and screenshots the whole page.
+func (b *browser) open(t *testing.T, path string) pageState {
+	t.Helper()
+	var target struct {
+		TargetID string `json:"targetId"`
+	}
+	b.call(t, "", "Target.createTarget", map[string]any{"url": "about:blank"}, &target)
+	var att struct {
+		SessionID string `json:"sessionId"`
+	}
+	b.call(t, "", "Target.attachToTarget", map[string]any{"targetId": target.TargetID, "flatten": true}, &att)
+	s := att.SessionID
+	defer b.call(t, "", "Target.closeTarget", map[string]any{"targetId": target.TargetID}, nil)
+	for _, m := range []string{"Page.enable", "Runtime.enable", "Log.enable", "Network.enable"} {
+		b.call(t, s, m, nil, nil)
+	}
+	b.call(t, s, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 1100, "height": 900, "deviceScaleFactor": 1, "mobile": false}, nil)
+	url := "file://" + path
+	var st pageState
+	b.call(t, s, "Page.navigate", map[string]any{"url": url}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	loaded := false
+	for !loaded {
+		select {
+		case m, ok := <-b.events:
+			if !ok {
+				t.Fatalf("the browser went away:\n%s", b.stderr.String())
+			}
+			if m.SessionID != s {
+				continue
+			}
+			st.note(m, url)
+			loaded = m.Method == "Page.loadEventFired"
+		case <-ctx.Done():
+			t.Fatalf("%s: no load event in 20 s", path)
+		}
+	}
+	var ev struct {
+		Result struct {
+			Value string `json:"value"`
+		} `json:"result"`
+		ExceptionDetails any `json:"exceptionDetails"`
+	}
+	b.call(t, s, "Runtime.evaluate", map[string]any{"expression": inspect, "returnByValue": true}, &ev)
+	if ev.ExceptionDetails != nil {
+		t.Fatalf("inspecting the page: %v", ev.ExceptionDetails)
+	}
+	if err := json.Unmarshal([]byte(ev.Result.Value), &st); err != nil {
+		t.Fatalf("inspecting the page: %v: %q", err, ev.Result.Value)
+	}
+	h := min(max(int(st.Height), 900), 16000)
+	b.call(t, s, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 1100, "height": h, "deviceScaleFactor": 1, "mobile": false}, nil)
+	var shot struct {
+		Data string `json:"data"`
+	}
+	b.call(t, s, "Page.captureScreenshot", map[string]any{"format": "png"}, &shot)
+	png, err := base64.StdEncoding.DecodeString(shot.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.shot = strings.TrimSuffix(path, ".html") + ".png"
+	if err := os.WriteFile(st.shot, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// And as it prints.
+	b.call(t, s, "Emulation.setEmulatedMedia", map[string]any{"media": "print"}, nil)
+	b.call(t, s, "Page.captureScreenshot", map[string]any{"format": "png"}, &shot)
+	if png, err := base64.StdEncoding.DecodeString(shot.Data); err == nil {
+		os.WriteFile(strings.TrimSuffix(path, ".html")+"-print.png", png, 0o644)
+	}
+	// Late events: anything the page did after its load event.
+	drain := time.After(300 * time.Millisecond)
+	for done := false; !done; {
+		select {
+		case m := <-b.events:
+			if m.SessionID == s {
+				st.note(m, url)
+			}
+		case <-drain:
+			done = true
+		}
+	}
+	if fi, err := os.Stat(path); err == nil {
+		st.size = fi.Size()
+	}
+	return st
+}
+
+// note records a console error or a request other than the page's own.
+func (st *pageState) note(m message, url string) {
+	switch m.Method {
+	case "Runtime.exceptionThrown":
+		st.errors = append(st.errors, "exception: "+string(m.Params))
+	case "Runtime.consoleAPICalled":
+		var p struct {
+			Type string `json:"type"`
+			Args []struct {
+				Value any `json:"value"`
+			} `json:"args"`
+		}
+		json.Unmarshal(m.Params, &p)
+		if p.Type == "error" || p.Type == "assert" || p.Type == "warning" {
+			st.errors = append(st.errors, fmt.Sprintf("console.%s %v", p.Type, p.Args))
+		}
+	case "Log.entryAdded":
+		var p struct {
+			Entry struct {
+				Level, Source, Text, URL string
+			} `json:"entry"`
+		}
+		json.Unmarshal(m.Params, &p)
+		if p.Entry.Level == "error" || p.Entry.Level == "warning" {
+			st.errors = append(st.errors, fmt.Sprintf("%s %s: %s %s", p.Entry.Level, p.Entry.Source, p.Entry.Text, p.Entry.URL))
+		}
+	case "Network.requestWillBeSent":
+		var p struct {
+			Request struct {
+				URL string `json:"url"`
+			} `json:"request"`
+		}
+		json.Unmarshal(m.Params, &p)
+		if p.Request.URL != url {
+			st.requests = append(st.requests, p.Request.URL)
+		}
+	}
+}

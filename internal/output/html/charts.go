@@ -1,0 +1,218 @@
+package html
+
+import (
+	"fmt"
+	"html/template"
+	"time"
+
+	"github.com/narrows/narrows/internal/metric"
+	"github.com/narrows/narrows/internal/result"
+)
+
+// Chart ids are the section's id and the chart's class, e.g.
+// "s2-chart-throughput": unique in a doctor's page, and found by class.
+const (
+	ChartThroughput  = "chart-throughput"
+	ChartRTT         = "chart-rtt"
+	ChartDisk        = "chart-disk-latency"
+	ChartReplQueue   = "chart-repl-queue"
+	ChartCommit      = "chart-commit-latency"
+	ChartReplicaLog  = "chart-replica-log"
+	BackupTableClass = "backup-table"
+)
+
+// charts draws what a run's records hold.
+// facts are the host's where narrows ran (the doctor's, for a step).
+func charts(id string, rep *result.Report, ivs []result.Interval, facts *result.Facts) []template.HTML {
+	var out []template.HTML
+	if rep.Stream != nil {
+		out = append(out, throughputChart(id, rep, ivs, facts))
+	}
+	if r := rep.RR; r != nil {
+		out = append(out, logDotPlot(id+"-"+ChartRTT, ChartRTT, "Round-trip time distribution (log scale)",
+			append([]distRow{latencyRow("whole run", r.Latency)}, intervalRTTRows(ivs, "rr")...)))
+	}
+	if d := rep.DBPing; d != nil {
+		out = append(out, logDotPlot(id+"-"+ChartRTT, ChartRTT, "Query round-trip distribution (log scale)",
+			append([]distRow{latencyRow(d.Config.Query, d.Latency)}, intervalRTTRows(ivs, result.ProbeDBPing)...)))
+	}
+	if d := rep.Disk; d != nil && len(d.Patterns) > 0 {
+		var rows []distRow
+		for _, p := range d.Patterns {
+			rows = append(rows, latenciesRow(p.Profile+": "+p.Name, p.Latencies))
+			if p.FlushLatency != nil {
+				rows = append(rows, latenciesRow("  its fdatasync", *p.FlushLatency))
+			}
+		}
+		out = append(out, logDotPlot(id+"-"+ChartDisk, ChartDisk, "I/O latency percentiles per pattern (log scale)", rows))
+	}
+	if c := rep.Commit; c != nil {
+		rows := []distRow{latenciesRow("commit (client)", c.Latency)}
+		if c.AgentWrite != nil {
+			rows = append(rows, latenciesRow("agent write", *c.AgentWrite))
+		}
+		if c.AgentFlush != nil {
+			rows = append(rows, latenciesRow("agent flush", *c.AgentFlush))
+		}
+		out = append(out, logDotPlot(id+"-"+ChartCommit, ChartCommit, "Commit latency and the agent's part (log scale)", rows))
+	}
+	if rep.Repl != nil {
+		if c, ok := replQueueChart(id, ivs); ok {
+			out = append(out, c)
+		}
+	}
+	if rp := rep.ReplicaPlan; rp != nil {
+		out = append(out, replicaLogChart(id, rp))
+	}
+	return out
+}
+
+func latencyRow(label string, l result.Latency) distRow {
+	return latenciesRow(label, result.Latencies(l))
+}
+
+func latenciesRow(label string, l result.Latencies) distRow {
+	return distRow{label: label, marks: []mark{{"min", l.Min.D()}, {"p50", l.P50.D()}, {"p90", l.P90.D()},
+		{"p99", l.P99.D()}, {"p99.9", l.P999.D()}, {"max", l.Max.D()}}}
+}
+
+// intervalRTTRows are the first intervals' distributions, under the
+// run's: how steady the path was.
+func intervalRTTRows(ivs []result.Interval, probe string) []distRow {
+	var rows []distRow
+	for _, iv := range ivs {
+		if iv.Probe != probe || iv.RTT == nil {
+			continue
+		}
+		if len(rows) == 10 {
+			break
+		}
+		rows = append(rows, latencyRow(fmt.Sprintf("%s–%s s", trimSeconds(iv.Start.D().Seconds()), trimSeconds(iv.End.D().Seconds())), *iv.RTT))
+	}
+	return rows
+}
+
+// throughputChart: the receiver's throughput in each interval, a line per
+// phase and direction, against the link's rate when the NIC tells it.
+func throughputChart(id string, rep *result.Report, ivs []result.Interval, facts *result.Facts) template.HTML {
+	var ss []series
+	index := map[string]int{}
+	for _, iv := range ivs {
+		if iv.Probe != "stream" {
+			continue
+		}
+		key := iv.Phase + " " + iv.Direction
+		i, ok := index[key]
+		if !ok {
+			name := "1 stream"
+			if iv.Phase == result.PhaseParallel {
+				name = fmt.Sprintf("%d streams", iv.Streams)
+			}
+			name += map[string]string{"forward": " → agent", "reverse": " ← agent"}[iv.Direction]
+			i = len(ss)
+			index[key] = i
+			ss = append(ss, series{name: name})
+		}
+		// A rate over the interval: a step from its start to its end.
+		ss[i].pts = append(ss[i].pts, point{iv.Start.D().Seconds(), iv.Throughput}, point{iv.End.D().Seconds(), iv.Throughput})
+	}
+	var refs []hline
+	if link, name := linkRate(facts); link > 0 && !rep.Stream.SameHost {
+		refs = append(refs, hline{link, "link " + metric.FormatBitRate(link) + " (" + name + ")"})
+	}
+	if rep.Stream.SameHost {
+		refs = append(refs, hline{0, "same host: no link crossed"})
+	}
+	for _, r := range rep.Stream.Runs {
+		if r.WireThroughput > 0 && len(ss) == 0 {
+			ss = append(ss, series{name: "run mean", pts: []point{{0, r.Throughput}, {r.Duration.D().Seconds(), r.Throughput}}})
+		}
+	}
+	return lineChart(id+"-"+ChartThroughput, ChartThroughput, "Throughput per interval, with the link rate", ss, refs, bitRateTick)
+}
+
+// linkRate is the fastest NIC's speed the facts name, in bits per second.
+func linkRate(f *result.Facts) (float64, string) {
+	if f == nil {
+		return 0, ""
+	}
+	var best int64
+	var name string
+	for _, n := range f.Interfaces {
+		if n.SpeedMbps > best {
+			best, name = n.SpeedMbps, n.Name
+		}
+	}
+	return float64(best) * 1e6, name
+}
+
+var stageOrder = []string{"unsent", "unwritten", "unflushed", "unreplayed"}
+
+// replQueueChart: the bytes waiting at each stage of each replica, poll
+// by poll.
+func replQueueChart(id string, ivs []result.Interval) (template.HTML, bool) {
+	var ss []series
+	index := map[string]int{}
+	var t0 time.Time
+	for _, iv := range ivs {
+		if iv.Repl == nil || iv.Repl.Gap != nil {
+			continue
+		}
+		x := iv.End.D().Seconds()
+		if x == 0 && !iv.Repl.At.IsZero() {
+			if t0.IsZero() {
+				t0 = iv.Repl.At
+			}
+			x = iv.Repl.At.Sub(t0).Seconds()
+		}
+		for _, rs := range iv.Repl.Replicas {
+			who := rs.Name
+			if rs.Database != "" {
+				who += "/" + rs.Database
+			}
+			for si, v := range []*int64{rs.Unsent, rs.Unwritten, rs.Unflushed, rs.Unreplayed} {
+				if v == nil {
+					continue
+				}
+				key := who + " " + stageOrder[si]
+				i, ok := index[key]
+				if !ok {
+					i = len(ss)
+					index[key] = i
+					ss = append(ss, series{name: key})
+				}
+				ss[i].pts = append(ss[i].pts, point{x, float64(*v)})
+			}
+		}
+	}
+	if len(ss) == 0 {
+		return "", false
+	}
+	return lineChart(id+"-"+ChartReplQueue, ChartReplQueue, "Replication queue per stage over time", ss, nil, byteTick), true
+}
+
+// replicaLogChart: the log generated in each interval of the watch, per
+// database, against what one stream carries.
+func replicaLogChart(id string, rp *result.ReplicaPlan) template.HTML {
+	var ss []series
+	for _, l := range rp.Log {
+		name := l.Database
+		if name == "" {
+			name = "log"
+		}
+		step := l.Interval.D().Seconds()
+		if step <= 0 {
+			step = 1
+		}
+		s := series{name: name + " generated"}
+		for i, v := range l.Samples {
+			s.pts = append(s.pts, point{float64(i+1) * step, v})
+		}
+		if len(s.pts) == 0 {
+			s.pts = []point{{0, l.Mean}, {1, l.Mean}}
+		}
+		ss = append(ss, s)
+	}
+	refs := []hline{{rp.Stream.Capacity, "one stream carries " + metric.FormatByteRate(rp.Stream.Capacity)}}
+	return lineChart(id+"-"+ChartReplicaLog, ChartReplicaLog, "Log generated per interval against one stream's capacity", ss, refs, byteRateTick)
+}

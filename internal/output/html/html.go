@@ -1,0 +1,370 @@
+// Package html renders a Report as one self-contained HTML file: the
+// verdicts first, then a section per area with the figures behind them
+// and charts drawn here as inline SVG, what a network team needs to
+// reproduce each figure with its own tools, and the machine facts of both
+// ends. No script, no font, no request: a Content-Security-Policy in the
+// page forbids them all, and the one stylesheet is allowed by its hash.
+//
+// Render is a pure function of the records, like the table and jsonl
+// outputs: no clock, no I/O but its writer, the same bytes for the same
+// records.
+package html
+
+import (
+	"bytes"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/base64"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/narrows/narrows/internal/metric"
+	"github.com/narrows/narrows/internal/output/table"
+	"github.com/narrows/narrows/internal/result"
+)
+
+//go:embed report.html.tmpl
+var pageTmpl string
+
+//go:embed style.css
+var styleCSS string
+
+var tmpl = template.Must(template.New("report").Parse(pageTmpl))
+
+// CSP is the page's Content-Security-Policy: nothing may load, the one
+// inline stylesheet is allowed by its hash, and no script at all.
+var CSP = "default-src 'none'; style-src 'sha256-" + hashOf(styleCSS) + "'; base-uri 'none'; form-action 'none'"
+
+func hashOf(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return base64.StdEncoding.EncodeToString(h[:])
+}
+
+// maxIntervalRows bounds the interval table of one section: the charts
+// show every interval; the JSON lines keep them all.
+const maxIntervalRows = 240
+
+// Render writes the report of rep (and of its interval records).
+func Render(w io.Writer, rep *result.Report, intervals []result.Interval) error {
+	p := build(rep, intervals)
+	var b bytes.Buffer
+	if err := tmpl.Execute(&b, p); err != nil {
+		return fmt.Errorf("html: %w", err)
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+type page struct {
+	CSP, Title, Command, Target, Started, Narrows, Agent string
+	CSS                                                  template.CSS
+	Unauthenticated, Partial                             bool
+	Error                                                string
+	Doctor                                               *doctorView
+	Verdicts                                             []findingView
+	Areas                                                []areaView
+	Network                                              []netView
+	Facts                                                []factsView
+	FactsNote                                            string
+}
+
+type doctorView struct {
+	Budget, Elapsed string
+	Steps           []stepRow
+}
+
+type stepRow struct {
+	Anchor, Name, Area, Status, Why, Elapsed string
+}
+
+type findingView struct {
+	Code, Severity, Summary, Detail, Anchor, Where string
+	Values                                         []string
+}
+
+type areaView struct {
+	ID, Name string
+	Sections []sectionView
+}
+
+type sectionView struct {
+	ID, Title, Status, Why, Elapsed string
+	Charts                          []template.HTML
+	Backup                          *backupView
+	Figures, Intervals              string
+	IntervalCount, IntervalsShown   int
+	Findings                        []findingView
+}
+
+// build turns the records into the page's view.
+func build(rep *result.Report, ivs []result.Interval) page {
+	p := page{
+		CSP: CSP, CSS: template.CSS(styleCSS), Command: rep.Command, Target: rep.Target,
+		Started: rep.StartedAt.UTC().Format(time.RFC3339), Narrows: toolString(rep.Narrows), Agent: rep.Agent,
+		Unauthenticated: rep.Unauthenticated, Partial: rep.Partial, Error: rep.Error,
+	}
+	p.Title = "narrows " + rep.Command
+	if rep.Target != "" {
+		p.Title += " → " + rep.Target
+	}
+	facts, agentFacts := rep.Facts, rep.AgentFacts
+	if d := rep.Doctor; d != nil {
+		dv := &doctorView{Budget: dur(d.Budget), Elapsed: dur(d.Elapsed)}
+		where := map[string]stepRow{} // a finding's code and summary → the step it came from
+		areas := map[string]*areaView{}
+		var order []string
+		for i, st := range d.Steps {
+			id := fmt.Sprintf("s%d", i+1)
+			row := stepRow{Anchor: id, Name: st.Name, Area: st.Area, Status: st.Status, Why: st.Why, Elapsed: dur(st.Elapsed)}
+			dv.Steps = append(dv.Steps, row)
+			a := areas[st.Area]
+			if a == nil {
+				a = &areaView{ID: "area-" + slug(st.Area), Name: st.Area}
+				areas[st.Area] = a
+				order = append(order, st.Area)
+			}
+			sec := sectionView{ID: id, Title: st.Name, Status: st.Status, Why: st.Why, Elapsed: dur(st.Elapsed)}
+			if st.Report != nil {
+				fillSection(&sec, id, st.Report, st.Intervals, orFacts(st.Report.Facts, facts))
+				for _, f := range st.Report.Findings {
+					where[f.Code+"\x00"+f.Summary] = row
+				}
+				p.Network = append(p.Network, netOf(id, st.Name, st.Report, facts, agentFacts)...)
+				if facts == nil {
+					facts = st.Report.Facts
+				}
+				if agentFacts == nil {
+					agentFacts = st.Report.AgentFacts
+				}
+			}
+			a.Sections = append(a.Sections, sec)
+		}
+		slices.SortStableFunc(order, func(a, b string) int { return areaRank(a) - areaRank(b) })
+		for _, name := range order {
+			p.Areas = append(p.Areas, *areas[name])
+		}
+		for _, f := range d.Verdicts {
+			fv := findingOf(f)
+			if row, ok := where[f.Code+"\x00"+f.Summary]; ok {
+				fv.Anchor, fv.Where = row.Anchor, row.Name
+			}
+			p.Verdicts = append(p.Verdicts, fv)
+		}
+		p.Doctor = dv
+	} else {
+		sec := sectionView{ID: "s1", Title: rep.Command}
+		fillSection(&sec, "s1", rep, ivs, rep.Facts)
+		sec.Findings = nil // they are the verdicts, shown first
+		p.Areas = []areaView{{ID: "area-" + slug(areaOf(rep)), Name: areaOf(rep), Sections: []sectionView{sec}}}
+		for _, f := range rep.Findings {
+			fv := findingOf(f)
+			fv.Anchor, fv.Where = "s1", rep.Command
+			p.Verdicts = append(p.Verdicts, fv)
+		}
+		p.Network = netOf("s1", rep.Command, rep, facts, agentFacts)
+	}
+	p.Facts = factsOf(rep, facts, agentFacts)
+	if facts == nil && agentFacts == nil {
+		p.FactsNote = "This run recorded no machine facts (a narrows that did not collect them, or a plan given by hand)."
+	}
+	return p
+}
+
+// areas in the order the report shows them; others after, as they came.
+var areaOrder = []string{"network", "storage", "database", "replication", "backup"}
+
+func areaRank(a string) int {
+	if i := slices.Index(areaOrder, a); i >= 0 {
+		return i
+	}
+	return len(areaOrder)
+}
+
+// areaOf is the area of a single command's run.
+func areaOf(r *result.Report) string {
+	switch {
+	case r.Stream != nil, r.RR != nil, r.ChattyPlan != nil:
+		return "network"
+	case r.Disk != nil:
+		return "storage"
+	case r.Repl != nil, r.ReplicaPlan != nil, r.Commit != nil, r.SyncPlan != nil:
+		return "replication"
+	case r.BackupPlan != nil:
+		return "backup"
+	case r.DBPing != nil, r.DBLoad != nil:
+		return "database"
+	}
+	return "run"
+}
+
+func slug(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
+}
+
+// fillSection renders one command's figures: the charts for what it
+// measured, its summary in the table's words, its interval rows.
+func fillSection(sec *sectionView, id string, rep *result.Report, ivs []result.Interval, facts *result.Facts) {
+	sec.Charts = charts(id, rep, ivs, facts)
+	if rep.BackupPlan != nil {
+		sec.Backup = backupOf(id, rep.BackupPlan)
+	}
+	var b strings.Builder
+	summary := *rep
+	summary.Findings, summary.Doctor = nil, nil
+	table.New(&b).Report(&summary)
+	sec.Figures = strings.TrimLeft(b.String(), "\n")
+	if len(ivs) > 0 {
+		var ib strings.Builder
+		tw := table.New(&ib)
+		n := min(len(ivs), maxIntervalRows)
+		for _, iv := range ivs[:n] {
+			tw.Interval(iv)
+		}
+		sec.Intervals, sec.IntervalCount, sec.IntervalsShown = ib.String(), len(ivs), n
+	}
+	for _, f := range rep.Findings {
+		sec.Findings = append(sec.Findings, findingOf(f))
+	}
+	if rep.Partial && sec.Status == "" {
+		sec.Status = "partial"
+		sec.Why = rep.Error
+	}
+}
+
+func orFacts(a, b *result.Facts) *result.Facts {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+func findingOf(f result.Finding) findingView {
+	fv := findingView{Code: f.Code, Severity: f.Severity, Summary: f.Summary, Detail: f.Detail}
+	if fv.Severity == "" {
+		fv.Severity = "info"
+	}
+	keys := make([]string, 0, len(f.Values))
+	for k := range f.Values {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fv.Values = append(fv.Values, k+" = "+valueString(k, f.Values[k]))
+	}
+	return fv
+}
+
+// valueString formats a finding's value by the unit its name ends with.
+func valueString(name string, v float64) string {
+	switch {
+	case strings.HasSuffix(name, "_bits_per_second"):
+		return metric.FormatBitRate(v)
+	case strings.HasSuffix(name, "_bytes_per_second"):
+		return metric.FormatByteRate(v)
+	case strings.HasSuffix(name, "_bytes"):
+		return metric.FormatBytes(int64(v))
+	case strings.HasSuffix(name, "_seconds"):
+		return metric.FormatDuration(time.Duration(v * float64(time.Second)))
+	case strings.HasSuffix(name, "_ratio"):
+		return fmt.Sprintf("%.3g", v)
+	}
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return metric.FormatCount(int64(v))
+	}
+	return fmt.Sprintf("%.4g", v)
+}
+
+func dur(s result.Seconds) string {
+	if s == 0 {
+		return ""
+	}
+	return metric.FormatDuration(s.D())
+}
+
+func toolString(t result.Tool) string {
+	s := t.Version
+	if t.Commit != "" {
+		s += " (" + t.Commit + ")"
+	}
+	if t.Protocol != 0 {
+		s += fmt.Sprintf(", protocol %d", t.Protocol)
+	}
+	return s
+}
+
+// backupView is the backup plan's table: a row per size and compression,
+// each time with the stage that limits it marked.
+type backupView struct {
+	ID   string
+	RTO  string
+	Rows []backupRow
+}
+
+type backupRow struct {
+	Size, Compression, BackupBytes string
+	Backup, Restore                backupCell
+}
+
+type backupCell struct {
+	Time, Rate, Bottleneck, Class, Zeroing, RTO string
+}
+
+func backupOf(id string, bp *result.BackupPlan) *backupView {
+	v := &backupView{ID: id + "-backup-table", RTO: dur(bp.RTO)}
+	for _, c := range bp.Cells {
+		r := backupRow{Size: metric.FormatDecimalBytes(c.SizeBytes), Compression: c.Compression, BackupBytes: metric.FormatDecimalBytes(c.BackupBytes),
+			Backup:  backupCell{Time: secs(c.BackupSeconds), Rate: metric.FormatByteRate(c.BackupRate), Bottleneck: stageWords(c.BackupBottleneck), Class: "bn-" + slug(c.BackupBottleneck)},
+			Restore: backupCell{Time: secs(c.RestoreSeconds), Rate: metric.FormatByteRate(c.RestoreRate), Bottleneck: stageWords(c.RestoreBottleneck), Class: "bn-" + slug(c.RestoreBottleneck)}}
+		if c.ZeroingSeconds > 0 {
+			r.Restore.Zeroing = "incl. zeroing " + secs(c.ZeroingSeconds)
+		}
+		if c.RTOMet != nil {
+			r.Restore.RTO = "meets the RTO"
+			if !*c.RTOMet {
+				r.Restore.RTO = "misses the RTO"
+			}
+		}
+		v.Rows = append(v.Rows, r)
+	}
+	return v
+}
+
+var stageNames = map[string]string{
+	result.StageSourceDisk: "source disk", result.StageNetwork: "network", result.StageTargetDisk: "target disk",
+	result.StageCompress: "compression CPU", result.StageDecompress: "decompression CPU", result.StageUnmeasured: "unmeasured",
+}
+
+func stageWords(s string) string {
+	if w, ok := stageNames[s]; ok {
+		return w
+	}
+	return strings.ReplaceAll(s, "_", " ")
+}
+
+// secs formats a planned time: "42 s", "1 h 23 min".
+func secs(s float64) string {
+	d := time.Duration(s * float64(time.Second))
+	switch {
+	case d < time.Minute:
+		return metric.FormatDuration(d)
+	case d < time.Hour:
+		return fmt.Sprintf("%d min %02d s", int(d.Minutes()), int(d.Seconds())%60)
+	case d < 100*time.Hour:
+		return fmt.Sprintf("%d h %02d min", int(d.Hours()), int(d.Minutes())%60)
+	}
+	return fmt.Sprintf("%.1f days", d.Hours()/24)
+}
