@@ -145,8 +145,10 @@ func doctorCmd(ctx context.Context, env Env, args []string) error {
 		}
 		full = append(full, "--json")
 		progress.start(k, name, share, budget-time.Since(start))
+		stopTick := progress.tick(k, name, share, start.Add(budget))
 		t0 := time.Now()
 		out, stderr, code := runStep(ctx, env, full)
+		stopTick()
 		step.Elapsed = result.Seconds(time.Since(t0))
 		ivs, sum, records := parseRun(out)
 		step.Intervals, step.Report = ivs, sum
@@ -378,6 +380,33 @@ func (p *progress) start(k int, name string, share, left time.Duration) {
 		given = share.Round(100 * time.Millisecond).String()
 	}
 	p.line(fmt.Sprintf("narrows doctor: step %d of %d: %s (%s; %s of the budget left)", k+1, p.n, name, given, max(0, left).Round(time.Second)))
+}
+
+// tick rewrites the line every second on a terminal while a step runs:
+// what runs, and the time left of the budget. The function it returns
+// stops it.
+func (p *progress) tick(k int, name string, share time.Duration, end time.Time) (stop func()) {
+	if !p.tty {
+		return func() {}
+	}
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+				p.start(k, name, share, time.Until(end))
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-done
+	}
 }
 
 func (p *progress) skipped(k int, name, why string) {

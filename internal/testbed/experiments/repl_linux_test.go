@@ -482,14 +482,19 @@ func TestReplFallingBehind(t *testing.T) {
 }
 
 // doctorNamesWindow runs `narrows doctor --to B` on host A, the shortest
-// budget, and holds its verdicts to the line's truth: one stream is
+// budget (the default, 3 minutes, in the long run), and holds its
+// verdicts to the line's truth: one stream is
 // window-limited (host B's receive buffer is capped), and that verdict is
 // among the first the terminal shows, as a warning.
 func doctorNamesWindow(t *testing.T, l *testbed.DelayLine) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "doctor.jsonl")
+	budget := "20s"
+	if long() {
+		budget = "3m"
+	}
 	t0 := time.Now()
-	res := runOnA(t, l, 2*time.Minute, "doctor", "--to", agentAddr(l), "--budget", "20s", "--out", out)
+	res := runOnA(t, l, 5*time.Minute, "doctor", "--to", agentAddr(l), "--budget", budget, "--out", out)
 	took := time.Since(t0)
 	raw, err := os.ReadFile(out)
 	if err != nil {
@@ -510,7 +515,7 @@ func doctorNamesWindow(t *testing.T, l *testbed.DelayLine) {
 			break
 		}
 	}
-	t.Logf("RESULT doctor across 40 ms, host B's buffer capped: %v of a 20 s budget; %s", took.Round(100*time.Millisecond), first)
+	t.Logf("RESULT doctor across 40 ms, host B's buffer capped: %v of a %s budget; %s", took.Round(100*time.Millisecond), budget, first)
 	if first == "" || !strings.Contains(res.Stdout, "window") {
 		t.Errorf("doctor did not name the window limit:\n%s", res.Stdout)
 	}
