@@ -45,8 +45,8 @@ func doctorCmd(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if budget < 20*time.Second || budget > 24*time.Hour {
-		return usagef("--budget %s: use 20s to 24h (3m measures every step well enough to plan from)", df.budget)
+	if budget < 10*time.Second || budget > 24*time.Hour {
+		return usagef("--budget %s: use 10s to 24h (3m measures every step well enough to plan from)", df.budget)
 	}
 	in := doctor.Inputs{DSN: df.dsn, ReplicaDSNs: df.replicas, DataPath: df.dataPath, LogPath: df.logPath, BackupPath: df.backupPath}
 	if in.DSN == "" {

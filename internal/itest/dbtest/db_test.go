@@ -342,7 +342,7 @@ func TestPingNetworkBounds(t *testing.T) {
 	for _, e := range []struct{ name, dsn string }{{"postgres", pgDSN()}, {"mariadb", mySource()}} {
 		t.Run(e.name, func(t *testing.T) {
 			for round := 1; round <= 4; round++ {
-				n := itest.Obj(ping(t, "--dsn", e.dsn, "--duration", "2s", "--agent", a.Addr), "db_ping", "network")
+				n := itest.Obj(ping(t, "--dsn", e.dsn, "--duration", "1s", "--agent", a.Addr), "db_ping", "network")
 				low, _ := itest.Num(n, "network_rtt_low_seconds")
 				high, _ := itest.Num(n, "network_rtt_high_seconds")
 				agent, _ := itest.Num(n, "agent_rtt_p50_seconds")

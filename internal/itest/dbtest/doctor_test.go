@@ -86,6 +86,18 @@ func TestDoctorLoopback(t *testing.T) {
 	if len(rep.Doctor.Verdicts) == 0 || !strings.Contains(r.Stdout, "What matters, most severe first:") {
 		t.Errorf("no verdicts first:\n%s", r.Stdout)
 	}
+	// Its report, beside the run, is what `narrows report` makes of it.
+	page, err := os.ReadFile(strings.TrimSuffix(runPath, ".jsonl") + ".html")
+	if err != nil || !strings.Contains(r.Stdout, "run.html") {
+		t.Fatalf("no report beside the run (%v):\n%s", err, r.Stdout)
+	}
+	again := filepath.Join(out, "again.html")
+	if rr := itest.Run(t, time.Minute, nil, "report", runPath, "--html", again); rr.Code != 0 {
+		t.Fatalf("report: exit %d: %s", rr.Code, rr.Stderr)
+	}
+	if b, _ := os.ReadFile(again); string(b) != string(page) || len(page) > 1<<20 {
+		t.Errorf("the doctor's report (%d B) and `narrows report` of its run (%d B) differ, or it is over 1 MiB", len(page), len(b))
+	}
 	if left, _ := os.ReadDir(far); len(left) != 0 {
 		t.Errorf("left in the agent's directory: %v", left)
 	}
