@@ -221,14 +221,31 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 }
 
 func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usagef("%s: %v", strings.TrimPrefix(fs.Name(), "narrows "), err)
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("%s: unexpected argument %q", strings.TrimPrefix(fs.Name(), "narrows "), fs.Arg(0))
+	}
+	return nil
+}
+
+// parseFlags parses args, printing the usage only when asked for
+// (--help): the flag package prints it on every mistake too, which would
+// put the whole flag list on standard output, in the middle of a --json
+// run's records. A mistake is one line, and says where the list is.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	usage := fs.Usage
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	fs.Usage = usage
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		usage()
+		return err
+	case err != nil:
+		cmd := strings.TrimPrefix(fs.Name(), "narrows ")
+		return usagef("%s: %v (narrows %s --help lists its flags)", cmd, err, cmd)
 	}
 	return nil
 }

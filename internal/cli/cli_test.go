@@ -572,3 +572,18 @@ func TestFactsInReport(t *testing.T) {
 		}
 	}
 }
+
+// TestMistakeLeavesStdoutAlone: a mistaken flag is one line on stderr and
+// nothing on standard output (the flag package would print the whole flag
+// list there, into a --json run's records); --help still lists them.
+func TestMistakeLeavesStdoutAlone(t *testing.T) {
+	for _, cmd := range [][]string{{"net", "rr"}, {"plan", "sync"}, {"report"}, {"compare"}, {"doctor"}} {
+		stdout, stderr, code := run(t, nil, append(cmd, "--bogus")...)
+		if code != cli.ExitUsage || stdout != "" || !strings.Contains(stderr, "--help lists its flags") {
+			t.Errorf("%v --bogus: exit %d, stdout %q, stderr %q", cmd, code, stdout, stderr)
+		}
+		if stdout, _, code := run(t, nil, append(cmd, "--help")...); code != cli.ExitOK || !strings.Contains(stdout, "Usage: narrows") || !strings.Contains(stdout, "  --") {
+			t.Errorf("%v --help: exit %d:\n%s", cmd, code, stdout)
+		}
+	}
+}

@@ -1,10 +1,8 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -93,7 +91,7 @@ func doctorCmd(ctx context.Context, env Env, args []string) error {
 	// O_EXCL: a run never overwrites another's file.
 	runFile, err := os.OpenFile(runPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
-		return usagef("--out %s: %v", runPath, unwrapPath(err))
+		return usagef("--out %s: %v: name another file (doctor never overwrites a run)", runPath, unwrapPath(err))
 	}
 	defer runFile.Close()
 
@@ -150,7 +148,7 @@ func doctorCmd(ctx context.Context, env Env, args []string) error {
 		out, stderr, code := runStep(ctx, env, full)
 		stopTick()
 		step.Elapsed = result.Seconds(time.Since(t0))
-		ivs, sum, records := parseRun(out)
+		ivs, sum := parseRun(name, out)
 		step.Intervals, step.Report = ivs, sum
 		switch {
 		case code == ExitOK && sum != nil && !sum.Partial:
@@ -163,7 +161,7 @@ func doctorCmd(ctx context.Context, env Env, args []string) error {
 			}
 		}
 		// The steps' own records, in order: what a plan reads --from.
-		runFile.Write(records)
+		runFile.Write(out)
 		d.Steps = append(d.Steps, step)
 		progress.done(k, name, step)
 	}
@@ -174,13 +172,18 @@ func doctorCmd(ctx context.Context, env Env, args []string) error {
 	rep.Agent = software
 	rep.Doctor = d
 	rep.Findings = d.Verdicts
-	// Both ends' facts, as the first step that reached the agent read them.
+	// Both ends' facts, as the first step that reached the agent read them
+	// (this host's then routed to it); else this host's, as any step read them.
 	for _, s := range d.Steps {
-		if s.Report != nil && rep.Facts == nil {
-			rep.Facts = s.Report.Facts
+		if s.Report == nil {
+			continue
 		}
-		if s.Report != nil && s.Report.AgentFacts != nil && rep.AgentFacts == nil {
+		if s.Report.AgentFacts != nil {
 			rep.Facts, rep.AgentFacts = s.Report.Facts, s.Report.AgentFacts
+			break
+		}
+		if rep.Facts == nil {
+			rep.Facts = s.Report.Facts
 		}
 	}
 	if ctx.Err() != nil {
@@ -242,39 +245,13 @@ func runStep(ctx context.Context, env Env, args []string) (stdout []byte, stderr
 	return out.Bytes(), errb.String(), code
 }
 
-// parseRun reads a step's JSON lines: its interval records, its summary
-// (the last), and the records alone (a command refused prints its usage
-// to standard output too).
-func parseRun(b []byte) ([]result.Interval, *result.Report, []byte) {
+// parseRun reads a step's JSON lines: its interval records and its
+// summary (the last run in them; nil if it wrote none).
+func parseRun(name string, b []byte) ([]result.Interval, *result.Report) {
 	var ivs []result.Interval
 	var sum *result.Report
-	var records []byte
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		line := sc.Bytes()
-		var head struct {
-			Type string `json:"type"`
-		}
-		if json.Unmarshal(line, &head) != nil {
-			continue
-		}
-		switch head.Type {
-		case result.TypeInterval:
-			var iv result.Interval
-			if json.Unmarshal(line, &iv) == nil {
-				ivs = append(ivs, iv)
-				records = append(append(records, line...), '\n')
-			}
-		case result.TypeSummary:
-			var r result.Report
-			if json.Unmarshal(line, &r) == nil {
-				sum = &r
-				records = append(append(records, line...), '\n')
-			}
-		}
-	}
-	return ivs, sum, records
+	jsonl.Read(bytes.NewReader(b), name, func(rep *result.Report, iv []result.Interval) { sum, ivs = rep, iv })
+	return ivs, sum
 }
 
 func lastLine(s string) string {

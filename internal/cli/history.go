@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"runtime"
@@ -170,15 +169,10 @@ func compareCmd(ctx context.Context, env Env, args []string) error {
 	asJSON := fs.Bool("json", false, "write the comparison as one JSON object")
 	fs.Usage = func() {
 		fmt.Fprintln(env.Stdout, "Usage: narrows compare [flags] BEFORE AFTER   (each a run id from `narrows history`, or a file saved with --json)")
-		fs.SetOutput(env.Stdout)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
+		printFlags(env.Stdout, fs)
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usagef("compare: %v", err)
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() != 2 {
 		return usagef("compare takes two runs, BEFORE and AFTER: run ids from `narrows history`, or files saved with --json")

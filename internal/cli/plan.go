@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/narrows/narrows/internal/advisor"
 	"github.com/narrows/narrows/internal/dbconn"
+	"github.com/narrows/narrows/internal/output/jsonl"
 	"github.com/narrows/narrows/internal/probe/compress"
 	"github.com/narrows/narrows/internal/probe/dbsize"
 	"github.com/narrows/narrows/internal/result"
@@ -383,23 +382,8 @@ func savedSummaries(path string, each func(*result.Report)) error {
 		return usagef("--from: %v", err)
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
-		}
-		var r result.Report
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			return usagef("--from %s: line %d is not a narrows JSON record: %v", path, n, err)
-		}
-		if r.Type == result.TypeSummary {
-			each(&r)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return usagef("--from %s: %v", path, err)
+	if err := jsonl.Read(f, path, func(r *result.Report, _ []result.Interval) { each(r) }); err != nil {
+		return usagef("--from %v", err)
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,19 +12,27 @@ import (
 	"github.com/narrows/narrows/internal/itest"
 )
 
-// planCells runs plan backup --json and returns its cells.
-func planCells(t *testing.T, args ...string) ([]map[string]any, string) {
+// planOf runs `narrows plan WHAT --json ARGS` and returns its summary's
+// KEY object and the whole output; t fails unless the plan exits 0 with
+// that object.
+func planOf(t *testing.T, env map[string]string, what, key string, args ...string) (map[string]any, string) {
 	t.Helper()
-	stdout, stderr, code := run(t, nil, append([]string{"plan", "backup", "--json"}, args...)...)
+	stdout, stderr, code := run(t, env, append([]string{"plan", what, "--json"}, args...)...)
 	if code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	lines := strings.Split(strings.TrimSpace(stdout), "\n")
-	var rec map[string]any
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rec); err != nil {
-		t.Fatal(err)
+	_, sum := itest.Records(t, stdout)
+	p, ok := sum[key].(map[string]any)
+	if !ok {
+		t.Fatalf("no %s in %s", key, stdout)
 	}
-	plan := rec["backup_plan"].(map[string]any)
+	return p, stdout
+}
+
+// planCells runs plan backup --json and returns its cells.
+func planCells(t *testing.T, args ...string) ([]map[string]any, string) {
+	t.Helper()
+	plan, stdout := planOf(t, nil, "backup", "backup_plan", args...)
 	var cells []map[string]any
 	for _, c := range plan["cells"].([]any) {
 		cells = append(cells, c.(map[string]any))

@@ -17,12 +17,7 @@ import (
 // chattyPlan runs plan chatty --json and returns its plan and its output.
 func chattyPlan(t *testing.T, env map[string]string, args ...string) (map[string]any, string) {
 	t.Helper()
-	stdout, stderr, code := run(t, env, append([]string{"plan", "chatty", "--json"}, args...)...)
-	if code != cli.ExitOK {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	_, sum := itest.Records(t, stdout)
-	return itest.Obj(sum, "chatty_plan"), stdout
+	return planOf(t, env, "chatty", "chatty_plan", args...)
 }
 
 // chattyCase is the plan's case of that name (and round trip, for "rtt").

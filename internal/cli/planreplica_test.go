@@ -17,16 +17,7 @@ import (
 // its whole output.
 func replicaPlan(t *testing.T, env map[string]string, args ...string) (map[string]any, string) {
 	t.Helper()
-	stdout, stderr, code := run(t, env, append([]string{"plan", "replica", "--json"}, args...)...)
-	if code != cli.ExitOK {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	_, sum := itest.Records(t, stdout)
-	p := itest.Obj(sum, "replica_plan")
-	if p == nil {
-		t.Fatalf("no replica_plan in %s", stdout)
-	}
-	return p, stdout
+	return planOf(t, env, "replica", "replica_plan", args...)
 }
 
 func firstCase(t *testing.T, p map[string]any) map[string]any {

@@ -90,10 +90,10 @@ func planSync(ctx context.Context, env Env, args []string) error {
 	if sf.inFlight < 2 || sf.inFlight > 1024 {
 		return usagef("--in-flight %d: use 2 to 1024", sf.inFlight)
 	}
+	// NARROWS_DSN stands for --dsn only in a plan that measures: alone it
+	// does not make an offline plan measure.
 	dsn := sf.dsn
-	if dsn == "" && sf.to == "" && sf.logPath == "" {
-		dsn = "" // NARROWS_DSN alone does not make an offline plan measure
-	} else if dsn == "" {
+	if dsn == "" && (sf.to != "" || sf.logPath != "") {
 		dsn = env.Getenv("NARROWS_DSN")
 	}
 	if sf.from == "" && len(sf.assume) == 0 && sf.to == "" && sf.logPath == "" && dsn == "" {
@@ -143,16 +143,13 @@ func planSync(ctx context.Context, env Env, args []string) error {
 	return finish(ctx, withHTML(output(env, sf.json), htmlPath), rep, nil)
 }
 
-// syncStep is one measurement of the plan.
-type syncStep = planStep
-
 // measure runs every part the flags make possible, saying on stderr which
 // step of how many runs. A step that fails is named and leaves its part
 // unknown; the plan then says so rather than guessing.
 func (sf syncFlags) measure(ctx context.Context, env Env, d *dbconn.DSN, dur time.Duration, ps *result.SyncParts) (string, bool, error) {
-	var steps []syncStep
+	var steps []planStep
 	if d != nil {
-		steps = append(steps, syncStep{"a commit today on " + d.Redacted + " (one session, one 1000 B row a commit)", func(ctx context.Context) error {
+		steps = append(steps, planStep{"a commit today on " + d.Redacted + " (one session, one 1000 B row a commit)", func(ctx context.Context) error {
 			cfg := dbload.Config{Rate: 50 * 1000, Duration: dur, Interval: time.Second, Table: dbload.DefaultTable, RowBytes: 1000,
 				Sessions: 1, RowsPerCommit: 1, Timeout: 10 * time.Second}
 			res, err := dbload.Run(ctx, d, cfg, func(result.Interval) {})
@@ -168,7 +165,7 @@ func (sf syncFlags) measure(ctx context.Context, env Env, d *dbconn.DSN, dur tim
 		if err != nil || size < disk.MinSize {
 			return "", false, usagef("--disk-size %q: %s", sf.diskSize, errOr(err, "use at least 1M"))
 		}
-		steps = append(steps, syncStep{"the local log flush, 8 KiB write + fdatasync (" + sf.logPath + ")", func(ctx context.Context) error {
+		steps = append(steps, planStep{"the local log flush, 8 KiB write + fdatasync (" + sf.logPath + ")", func(ctx context.Context) error {
 			res, err := localLogFlush(ctx, sf.logPath, size, dur)
 			if f := logFlushFigure(res, "measured"); f != nil {
 				ps.LocalFlush = f
@@ -186,7 +183,7 @@ func (sf syncFlags) measure(ctx context.Context, env Env, d *dbconn.DSN, dur tim
 			return "", false, err
 		}
 		defer sess.Close()
-		steps = append(steps, syncStep{"round trips to the agent", func(ctx context.Context) error {
+		steps = append(steps, planStep{"round trips to the agent", func(ctx context.Context) error {
 			res, err := rr.Run(ctx, sess, rr.Config{Request: 64, Response: 64, Duration: min(dur, 3*time.Second), Interval: time.Second, Queries: 1}, func(result.Interval) {})
 			if res != nil && res.RoundTrips > 0 {
 				ps.RTT = &result.Figure{Seconds: res.Latency.P50, Source: "measured", What: fmt.Sprintf("net rr p50 of %s", metric.Plural(res.RoundTrips, "round trip"))}
@@ -256,11 +253,7 @@ func logFlushFigure(d *result.Disk, source string) *result.Figure {
 		if p.Stopped != "" || p.IOs == 0 || p.RW != "write" || p.QueueDepth != 1 || p.Threads != 1 || p.Sync == result.SyncNone {
 			continue
 		}
-		better := best == nil ||
-			(p.BlockBytes == 8<<10) != (best.BlockBytes == 8<<10) && p.BlockBytes == 8<<10 ||
-			p.BlockBytes == best.BlockBytes && p.Sync == result.SyncFdatasync && best.Sync != result.SyncFdatasync ||
-			best.BlockBytes != 8<<10 && p.BlockBytes != 8<<10 && p.BlockBytes < best.BlockBytes
-		if better {
+		if best == nil || flushRank(p) < flushRank(best) {
 			best = p
 		}
 	}
@@ -268,6 +261,21 @@ func logFlushFigure(d *result.Disk, source string) *result.Figure {
 		return nil
 	}
 	return &result.Figure{Seconds: best.P50, Source: source, What: fmt.Sprintf("%s p50, %s", best.Name, d.Path)}
+}
+
+// flushRank orders the flushed writes a plan may take as a commit's
+// flush, lowest first: 8 KiB (PostgreSQL's WAL page), then the smallest;
+// fdatasync before dsync at one size.
+func flushRank(p *result.DiskPattern) int64 {
+	size := p.BlockBytes
+	if size == 8<<10 {
+		size = 0
+	}
+	r := 2 * size
+	if p.Sync != result.SyncFdatasync {
+		r++
+	}
+	return r
 }
 
 // assumeSync applies one --assume to the parts.
@@ -400,13 +408,13 @@ func commitParts(x *result.Commit, src string, ps *result.SyncParts) bool {
 // block at a time (--block, a small commit's log), then the throughput of 64 KiB blocks with --in-flight.
 // An agent that writes no files (no --disk-path) measures none of them:
 // the plan then names the replica's flush as not known.
-func (sf syncFlags) commitSteps(sess *client.Session, dur time.Duration, ps *result.SyncParts) []syncStep {
+func (sf syncFlags) commitSteps(sess *client.Session, dur time.Duration, ps *result.SyncParts) []planStep {
 	where := sf.remotePath
 	if where == "" && len(sess.Limits.DiskPaths) > 0 {
 		where = sess.Limits.DiskPaths[0]
 	}
-	step := func(what string, cfg commitprobe.Config) syncStep {
-		return syncStep{what + " (" + where + " on the agent)", func(ctx context.Context) error {
+	step := func(what string, cfg commitprobe.Config) planStep {
+		return planStep{what + " (" + where + " on the agent)", func(ctx context.Context) error {
 			if !sess.Runs(wire.KindCommit) {
 				return fmt.Errorf("the agent (narrows %s) does not run net commit: upgrade it", sess.Software)
 			}
@@ -421,7 +429,7 @@ func (sf syncFlags) commitSteps(sess *client.Session, dur time.Duration, ps *res
 			return err
 		}}
 	}
-	return []syncStep{
+	return []planStep{
 		step(fmt.Sprintf("log blocks acknowledged once written, %s, one at a time", metric.FormatBytes(sf.commitBytes)),
 			commitprobe.Config{Block: sf.commitBytes, InFlight: 1, Ack: result.AckWrite}),
 		step(fmt.Sprintf("log blocks acknowledged once flushed (fdatasync), %s, one at a time", metric.FormatBytes(sf.commitBytes)),

@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -16,20 +15,7 @@ import (
 // syncPlan runs plan sync --json and returns its plan.
 func syncPlan(t *testing.T, args ...string) (map[string]any, string) {
 	t.Helper()
-	stdout, stderr, code := run(t, nil, append([]string{"plan", "sync", "--json"}, args...)...)
-	if code != cli.ExitOK {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	lines := strings.Split(strings.TrimSpace(stdout), "\n")
-	var rec map[string]any
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rec); err != nil {
-		t.Fatal(err)
-	}
-	p, ok := rec["sync_plan"].(map[string]any)
-	if !ok {
-		t.Fatalf("no sync_plan in %s", stdout)
-	}
-	return p, stdout
+	return planOf(t, nil, "sync", "sync_plan", args...)
 }
 
 // syncEngine is one engine's row of a plan.

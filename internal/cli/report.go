@@ -1,10 +1,8 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/output/html"
+	"github.com/narrows/narrows/internal/output/jsonl"
 	"github.com/narrows/narrows/internal/result"
 )
 
@@ -26,11 +25,8 @@ func report(_ context.Context, env Env, args []string) error {
 	// The run's file may come before the flags, as in `narrows report
 	// run.jsonl --html out.html`: flag stops at it, so parse what follows.
 	for rest := args; ; {
-		if err := fs.Parse(rest); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return err
-			}
-			return usagef("report: %v", err)
+		if err := parseFlags(fs, rest); err != nil {
+			return err
 		}
 		if fs.NArg() == 0 {
 			break
@@ -69,47 +65,11 @@ func readRun(path string) (*result.Report, []result.Interval, error) {
 		return nil, nil, usagef("report: %v", err)
 	}
 	defer f.Close()
-	var (
-		last *result.Report
-		ivs  []result.Interval
-		kept []result.Interval
-	)
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
-		}
-		var head struct {
-			Schema string `json:"schema"`
-			Type   string `json:"type"`
-		}
-		if err := json.Unmarshal(line, &head); err != nil || head.Type == "" {
-			return nil, nil, usagef("report %s: line %d is not a narrows JSON record", path, n)
-		}
-		switch head.Type {
-		case result.TypeInterval:
-			var iv result.Interval
-			if err := json.Unmarshal(line, &iv); err != nil {
-				return nil, nil, usagef("report %s: line %d: %v", path, n, err)
-			}
-			ivs = append(ivs, iv)
-		case result.TypeSummary:
-			var r result.Report
-			if err := json.Unmarshal(line, &r); err != nil {
-				return nil, nil, usagef("report %s: line %d: %v", path, n, err)
-			}
-			last, kept, ivs = &r, ivs, nil
-		}
+	rep, ivs, err := jsonl.Last(f, path)
+	if err != nil {
+		return nil, nil, usagef("report %v", err)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, nil, usagef("report %s: %v", path, err)
-	}
-	if last == nil {
-		return nil, nil, usagef("report %s: no summary record in it: save a whole run with --json > FILE", path)
-	}
-	return last, kept, nil
+	return rep, ivs, nil
 }
 
 // writeHTML writes the HTML report of a run to path, whole or not at all
@@ -139,7 +99,7 @@ func writeHTML(path string, rep *result.Report, ivs []result.Interval) error {
 
 // htmlFlag registers --html on a command that measures or plans.
 func htmlFlag(fs *flag.FlagSet, path *string) {
-	fs.StringVar(path, "html", "", "also write the run's self-contained HTML report to this file (`narrows report` makes one later from --json output)")
+	fs.StringVar(path, "html", "", "also write the run's self-contained HTML report to this file (narrows report makes one later from --json output)")
 }
 
 // withHTML passes records on to out and, given a path, keeps the
