@@ -16,6 +16,9 @@ have mariadb || need+=(mariadb-client)
 have losetup || need+=(mount)   # the disk tests read a loop device
 have mkfs.xfs || need+=(xfsprogs)   # and time buffered writes on XFS, which end within their submitting call
 have chromium || need+=(chromium)   # the HTML report's browser test opens reports in headless Chromium
+# the Windows build's tests run narrows.exe under Wine, with a DLL built by mingw-w64
+{ [ -x /usr/lib/wine/wine64 ] || have wine64; } || need+=(wine64)
+have x86_64-w64-mingw32-gcc || need+=(gcc-mingw-w64-x86-64)
 if [ "${1:-test}" = bench ]; then
   have sockperf || need+=(sockperf)
   have fio || need+=(fio)

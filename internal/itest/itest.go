@@ -77,14 +77,20 @@ var listening = regexp.MustCompile(`msg="agent listening" addr=(\S+)`)
 // netns exec NS`).
 func StartAgent(t testing.TB, args []string, wrap ...string) *Agent {
 	t.Helper()
-	bin := Binary(t)
-	full := append([]string{bin, "serve"}, args...)
-	if !hasFlag(args, "--listen") {
+	full := append(append([]string{}, wrap...), Binary(t), "serve")
+	return startAgent(t, append(full, args...), nil)
+}
+
+// startAgent starts the agent command full (adding --listen 127.0.0.1:0
+// unless it names one) with env added to the test's, and stops it at the
+// end of the test.
+func startAgent(t testing.TB, full, env []string) *Agent {
+	t.Helper()
+	if !hasFlag(full, "--listen") {
 		full = append(full, "--listen", "127.0.0.1:0")
 	}
-	full = append(append([]string{}, wrap...), full...)
 	cmd := exec.Command(full[0], full[1:]...)
-	cmd.Env = append(os.Environ(), "NARROWS_SECRET="+Secret)
+	cmd.Env = append(append(os.Environ(), "NARROWS_SECRET="+Secret), env...)
 	pr, pw := io.Pipe()
 	cmd.Stderr = pw
 	a := &Agent{Cmd: cmd}
@@ -152,9 +158,15 @@ func Run(t testing.TB, timeout time.Duration, env []string, args ...string) Resu
 // RunWrapped is Run with a command prefix such as `ip netns exec NS`.
 func RunWrapped(t testing.TB, timeout time.Duration, env []string, wrap []string, args ...string) Result {
 	t.Helper()
+	return run(t, timeout, env, append(append(append([]string{}, wrap...), Binary(t)), args...))
+}
+
+// run runs the command full with env added to the test's.
+func run(t testing.TB, timeout time.Duration, env []string, full []string) Result {
+	t.Helper()
+	args := full[1:]
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	full := append(append(append([]string{}, wrap...), Binary(t)), args...)
 	cmd := exec.CommandContext(ctx, full[0], full[1:]...)
 	cmd.Env = append(append(os.Environ(), "NARROWS_SECRET="+Secret), withHistory(env)...)
 	var out, errb bytes.Buffer

@@ -16,6 +16,7 @@ const (
 	NetNS = "NARROWS_REQUIRE_NETNS" // network namespaces, TUN devices, tc, iperf3
 	DB    = "NARROWS_REQUIRE_DB"    // real PostgreSQL and MariaDB servers
 	Host  = "NARROWS_REQUIRE_HOST"  // root, mounts, loop devices, io_uring
+	Wine  = "NARROWS_REQUIRE_WINE"  // wine64 and mingw-w64, to run narrows.exe
 )
 
 // Required reports whether tests needing what optIn names must run here.

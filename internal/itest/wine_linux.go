@@ -1,0 +1,146 @@
+//go:build linux
+
+package itest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/narrows/narrows/internal/testenv"
+)
+
+// Wine runs the Windows build of narrows (narrows.exe) under Debian's
+// wine64, in a Wine prefix of the test process's own. Wine 8 lacks
+// bcryptprimitives.dll!ProcessPrng, which Go's runtime needs at start, so
+// the prefix gets the shim built from scripts/wine/processprng.c.
+type Wine struct {
+	Exe    string // narrows.exe
+	Prefix string // WINEPREFIX
+	loader string // wine64
+	env    []string
+}
+
+var (
+	wineOnce sync.Once
+	wine     *Wine
+	wineErr  error
+)
+
+// wine64 is where Debian's wine64 package puts its loader.
+var wineLoaders = []string{"/usr/lib/wine/wine64", "/usr/bin/wine64"}
+
+// NewWine returns the process's Wine, setting it up on first use: it
+// builds narrows.exe and the shim and makes the prefix (about 15 s). It
+// skips t where wine64 or mingw-w64 is missing, and fails it where Wine is
+// required (CI=true or NARROWS_REQUIRE_WINE=1). CloseWine ends it.
+func NewWine(t testing.TB) *Wine {
+	t.Helper()
+	wineOnce.Do(func() { wine, wineErr = setUpWine() })
+	if wineErr != nil {
+		testenv.Need(t, testenv.Wine, "%v", wineErr)
+	}
+	return wine
+}
+
+// CloseWine stops the prefix's wineserver and removes the prefix; a
+// TestMain calls it after m.Run.
+func CloseWine() {
+	if wine == nil {
+		return
+	}
+	k := exec.Command(filepath.Join(filepath.Dir(wine.loader), "wineserver"), "-k")
+	k.Env = append(os.Environ(), wine.env...)
+	k.Run()
+	os.RemoveAll(filepath.Dir(wine.Exe))
+}
+
+func setUpWine() (*Wine, error) {
+	w := &Wine{}
+	for _, l := range wineLoaders {
+		if _, err := os.Stat(l); err == nil {
+			w.loader = l
+			break
+		}
+	}
+	if w.loader == "" {
+		return nil, fmt.Errorf("wine64 is not installed (Debian: apt-get install wine64; make test-deps does it)")
+	}
+	cc, err := exec.LookPath("x86_64-w64-mingw32-gcc")
+	if err != nil {
+		return nil, fmt.Errorf("mingw-w64 is not installed (Debian: apt-get install gcc-mingw-w64-x86-64; make test-deps does it)")
+	}
+	dir, err := os.MkdirTemp("", "narrows-wine-")
+	if err != nil {
+		return nil, err
+	}
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..")
+	w.Exe = filepath.Join(dir, "narrows.exe")
+	w.Prefix = filepath.Join(dir, "prefix")
+	// WINEDEBUG=-all: Wine's own "fixme" chatter would mix with what
+	// narrows writes on stderr. mscoree and mshtml off: the prefix would
+	// ask to download Mono and Gecko, which this machine cannot.
+	w.env = []string{"WINEPREFIX=" + w.Prefix, "WINEDEBUG=-all", "WINEDLLOVERRIDES=bcryptprimitives=n;mscoree=;mshtml=", "WINEARCH=win64"}
+	steps := []struct {
+		name string
+		cmd  *exec.Cmd
+	}{
+		{"go build narrows.exe", exec.Command("go", "build", "-o", w.Exe, "./cmd/narrows")},
+		{"build the ProcessPrng shim", exec.Command(cc, "-shared", "-O2", "-o", filepath.Join(dir, "bcryptprimitives.dll"), filepath.Join(root, "scripts", "wine", "processprng.c"))},
+		{"make the Wine prefix", exec.Command(w.loader, "wineboot", "--init")},
+	}
+	steps[0].cmd.Dir = root
+	steps[0].cmd.Env = append(os.Environ(), "GOOS=windows", "GOARCH=amd64", "CGO_ENABLED=0")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	for _, s := range steps {
+		if s.cmd.Env == nil {
+			s.cmd.Env = append(os.Environ(), w.env...)
+		}
+		c := exec.CommandContext(ctx, s.cmd.Path, s.cmd.Args[1:]...)
+		c.Dir, c.Env = s.cmd.Dir, s.cmd.Env
+		if out, err := c.CombinedOutput(); err != nil {
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("%s: %v\n%s", s.name, err, out)
+		}
+	}
+	// Go's runtime loads bcryptprimitives.dll from System32 only.
+	b, err := os.ReadFile(filepath.Join(dir, "bcryptprimitives.dll"))
+	if err == nil {
+		err = os.WriteFile(filepath.Join(w.Prefix, "drive_c", "windows", "system32", "bcryptprimitives.dll"), b, 0o644)
+	}
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("install the ProcessPrng shim: %v", err)
+	}
+	return w, nil
+}
+
+// Path is the Windows name of a Linux path: Wine maps / to drive Z:.
+func (w *Wine) Path(p string) string {
+	return `Z:` + strings.ReplaceAll(p, "/", `\`)
+}
+
+// Env is what a command needs in its environment to run in this prefix.
+func (w *Wine) Env() []string { return append([]string{}, w.env...) }
+
+// Run runs narrows.exe with args under Wine, as Run runs narrows.
+func (w *Wine) Run(t testing.TB, timeout time.Duration, env []string, args ...string) Result {
+	t.Helper()
+	return run(t, timeout, append(w.Env(), env...), append([]string{w.loader, w.Exe}, args...))
+}
+
+// StartAgent starts `narrows.exe serve` with args under Wine, as
+// StartAgent does on Linux.
+func (w *Wine) StartAgent(t testing.TB, args []string) *Agent {
+	t.Helper()
+	return startAgent(t, append([]string{w.loader, w.Exe, "serve"}, args...), w.Env())
+}
