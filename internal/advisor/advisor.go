@@ -200,6 +200,9 @@ func (rd *reading) cpuNote() string {
 // stalls is the window-stall figure as the verdicts quote it: the same
 // two shares the summary's window line prints.
 func stalls(t *result.TCPSummary) string {
+	if t.StallsUnknown {
+		return "stall times not reported by the sender's system (Windows before 1809)"
+	}
 	return fmt.Sprintf("stalled on the receiver's window %.0f%% and on the send buffer %.0f%% of the time", 100*t.RwndLimited, 100*t.SndbufLimited)
 }
 
@@ -236,7 +239,7 @@ func (rd *reading) limit() result.Finding {
 	case causeUnknown:
 		return result.Finding{Code: "stream.limit_unknown", Severity: "info",
 			Summary: "What limits this stream cannot be told on this platform: TCP_INFO is not available.",
-			Detail:  "Run the agent or the client on Linux to see RTT, window and retransmits."}
+			Detail:  "Run the sending end on Linux, or on Windows 10 1703 / Server 2016 or later (SIO_TCP_INFO), to see RTT, window and retransmits."}
 	case causeWindow:
 		which, share := "the receiver's window", t.RwndLimited
 		if t.SndbufLimited > t.RwndLimited {

@@ -44,6 +44,8 @@ func TestStreamVerdicts(t *testing.T) {
 			return r
 		}(), "stream.link_limited", "CPU not measured"},
 		{"no tcp_info", run(190e6, 10, 8, nil), "stream.limit_unknown", "not available"},
+		{"link, on a Windows that gives no stall times (TCP_INFO_v0)", run(190e6, 10, 8, &result.TCPSummary{RTT: rtt, StallsUnknown: true}), "stream.link_limited", "stall times not reported by the sender's system"},
+		{"window on TCP_INFO_v0: the full window still tells", run(26e6, 5, 5, &result.TCPSummary{RTT: rtt, BDPBytes: 80000, SndWndBytes: 81920, StallsUnknown: true}), "stream.window_limited", "reached the peer's window"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

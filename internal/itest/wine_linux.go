@@ -96,6 +96,8 @@ func setUpWine() (*Wine, error) {
 		{"go build narrows.exe", exec.Command("go", "build", "-o", w.Exe, "./cmd/narrows")},
 		{"build the ProcessPrng shim", exec.Command(cc, "-shared", "-O2", "-o", filepath.Join(dir, "bcryptprimitives.dll"), filepath.Join(root, "scripts", "wine", "processprng.c"))},
 		{"make the Wine prefix", exec.Command(w.loader, "wineboot", "--init")},
+		// Wine 8 says it is Windows 7 unless told; narrows targets 10.
+		{"make the prefix Windows 10", exec.Command(w.loader, "reg", "add", `HKCU\Software\Wine`, "/v", "Version", "/t", "REG_SZ", "/d", "win10", "/f")},
 	}
 	steps[0].cmd.Dir = root
 	steps[0].cmd.Env = append(os.Environ(), "GOOS=windows", "GOARCH=amd64", "CGO_ENABLED=0")

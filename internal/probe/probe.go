@@ -22,7 +22,7 @@ const Interrupted = "interrupted"
 func KernelRTT(sc sysinfo.Controller) (rtt, minRTT result.Seconds, retransmits int64, unavailable string) {
 	ti, err := sysinfo.ReadTCPInfo(sc)
 	if err != nil {
-		return 0, 0, 0, "TCP_INFO " + err.Error()
+		return 0, 0, 0, sysinfo.NoTCPInfo(err)
 	}
 	return result.Seconds(ti.RTT), result.Seconds(ti.MinRTT), ti.Retransmits, ""
 }

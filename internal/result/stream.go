@@ -88,6 +88,9 @@ type TCPSummary struct {
 	// or on its own send buffer.
 	RwndLimited   float64 `json:"rwnd_limited_ratio"`
 	SndbufLimited float64 `json:"sndbuf_limited_ratio"`
+	// StallsUnknown: the sender's system does not report stall times
+	// (Windows before 1809), so the two shares above are not measured.
+	StallsUnknown bool `json:"stalls_unknown,omitempty"`
 	// BDP is throughput × RTT: the bytes that must be in flight.
 	BDPBytes int64 `json:"bdp_bytes"`
 }

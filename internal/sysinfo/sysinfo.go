@@ -9,6 +9,19 @@ import (
 // ErrUnavailable says a figure cannot be had on this platform.
 var ErrUnavailable = errors.New("not available on this platform")
 
+// NoTCPInfo words why ReadTCPInfo gave no TCP state, for a run's
+// tcp_unavailable.
+func NoTCPInfo(err error) string {
+	if errors.Is(err, ErrUnavailable) {
+		return noTCPInfo
+	}
+	return "TCP_INFO " + err.Error()
+}
+
+// NoSenderTCPInfo is what a stream says when its sending end gave no TCP
+// state: it may be either end, on either platform.
+const NoSenderTCPInfo = "TCP state not available from the sending end (Linux gives TCP_INFO; Windows gives SIO_TCP_INFO from 10 1703 / Server 2016)"
+
 // Controller gives access to a socket's descriptor: a syscall.RawConn, or
 // the data plane's netio.Socket.
 type Controller interface {
@@ -37,6 +50,10 @@ type TCPInfo struct {
 	// Timestamps says the connection carries TCP timestamps: 12 bytes of
 	// options in every segment's header (Linux's default).
 	Timestamps bool `json:"timestamps,omitempty"`
+	// StallsUnknown says the system does not report the stall times
+	// (Windows before 1809 gives TCP_INFO_v0, without them): Busy,
+	// RwndLimited and SndbufLimited are 0 for want of a figure.
+	StallsUnknown bool `json:"stalls_unknown,omitempty"`
 }
 
 // CwndBytes is the congestion window in bytes.

@@ -11,6 +11,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+const noTCPInfo = "TCP_INFO not available"
+
 // tcpiOptTimestamps is TCPI_OPT_TIMESTAMPS of tcpi_options (linux/tcp.h).
 const tcpiOptTimestamps = 1
 

@@ -1,9 +1,11 @@
-//go:build !linux
+//go:build !linux && !windows
 
 package sysinfo
 
-// ReadTCPInfo is Linux-only for now; elsewhere the figure is not invented.
+// ReadTCPInfo is Linux and Windows only; elsewhere the figure is not invented.
 func ReadTCPInfo(rc Controller) (*TCPInfo, error) { return nil, ErrUnavailable }
+
+const noTCPInfo = "TCP_INFO not available on this platform"
 
 // tcpBufferMax is not known here (Windows autotunes its receive window by
 // a level, not a byte count).

@@ -30,3 +30,53 @@ func TestAgentOnWindows(t *testing.T) {
 		t.Errorf("the Windows agent did not log the finished test:\n%s", a.Log())
 	}
 }
+
+// TestClientOnWindows: narrows.exe measures through the Linux agent. Sent
+// by the agent (--reverse), the stream is explained by Linux's TCP_INFO;
+// sent by narrows.exe, by SIO_TCP_INFO where Windows gives it, and where
+// it is refused (Wine refuses it) the run says so instead of guessing.
+func TestClientOnWindows(t *testing.T) {
+	w := itest.NewWine(t)
+	a := itest.StartAgent(t, nil)
+	r := w.Run(t, time.Minute, nil, "net", "stream", "--to", a.Addr, "--duration", "1s", "--reverse", "--json")
+	if r.Code != 0 {
+		t.Fatalf("narrows.exe net stream --reverse: exit %d\n%s\nagent log:\n%s", r.Code, r.Stderr, a.Log())
+	}
+	_, sum := itest.Records(t, r.Stdout)
+	run0 := firstRun(t, sum)
+	if tp, _ := itest.Num(run0, "throughput_bits_per_second"); tp <= 0 {
+		t.Errorf("the reverse stream carried %v bit/s:\n%s", tp, r.Stdout)
+	}
+	tcp := itest.Obj(run0, "tcp")
+	if rtt, _ := itest.Num(tcp, "rtt_seconds"); tcp == nil || tcp["side"] != "agent" || rtt <= 0 {
+		t.Errorf("the Linux agent's TCP state is missing from the Windows client's run: %v", run0)
+	}
+
+	r = w.Run(t, time.Minute, nil, "net", "stream", "--to", a.Addr, "--duration", "1s", "--json")
+	if r.Code != 0 {
+		t.Fatalf("narrows.exe net stream: exit %d\n%s", r.Code, r.Stderr)
+	}
+	_, sum = itest.Records(t, r.Stdout)
+	run0 = firstRun(t, sum)
+	if reason, _ := run0["tcp_unavailable"].(string); itest.Obj(run0, "tcp") == nil && !strings.Contains(reason, "not available") {
+		t.Errorf("the forward run has neither TCP state nor a reason: %v", run0)
+	}
+	if !strings.Contains(r.Stdout, `"os":"windows"`) {
+		t.Errorf("the run does not carry the Windows client's facts:\n%s", r.Stdout)
+	}
+
+	r = w.Run(t, time.Minute, nil, "net", "rr", "--to", a.Addr, "--duration", "1s", "--json")
+	_, sum = itest.Records(t, r.Stdout)
+	if n, _ := itest.Num(itest.Obj(sum, "rr"), "round_trips"); r.Code != 0 || n < 10 {
+		t.Errorf("narrows.exe net rr: exit %d, %v round trips in 1 s\n%s", r.Code, n, r.Stderr)
+	}
+}
+
+func firstRun(t *testing.T, sum map[string]any) map[string]any {
+	t.Helper()
+	runs, _ := itest.Obj(sum, "stream")["runs"].([]any)
+	if len(runs) == 0 {
+		t.Fatalf("no stream runs in %v", sum)
+	}
+	return runs[0].(map[string]any)
+}

@@ -153,8 +153,12 @@ func streamSummary(b *strings.Builder, s *result.Stream) {
 		}
 	}
 	if t := firstTCP(s); t != nil {
-		fmt.Fprintf(b, "window   bandwidth-delay product %s at %s RTT; peer window %s, max cwnd %s; stalled on receiver window %.0f%%, on send buffer %.0f%%\n",
-			metric.FormatBytes(t.BDPBytes), dur(t.RTT), metric.FormatBytes(t.SndWndBytes), metric.FormatBytes(t.MaxCwnd), 100*t.RwndLimited, 100*t.SndbufLimited)
+		stalled := fmt.Sprintf("stalled on receiver window %.0f%%, on send buffer %.0f%%", 100*t.RwndLimited, 100*t.SndbufLimited)
+		if t.StallsUnknown {
+			stalled = "stall times not reported (Windows before 1809)"
+		}
+		fmt.Fprintf(b, "window   bandwidth-delay product %s at %s RTT; peer window %s, max cwnd %s; %s\n",
+			metric.FormatBytes(t.BDPBytes), dur(t.RTT), metric.FormatBytes(t.SndWndBytes), metric.FormatBytes(t.MaxCwnd), stalled)
 	}
 }
 

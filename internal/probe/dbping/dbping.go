@@ -233,7 +233,7 @@ func readKernelRTT(c net.Conn, res *result.DBPing) {
 	}
 	ti, err := sysinfo.ReadTCPInfo(ctl)
 	if err != nil {
-		res.TCPUnavailable = "TCP_INFO " + err.Error()
+		res.TCPUnavailable = sysinfo.NoTCPInfo(err)
 		return
 	}
 	res.KernelRTT, res.KernelMinRTT = result.Seconds(ti.RTT), result.Seconds(ti.MinRTT)

@@ -160,6 +160,7 @@ func aggregate(ts []*sysinfo.TCPInfo) sysinfo.TCPInfo {
 		a.Busy += t.Busy
 		a.RwndLimited += t.RwndLimited
 		a.SndbufLimited += t.SndbufLimited
+		a.StallsUnknown = a.StallsUnknown || t.StallsUnknown
 	}
 	n := time.Duration(len(ts))
 	a.RTT /= n
@@ -239,7 +240,7 @@ func (a *accumulator) summary(done *wire.Done, cpu result.CPU) []result.StreamRu
 		r.Duration = result.Seconds(dur)
 		r.Throughput = metric.BitsPerSecond(r.ReceivedBytes, dur)
 		if len(finals) == 0 {
-			r.TCPUnavailable = "TCP_INFO " + sysinfo.ErrUnavailable.Error()
+			r.TCPUnavailable = sysinfo.NoSenderTCPInfo
 		} else {
 			t := aggregate(finals)
 			side := "agent"
@@ -247,7 +248,7 @@ func (a *accumulator) summary(done *wire.Done, cpu result.CPU) []result.StreamRu
 				side = "client"
 			}
 			s := &result.TCPSummary{Side: side, MinRTT: result.Seconds(t.MinRTT), MSSBytes: t.MSS, MaxCwnd: max(d.maxCwd, t.CwndBytes()),
-				SndWndBytes: t.SndWnd, Retransmits: t.Retransmits}
+				SndWndBytes: t.SndWnd, Retransmits: t.Retransmits, StallsUnknown: t.StallsUnknown}
 			s.RTT = result.Seconds(t.RTT)
 			if d.rttN > 0 {
 				s.RTT = result.Seconds(d.rttSum / time.Duration(d.rttN))
