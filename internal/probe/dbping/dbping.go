@@ -275,6 +275,13 @@ func split(ctx context.Context, cfg Config, b bounds, res *result.DBPing) *resul
 	default:
 		ns.LowFrom = "none"
 	}
+	if ns.NetworkLow > res.P50 {
+		// A bound above the whole round trip is contradicted by it: the
+		// connect calls cost this host more than a round trip (a filter
+		// inspecting new connections, an emulator such as Wine), so
+		// they bound nothing here.
+		ns.NetworkLow, ns.LowFrom = 0, "slower_than_query"
+	}
 	if b.empty != nil && b.empty.Count() > 0 {
 		ns.EmptyRoundTrips, ns.EmptyRTTP50 = int64(b.empty.Count()), result.Seconds(b.empty.Quantile(0.5))
 		ns.NetworkHigh, ns.HighFrom = ns.EmptyRTTP50, b.emptyFrom

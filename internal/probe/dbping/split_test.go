@@ -40,6 +40,10 @@ func TestSplitBounds(t *testing.T) {
 		{"connect calls less the local one", us(10150), bounds{handshakes: []handshake{{dial: us(10100)}, {dial: us(10060)}}, local: []time.Duration{us(70), us(60)},
 			empty: empty(10080), emptyFrom: "com_ping"}, nil, us(10000), us(10080), "tcp_connect_minus_local", "com_ping", "bounds"},
 		{"no cheaper round trip", us(45), bounds{handshakes: []handshake{{us(90), us(10)}}}, nil, us(10), us(33), "tcp_handshake_rtt", "fastest_query", "bounds"},
+		// Wine's connect calls took 1.8 ms against a 0.8 ms local one and
+		// 430 µs queries: the difference bounds nothing.
+		{"connects slower than a query", us(430), bounds{handshakes: []handshake{{dial: us(1794)}, {dial: us(3958)}}, local: []time.Duration{us(825)},
+			empty: empty(354), emptyFrom: "empty_query"}, nil, 0, us(354), "slower_than_query", "empty_query", "bounds"},
 		{"no probes", us(45), bounds{empty: empty(30), emptyFrom: "empty_query"}, nil, 0, us(30), "none", "empty_query", "bounds"},
 		{"agent", us(45), bounds{handshakes: []handshake{{us(90), us(10)}}, empty: empty(30), emptyFrom: "empty_query"},
 			&result.RR{RoundTrips: 1000, Latency: result.Latency{P50: result.Seconds(us(22))}}, us(10), us(30), "tcp_handshake_rtt", "empty_query", "agent_rr"},
