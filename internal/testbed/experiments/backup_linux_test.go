@@ -30,7 +30,7 @@ func backupCase() (scale int, rate int64, rtt time.Duration) {
 	if long() {
 		return 30, 100_000_000, 20 * time.Millisecond // about 450 MB
 	}
-	return 5, 100_000_000, 20 * time.Millisecond // about 75 MB
+	return 3, 100_000_000, 20 * time.Millisecond // about 70 MB: 6 s a copy across the line
 }
 
 // stageDuration is how long the plan measures each stage.
