@@ -33,7 +33,7 @@ type dbCommon struct {
 }
 
 func (c *dbCommon) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.dsn, "dsn", "", "the database: postgres://USER:PASSWORD@HOST:5432/DB, mysql://USER:PASSWORD@HOST:3306/DB (MySQL, MariaDB) or sqlserver://USER:PASSWORD@HOST:1433?database=DB (or set NARROWS_DSN)")
+	fs.StringVar(&c.dsn, "dsn", "", "the database: postgres://USER:PASSWORD@HOST:5432/DB, mysql://USER:PASSWORD@HOST:3306/DB (MySQL, MariaDB) or sqlserver://USER:PASSWORD@HOST:1433?database=DB; SQL Server also Server=HOST\\INSTANCE;Database=DB;Integrated Security=SSPI (ADO, odbc:...) (or set NARROWS_DSN)")
 	fs.StringVar(&c.interval, "interval", "1s", "how often to report")
 	fs.StringVar(&c.timeout, "timeout", "10s", "how long to wait for the server to connect or answer")
 	fs.BoolVar(&c.json, "json", false, "write JSON lines (intervals as they happen, then the summary) instead of a table")

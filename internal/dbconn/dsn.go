@@ -46,6 +46,12 @@ type DSN struct {
 	Port     int
 	User     string
 	Database string
+	// Instance is a SQL Server named instance (HOST\INSTANCE): its port
+	// is 0 until the SQL Browser on the host gives it (Resolve).
+	Instance string
+	// Login is how a SQL Server session logs in (one of the Login*
+	// values); empty for the other engines.
+	Login    string
 	Params   url.Values
 	password string
 	secrets  []string // other secret parameters' values (sslpassword)
@@ -53,6 +59,18 @@ type DSN struct {
 
 // Addr is host:port, the TCP endpoint of the server.
 func (d *DSN) Addr() string { return net.JoinHostPort(d.Host, strconv.Itoa(d.Port)) }
+
+// Where is the server as messages name it: host:port, and for a named
+// instance HOST\INSTANCE with the port once the SQL Browser gave it.
+func (d *DSN) Where() string {
+	switch {
+	case d.Instance == "":
+		return d.Addr()
+	case d.Port == 0:
+		return d.Host + `\` + d.Instance
+	}
+	return fmt.Sprintf(`%s\%s (%s)`, d.Host, d.Instance, d.Addr())
+}
 
 // HasPassword says whether the DSN carries a password.
 func (d *DSN) HasPassword() bool { return d.password != "" }
@@ -81,11 +99,14 @@ var quoted = regexp.MustCompile(`\s*"[^"]*"`)
 func Parse(s string) (*DSN, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
-		return nil, &Error{Kind: BadDSN, Msg: "the DSN is empty: use postgres://USER:PASSWORD@HOST:5432/DB, mysql://USER:PASSWORD@HOST:3306/DB or sqlserver://USER:PASSWORD@HOST:1433?database=DB"}
+		return nil, &Error{Kind: BadDSN, Msg: "the DSN is empty: use postgres://USER:PASSWORD@HOST:5432/DB, mysql://USER:PASSWORD@HOST:3306/DB, sqlserver://USER:PASSWORD@HOST:1433?database=DB or Server=HOST,1433;Database=DB;User Id=USER;Password=PASSWORD"}
+	}
+	if isConnString(s) {
+		return parseConnString(s)
 	}
 	scheme, rest, ok := strings.Cut(s, "://")
 	if !ok || !schemeRE.MatchString(scheme) {
-		return nil, &Error{Kind: BadDSN, Msg: "the DSN has no scheme: start it with postgres://, mysql:// or sqlserver:// (the DSN is not shown: it may hold a password)"}
+		return nil, &Error{Kind: BadDSN, Msg: "the DSN has no scheme: start it with postgres://, mysql:// or sqlserver://, or give a SQL Server connection string (Server=HOST;Database=DB;...) (the DSN is not shown: it may hold a password)"}
 	}
 	eng, ok := schemes[strings.ToLower(scheme)]
 	if !ok {
@@ -143,11 +164,22 @@ func Parse(s string) (*DSN, error) {
 		d.Database = strings.TrimPrefix(u.Path, "/")
 	case SQLServer:
 		d.Database = d.Params.Get("database")
-		if inst := strings.Trim(u.Path, "/"); inst != "" && u.Port() == "" {
-			return nil, &Error{Kind: BadDSN, Msg: fmt.Sprintf("DSN %q: a named instance (%s) needs its TCP port in the DSN (sqlserver://HOST:PORT): narrows times the TCP connection to that port", red, inst)}
+		// sqlserver://HOST/INSTANCE: without a port, the SQL Browser on
+		// HOST gives the instance's port when narrows connects.
+		if d.Instance = strings.Trim(u.Path, "/"); d.Instance != "" && u.Port() == "" {
+			d.Port = 0
+		}
+		params := map[string]string{}
+		for k, vs := range d.Params {
+			params[strings.ToLower(k)] = vs[0]
+		}
+		if d.Login, err = loginOf(params, d.User, goos); err != nil {
+			return nil, &Error{Kind: BadDSN, Msg: fmt.Sprintf("DSN %q: %v", red, err)}
 		}
 	}
-	if d.User == "" {
+	// SQL Server without a user logs in as the account that runs narrows
+	// (integrated authentication); the other engines need one.
+	if d.User == "" && d.Engine != SQLServer {
 		return nil, &Error{Kind: BadDSN, Msg: fmt.Sprintf("DSN %q: the user is missing: write %s://USER:PASSWORD@%s", red, scheme, d.Addr())}
 	}
 	return d, nil
@@ -181,6 +213,9 @@ var secretParam = regexp.MustCompile(`(?i)([?&;](?:` + secretKeys + `)=)[^&;]*`)
 // parse loses everything between "://" and its last '@': where its
 // password ends cannot be known.
 func Redact(s string) string {
+	if isConnString(s) {
+		return redactConnString(s)
+	}
 	scheme, rest, isURL := strings.Cut(s, "://")
 	if !isURL {
 		// Not a URL: user:password@host, key=value pairs, or worse.

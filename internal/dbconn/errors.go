@@ -91,7 +91,7 @@ func Classify(d *DSN, what string, err error) error {
 	case Permission:
 		out.Msg = fmt.Sprintf("%s: %s: user %q lacks a privilege: %s", what, target, d.User, msg)
 	case Unreachable:
-		out.Msg = fmt.Sprintf("%s: %s: cannot reach %s: %s (is the server running, and is the host and port right?)", what, target, d.Addr(), msg)
+		out.Msg = fmt.Sprintf("%s: %s: cannot reach %s: %s (is the server running, and is the host and port right?)", what, target, d.Where(), msg)
 	case TooMany:
 		out.Msg = fmt.Sprintf("%s: %s: the server takes no more connections: %s (fewer sessions, or a higher max_connections)", what, target, msg)
 	case NotPrimary:
@@ -251,9 +251,9 @@ func (d *DSN) Brief(err error) string {
 	case errors.As(err, &dns):
 		return fmt.Sprintf("resolve %s: %s", d.Host, dns.Err)
 	case isUnreachable(err) && errors.As(err, &errno):
-		return fmt.Sprintf("connect to %s: %s", d.Addr(), errno.Error())
+		return fmt.Sprintf("connect to %s: %s", d.Where(), errno.Error())
 	case isUnreachable(err):
-		return fmt.Sprintf("connect to %s: no answer", d.Addr())
+		return fmt.Sprintf("connect to %s: no answer", d.Where())
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
 		return "no answer in time"
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET):

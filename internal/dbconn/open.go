@@ -5,11 +5,14 @@ import (
 	"context"
 	"crypto/tls"
 	"database/sql"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -17,7 +20,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 	mssql "github.com/microsoft/go-mssqldb"
-	"github.com/microsoft/go-mssqldb/msdsn"
 
 	"github.com/narrows/narrows/internal/netio"
 )
@@ -320,9 +322,15 @@ func connector(d *DSN, opt Options, r *recorder) (*sql.DB, error) {
 		}
 		return sql.OpenDB(c), nil
 	case SQLServer:
-		cfg, err := msdsn.Parse(d.Raw)
+		cfg, err := parseMSSQL(d.Raw)
 		if err != nil {
 			return nil, badDSN(d, err)
+		}
+		if cfg.Instance != "" && cfg.Port == 0 {
+			cfg.Port = uint64(d.Port) // from the SQL Browser (Resolve): the driver asks it no more
+		}
+		if err := setLogin(d, &cfg); err != nil {
+			return nil, err
 		}
 		cfg.TLSConfig = r.wrapTLS(cfg.TLSConfig)
 		if cfg.AppName == "" {
@@ -380,6 +388,9 @@ func Open(ctx context.Context, d *DSN, opt Options) (*Conn, error) {
 	if opt.Timeout <= 0 {
 		opt.Timeout = 15 * time.Second
 	}
+	if err := d.Resolve(ctx, opt.Timeout); err != nil {
+		return nil, err
+	}
 	r := &recorder{blocking: opt.Blocking, watchPG: d.Engine == Postgres}
 	db, err := connector(d, opt, r)
 	if err != nil {
@@ -412,6 +423,10 @@ func Open(ctx context.Context, d *DSN, opt Options) (*Conn, error) {
 		if cctx.Err() == context.DeadlineExceeded {
 			return nil, timedOut(d, opt.Timeout, r.connected(), err)
 		}
+		if KindOf(err) == Other && r.connected() && closedEarly(err) {
+			return nil, &Error{Kind: Unreachable, Err: err, Msg: fmt.Sprintf("connect: %s: %s accepted the TCP connection, then closed it before the %s login finished (%s): is it the database's port, and does the server take this client (its TLS settings, its connection limits)?",
+				d.Redacted, d.Where(), d.Engine.Name(), d.Brief(err))}
+		}
 		return nil, Classify(d, "connect", err)
 	}
 	return &Conn{DSN: d, DB: db, Conn: conn, Phases: r.phases(end), rec: r}, nil
@@ -422,10 +437,15 @@ func Open(ctx context.Context, d *DSN, opt Options) (*Conn, error) {
 func timedOut(d *DSN, timeout time.Duration, connected bool, err error) error {
 	if !connected {
 		return &Error{Kind: Unreachable, Err: err, Msg: fmt.Sprintf("connect: %s: no TCP connection to %s within %s: a wrong host or port, or a firewall that drops the packets (--timeout sets the wait)",
-			d.Redacted, d.Addr(), timeout)}
+			d.Redacted, d.Where(), timeout)}
 	}
 	return &Error{Kind: Unreachable, Err: err, Msg: fmt.Sprintf("connect: %s: %s accepted the TCP connection but the %s login did not finish within %s: is it the database's port, and is the server overloaded or stuck? (--timeout sets the wait)",
-		d.Redacted, d.Addr(), d.Engine.Name(), timeout)}
+		d.Redacted, d.Where(), d.Engine.Name(), timeout)}
+}
+
+// closedEarly says whether err is the server closing the connection.
+func closedEarly(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)
 }
 
 // NetConn is the session's TCP connection (beneath any TLS).

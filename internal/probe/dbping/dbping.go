@@ -73,6 +73,11 @@ func Run(ctx context.Context, d *dbconn.DSN, cfg Config, emit probe.Emit) (*resu
 	// Handshakes first: the login that follows resets MySQL's count of
 	// connections closed before authenticating (max_connect_errors).
 	var b bounds
+	// A named instance's port comes from the SQL Browser, before the
+	// probes that need it.
+	if err := d.Resolve(ctx, cfg.Timeout); err != nil {
+		return res, err
+	}
 	var err error
 	if b.handshakes, err = tcpConnects(ctx, d.Addr(), cfg.TCPProbes, cfg.Timeout); err != nil {
 		return res, dbconn.Classify(d, "connect", err)
