@@ -66,6 +66,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"serve", "run the agent on the far side (the replica, the database server)", serve},
+		{"service", "run the agent as a Windows service: service install [serve flags], uninstall, start, stop, status", serviceCmd},
 		{"net stream", "bulk throughput, one stream as replication uses it (then N with --streams)", netStream},
 		{"net rr", "request/response round trips on one connection, as a chatty application waits", netRR},
 		{"net commit", "synchronous log shipping: commit latency and log throughput with a synchronous replica", netCommit},
@@ -284,8 +285,8 @@ const maxSecretFile = 4 << 10
 
 // readSecretFile reads a secret file, as Env.ReadFile: only a regular file
 // (a FIFO would block the read for ever, a device such as /dev/zero never
-// end it), at most maxSecretFile bytes. Where the OS has permission bits it
-// warns, as ssh does, when others may read the file.
+// end it), at most maxSecretFile bytes. It warns, as ssh does, when others
+// may read the file: by its mode bits, or on Windows by its DACL.
 func readSecretFile(env Env, path string) ([]byte, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -296,6 +297,9 @@ func readSecretFile(env Env, path string) ([]byte, error) {
 	}
 	if runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
 		fmt.Fprintf(env.Stderr, "narrows: warning: the secret file %s can be read by other users (mode %04o): chmod 600 %s\n", path, fi.Mode().Perm(), path)
+	}
+	if w := secretACLWarning(path); w != "" {
+		fmt.Fprintln(env.Stderr, w)
 	}
 	f, err := os.Open(path)
 	if err != nil {

@@ -20,7 +20,7 @@ import (
 )
 
 // unrecorded are the commands whose runs are not kept: they measure nothing.
-var unrecorded = map[string]bool{"serve": true, "version": true, "history": true, "compare": true, "report": true}
+var unrecorded = map[string]bool{"serve": true, "service": true, "version": true, "history": true, "compare": true, "report": true}
 
 // recorder keeps a command's run in the history: output() tees its sink
 // through it, and --no-history (newFlags) turns it off.

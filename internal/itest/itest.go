@@ -171,6 +171,9 @@ func run(t testing.TB, timeout time.Duration, env []string, full []string) Resul
 	cmd.Env = append(append(os.Environ(), "NARROWS_SECRET="+Secret), withHistory(env)...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
+	// Under Wine the first process of a session hands its output to
+	// services.exe, which outlives it: a failure then, not a hang.
+	cmd.WaitDelay = 10 * time.Second
 	err := cmd.Run()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {

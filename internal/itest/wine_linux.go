@@ -146,3 +146,25 @@ func (w *Wine) StartAgent(t testing.TB, args []string) *Agent {
 	t.Helper()
 	return startAgent(t, append([]string{w.loader, w.Exe, "serve"}, args...), w.Env())
 }
+
+// Command is a Windows program of the prefix's (cmd, sc) under Wine.
+func (w *Wine) Command(args ...string) *exec.Cmd {
+	c := exec.Command(w.loader, args...)
+	c.Env = append(os.Environ(), w.env...)
+	return c
+}
+
+// WaitIdle waits until the prefix's Wine session has ended (wineserver
+// -w): every Windows process in it, services.exe too, has exited, so the
+// next one starts them afresh.
+func (w *Wine) WaitIdle(t testing.TB, timeout time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	c := exec.CommandContext(ctx, filepath.Join(filepath.Dir(w.loader), "wineserver"), "-w")
+	c.Env = append(os.Environ(), w.env...)
+	c.WaitDelay = 5 * time.Second // a server it started may hold the output open
+	if out, err := c.CombinedOutput(); err != nil {
+		t.Fatalf("wineserver -w: %v\n%s", err, out)
+	}
+}
