@@ -138,6 +138,21 @@ func (w *Wine) Run(t testing.TB, timeout time.Duration, env []string, args ...st
 	return run(t, timeout, append(w.Env(), env...), append([]string{w.loader, w.Exe}, args...))
 }
 
+// Command is narrows.exe with args under Wine, not yet started: for a
+// test that ends it itself. Killing its process kills narrows.exe (the
+// loader becomes the Windows process).
+func (w *Wine) Command(args ...string) *exec.Cmd {
+	return w.Program(context.Background(), w.Exe, args...)
+}
+
+// Program is another Windows program (a test binary) under Wine, not yet
+// started; ctx ends it.
+func (w *Wine) Program(ctx context.Context, exe string, args ...string) *exec.Cmd {
+	c := exec.CommandContext(ctx, w.loader, append([]string{exe}, args...)...)
+	c.Env = append(os.Environ(), w.env...)
+	return c
+}
+
 // StartAgent starts `narrows.exe serve` with args under Wine, as
 // StartAgent does on Linux.
 func (w *Wine) StartAgent(t testing.TB, args []string) *Agent {

@@ -106,7 +106,7 @@ func netOf(anchor, step string, rep *result.Report, facts, agentFacts *result.Fa
 		}
 		v.Between = where + ", " + d.Path
 		v.What = "storage as a database uses it: data pages, log flushes, backup streams"
-		v.How = fmt.Sprintf("engine %s, O_DIRECT %v, a %s test file on %s, %s per pattern", d.Engine, d.Direct, metric.FormatBytes(d.FileBytes), orWord(d.Filesystem, "an unknown filesystem"), dur(d.Config.Duration))
+		v.How = fmt.Sprintf("engine %s, %s %v, a %s test file on %s, %s per pattern", d.Engine, d.DirectWord(), d.Direct, metric.FormatBytes(d.FileBytes), orWord(d.Filesystem, "an unknown filesystem"), dur(d.Config.Duration))
 		for _, p := range d.Patterns {
 			fig := p.Name + ": " + metric.FormatCount(int64(p.IOPS+0.5)) + " IOPS, p50 " + metric.FormatDuration(p.P50.D())
 			v.Commands = append(v.Commands, peerCommand{Figure: fig, Where: where, Command: fioCommand(d, p)})
@@ -167,9 +167,12 @@ func fioCommand(d *result.Disk, p result.DiskPattern) string {
 	if rw == "mix" {
 		rw, extra = "randrw", fmt.Sprintf(" --rwmixread=%d", p.ReadPercent)
 	}
-	engine := "io_uring"
-	if d.Engine != "io_uring" {
-		engine = "psync"
+	engine := "psync"
+	switch d.Engine {
+	case "io_uring":
+		engine = "io_uring"
+	case "iocp":
+		engine = "windowsaio" // fio's overlapped I/O on a completion port
 	}
 	direct := 0
 	if d.Direct {

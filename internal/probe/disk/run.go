@@ -51,10 +51,17 @@ func (t *Target) runPattern(ctx context.Context, idx int, p Pattern, emit probe.
 	var workers []func() error
 	for th := range p.Threads {
 		offs := newOffsets(p, t.size, t.cfg.Seed, idx, th)
-		if t.engine == EngineURing {
+		// io_uring and iocp: one thread keeps its queue depth outstanding.
+		switch t.engine {
+		case EngineURing:
 			m := newMeter(p)
 			meters = append(meters, m)
 			workers = append(workers, func() error { return j.uringWorker(m, offs, th) })
+			continue
+		case EngineIOCP:
+			m := newMeter(p)
+			meters = append(meters, m)
+			workers = append(workers, func() error { return j.iocpWorker(m, offs, th) })
 			continue
 		}
 		// The portable engine: one thread per outstanding I/O; a thread's
@@ -232,7 +239,7 @@ func (j *job) portableWorker(m *meter, offs *sharedOffsets, n int) error {
 		}
 		if fdatasync {
 			if err := x.datasync(); err != nil {
-				return j.t.placeErr("flush (fdatasync) the test file", err)
+				return j.t.placeErr("flush ("+words.flush+") the test file", err)
 			}
 			t2 := time.Now()
 			m.mu.Lock()
