@@ -208,7 +208,7 @@ func TestDiskPackageOnWindows(t *testing.T) {
 	if err != nil {
 		t.Fatalf("disk.test.exe under Wine: %v\n%s", err, out)
 	}
-	for _, name := range []string{"TestIOCP", "TestProcessAlive", "TestSectorRefusal", "TestProfiles"} {
+	for _, name := range []string{"TestEngines", "TestProcessAlive", "TestSectorRefusal", "TestProfiles"} {
 		if !strings.Contains(string(out), "--- PASS: "+name+" ") {
 			t.Errorf("disk.test.exe did not pass %s:\n%s", name, out)
 		}

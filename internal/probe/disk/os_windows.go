@@ -130,29 +130,48 @@ func freeAligned(b []byte) {
 }
 
 // fileIO is positioned I/O on the test file through handles of its own,
-// opened by name and checked to be the file this run created: one for
-// reads, writes and flushes (FILE_FLAG_NO_BUFFERING when direct), and,
-// at the first dsync write, one with FILE_FLAG_WRITE_THROUGH added, as
-// SQL Server opens its log. The file as created (f) keeps its identity
-// and its marker; Close removes it once these are closed.
+// opened by name and checked to be the file this run created, with
+// FILE_FLAG_NO_BUFFERING when direct: one for reads and writes, one with
+// FILE_FLAG_WRITE_THROUGH added (opened at the first dsync write, as SQL
+// Server opens its log), and a synchronous one for FlushFileBuffers. The
+// first two are overlapped, each call waiting for its own I/O: Windows
+// serializes the I/O of a handle opened without FILE_FLAG_OVERLAPPED, so
+// the portable engine's threads would otherwise take turns, one I/O in
+// flight whatever the queue depth. The file as created (f) keeps its
+// identity and its marker; Close removes it once these are closed.
 type fileIO struct {
 	f      *os.File
 	path   string
 	direct bool
-	h      windows.Handle
+	h, rw  windows.Handle // synchronous (flushes); overlapped (reads, writes)
+	calls  chan *call     // idle calls, each with its event
 
 	once  sync.Once
 	wt    windows.Handle
 	wtErr error
 }
 
-func newFileIO(f *os.File, path string, direct bool) (*fileIO, error) {
-	x := &fileIO{f: f, path: path, direct: direct}
-	h, err := x.open(0)
-	if err != nil {
+// call is one positioned I/O waited for: its Overlapped (on the heap,
+// where it stays put while the system holds it) and the event it signals.
+type call struct {
+	ov windows.Overlapped
+	ev windows.Handle
+	n  uint32
+}
+
+func newFileIO(f *os.File, path string, direct bool) (_ *fileIO, err error) {
+	x := &fileIO{f: f, path: path, direct: direct, calls: make(chan *call, 256)}
+	defer func() {
+		if err != nil {
+			x.close()
+		}
+	}()
+	if x.h, err = x.open(0); err != nil {
 		return nil, err
 	}
-	x.h = h
+	if x.rw, err = x.open(windows.FILE_FLAG_OVERLAPPED); err != nil {
+		return nil, err
+	}
 	return x, nil
 }
 
@@ -171,8 +190,10 @@ func (x *fileIO) open(flags uint32) (windows.Handle, error) {
 	if err != nil {
 		return 0, err
 	}
+	// FILE_FLAG_OPEN_REPARSE_POINT: a link planted under the name is
+	// opened itself, not followed, and then fails the check below.
 	h, err := windows.CreateFile(p, windows.GENERIC_READ|windows.GENERIC_WRITE, windows.FILE_SHARE_READ|windows.FILE_SHARE_WRITE,
-		nil, windows.OPEN_EXISTING, windows.FILE_ATTRIBUTE_NORMAL|flags, 0)
+		nil, windows.OPEN_EXISTING, windows.FILE_ATTRIBUTE_NORMAL|windows.FILE_FLAG_OPEN_REPARSE_POINT|flags, 0)
 	if err != nil {
 		return 0, &os.PathError{Op: "open", Path: x.path, Err: err}
 	}
@@ -192,54 +213,86 @@ func sameFile(a, b windows.Handle) bool {
 	return ia.VolumeSerialNumber == ib.VolumeSerialNumber && ia.FileIndexHigh == ib.FileIndexHigh && ia.FileIndexLow == ib.FileIndexLow
 }
 
+// close closes the handles and the idle calls' events; it runs once no
+// I/O is in flight (every call waits for its own).
 func (x *fileIO) close() {
-	if x.wt != 0 {
-		windows.CloseHandle(x.wt)
-		x.wt = 0
+	for _, h := range []*windows.Handle{&x.wt, &x.rw, &x.h} {
+		if *h != 0 {
+			windows.CloseHandle(*h)
+			*h = 0
+		}
 	}
-	if x.h != 0 {
-		windows.CloseHandle(x.h)
-		x.h = 0
+	for {
+		select {
+		case c := <-x.calls:
+			windows.CloseHandle(c.ev)
+		default:
+			return
+		}
 	}
 }
 
-// at is an Overlapped carrying only an offset: on a handle opened
-// without FILE_FLAG_OVERLAPPED, ReadFile and WriteFile take the position
-// from it and return when done, as pread and pwrite.
-func at(off int64) *windows.Overlapped {
-	return &windows.Overlapped{Offset: uint32(off), OffsetHigh: uint32(off >> 32)}
-}
-
-func (x *fileIO) pread(b []byte, off int64) (int, error) {
+// do reads or writes b at off through the overlapped handle h and waits
+// for it, as pread and pwrite.
+func (x *fileIO) do(h windows.Handle, read bool, b []byte, off int64) (int, error) {
+	var c *call
+	select {
+	case c = <-x.calls:
+	default:
+		ev, err := windows.CreateEvent(nil, 1, 0, nil)
+		if err != nil {
+			return 0, fmt.Errorf("CreateEvent: %w", err)
+		}
+		c = &call{ev: ev}
+	}
+	defer func() {
+		select {
+		case x.calls <- c:
+		default:
+			windows.CloseHandle(c.ev)
+		}
+	}()
+	c.ov = windows.Overlapped{Offset: uint32(off), OffsetHigh: uint32(off >> 32), HEvent: c.ev}
+	var err error
+	if read {
+		err = windows.ReadFile(h, b, &c.n, &c.ov)
+	} else {
+		err = windows.WriteFile(h, b, &c.n, &c.ov)
+	}
 	var n uint32
-	err := windows.ReadFile(x.h, b, &n, at(off))
+	if err == nil || err == windows.ERROR_IO_PENDING {
+		err = windows.GetOverlappedResult(h, &c.ov, &n, true)
+	}
 	if err == windows.ERROR_HANDLE_EOF {
 		err = io.EOF
 	}
 	return int(n), err
 }
 
+func (x *fileIO) pread(b []byte, off int64) (int, error) { return x.do(x.rw, true, b, off) }
+
 func (x *fileIO) pwrite(b []byte, off int64, dsync bool) (int, error) {
-	h := x.h
+	h := x.rw
 	if dsync {
 		if h = x.writeThrough(); h == 0 {
 			return 0, x.wtErr
 		}
 	}
-	var n uint32
-	err := windows.WriteFile(h, b, &n, at(off))
-	return int(n), err
+	return x.do(h, false, b, off)
 }
 
 // writeThrough is the handle whose writes return once durable, opened
 // at the first dsync write; 0 when it could not be (wtErr says why).
 func (x *fileIO) writeThrough() windows.Handle {
-	x.once.Do(func() { x.wt, x.wtErr = x.open(windows.FILE_FLAG_WRITE_THROUGH) })
+	x.once.Do(func() {
+		x.wt, x.wtErr = x.open(windows.FILE_FLAG_OVERLAPPED | windows.FILE_FLAG_WRITE_THROUGH)
+	})
 	return x.wt
 }
 
-// datasync is FlushFileBuffers: the file's data and metadata, then the
-// device's write cache (Windows has no data-only flush of its own).
+// datasync is FlushFileBuffers, through the synchronous handle: the
+// file's data and metadata, then the device's write cache (Windows has
+// no data-only flush of its own).
 func (x *fileIO) datasync() error { return windows.FlushFileBuffers(x.h) }
 
 func openDevice(path string) (*os.File, error) {

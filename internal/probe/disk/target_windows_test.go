@@ -11,12 +11,19 @@ import (
 	"github.com/narrows/narrows/internal/result"
 )
 
-// TestIOCP: the iocp engine runs the shapes of every profile — random
-// pages at a queue depth, write-through writes, write then
-// FlushFileBuffers — on handles it opens and closes itself, says what it
-// did, and leaves nothing: once the Target is closed its file is gone
-// (Windows refuses to remove a file a handle still holds).
-func TestIOCP(t *testing.T) {
+// TestEngines: the iocp engine and the portable one run the shapes of
+// every profile — random pages at a queue depth, write-through writes,
+// write then FlushFileBuffers, a stream — on handles they open and close
+// themselves, say what they did, and leave nothing: once the Target is
+// closed its file is gone (Windows refuses to remove a file a handle
+// still holds).
+func TestEngines(t *testing.T) {
+	for _, engine := range []string{EngineIOCP, EnginePortable} {
+		t.Run(engine, func(t *testing.T) { engineRun(t, engine) })
+	}
+}
+
+func engineRun(t *testing.T, engine string) {
 	// A directory of its own, removed only if empty (t.TempDir's RemoveAll
 	// fails under Wine 8 on Go 1.26's unlinkat).
 	dir, err := os.MkdirTemp("", "narrows-iocp-")
@@ -29,7 +36,7 @@ func TestIOCP(t *testing.T) {
 		}
 	}()
 	cfg := Config{Dir: dir, Size: 8 << 20, Duration: 300 * time.Millisecond, Interval: 100 * time.Millisecond,
-		Engine: EngineAuto, Seed: 1, Profiles: []string{result.ProfileCustom}, Patterns: []Pattern{
+		Engine: engine, Seed: 1, Profiles: []string{result.ProfileCustom}, Patterns: []Pattern{
 			{Profile: result.ProfileCustom, RW: Mix, ReadPercent: 70, Block: 8 << 10, QD: 8, Threads: 2, Sync: result.SyncNone},
 			{Profile: result.ProfileCustom, RW: Write, Block: 16 << 10, QD: 4, Threads: 1, Sync: result.SyncDsync},
 			{Profile: result.ProfileCustom, RW: Write, Block: 16 << 10, QD: 1, Threads: 1, Sync: result.SyncFdatasync},
@@ -51,8 +58,8 @@ func TestIOCP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Engine != EngineIOCP || !res.Direct || res.IO == nil || res.IO.Direct != "FILE_FLAG_NO_BUFFERING" || res.IO.Dsync != "FILE_FLAG_WRITE_THROUGH" {
-		t.Errorf("engine %q, direct %v, io %+v: want iocp with FILE_FLAG_NO_BUFFERING", res.Engine, res.Direct, res.IO)
+	if res.Engine != engine || !res.Direct || res.IO == nil || res.IO.Direct != "FILE_FLAG_NO_BUFFERING" || res.IO.Dsync != "FILE_FLAG_WRITE_THROUGH" {
+		t.Errorf("engine %q, direct %v, io %+v: want %s with FILE_FLAG_NO_BUFFERING", res.Engine, res.Direct, res.IO, engine)
 	}
 	for _, p := range res.Patterns {
 		if p.IOs <= 0 || p.Stopped != "" || p.P50 <= 0 {
