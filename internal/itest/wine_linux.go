@@ -95,7 +95,17 @@ func setUpWine() (*Wine, error) {
 	}{
 		{"go build narrows.exe", exec.Command("go", "build", "-o", w.Exe, "./cmd/narrows")},
 		{"build the ProcessPrng shim", exec.Command(cc, "-shared", "-O2", "-o", filepath.Join(dir, "bcryptprimitives.dll"), filepath.Join(root, "scripts", "wine", "processprng.c"))},
+		// A server that stays up a minute after its last process (until
+		// CloseWine, or a minute after a test process that died): one that
+		// exits 3 s after can drop a process starting just then ("wine
+		// client error: recvmsg: Connection reset by peer"), and the tests
+		// start many, some in parallel.
+		{"start the Wine server", exec.Command(filepath.Join(filepath.Dir(w.loader), "wineserver"), "-p60")},
 		{"make the Wine prefix", exec.Command(w.loader, "wineboot", "--init")},
+	}
+	if err := os.MkdirAll(w.Prefix, 0o755); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
 	}
 	steps[0].cmd.Dir = root
 	steps[0].cmd.Env = append(os.Environ(), "GOOS=windows", "GOARCH=amd64", "CGO_ENABLED=0")
@@ -107,9 +117,20 @@ func setUpWine() (*Wine, error) {
 		}
 		c := exec.CommandContext(ctx, s.cmd.Path, s.cmd.Args[1:]...)
 		c.Dir, c.Env = s.cmd.Dir, s.cmd.Env
-		if out, err := c.CombinedOutput(); err != nil {
+		// Output to a file, not a pipe: wineboot leaves the prefix's
+		// services running under the server, holding what it was given.
+		out, err := os.CreateTemp(dir, "step-*.log")
+		if err != nil {
 			os.RemoveAll(dir)
-			return nil, fmt.Errorf("%s: %v\n%s", s.name, err, out)
+			return nil, err
+		}
+		c.Stdout, c.Stderr = out, out
+		err = c.Run()
+		out.Close()
+		if err != nil {
+			b, _ := os.ReadFile(out.Name())
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("%s: %v\n%s", s.name, err, b)
 		}
 	}
 	// Go's runtime loads bcryptprimitives.dll from System32 only.

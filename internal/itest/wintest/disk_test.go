@@ -190,9 +190,10 @@ func TestDiskOnWindows(t *testing.T) {
 }
 
 // TestDiskPackageOnWindows runs the disk package's own tests built for
-// Windows: the iocp engine in process (every shape, its handles closed
-// and its file gone), the marker's process check against Wine's reused
-// process IDs, and the names and checks in Windows' words.
+// Windows: the engines in process (every shape, their handles closed and
+// the file gone), the clock I/O is timed by, the marker's process check
+// against Wine's reused process IDs, and the names and checks in
+// Windows' words.
 func TestDiskPackageOnWindows(t *testing.T) {
 	w := itest.NewWine(t)
 	exe := filepath.Join(t.TempDir(), "disk.test.exe")
@@ -208,7 +209,7 @@ func TestDiskPackageOnWindows(t *testing.T) {
 	if err != nil {
 		t.Fatalf("disk.test.exe under Wine: %v\n%s", err, out)
 	}
-	for _, name := range []string{"TestEngines", "TestProcessAlive", "TestSectorRefusal", "TestProfiles"} {
+	for _, name := range []string{"TestEngines", "TestClock", "TestProcessAlive", "TestSectorRefusal", "TestProfiles"} {
 		if !strings.Contains(string(out), "--- PASS: "+name+" ") {
 			t.Errorf("disk.test.exe did not pass %s:\n%s", name, out)
 		}

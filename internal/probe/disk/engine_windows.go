@@ -47,7 +47,7 @@ type ioSlot struct {
 func (s *ioSlot) issue(h windows.Handle, off int64, read bool) error {
 	s.off, s.read = off, read
 	s.ov = windows.Overlapped{Offset: uint32(off), OffsetHigh: uint32(off >> 32)}
-	s.start = time.Now()
+	s.start = clockNow()
 	var err error
 	if read {
 		err = windows.ReadFile(h, s.buf, &s.n, &s.ov)
@@ -155,7 +155,7 @@ func (j *job) iocpWorker(m *meter, offs *offsets, n int) (err error) {
 		if s == nil {
 			return cerr
 		}
-		now := time.Now()
+		done := clockNow()
 		switch {
 		case cerr != nil && c.cancelled && errors.Is(cerr, windows.ERROR_OPERATION_ABORTED):
 			stopping = true
@@ -171,9 +171,9 @@ func (j *job) iocpWorker(m *meter, offs *offsets, n int) (err error) {
 			continue
 		}
 		m.mu.Lock()
-		m.cur.io(s.read, block, now.Sub(s.start))
+		m.cur.io(s.read, block, done.Sub(s.start))
 		m.mu.Unlock()
-		if !stopping && (j.stop.Load() || !now.Before(j.deadline)) {
+		if !stopping && (j.stop.Load() || !done.Before(j.deadline)) {
 			stopping = true
 		}
 		if stopping {
@@ -201,7 +201,7 @@ func (j *job) iocpCommits(c *completions, m *meter, offs *offsets, buf []byte) e
 	s := &ioSlot{buf: buf}
 	for !j.stop.Load() {
 		off, _ := offs.next()
-		t0 := time.Now()
+		t0 := clockNow()
 		if err := s.issue(c.h, off, false); err != nil {
 			return j.ioError(false, off, err)
 		}
@@ -210,7 +210,7 @@ func (j *job) iocpCommits(c *completions, m *meter, offs *offsets, buf []byte) e
 		if got == nil {
 			return err
 		}
-		t1 := time.Now()
+		t1 := clockNow()
 		if err == nil && k != uint32(block) {
 			err = shortIO(false)
 		}
@@ -223,7 +223,7 @@ func (j *job) iocpCommits(c *completions, m *meter, offs *offsets, buf []byte) e
 		if err := j.t.io.datasync(); err != nil {
 			return j.t.placeErr("flush (FlushFileBuffers) the test file", err)
 		}
-		t2 := time.Now()
+		t2 := clockNow()
 		m.mu.Lock()
 		m.cur.commit(block, t2.Sub(t0), t1.Sub(t0), t2.Sub(t1))
 		m.mu.Unlock()

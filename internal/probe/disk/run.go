@@ -81,7 +81,7 @@ func (t *Target) runPattern(ctx context.Context, idx int, p Pattern, emit probe.
 	interval := t.cfg.Interval
 	total, iv := newStats(p), newStats(p)
 	cpu0, cpuErr := sysinfo.CPUTime()
-	start := time.Now()
+	start := clockNow()
 	j.deadline = start.Add(t.cfg.Duration)
 	done := make(chan error, len(workers))
 	for _, w := range workers {
@@ -120,7 +120,7 @@ func (t *Target) runPattern(ctx context.Context, idx int, p Pattern, emit probe.
 			}
 		}
 	}
-	end := time.Now()
+	end := clockNow()
 	collect()
 	if iv.ios > 0 {
 		report(end)
@@ -224,13 +224,13 @@ func (j *job) portableWorker(m *meter, offs *sharedOffsets, n int) error {
 	for !j.stop.Load() {
 		off, read := offs.next()
 		var k int
-		t0 := time.Now()
+		t0 := clockNow()
 		if read {
 			k, err = x.pread(buf, off)
 		} else {
 			k, err = x.pwrite(buf, off, dsync)
 		}
-		t1 := time.Now()
+		t1 := clockNow()
 		if err == nil && k != len(buf) {
 			err = shortIO(read)
 		}
@@ -241,7 +241,7 @@ func (j *job) portableWorker(m *meter, offs *sharedOffsets, n int) error {
 			if err := x.datasync(); err != nil {
 				return j.t.placeErr("flush ("+words.flush+") the test file", err)
 			}
-			t2 := time.Now()
+			t2 := clockNow()
 			m.mu.Lock()
 			m.cur.commit(block, t2.Sub(t0), t1.Sub(t0), t2.Sub(t1))
 			m.mu.Unlock()

@@ -89,3 +89,23 @@ func TestProcessAlive(t *testing.T) {
 		t.Error("a marker written an hour before this process began reads as this process's")
 	}
 }
+
+// TestClock: I/O is timed to the microsecond, not to Go's Windows clock's
+// tick (15.6 ms, 1 ms at best), and clockNow keeps time with time.Now.
+func TestClock(t *testing.T) {
+	distinct, last := 0, clockNow()
+	for end := time.Now().Add(20 * time.Millisecond); time.Now().Before(end); {
+		if c := clockNow(); !c.Equal(last) {
+			if c.Before(last) {
+				t.Fatalf("the clock went back: %v after %v", c, last)
+			}
+			distinct, last = distinct+1, c
+		}
+	}
+	if distinct < 200 {
+		t.Errorf("clockNow moved %d times in 20 ms: coarser than 100 µs", distinct)
+	}
+	if d := clockNow().Sub(time.Now()).Abs(); d > 50*time.Millisecond {
+		t.Errorf("clockNow is %v off time.Now", d)
+	}
+}
