@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -60,6 +61,13 @@ func (s *ioSlot) issue(h windows.Handle, off int64, read bool) error {
 	return err
 }
 
+// abandoned keeps the slots of I/O a failed port never returned, for the
+// life of the process: the system may still write their Overlapped.
+var abandoned struct {
+	sync.Mutex
+	slots []any // []ioSlot or *ioSlot
+}
+
 // hangAfter is how long past the end of a pattern (or after it was
 // stopped) outstanding I/O is waited for before it is cancelled.
 const hangAfter = 10 * time.Second
@@ -97,7 +105,8 @@ func (c *completions) next(j *job) (*ioSlot, uint32, error) {
 }
 
 // iocpWorker keeps the pattern's queue depth outstanding on a handle and
-// a completion port of its own, as DiskSpd does (-Sh -o N): every I/O is
+// a completion port of its own, as DiskSpd does (-o N, with -Su, or -Sh
+// for dsync): every I/O is
 // reissued as soon as its completion is dequeued
 // (GetQueuedCompletionStatus, one at a time), and timed from just before
 // the ReadFile or WriteFile that issued it to its dequeue. The handle is
@@ -113,14 +122,19 @@ func (j *job) iocpWorker(m *meter, offs *offsets, n int) (err error) {
 		return err
 	}
 	c := &completions{}
+	var slots []ioSlot
 	// Deferred calls run in reverse: the port and the handle are closed
 	// before the buffers go, and the buffers go only when nothing is in
-	// flight (if the port failed with I/O outstanding they are left to
-	// the process: the system may still write them).
+	// flight (if the port failed with I/O outstanding, they and the slots
+	// are left to the process: the system may still write them).
 	defer func() {
 		if c.inFlight == 0 {
 			freeAligned(mem)
+			return
 		}
+		abandoned.Lock()
+		abandoned.slots = append(abandoned.slots, slots)
+		abandoned.Unlock()
 	}()
 	fill(mem, j.t.cfg.Seed+uint64(n)+1)
 	flags := uint32(windows.FILE_FLAG_OVERLAPPED)
@@ -138,7 +152,7 @@ func (j *job) iocpWorker(m *meter, offs *offsets, n int) (err error) {
 	if j.p.Sync == result.SyncFdatasync {
 		return j.iocpCommits(c, m, offs, mem[:block])
 	}
-	slots := make([]ioSlot, qd)
+	slots = make([]ioSlot, qd)
 	stopping := false
 	for i := range slots {
 		s := &slots[i]
@@ -208,6 +222,9 @@ func (j *job) iocpCommits(c *completions, m *meter, offs *offsets, buf []byte) e
 		c.inFlight++
 		got, k, err := c.next(j)
 		if got == nil {
+			abandoned.Lock()
+			abandoned.slots = append(abandoned.slots, s)
+			abandoned.Unlock()
 			return err
 		}
 		t1 := clockNow()
