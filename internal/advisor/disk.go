@@ -68,14 +68,14 @@ func diskPlace(d *result.Disk) (out, cache []result.Finding) {
 			Detail:  "Measure the directory that holds the database's data or log files; a database on a RAM filesystem loses everything at a reboot."})
 	}
 	if !d.Direct {
-		why := "--buffered asked for the page cache"
+		why := "--buffered asked for the " + d.CacheWord()
 		if d.DirectUnavailable != "" {
 			why = d.DirectUnavailable
 		}
 		out = append(out, result.Finding{Code: "disk.buffered", Severity: "warning",
-			Summary: "Measured through the page cache, not straight to the device: " + why + ".",
+			Summary: "Measured through the " + d.CacheWord() + ", not straight to the device: " + why + ".",
 			Detail: "Reads may be served from memory and writes land in memory until flushed, so IOPS and MB/s can overstate the device. " +
-				"The log figures still include the flush to the device. Databases that use O_DIRECT (InnoDB, SQL Server, Oracle) see the device's own figures."})
+				"The log figures still include the flush to the device. Databases that use " + d.DirectWord() + " (InnoDB, SQL Server, Oracle) see the device's own figures."})
 	}
 	reads := false
 	for _, p := range d.Patterns {
@@ -254,7 +254,7 @@ func customPatterns(d *result.Disk, floor *result.DiskPattern) []result.Finding 
 // writesMean says what a write with no flush after it measures here.
 func writesMean(d *result.Disk) string {
 	if !d.Direct {
-		return "They are durable only once flushed; buffered, a write only copies into the page cache, so this is memory's rate until the cache fills."
+		return "They are durable only once flushed; buffered, a write only copies into the " + d.CacheWord() + ", so this is memory's rate until the cache fills."
 	}
 	return "They are durable only once flushed; a device with a write cache may take them faster than its media can."
 }

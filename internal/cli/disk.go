@@ -28,8 +28,8 @@ func diskCmd(ctx context.Context, env Env, args []string) (err error) {
 	duration := fs.String("duration", "3s", "how long to measure each pattern")
 	interval := fs.String("interval", "1s", "how often to report while measuring")
 	size := fs.String("size", "1G", "size of the test file; larger than any cache in front of the disks measures the disks")
-	buffered := fs.Bool("buffered", false, "go through the page cache instead of O_DIRECT")
-	engine := fs.String("engine", disk.EngineAuto, "auto (io_uring where the kernel gives it), io_uring or portable (threads doing pread/pwrite)")
+	buffered := fs.Bool("buffered", false, "go through the page cache instead of O_DIRECT (Windows: the system file cache instead of FILE_FLAG_NO_BUFFERING)")
+	engine := fs.String("engine", disk.EngineAuto, "auto (io_uring where the kernel gives it; iocp on Windows), io_uring, iocp (Windows: overlapped I/O on a completion port) or portable (threads doing pread/pwrite)")
 	seed := fs.Uint64("seed", 1, "seed of the random offsets: the same seed repeats the same I/O")
 	asJSON := fs.Bool("json", false, "write JSON lines (intervals as they happen, then the summary) instead of a table")
 	var htmlPath string
@@ -39,7 +39,7 @@ func diskCmd(ctx context.Context, env Env, args []string) (err error) {
 	block := fs.String("block", "8K", "custom: the size of each I/O")
 	qd := fs.Int("qd", 1, "custom: I/Os outstanding per thread (queue depth)")
 	threads := fs.Int("threads", 1, "custom: threads, each keeping --qd I/Os outstanding")
-	syncMode := fs.String("sync", result.SyncNone, "custom: none, fdatasync (after each write) or dsync (O_DSYNC writes)")
+	syncMode := fs.String("sync", result.SyncNone, "custom: none, fdatasync (after each write; Windows: FlushFileBuffers) or dsync (O_DSYNC writes; Windows: FILE_FLAG_WRITE_THROUGH)")
 	on := fs.String("on", "", "measure the storage of the agent at HOST or HOST:PORT (narrows serve --disk-path DIR there) instead of this machine's: --path is then a directory on it, inside its --disk-path")
 	var af agentFlags
 	af.register(fs)
@@ -222,7 +222,7 @@ func describe(file, dir string, d *result.Disk, cfg disk.Config) string {
 			fmt.Fprintf(&b, "test file in %s (%s, without a name: it goes when narrows does)", dir, metric.FormatBytes(d.FileBytes))
 		}
 	}
-	io := "O_DIRECT"
+	io := d.DirectWord()
 	if !d.Direct {
 		io = "buffered"
 	}

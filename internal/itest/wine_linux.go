@@ -95,9 +95,19 @@ func setUpWine() (*Wine, error) {
 	}{
 		{"go build narrows.exe", exec.Command("go", "build", "-o", w.Exe, "./cmd/narrows")},
 		{"build the ProcessPrng shim", exec.Command(cc, "-shared", "-O2", "-o", filepath.Join(dir, "bcryptprimitives.dll"), filepath.Join(root, "scripts", "wine", "processprng.c"))},
+		// A server that stays up a minute after its last process (until
+		// CloseWine, or a minute after a test process that died): one that
+		// exits 3 s after can drop a process starting just then ("wine
+		// client error: recvmsg: Connection reset by peer"), and the tests
+		// start many, some in parallel.
+		{"start the Wine server", exec.Command(filepath.Join(filepath.Dir(w.loader), "wineserver"), "-p60")},
 		{"make the Wine prefix", exec.Command(w.loader, "wineboot", "--init")},
 		// Wine 8 says it is Windows 7 unless told; narrows targets 10.
 		{"make the prefix Windows 10", exec.Command(w.loader, "reg", "add", `HKCU\Software\Wine`, "/v", "Version", "/t", "REG_SZ", "/d", "win10", "/f")},
+	}
+	if err := os.MkdirAll(w.Prefix, 0o755); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
 	}
 	steps[0].cmd.Dir = root
 	steps[0].cmd.Env = append(os.Environ(), "GOOS=windows", "GOARCH=amd64", "CGO_ENABLED=0")
@@ -109,9 +119,20 @@ func setUpWine() (*Wine, error) {
 		}
 		c := exec.CommandContext(ctx, s.cmd.Path, s.cmd.Args[1:]...)
 		c.Dir, c.Env = s.cmd.Dir, s.cmd.Env
-		if out, err := c.CombinedOutput(); err != nil {
+		// Output to a file, not a pipe: wineboot leaves the prefix's
+		// services running under the server, holding what it was given.
+		out, err := os.CreateTemp(dir, "step-*.log")
+		if err != nil {
 			os.RemoveAll(dir)
-			return nil, fmt.Errorf("%s: %v\n%s", s.name, err, out)
+			return nil, err
+		}
+		c.Stdout, c.Stderr = out, out
+		err = c.Run()
+		out.Close()
+		if err != nil {
+			b, _ := os.ReadFile(out.Name())
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("%s: %v\n%s", s.name, err, b)
 		}
 	}
 	// Go's runtime loads bcryptprimitives.dll from System32 only.
@@ -138,6 +159,21 @@ func (w *Wine) Env() []string { return append([]string{}, w.env...) }
 func (w *Wine) Run(t testing.TB, timeout time.Duration, env []string, args ...string) Result {
 	t.Helper()
 	return run(t, timeout, append(w.Env(), env...), append([]string{w.loader, w.Exe}, args...))
+}
+
+// Command is narrows.exe with args under Wine, not yet started: for a
+// test that ends it itself. Killing its process kills narrows.exe (the
+// loader becomes the Windows process).
+func (w *Wine) Command(args ...string) *exec.Cmd {
+	return w.Program(context.Background(), w.Exe, args...)
+}
+
+// Program is another Windows program (a test binary) under Wine, not yet
+// started; ctx ends it.
+func (w *Wine) Program(ctx context.Context, exe string, args ...string) *exec.Cmd {
+	c := exec.CommandContext(ctx, w.loader, append([]string{exe}, args...)...)
+	c.Env = append(os.Environ(), w.env...)
+	return c
 }
 
 // StartAgent starts `narrows.exe serve` with args under Wine, as

@@ -13,17 +13,56 @@ type Disk struct {
 	Filesystem string `json:"filesystem,omitempty"` // e.g. ext4, xfs, tmpfs; empty when unknown
 	// FileBytes is the size of the test file (or of the device region read).
 	FileBytes int64 `json:"file_bytes"`
-	// Engine is io_uring or portable (a pool of threads doing pread and
-	// pwrite); EngineNote says why io_uring was not used.
+	// Engine is io_uring (Linux), iocp (Windows: overlapped I/O on an I/O
+	// completion port) or portable (a pool of threads doing pread and
+	// pwrite); EngineNote says why the system's own was not used.
 	Engine     string `json:"engine"`
 	EngineNote string `json:"engine_note,omitempty"`
-	// Direct is true when the page cache was bypassed (O_DIRECT);
-	// DirectUnavailable says why not when it was wanted.
-	Direct            bool   `json:"direct"`
-	DirectUnavailable string `json:"direct_unavailable,omitempty"`
+	// Direct is true when the cache was bypassed (O_DIRECT; Windows:
+	// FILE_FLAG_NO_BUFFERING); DirectUnavailable says why not when it was
+	// wanted. IO names the mechanisms in the system's own words.
+	Direct            bool    `json:"direct"`
+	DirectUnavailable string  `json:"direct_unavailable,omitempty"`
+	IO                *DiskIO `json:"io,omitempty"`
 	// Layout is the time taken to write the test file before measuring.
 	Layout   Seconds       `json:"layout_seconds,omitempty"`
 	Patterns []DiskPattern `json:"patterns"`
+}
+
+// DiskIO names how the I/O was done, in the words of the system that did
+// it. Records made before it was kept have none: they are Linux's
+// (O_DIRECT, RWF_DSYNC, fdatasync, the page cache).
+type DiskIO struct {
+	// Direct is the system's open flag that bypasses the cache, used when
+	// Disk.Direct is true: O_DIRECT, or FILE_FLAG_NO_BUFFERING.
+	Direct string `json:"direct"`
+	// Dsync is what made each write of a dsync pattern durable on its
+	// own: RWF_DSYNC (O_DSYNC for one write), O_SYNC, or
+	// FILE_FLAG_WRITE_THROUGH (SQL Server's log).
+	Dsync string `json:"dsync"`
+	// Flush is the call after each write of a fdatasync pattern:
+	// fdatasync, fsync, or FlushFileBuffers.
+	Flush string `json:"flush"`
+	// Cache is what buffered I/O goes through: the page cache, or
+	// Windows' system file cache.
+	Cache string `json:"cache"`
+}
+
+// DirectWord is the name of the flag that bypasses the cache, for text
+// that names it.
+func (d *Disk) DirectWord() string {
+	if d.IO != nil && d.IO.Direct != "" {
+		return d.IO.Direct
+	}
+	return "O_DIRECT"
+}
+
+// CacheWord is the name of the cache buffered I/O goes through.
+func (d *Disk) CacheWord() string {
+	if d.IO != nil && d.IO.Cache != "" {
+		return d.IO.Cache
+	}
+	return "page cache"
 }
 
 // DiskConfig is what was asked for.
@@ -33,7 +72,7 @@ type DiskConfig struct {
 	Interval  Seconds  `json:"interval_seconds"`
 	FileBytes int64    `json:"file_bytes"`
 	Buffered  bool     `json:"buffered"`
-	Engine    string   `json:"engine"` // auto, io_uring or portable
+	Engine    string   `json:"engine"` // auto, io_uring, iocp or portable
 	Seed      uint64   `json:"seed"`
 }
 

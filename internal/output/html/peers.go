@@ -106,10 +106,13 @@ func netOf(anchor, step string, rep *result.Report, facts, agentFacts *result.Fa
 		}
 		v.Between = where + ", " + d.Path
 		v.What = "storage as a database uses it: data pages, log flushes, backup streams"
-		v.How = fmt.Sprintf("engine %s, O_DIRECT %v, a %s test file on %s, %s per pattern", d.Engine, d.Direct, metric.FormatBytes(d.FileBytes), orWord(d.Filesystem, "an unknown filesystem"), dur(d.Config.Duration))
+		v.How = fmt.Sprintf("engine %s, %s %v, a %s test file on %s, %s per pattern", d.Engine, d.DirectWord(), d.Direct, metric.FormatBytes(d.FileBytes), orWord(d.Filesystem, "an unknown filesystem"), dur(d.Config.Duration))
 		for _, p := range d.Patterns {
 			fig := p.Name + ": " + metric.FormatCount(int64(p.IOPS+0.5)) + " IOPS, p50 " + metric.FormatDuration(p.P50.D())
 			v.Commands = append(v.Commands, peerCommand{Figure: fig, Where: where, Command: fioCommand(d, p)})
+			if c := diskspdCommand(d, p); c != "" {
+				v.Commands = append(v.Commands, peerCommand{Figure: fig, Where: where, Command: c})
+			}
 		}
 	case rep.DBPing != nil:
 		d := rep.DBPing
@@ -167,17 +170,24 @@ func fioCommand(d *result.Disk, p result.DiskPattern) string {
 	if rw == "mix" {
 		rw, extra = "randrw", fmt.Sprintf(" --rwmixread=%d", p.ReadPercent)
 	}
-	engine := "io_uring"
-	if d.Engine != "io_uring" {
-		engine = "psync"
+	engine := "psync"
+	switch d.Engine {
+	case "io_uring":
+		engine = "io_uring"
+	case "iocp":
+		engine = "windowsaio" // fio's overlapped I/O on a completion port
 	}
 	direct := 0
 	if d.Direct {
 		direct = 1
 	}
-	target := "--filename=" + d.Path
+	path := d.Path
+	if d.Engine == "iocp" {
+		path = strings.ReplaceAll(path, ":", `\:`) // fio on Windows: a colon separates names
+	}
+	target := "--filename=" + path
 	if !d.Device {
-		target = "--directory=" + d.Path
+		target = "--directory=" + path
 	}
 	cmd := fmt.Sprintf("fio --name=%s %s --size=%d --rw=%s%s --bs=%d --iodepth=%d --numjobs=%d --ioengine=%s --direct=%d --time_based --runtime=%s",
 		slug(p.Name), target, d.FileBytes, rw, extra, p.BlockBytes, p.QueueDepth, max(p.Threads, 1), engine, direct, secondsArg(d.Config.Duration))
@@ -194,6 +204,41 @@ func fioCommand(d *result.Disk, p result.DiskPattern) string {
 		cmd += " --overwrite=1"
 	}
 	return cmd
+}
+
+// diskspdCommand is DiskSpd's run of one disk pattern measured by the
+// iocp engine (Windows), "" for the rest: -o outstanding per thread on a
+// completion port, -Su for FILE_FLAG_NO_BUFFERING, -Sh for it with
+// FILE_FLAG_WRITE_THROUGH (dsync), -Sw for write-through alone. DiskSpd
+// has no flush after each write, so a fdatasync pattern has fio's only.
+func diskspdCommand(d *result.Disk, p result.DiskPattern) string {
+	if d.Engine != "iocp" || d.Device || p.Sync == result.SyncFdatasync {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "diskspd -c%d -d%s -b%d -o%d -t%d", d.FileBytes, secondsArg(d.Config.Duration), p.BlockBytes, p.QueueDepth, max(p.Threads, 1))
+	switch p.RW {
+	case "randread", "randwrite", "mix":
+		b.WriteString(" -r")
+	default:
+		b.WriteString(" -s") // -s: sequential, each thread its own stream
+	}
+	switch p.RW {
+	case "write", "randwrite":
+		b.WriteString(" -w100")
+	case "mix":
+		fmt.Fprintf(&b, " -w%d", 100-p.ReadPercent)
+	}
+	switch {
+	case d.Direct && p.Sync == result.SyncDsync:
+		b.WriteString(" -Sh")
+	case d.Direct:
+		b.WriteString(" -Su")
+	case p.Sync == result.SyncDsync:
+		b.WriteString(" -Sw")
+	}
+	fmt.Fprintf(&b, " -L -Zr %s", strings.TrimRight(d.Path, `\`)+`\diskspd.dat`)
+	return b.String()
 }
 
 func phaseWords(r result.StreamRun) string {

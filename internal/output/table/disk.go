@@ -49,9 +49,9 @@ func diskSummary(b *strings.Builder, d *result.Disk) {
 	if d.Filesystem != "" {
 		what = d.Filesystem + ", " + what
 	}
-	io := "O_DIRECT"
+	io := d.DirectWord()
 	if !d.Direct {
-		io = "buffered (page cache)"
+		io = "buffered (" + d.CacheWord() + ")"
 	}
 	fmt.Fprintf(b, "%s; engine %s; %s", what, d.Engine, io)
 	if d.Layout > 0 {
@@ -76,7 +76,7 @@ func diskSummary(b *strings.Builder, d *result.Disk) {
 			if p.Profile == result.ProfileLog || p.Sync != result.SyncNone {
 				rate = "flushes/s"
 				if !d.Direct {
-					b.WriteString("(buffered: a write copies into the page cache; the flush carries it to the device)\n")
+					fmt.Fprintf(b, "(buffered: a write copies into the %s; the flush carries it to the device)\n", d.CacheWord())
 				}
 			}
 			fmt.Fprintf(b, diskRow, w, "pattern", rate, "MB/s", "latency", "p50", "p90", "p99", "p99.9", "max", "cpu")

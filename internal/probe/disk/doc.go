@@ -2,8 +2,11 @@
 // shapes a database uses it — random 8 KiB pages at some queue depth
 // (data files), small sequential writes each made durable before the next
 // (the transaction log), large sequential reads and writes (backup,
-// restore) — through io_uring on Linux, or a portable pool of threads
-// doing pread and pwrite elsewhere.
+// restore) — through io_uring on Linux, overlapped I/O on I/O completion
+// ports on Windows (engine iocp, as SQL Server and DiskSpd), or a portable
+// pool of threads doing pread and pwrite elsewhere. The cache is bypassed
+// as databases bypass it: O_DIRECT on Linux, FILE_FLAG_NO_BUFFERING on
+// Windows.
 //
 // It owns the safety of what it touches: it creates one file of its own
 // inside the directory it is given — on Linux without a name (O_TMPFILE,

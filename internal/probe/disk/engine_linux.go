@@ -19,8 +19,11 @@ import (
 // chooseEngine picks io_uring when this kernel gives it, else the portable
 // engine with a note saying why.
 func chooseEngine(want string) (engine, note string, err error) {
-	if want == EnginePortable {
+	switch want {
+	case EnginePortable:
 		return EnginePortable, "", nil
+	case EngineIOCP:
+		return "", "", userErrorf(nil, "--engine iocp: I/O completion ports are Windows'; on Linux use io_uring or portable")
 	}
 	reason := uringUnusable()
 	switch {
@@ -60,6 +63,11 @@ func uringRefusal(err error) string {
 		return "io_uring was refused (EPERM: a seccomp filter or container policy)"
 	}
 	return "io_uring could not be set up: " + err.Error()
+}
+
+// iocpWorker: chooseEngine never picks iocp here.
+func (j *job) iocpWorker(m *meter, offs *offsets, n int) error {
+	return errors.New("disk: the iocp engine is only available on Windows")
 }
 
 // errnoOf is the error of a completion that did not move the whole

@@ -10,8 +10,8 @@ import (
 // WriteAt writes b at off of the test file, once it is laid out: for a
 // caller that writes the file in a shape of its own (net commit's log,
 // written round and round). With dsync the write returns once durable
-// (RWF_DSYNC, O_DSYNC for this one write; elsewhere a handle opened
-// O_SYNC). Errors a person fixes are UserErrors, as the patterns' are.
+// (RWF_DSYNC, O_DSYNC for this one write; Windows: a handle opened
+// FILE_FLAG_WRITE_THROUGH; elsewhere a handle opened O_SYNC). Errors a person fixes are UserErrors, as the patterns' are.
 func (t *Target) WriteAt(b []byte, off int64, dsync bool) error {
 	n, err := t.io.pwrite(b, off, dsync)
 	if err == nil && n != len(b) {
@@ -27,7 +27,7 @@ func (t *Target) WriteAt(b []byte, off int64, dsync bool) error {
 // FlushFileBuffers).
 func (t *Target) Datasync() error {
 	if err := t.io.datasync(); err != nil {
-		return t.placeErr("flush (fdatasync) the test file", err)
+		return t.placeErr("flush ("+words.flush+") the test file", err)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux && !windows
 
 package disk
 
@@ -14,15 +14,20 @@ import (
 type fsInfo struct {
 	total, avail int64 // bytes; total 0: the filesystem reports no size
 	name         string
+	sector       int64
 }
+
+// The words for the result: the portable engine's dsync handle is opened
+// O_SYNC, and its flush is File.Sync (fsync; F_FULLFSYNC on macOS).
+var words = sysWords{direct: "O_DIRECT", dsync: "O_SYNC", dsyncName: "O_DSYNC", flush: "fsync", cache: "page cache"}
 
 func memory() (free, total int64, err error) { return 0, 0, errNotHere }
 
 var errNotHere = errors.New("not available on this platform")
 
-// Direct I/O (O_DIRECT) is a Linux interface here: macOS's F_NOCACHE and
-// Windows' FILE_FLAG_NO_BUFFERING are not wired in, so runs elsewhere are
-// buffered and say so.
+// Direct I/O is O_DIRECT on Linux and FILE_FLAG_NO_BUFFERING on Windows:
+// macOS's F_NOCACHE is not wired in, so runs elsewhere are buffered and
+// say so.
 const directAvailable = false
 
 func enableDirect(f *os.File) error  { return errNotHere }
@@ -41,8 +46,7 @@ func allocAligned(n int) ([]byte, error) {
 func freeAligned(b []byte) {}
 
 // fileIO is positioned I/O on the open file. A dsync write goes through a
-// second handle opened with O_SYNC (Windows: FILE_FLAG_WRITE_THROUGH) on
-// the same file, checked to be the file this run created.
+// second handle opened with O_SYNC on the same file, checked to be the file this run created.
 type fileIO struct {
 	f, sync *os.File
 	path    string
@@ -50,7 +54,9 @@ type fileIO struct {
 	syncErr error
 }
 
-func newFileIO(f *os.File, path string) *fileIO { return &fileIO{f: f, path: path} }
+func newFileIO(f *os.File, path string, direct bool) (*fileIO, error) {
+	return &fileIO{f: f, path: path}, nil
+}
 
 func (x *fileIO) close() {
 	if x.sync != nil {

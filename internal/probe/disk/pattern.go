@@ -55,8 +55,16 @@ func (p Pattern) readPercent() int {
 	return 0
 }
 
+// sysWords are this system's own names for how the I/O is done, for the
+// result (result.DiskIO) and the words that name the mechanism: the flag
+// that bypasses the cache, what makes a dsync write durable and the name
+// patterns give it, the flush of the fdatasync pattern, and the cache.
+type sysWords struct{ direct, dsync, dsyncName, flush, cache string }
+
 // Name is how outputs label the pattern: "randread 8 KiB QD8",
-// "mix 70/30 8 KiB QD8", "write 16 KiB + fdatasync", "write 16 KiB O_DSYNC".
+// "mix 70/30 8 KiB QD8", "write 16 KiB + fdatasync", "write 16 KiB O_DSYNC"
+// (on Windows "write 16 KiB + FlushFileBuffers", "write 16 KiB
+// write-through": the names say what was done).
 func (p Pattern) Name() string {
 	var b strings.Builder
 	b.WriteString(string(p.RW))
@@ -66,9 +74,9 @@ func (p Pattern) Name() string {
 	b.WriteString(" " + metric.FormatBytes(p.Block))
 	switch p.Sync {
 	case result.SyncFdatasync:
-		b.WriteString(" + fdatasync")
+		b.WriteString(" + " + words.flush)
 	case result.SyncDsync:
-		b.WriteString(" O_DSYNC")
+		b.WriteString(" " + words.dsyncName)
 	}
 	if p.QD > 1 || p.Sync == result.SyncNone {
 		fmt.Fprintf(&b, " QD%d", p.QD)
@@ -157,7 +165,7 @@ func (p Pattern) Check(direct bool) error {
 		return fmt.Errorf("--block %s: use 512 bytes to 64M", metric.FormatBytes(p.Block))
 	}
 	if direct && p.Block%DirectAlign != 0 {
-		return fmt.Errorf("--block %s: O_DIRECT needs a multiple of 4K; use --buffered for other sizes", metric.FormatBytes(p.Block))
+		return fmt.Errorf("--block %s: %s needs a multiple of 4K; use --buffered for other sizes", metric.FormatBytes(p.Block), words.direct)
 	}
 	if p.QD < 1 || p.QD > MaxQD {
 		return fmt.Errorf("--qd %d: use 1 to %d", p.QD, MaxQD)

@@ -100,7 +100,10 @@ func TestProfiles(t *testing.T) {
 		names   []string
 	}{
 		{result.ProfileData, []string{"randread 8 KiB QD1", "randread 8 KiB QD8", "randread 8 KiB QD32", "mix 70/30 8 KiB QD1", "mix 70/30 8 KiB QD8", "mix 70/30 8 KiB QD32"}},
-		{result.ProfileLog, []string{"write 4 KiB + fdatasync", "write 4 KiB O_DSYNC", "write 16 KiB + fdatasync", "write 16 KiB O_DSYNC", "write 60 KiB + fdatasync", "write 60 KiB O_DSYNC"}},
+		// Linux: "+ fdatasync" and "O_DSYNC"; Windows: "+ FlushFileBuffers"
+		// and "write-through" (the names say what was done).
+		{result.ProfileLog, []string{"write 4 KiB + " + words.flush, "write 4 KiB " + words.dsyncName, "write 16 KiB + " + words.flush,
+			"write 16 KiB " + words.dsyncName, "write 60 KiB + " + words.flush, "write 60 KiB " + words.dsyncName}},
 		{result.ProfileBackup, []string{"read 1 MiB QD8", "write 1 MiB QD8"}},
 	}
 	for _, c := range cases {

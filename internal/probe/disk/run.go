@@ -51,10 +51,17 @@ func (t *Target) runPattern(ctx context.Context, idx int, p Pattern, emit probe.
 	var workers []func() error
 	for th := range p.Threads {
 		offs := newOffsets(p, t.size, t.cfg.Seed, idx, th)
-		if t.engine == EngineURing {
+		// io_uring and iocp: one thread keeps its queue depth outstanding.
+		switch t.engine {
+		case EngineURing:
 			m := newMeter(p)
 			meters = append(meters, m)
 			workers = append(workers, func() error { return j.uringWorker(m, offs, th) })
+			continue
+		case EngineIOCP:
+			m := newMeter(p)
+			meters = append(meters, m)
+			workers = append(workers, func() error { return j.iocpWorker(m, offs, th) })
 			continue
 		}
 		// The portable engine: one thread per outstanding I/O; a thread's
@@ -74,7 +81,7 @@ func (t *Target) runPattern(ctx context.Context, idx int, p Pattern, emit probe.
 	interval := t.cfg.Interval
 	total, iv := newStats(p), newStats(p)
 	cpu0, cpuErr := sysinfo.CPUTime()
-	start := time.Now()
+	start := clockNow()
 	j.deadline = start.Add(t.cfg.Duration)
 	done := make(chan error, len(workers))
 	for _, w := range workers {
@@ -113,7 +120,7 @@ func (t *Target) runPattern(ctx context.Context, idx int, p Pattern, emit probe.
 			}
 		}
 	}
-	end := time.Now()
+	end := clockNow()
 	collect()
 	if iv.ios > 0 {
 		report(end)
@@ -217,13 +224,13 @@ func (j *job) portableWorker(m *meter, offs *sharedOffsets, n int) error {
 	for !j.stop.Load() {
 		off, read := offs.next()
 		var k int
-		t0 := time.Now()
+		t0 := clockNow()
 		if read {
 			k, err = x.pread(buf, off)
 		} else {
 			k, err = x.pwrite(buf, off, dsync)
 		}
-		t1 := time.Now()
+		t1 := clockNow()
 		if err == nil && k != len(buf) {
 			err = shortIO(read)
 		}
@@ -232,9 +239,9 @@ func (j *job) portableWorker(m *meter, offs *sharedOffsets, n int) error {
 		}
 		if fdatasync {
 			if err := x.datasync(); err != nil {
-				return j.t.placeErr("flush (fdatasync) the test file", err)
+				return j.t.placeErr("flush ("+words.flush+") the test file", err)
 			}
-			t2 := time.Now()
+			t2 := clockNow()
 			m.mu.Lock()
 			m.cur.commit(block, t2.Sub(t0), t1.Sub(t0), t2.Sub(t1))
 			m.mu.Unlock()

@@ -45,9 +45,9 @@ const MinSize = layoutChunk
 // sent.
 func (c Config) Check() error {
 	switch c.Engine {
-	case EngineAuto, EngineURing, EnginePortable:
+	case EngineAuto, EngineURing, EngineIOCP, EnginePortable:
 	default:
-		return userErrorf(nil, "--engine %q: use auto, io_uring or portable", c.Engine)
+		return userErrorf(nil, "--engine %q: use auto, io_uring (Linux), iocp (Windows) or portable", c.Engine)
 	}
 	if c.Duration <= 0 || c.Interval < 10*time.Millisecond {
 		return userErrorf(nil, "--duration must be more than zero and --interval at least 10ms")

@@ -55,7 +55,7 @@ func TestConfigCheck(t *testing.T) {
 		{"no patterns", func(c *Config) { c.Patterns = nil }, "no pattern to run"},
 		{"unknown profile", func(c *Config) { c.Profiles = []string{"oltp"} }, `--profile "oltp"`},
 		{"a pattern of no profile", func(c *Config) { c.Patterns[0].Profile = strings.Repeat("x", 4096) }, "the profiles are"},
-		{"block", func(c *Config) { c.Patterns[0].Block = 6000 }, "O_DIRECT needs a multiple of 4K"},
+		{"block", func(c *Config) { c.Patterns[0].Block = 6000 }, words.direct + " needs a multiple of 4K"},
 		{"threads outrun the file", func(c *Config) { c.Patterns[0].Block, c.Patterns[0].Threads = 4<<20, 4 }, "--size 8 MiB is too small"},
 		{"no time", func(c *Config) { c.Interval = time.Millisecond }, "--interval at least 10ms"},
 	}

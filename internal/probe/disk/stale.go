@@ -141,10 +141,10 @@ func staleFile(path string) (Stale, bool) {
 	}
 	host, _ := os.Hostname()
 	pid, err := strconv.Atoi(kv["pid"])
-	if err != nil || pid <= 0 || kv["host"] != host || kv["uid"] != strconv.Itoa(os.Geteuid()) || processAlive(pid) {
+	started, _ := time.Parse(time.RFC3339, kv["started"])
+	if err != nil || pid <= 0 || kv["host"] != host || kv["uid"] != strconv.Itoa(os.Geteuid()) || processAlive(pid, started) {
 		return Stale{}, false
 	}
-	started, _ := time.Parse(time.RFC3339, kv["started"])
 	return Stale{Path: path, Bytes: fi.Size(), PID: pid, Started: started}, true
 }
 

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+	"time"
 )
 
 func ownedByMe(fi fs.FileInfo) bool {
@@ -17,7 +18,7 @@ func ownedByMe(fi fs.FileInfo) bool {
 // processAlive: signal 0 reaches a process that exists (EPERM: it exists
 // and belongs to someone else). A reused PID reads as alive: the file is
 // then kept, never removed by mistake.
-func processAlive(pid int) bool {
+func processAlive(pid int, started time.Time) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
 }

@@ -24,15 +24,16 @@ type Config struct {
 	Profiles []string // for the record: what was asked for
 	Duration time.Duration
 	Interval time.Duration
-	Buffered bool   // go through the page cache instead of O_DIRECT
-	Engine   string // EngineAuto, EngineURing or EnginePortable
+	Buffered bool   // go through the page cache instead of O_DIRECT (Windows: FILE_FLAG_NO_BUFFERING)
+	Engine   string // EngineAuto, EngineURing, EngineIOCP or EnginePortable
 	Seed     uint64
 }
 
 // Engines.
 const (
 	EngineAuto     = "auto"
-	EngineURing    = "io_uring"
+	EngineURing    = "io_uring" // Linux
+	EngineIOCP     = "iocp"     // Windows: overlapped I/O on an I/O completion port
 	EnginePortable = "portable"
 )
 
@@ -109,7 +110,9 @@ func Open(cfg Config) (_ *Target, err error) {
 	if err != nil {
 		return nil, err
 	}
-	t.io = newFileIO(t.f, t.path)
+	if t.io, err = newFileIO(t.f, t.path, t.direct); err != nil {
+		return nil, t.placeErr("open the test file for measuring", err)
+	}
 	return t, nil
 }
 
@@ -234,11 +237,21 @@ func (t *Target) openDevice() error {
 	return nil
 }
 
-// chooseDirect turns on O_DIRECT unless --buffered; a filesystem that
-// refuses it gets the page cache, and the result says so.
+// chooseDirect turns on O_DIRECT (Windows: FILE_FLAG_NO_BUFFERING)
+// unless --buffered; a filesystem that refuses it gets the page cache, and
+// the result says so. A volume whose sectors are larger than DirectAlign
+// (Windows says its size) needs blocks of whole sectors.
 func (t *Target) chooseDirect() error {
 	if t.cfg.Buffered {
 		return nil
+	}
+	if s := t.fs.sector; s > DirectAlign {
+		for _, p := range t.cfg.Patterns {
+			if p.Block%s != 0 {
+				return userErrorf(nil, "--block %s: %s on %s needs whole sectors of %s; use a multiple of it, or --buffered",
+					metric.FormatBytes(p.Block), words.direct, t.cfg.Dir, metric.FormatBytes(s))
+			}
+		}
 	}
 	if !directAvailable {
 		t.directUnavailable = "direct I/O (O_DIRECT) is not available on this platform: measured through the operating system's cache"
@@ -401,6 +414,7 @@ func (t *Target) Summary() *result.Disk {
 			FileBytes: t.cfg.Size, Buffered: t.cfg.Buffered, Engine: t.cfg.Engine, Seed: t.cfg.Seed},
 		Path: t.cfg.Dir, Filesystem: t.fs.name, FileBytes: t.size, Engine: t.engine, EngineNote: t.engineNote,
 		Direct: t.direct, DirectUnavailable: t.directUnavailable, Layout: result.Seconds(t.layout), Patterns: []result.DiskPattern{},
+		IO: &result.DiskIO{Direct: words.direct, Dsync: words.dsync, Flush: words.flush, Cache: words.cache},
 	}
 	if t.cfg.Device != "" {
 		d.Path, d.Device = t.cfg.Device, true
