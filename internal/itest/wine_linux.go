@@ -183,24 +183,23 @@ func (w *Wine) StartAgent(t testing.TB, args []string) *Agent {
 	return startAgent(t, append([]string{w.loader, w.Exe, "serve"}, args...), w.Env())
 }
 
-// Command is a Windows program of the prefix's (cmd, sc) under Wine.
-func (w *Wine) Command(args ...string) *exec.Cmd {
-	c := exec.Command(w.loader, args...)
-	c.Env = append(os.Environ(), w.env...)
-	return c
-}
-
-// WaitIdle waits until the prefix's Wine session has ended (wineserver
-// -w): every Windows process in it, services.exe too, has exited, so the
-// next one starts them afresh.
-func (w *Wine) WaitIdle(t testing.TB, timeout time.Duration) {
+// Restart ends every Windows process of the prefix (services.exe too)
+// and its server, and starts a new server, so that the next process
+// begins a new Wine session. The new server stays up a minute past its
+// last process, as the first did.
+func (w *Wine) Restart(t testing.TB) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	c := exec.CommandContext(ctx, filepath.Join(filepath.Dir(w.loader), "wineserver"), "-w")
-	c.Env = append(os.Environ(), w.env...)
-	c.WaitDelay = 5 * time.Second // a server it started may hold the output open
-	if out, err := c.CombinedOutput(); err != nil {
-		t.Fatalf("wineserver -w: %v\n%s", err, out)
+	server := filepath.Join(filepath.Dir(w.loader), "wineserver")
+	for _, args := range [][]string{{"-k"}, {"-w"}, {"-p60"}} {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		c := exec.CommandContext(ctx, server, args...)
+		c.Env = append(os.Environ(), w.env...)
+		// No pipes: the server it starts would hold them open.
+		err := c.Run()
+		cancel()
+		// -k and -w fail when no server runs: nothing to end.
+		if err != nil && args[0] == "-p60" {
+			t.Fatalf("wineserver %s: %v", args[0], err)
+		}
 	}
 }

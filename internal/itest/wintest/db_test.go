@@ -55,7 +55,7 @@ func TestDBPingFromWindows(t *testing.T) {
 
 	bad := pg.DSN(pg.Primary, "narrows", "Wr0ng-Passw0rd-99")
 	r = w.Run(t, time.Minute, nil, "db", "ping", "--dsn", bad, "--duration", "1s")
-	if r.Code != 2 || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 || !strings.Contains(r.Stderr, "password") ||
+	if lines := ownLines(r.Stderr); r.Code != 2 || len(lines) != 1 || !strings.Contains(lines[0], "password") ||
 		strings.Contains(r.Stderr+r.Stdout, "Wr0ng-Passw0rd-99") {
 		t.Errorf("a wrong password: exit %d, stderr %q; want exit 2, one line naming the password, not showing it", r.Code, r.Stderr)
 	}

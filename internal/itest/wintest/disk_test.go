@@ -175,12 +175,7 @@ func TestDiskOnWindows(t *testing.T) {
 		} {
 			full := append([]string{"disk", "--path", w.Path(dir), "--size", "16M", "--duration", "1s"}, c.args...)
 			r := w.Run(t, time.Minute, nil, full...)
-			var lines []string
-			for _, l := range strings.Split(strings.TrimSpace(r.Stderr), "\n") {
-				if !strings.HasPrefix(l, "wine: ") {
-					lines = append(lines, l)
-				}
-			}
+			lines := ownLines(r.Stderr)
 			if r.Code != 2 || len(lines) != 1 || !strings.Contains(lines[0], c.says) {
 				t.Errorf("narrows.exe %s: exit %d, stderr %q; want exit 2 and one line saying %q", strings.Join(full, " "), r.Code, r.Stderr, c.says)
 			}

@@ -80,3 +80,17 @@ func firstRun(t *testing.T, sum map[string]any) map[string]any {
 	}
 	return runs[0].(map[string]any)
 }
+
+// ownLines are the lines of a narrows.exe stderr that narrows wrote: Wine
+// adds its own ("wine: Read access denied for device ... Z:", and at
+// times, as a process exits while others start, "wine client error:...:
+// sendmsg: Socket operation on non-socket"), which no Windows prints.
+func ownLines(stderr string) []string {
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(stderr), "\n") {
+		if l != "" && !strings.HasPrefix(l, "wine: ") && !strings.HasPrefix(l, "wine client error:") {
+			lines = append(lines, l)
+		}
+	}
+	return lines
+}

@@ -4,6 +4,7 @@ package wintest
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -32,7 +33,7 @@ import (
 func TestService(t *testing.T) {
 	w := itest.NewWine(t)
 	t0 := time.Now()
-	w.WaitIdle(t, 30*time.Second)
+	w.Restart(t)
 
 	dir := t.TempDir()
 	events, err := os.Create(filepath.Join(dir, "events"))
@@ -40,7 +41,7 @@ func TestService(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer events.Close()
-	keeper := w.Command("cmd")
+	keeper := w.Program(context.Background(), "cmd")
 	keeper.Env = append(keeper.Env, "WINEDEBUG=-all,+eventlog")
 	keeper.Stderr = events // a file: services.exe keeps it open after cmd ends
 	in, err := keeper.StdinPipe()
@@ -165,7 +166,7 @@ func TestService(t *testing.T) {
 	if r = run(2, "service", "status"); !strings.Contains(r.Stderr, "not installed") {
 		t.Fatalf("status after uninstall: %s", r.Stderr)
 	}
-	scq := w.Command("sc", "query", "narrows")
+	scq := w.Program(context.Background(), "sc", "query", "narrows")
 	scq.WaitDelay = 5 * time.Second
 	time.AfterFunc(30*time.Second, func() { scq.Process.Kill() })
 	sc, _ := scq.CombinedOutput()
@@ -174,7 +175,7 @@ func TestService(t *testing.T) {
 	}
 
 	stopKeeper()
-	w.WaitIdle(t, 30*time.Second)
+	w.Restart(t)
 	b, _ := os.ReadFile(events.Name())
 	for _, want := range []string{
 		`err:eventlog:ReportEventW L"narrows serve stopped: cannot listen on ` + addr + `: the port is in use`,
