@@ -5,7 +5,7 @@ COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X github.com/narrows/narrows/internal/cli.Commit=$(COMMIT)
 export CGO_ENABLED := 0
 
-.PHONY: build run test deps test-deps bench cross fuzz clean testbed experiments
+.PHONY: build run test deps test-deps bench cross fuzz clean testbed experiments checks wintest
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/narrows
@@ -18,17 +18,27 @@ run: build
 test-deps:
 	bash scripts/deps.sh test
 
-# Vet, format, every test (real sockets, real namespaces, real iperf3), the
-# cross builds, and a short fuzz of the frame decoder.
+# Vet, format, every test (real sockets, real namespaces, real iperf3,
+# narrows.exe under Wine), the cross builds, and a short fuzz of the frame
+# decoder. The Wine tests assert behaviour, not speed, and mostly wait on
+# Wine: they run beside vet, the cross builds and the fuzz; every other
+# package runs alone (-p 1), as its timings need.
 test: test-deps
 	@unformatted=$$(gofmt -l cmd internal); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
+	$(MAKE) -O -j2 checks wintest
+	$(GO) test -count=1 -p 1 -timeout 10m $$($(GO) list ./... | grep -v /internal/itest/wintest)
+
+checks:
 	$(GO) vet ./...
 	$(MAKE) cross
-	$(GO) test -count=1 -p 1 -timeout 10m ./...
 	$(MAKE) fuzz
 
+# narrows.exe under Wine (wine64 and mingw-w64 from make test-deps).
+wintest:
+	$(GO) test -count=1 -timeout 5m ./internal/itest/wintest/
+
+# (The Windows binary is built, and run under Wine, by internal/itest/wintest.)
 cross:
-	GOOS=windows GOARCH=amd64 $(GO) build -o /dev/null ./cmd/narrows
 	GOOS=darwin GOARCH=arm64 $(GO) build -o /dev/null ./cmd/narrows
 	GOOS=windows GOARCH=amd64 $(GO) vet ./...
 	GOOS=darwin GOARCH=arm64 $(GO) vet ./...

@@ -138,7 +138,7 @@ func TestStreamVerdictsOnLoopback(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
-			r := itest.Run(t, 60*time.Second, nil, append([]string{"net", "stream", "--to", a.Addr, "--duration", "2s", "--json"}, c.args...)...)
+			r := itest.Run(t, 60*time.Second, nil, append([]string{"net", "stream", "--to", a.Addr, "--duration", "1s", "--json"}, c.args...)...)
 			if r.Code != 0 {
 				t.Fatalf("exit %d: %s", r.Code, r.Stderr)
 			}

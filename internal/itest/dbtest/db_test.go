@@ -151,12 +151,12 @@ func TestPingPostgresNotSlowerThanPgbench(t *testing.T) {
 	tps := regexp.MustCompile(`tps = ([0-9.]+)`)
 	var summary map[string]any
 	notSlower(t, "PostgreSQL queries/s vs pgbench -c1 -M simple", 0.8, func() (float64, float64) {
-		s, other := pingRun(t, pg.Primary.Pid(), "--dsn", pgDSN(), "--duration", "2s")
+		s, other := pingRun(t, pg.Primary.Pid(), "--dsn", pgDSN(), "--duration", "1s")
 		summary = s
 		q, _ := itest.Num(itest.Obj(s, "db_ping"), "queries_per_second")
 		return q, other
 	}, func() (float64, float64) {
-		cmd := exec.Command(filepath.Join(pg.Bin, "pgbench"), "-n", "-c1", "-T", "2", "-M", "simple", "-f", script,
+		cmd := exec.Command(filepath.Join(pg.Bin, "pgbench"), "-n", "-c1", "-T", "1", "-M", "simple", "-f", script,
 			"-h", "127.0.0.1", "-p", strconv.Itoa(pg.Primary.Port), "-U", "narrows", "postgres")
 		// sslmode as narrows' DSN has it: pgbench would otherwise prefer TLS here.
 		cmd.Env = append(os.Environ(), "PGPASSWORD="+dbserver.NarrowsPassword, "PGSSLMODE=disable")
@@ -211,11 +211,11 @@ func TestPingMariaDBNotSlowerThanSlap(t *testing.T) {
 	needMaria(t)
 	last := 5000.0
 	notSlower(t, "MariaDB queries/s vs mariadb-slap --concurrency=1", 0.8, func() (float64, float64) {
-		s, other := pingRun(t, maria.Source.Pid(), "--dsn", mySource(), "--duration", "2s")
+		s, other := pingRun(t, maria.Source.Pid(), "--dsn", mySource(), "--duration", "1s")
 		last, _ = itest.Num(itest.Obj(s, "db_ping"), "queries_per_second")
 		return last, other
 	}, func() (float64, float64) {
-		n := max(int(2*last), 1000) // about as long as narrows' 2 s
+		n := max(int(last), 1000) // about as long as narrows' 1 s
 		q, other := slap(t, n)
 		return q, other
 	})

@@ -3,15 +3,35 @@
 package wintest
 
 import (
+	"context"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/narrows/narrows/internal/itest"
+	"github.com/narrows/narrows/internal/testbed/dbserver"
+)
+
+// The test PostgreSQL starts beside the first tests, which make the Wine
+// prefix meanwhile; TestDBPingFromWindows waits for it.
+var (
+	pgReady = make(chan struct{})
+	pg      *dbserver.Postgres
+	pgErr   error
 )
 
 func TestMain(m *testing.M) {
+	go func() {
+		defer close(pgReady)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		pg, pgErr = dbserver.StartPostgres(ctx)
+	}()
 	code := m.Run()
+	<-pgReady
+	if pg != nil {
+		pg.Close()
+	}
 	itest.CloseWine()
 	os.Exit(code)
 }

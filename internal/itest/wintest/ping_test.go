@@ -3,7 +3,6 @@
 package wintest
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -18,13 +17,10 @@ import (
 // of what it prints, and names a wrong password in one line, exit 2.
 func TestDBPingFromWindows(t *testing.T) {
 	w := itest.NewWine(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	pg, err := dbserver.StartPostgres(ctx)
-	if err != nil {
-		testenv.Need(t, testenv.DB, "PostgreSQL could not start: %v", err)
+	<-pgReady
+	if pgErr != nil {
+		testenv.Need(t, testenv.DB, "PostgreSQL could not start: %v", pgErr)
 	}
-	defer pg.Close()
 	dsn := pg.DSN(pg.Primary, "narrows", dbserver.NarrowsPassword)
 	r := w.Run(t, time.Minute, nil, "db", "ping", "--dsn", dsn, "--duration", "1s", "--json")
 	if r.Code != 0 {
