@@ -350,6 +350,10 @@ func networkShare(r *result.DBPing, n *result.NetworkSplit) result.Finding {
 		f.Values["network_share_ratio"], f.Values["network_rtt_p50_seconds"] = share, n.NetworkP50.D().Seconds()
 		f.Values["server_and_driver_p50_seconds"] = n.ServerP50.D().Seconds()
 		how := fmt.Sprintf("measured by net rr through the agent at %s, %s round trips", n.Agent, metric.FormatCount(n.AgentRTTs))
+		if n.AgentAboveHigh {
+			how = fmt.Sprintf("at most %s, %s, for net rr through the agent at %s read more, %s: its programs woke slower than the database's",
+				d(n.NetworkHigh.D()), highFrom[n.HighFrom], n.Agent, d(n.AgentRTTP50.D()))
+		}
 		switch {
 		case share >= networkDominates:
 			n.Verdict, f.Detail = "network_dominates", "The network dominates ("+how+"): "+netAdvice

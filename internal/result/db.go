@@ -167,6 +167,10 @@ type NetworkSplit struct {
 	AgentRTTs    int64   `json:"agent_round_trips,omitempty"`
 	AgentRequest int64   `json:"agent_request_bytes,omitempty"`
 	AgentError   string  `json:"agent_error,omitempty"`
+	// AgentAboveHigh: the agent's round trip was longer than the high
+	// bound, the database's own cheapest round trip, which the network
+	// cannot exceed: the split takes the high bound.
+	AgentAboveHigh bool `json:"agent_rtt_above_high_bound,omitempty"`
 	// The split itself, present only when an agent measured the network.
 	NetworkP50   *Seconds `json:"network_rtt_p50_seconds,omitempty"`
 	ServerP50    *Seconds `json:"server_and_driver_p50_seconds,omitempty"`

@@ -45,6 +45,10 @@ func TestSplitBounds(t *testing.T) {
 		{"connects slower than a query", us(430), bounds{handshakes: []handshake{{dial: us(1794)}, {dial: us(3958)}}, local: []time.Duration{us(825)},
 			empty: empty(354), emptyFrom: "empty_query"}, nil, 0, us(354), "slower_than_query", "empty_query", "bounds"},
 		{"no probes", us(45), bounds{empty: empty(30), emptyFrom: "empty_query"}, nil, 0, us(30), "none", "empty_query", "bounds"},
+		// An agent slower than the database's own cheapest round trip: the
+		// network is at most that.
+		{"agent above the high bound", us(123), bounds{handshakes: []handshake{{us(90), us(13)}}, empty: empty(30), emptyFrom: "com_ping"},
+			&result.RR{RoundTrips: 1000, Latency: result.Latency{P50: result.Seconds(us(102))}}, us(13), us(30), "tcp_handshake_rtt", "com_ping", "agent_rr"},
 		{"agent", us(45), bounds{handshakes: []handshake{{us(90), us(10)}}, empty: empty(30), emptyFrom: "empty_query"},
 			&result.RR{RoundTrips: 1000, Latency: result.Latency{P50: result.Seconds(us(22))}}, us(10), us(30), "tcp_handshake_rtt", "empty_query", "agent_rr"},
 	}
@@ -67,8 +71,12 @@ func TestSplitBounds(t *testing.T) {
 			if (ns.NetworkP50 != nil) != (c.agent != nil) {
 				t.Fatalf("a point figure %v with agent %v", ns.NetworkP50, c.agent)
 			}
-			if c.agent != nil && (ns.NetworkP50.D() != us(22) || *ns.NetworkShare != 22.0/45) {
-				t.Fatalf("agent split %v %v", ns.NetworkP50.D(), *ns.NetworkShare)
+			if c.agent != nil {
+				// The agent's round trip, but never above the high bound.
+				want := min(c.agent.P50.D(), ns.NetworkHigh.D())
+				if ns.NetworkP50.D() != want || *ns.NetworkShare != float64(want)/float64(c.p50) || ns.AgentAboveHigh != (c.agent.P50.D() > ns.NetworkHigh.D()) {
+					t.Fatalf("agent split %v %v (above the high bound: %v), want %v", ns.NetworkP50.D(), *ns.NetworkShare, ns.AgentAboveHigh, want)
+				}
 			}
 		})
 	}
