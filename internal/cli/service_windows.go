@@ -164,17 +164,29 @@ func scmConnect(what string) (*mgr.Mgr, error) {
 	return m, nil
 }
 
-func openService(m *mgr.Mgr, what string) (*mgr.Service, error) {
+// onService opens the installed service and runs fn on it; what fn
+// returns is said as "service WHAT: ...". A missing service or a refusal
+// says what to do.
+func onService(what string, fn func(*mgr.Service) error) error {
+	m, err := scmConnect(what)
+	if err != nil {
+		return err
+	}
+	defer m.Disconnect()
 	s, err := m.OpenService(serviceName)
 	switch {
 	case errors.Is(err, windows.ERROR_SERVICE_DOES_NOT_EXIST):
-		return nil, usagef("service %s: the service %s is not installed (narrows service install)", what, serviceName)
+		return usagef("service %s: the service %s is not installed (narrows service install)", what, serviceName)
 	case errors.Is(err, windows.ERROR_ACCESS_DENIED):
-		return nil, usagef("service %s: access denied: run it from an elevated prompt (Run as administrator)", what)
+		return usagef("service %s: access denied: run it from an elevated prompt (Run as administrator)", what)
 	case err != nil:
-		return nil, fmt.Errorf("service %s: %v", what, err)
+		return fmt.Errorf("service %s: %v", what, err)
 	}
-	return s, nil
+	defer s.Close()
+	if err := fn(s); err != nil {
+		return fmt.Errorf("service %s: %v", what, err)
+	}
+	return nil
 }
 
 func serviceInstall(env Env, args []string) error {
@@ -221,114 +233,80 @@ func serviceInstall(env Env, args []string) error {
 }
 
 func serviceUninstall(env Env) error {
-	m, err := scmConnect("uninstall")
-	if err != nil {
-		return err
-	}
-	defer m.Disconnect()
-	s, err := openService(m, "uninstall")
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	if st, err := s.Query(); err == nil && st.State != svc.Stopped {
-		if err := stopAndWait(s); err != nil {
-			return fmt.Errorf("service uninstall: %v", err)
+	return onService("uninstall", func(s *mgr.Service) error {
+		if st, err := s.Query(); err == nil && st.State != svc.Stopped {
+			if err := stopAndWait(s); err != nil {
+				return err
+			}
 		}
-	}
-	if err := s.Delete(); err != nil {
-		return fmt.Errorf("service uninstall: %v", err)
-	}
-	eventlog.Remove(serviceName) //nolint:errcheck // gone already, or never made
-	fmt.Fprintf(env.Stdout, "removed the service %s\n", serviceName)
-	return nil
+		if err := s.Delete(); err != nil {
+			return err
+		}
+		eventlog.Remove(serviceName) //nolint:errcheck // gone already, or never made
+		fmt.Fprintf(env.Stdout, "removed the service %s\n", serviceName)
+		return nil
+	})
 }
 
 func serviceStart(env Env) error {
-	m, err := scmConnect("start")
-	if err != nil {
-		return err
-	}
-	defer m.Disconnect()
-	s, err := openService(m, "start")
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	if err := s.Start(); err != nil {
-		if errors.Is(err, windows.ERROR_SERVICE_ALREADY_RUNNING) {
-			fmt.Fprintf(env.Stdout, "the service %s is already running\n", serviceName)
-			return nil
+	return onService("start", func(s *mgr.Service) error {
+		if err := s.Start(); err != nil {
+			if errors.Is(err, windows.ERROR_SERVICE_ALREADY_RUNNING) {
+				fmt.Fprintf(env.Stdout, "the service %s is already running\n", serviceName)
+				return nil
+			}
+			return err
 		}
-		return fmt.Errorf("service start: %v", err)
-	}
-	st, err := waitFor(s, svc.Running, 30*time.Second)
-	if err != nil {
-		return fmt.Errorf("service start: %v", err)
-	}
-	if st.State != svc.Running {
-		return fmt.Errorf("service start: the service stopped (%s): the Application event log, source %s, says why", exitText(st), serviceName)
-	}
-	fmt.Fprintf(env.Stdout, "the service %s is running (pid %d)\n", serviceName, st.ProcessId)
-	return nil
+		st, err := waitFor(s, svc.Running, 30*time.Second)
+		if err != nil {
+			return err
+		}
+		if st.State != svc.Running {
+			return fmt.Errorf("the service stopped (%s): the Application event log, source %s, says why", exitText(st), serviceName)
+		}
+		fmt.Fprintf(env.Stdout, "the service %s is running (pid %d)\n", serviceName, st.ProcessId)
+		return nil
+	})
 }
 
 func serviceStop(env Env) error {
-	m, err := scmConnect("stop")
-	if err != nil {
-		return err
-	}
-	defer m.Disconnect()
-	s, err := openService(m, "stop")
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	if err := stopAndWait(s); err != nil {
-		return fmt.Errorf("service stop: %v", err)
-	}
-	fmt.Fprintf(env.Stdout, "the service %s is stopped\n", serviceName)
-	return nil
+	return onService("stop", func(s *mgr.Service) error {
+		if err := stopAndWait(s); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stdout, "the service %s is stopped\n", serviceName)
+		return nil
+	})
 }
 
 func serviceStatus(env Env) error {
-	m, err := scmConnect("status")
-	if err != nil {
-		return err
-	}
-	defer m.Disconnect()
-	s, err := openService(m, "status")
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	st, err := s.Query()
-	if err != nil {
-		return fmt.Errorf("service status: %v", err)
-	}
-	line := fmt.Sprintf("the service %s is %s", serviceName, stateText(st.State))
-	switch {
-	case st.State == svc.Running:
-		line += fmt.Sprintf(" (pid %d)", st.ProcessId)
-	case st.State == svc.Stopped && (st.Win32ExitCode != 0 || st.ServiceSpecificExitCode != 0):
-		line += " (" + exitText(st) + ")"
-	}
-	if cmd := commandLine(s); cmd != "" {
-		line += ": " + cmd
-	}
-	fmt.Fprintln(env.Stdout, line)
-	return nil
+	return onService("status", func(s *mgr.Service) error {
+		st, err := s.Query()
+		if err != nil {
+			return err
+		}
+		line := fmt.Sprintf("the service %s is %s", serviceName, stateText(st.State))
+		switch {
+		case st.State == svc.Running:
+			line += fmt.Sprintf(" (pid %d)", st.ProcessId)
+		case st.State == svc.Stopped && (st.Win32ExitCode != 0 || st.ServiceSpecificExitCode != 0):
+			line += " (" + exitText(st) + ")"
+		}
+		if cmd := commandLine(s); cmd != "" {
+			line += ": " + cmd
+		}
+		fmt.Fprintln(env.Stdout, line)
+		return nil
+	})
 }
 
-// stopAndWait asks the service to stop and waits until it has.
+// stopAndWait asks the service to stop and waits until it has (waitFor
+// says so when it has not).
 func stopAndWait(s *mgr.Service) error {
 	if _, err := s.Control(svc.Stop); err != nil && !errors.Is(err, windows.ERROR_SERVICE_NOT_ACTIVE) {
 		return err
 	}
-	st, err := waitFor(s, svc.Stopped, 30*time.Second)
-	if err == nil && st.State != svc.Stopped {
-		err = fmt.Errorf("still %s", stateText(st.State))
-	}
+	_, err := waitFor(s, svc.Stopped, 30*time.Second)
 	return err
 }
 

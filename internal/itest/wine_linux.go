@@ -56,7 +56,7 @@ func CloseWine() {
 	if wine == nil {
 		return
 	}
-	k := exec.Command(filepath.Join(filepath.Dir(wine.loader), "wineserver"), "-k")
+	k := exec.Command(wine.server(), "-k")
 	k.Env = append(os.Environ(), wine.env...)
 	k.Run()
 	os.RemoveAll(filepath.Dir(wine.Exe))
@@ -81,71 +81,78 @@ func setUpWine() (*Wine, error) {
 	if err != nil {
 		return nil, err
 	}
+	ok := false
+	defer func() {
+		if !ok {
+			os.RemoveAll(dir)
+		}
+	}()
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..")
 	w.Exe = filepath.Join(dir, "narrows.exe")
 	w.Prefix = filepath.Join(dir, "prefix")
+	if err := os.MkdirAll(w.Prefix, 0o755); err != nil {
+		return nil, err
+	}
 	// WINEDEBUG=-all: Wine's own "fixme" chatter would mix with what
 	// narrows writes on stderr. mscoree and mshtml off: the prefix would
 	// ask to download Mono and Gecko, which this machine cannot.
 	w.env = []string{"WINEPREFIX=" + w.Prefix, "WINEDEBUG=-all", "WINEDLLOVERRIDES=bcryptprimitives=n;mscoree=;mshtml=", "WINEARCH=win64"}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	inPrefix := func(name string, args ...string) *exec.Cmd {
+		c := exec.CommandContext(ctx, name, args...)
+		c.Env = append(os.Environ(), w.env...)
+		return c
+	}
+	build := exec.CommandContext(ctx, "go", "build", "-o", w.Exe, "./cmd/narrows")
+	build.Dir, build.Env = root, append(os.Environ(), "GOOS=windows", "GOARCH=amd64", "CGO_ENABLED=0")
+	shim := filepath.Join(dir, "bcryptprimitives.dll")
 	steps := []struct {
 		name string
 		cmd  *exec.Cmd
 	}{
-		{"go build narrows.exe", exec.Command("go", "build", "-o", w.Exe, "./cmd/narrows")},
-		{"build the ProcessPrng shim", exec.Command(cc, "-shared", "-O2", "-o", filepath.Join(dir, "bcryptprimitives.dll"), filepath.Join(root, "scripts", "wine", "processprng.c"))},
+		{"go build narrows.exe", build},
+		{"build the ProcessPrng shim", inPrefix(cc, "-shared", "-O2", "-o", shim, filepath.Join(root, "scripts", "wine", "processprng.c"))},
 		// A server that stays up a minute after its last process (until
 		// CloseWine, or a minute after a test process that died): one that
 		// exits 3 s after can drop a process starting just then ("wine
 		// client error: recvmsg: Connection reset by peer"), and the tests
 		// start many, some in parallel.
-		{"start the Wine server", exec.Command(filepath.Join(filepath.Dir(w.loader), "wineserver"), "-p60")},
-		{"make the Wine prefix", exec.Command(w.loader, "wineboot", "--init")},
+		{"start the Wine server", inPrefix(w.server(), "-p60")},
+		{"make the Wine prefix", inPrefix(w.loader, "wineboot", "--init")},
 		// Wine 8 says it is Windows 7 unless told; narrows targets 10.
-		{"make the prefix Windows 10", exec.Command(w.loader, "reg", "add", `HKCU\Software\Wine`, "/v", "Version", "/t", "REG_SZ", "/d", "win10", "/f")},
+		{"make the prefix Windows 10", inPrefix(w.loader, "reg", "add", `HKCU\Software\Wine`, "/v", "Version", "/t", "REG_SZ", "/d", "win10", "/f")},
 	}
-	if err := os.MkdirAll(w.Prefix, 0o755); err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	steps[0].cmd.Dir = root
-	steps[0].cmd.Env = append(os.Environ(), "GOOS=windows", "GOARCH=amd64", "CGO_ENABLED=0")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
 	for _, s := range steps {
-		if s.cmd.Env == nil {
-			s.cmd.Env = append(os.Environ(), w.env...)
-		}
-		c := exec.CommandContext(ctx, s.cmd.Path, s.cmd.Args[1:]...)
-		c.Dir, c.Env = s.cmd.Dir, s.cmd.Env
 		// Output to a file, not a pipe: wineboot leaves the prefix's
 		// services running under the server, holding what it was given.
 		out, err := os.CreateTemp(dir, "step-*.log")
 		if err != nil {
-			os.RemoveAll(dir)
 			return nil, err
 		}
-		c.Stdout, c.Stderr = out, out
-		err = c.Run()
+		s.cmd.Stdout, s.cmd.Stderr = out, out
+		err = s.cmd.Run()
 		out.Close()
 		if err != nil {
 			b, _ := os.ReadFile(out.Name())
-			os.RemoveAll(dir)
 			return nil, fmt.Errorf("%s: %v\n%s", s.name, err, b)
 		}
 	}
 	// Go's runtime loads bcryptprimitives.dll from System32 only.
-	b, err := os.ReadFile(filepath.Join(dir, "bcryptprimitives.dll"))
+	b, err := os.ReadFile(shim)
 	if err == nil {
 		err = os.WriteFile(filepath.Join(w.Prefix, "drive_c", "windows", "system32", "bcryptprimitives.dll"), b, 0o644)
 	}
 	if err != nil {
-		os.RemoveAll(dir)
 		return nil, fmt.Errorf("install the ProcessPrng shim: %v", err)
 	}
+	ok = true
 	return w, nil
 }
+
+// server is the prefix's wineserver, beside the loader.
+func (w *Wine) server() string { return filepath.Join(filepath.Dir(w.loader), "wineserver") }
 
 // Path is the Windows name of a Linux path: Wine maps / to drive Z:.
 func (w *Wine) Path(p string) string {
@@ -189,10 +196,9 @@ func (w *Wine) StartAgent(t testing.TB, args []string) *Agent {
 // last process, as the first did.
 func (w *Wine) Restart(t testing.TB) {
 	t.Helper()
-	server := filepath.Join(filepath.Dir(w.loader), "wineserver")
 	for _, args := range [][]string{{"-k"}, {"-w"}, {"-p60"}} {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		c := exec.CommandContext(ctx, server, args...)
+		c := exec.CommandContext(ctx, w.server(), args...)
 		c.Env = append(os.Environ(), w.env...)
 		// No pipes: the server it starts would hold them open.
 		err := c.Run()

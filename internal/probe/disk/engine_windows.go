@@ -16,7 +16,7 @@ import (
 )
 
 // chooseEngine: Windows' own is iocp, overlapped I/O on an I/O completion
-// port, as SQL Server issues its I/O and DiskSpd measures it (-Sh -o N).
+// port, as SQL Server issues its I/O and DiskSpd measures it (-Su -o N; -Sh with write-through).
 func chooseEngine(want string) (engine, note string, err error) {
 	switch want {
 	case EnginePortable:
