@@ -42,6 +42,16 @@ func Figures(rep *result.Report, ivs []result.Interval) []Figure {
 	add := func(name, unit string, higher bool, v float64, samples []float64) {
 		fs = append(fs, Figure{Name: name, Unit: unit, HigherIsBetter: higher, Value: v, Samples: samples})
 	}
+	// series is one figure's value in each interval that has it.
+	series := func(pick func(iv result.Interval) (float64, bool)) []float64 {
+		var s []float64
+		for _, iv := range ivs {
+			if v, ok := pick(iv); ok {
+				s = append(s, v)
+			}
+		}
+		return s
+	}
 	latencies := func(prefix string, l result.Latency, pick func(iv result.Interval) *result.Latency) {
 		for _, q := range []struct {
 			name string
@@ -52,43 +62,28 @@ func Figures(rep *result.Report, ivs []result.Interval) []Figure {
 			{"p90", l.P90, func(l *result.Latency) result.Seconds { return l.P90 }},
 			{"p99", l.P99, func(l *result.Latency) result.Seconds { return l.P99 }},
 		} {
-			var s []float64
-			for _, iv := range ivs {
+			s := series(func(iv result.Interval) (float64, bool) {
 				if l := pick(iv); l != nil {
-					s = append(s, q.get(l).D().Seconds())
+					return q.get(l).D().Seconds(), true
 				}
-			}
+				return 0, false
+			})
 			add(prefix+" "+q.name, UnitSeconds, false, q.v.D().Seconds(), s)
 		}
 	}
 	switch {
 	case rep.Stream != nil:
 		for _, run := range rep.Stream.Runs {
-			var s []float64
-			for _, iv := range ivs {
-				if iv.Probe == "stream" && iv.Phase == run.Phase && iv.Direction == run.Direction {
-					s = append(s, iv.Throughput)
-				}
-			}
+			s := series(func(iv result.Interval) (float64, bool) {
+				return iv.Throughput, iv.Probe == "stream" && iv.Phase == run.Phase && iv.Direction == run.Direction
+			})
 			add(fmt.Sprintf("throughput, %s, %s", streamsWord(run.Streams), run.Direction), UnitBits, true, run.Throughput, s)
 		}
 	case rep.RR != nil:
-		var s []float64
-		for _, iv := range ivs {
-			if iv.RTT != nil {
-				s = append(s, iv.RoundTripRate)
-			}
-		}
-		add("round trips", UnitRate, true, rep.RR.Rate, s)
+		add("round trips", UnitRate, true, rep.RR.Rate, series(func(iv result.Interval) (float64, bool) { return iv.RoundTripRate, iv.RTT != nil }))
 		latencies("round trip", rep.RR.Latency, func(iv result.Interval) *result.Latency { return iv.RTT })
 	case rep.DBPing != nil:
-		var s []float64
-		for _, iv := range ivs {
-			if iv.RTT != nil {
-				s = append(s, iv.QueryRate)
-			}
-		}
-		add("queries", UnitRate, true, rep.DBPing.Rate, s)
+		add("queries", UnitRate, true, rep.DBPing.Rate, series(func(iv result.Interval) (float64, bool) { return iv.QueryRate, iv.RTT != nil }))
 		latencies("query round trip", rep.DBPing.Latency, func(iv result.Interval) *result.Latency { return iv.RTT })
 	case rep.Commit != nil:
 		var rate, bps, p50, p99 []float64

@@ -243,3 +243,36 @@ func TestHistoryAddCost(t *testing.T) {
 		t.Errorf("keeping a run costs %s on average, over 50 ms", total/n)
 	}
 }
+
+// TestFiguresSamples: a figure's samples are its value in each interval
+// that has it, in order; an interval without a round trip (a gap) has
+// none.
+func TestFiguresSamples(t *testing.T) {
+	lat := &result.Latency{P50: result.Seconds(2 * time.Millisecond)}
+	ivs := []result.Interval{{RTT: lat, RoundTripRate: 100, QueryRate: 90}, {}, {RTT: lat, RoundTripRate: 300, QueryRate: 270}}
+	for _, c := range []struct {
+		rep  *result.Report
+		name string
+		want []float64
+	}{
+		{&result.Report{RR: &result.RR{Rate: 200}}, "round trips", []float64{100, 300}},
+		{&result.Report{DBPing: &result.DBPing{Rate: 180}}, "queries", []float64{90, 270}},
+	} {
+		fs := history.Figures(c.rep, ivs)
+		if len(fs) < 2 || fs[0].Name != c.name || !slicesEqual(fs[0].Samples, c.want) || fs[1].Name == "" || !slicesEqual(fs[1].Samples, []float64{0.002, 0.002}) {
+			t.Errorf("%s: figures %+v", c.name, fs)
+		}
+	}
+}
+
+func slicesEqual(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Abs(a[i]-b[i]) > 1e-12 {
+			return false
+		}
+	}
+	return true
+}
