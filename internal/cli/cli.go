@@ -73,6 +73,7 @@ func commands() []command {
 		{"db ping", "query round trips in one session through the real driver, network vs server", dbPing},
 		{"db repl", "replication stage by stage: unsent, unflushed, unreplayed, RPO, verdict (live)", dbRepl},
 		{"db load", "generate log at a steady rate into a scratch table, to load a replica link", dbLoad},
+		{"watch", "watch one link for as long as it runs, at little cost: round trips, a short stream now and then, Prometheus", watchCmd},
 		{"disk", "storage as a database uses it: data pages, log flushes, backup streams", diskCmd},
 		{"plan backup", "how long a backup and a restore take here, for each size and compression, and what limits each", planBackup},
 		{"plan sync", "what a synchronous replica costs each commit and a maintenance operation, by engine", planSync},

@@ -19,8 +19,9 @@ import (
 	"github.com/narrows/narrows/internal/result"
 )
 
-// unrecorded are the commands whose runs are not kept: they measure nothing.
-var unrecorded = map[string]bool{"serve": true, "service": true, "version": true, "history": true, "compare": true, "report": true}
+// unrecorded are the commands whose runs are not kept: they measure
+// nothing, or (watch) they run for days and feed Prometheus instead.
+var unrecorded = map[string]bool{"serve": true, "service": true, "version": true, "history": true, "compare": true, "report": true, "watch": true}
 
 // recorder keeps a command's run in the history: output() tees its sink
 // through it, and --no-history (newFlags) turns it off.

@@ -82,6 +82,8 @@ type Report struct {
 	ChattyPlan *ChattyPlan `json:"chatty_plan,omitempty"`
 	// Doctor is `narrows doctor` (doctor.go).
 	Doctor *Doctor `json:"doctor,omitempty"`
+	// Watch is `narrows watch` (watch.go).
+	Watch *Watch `json:"watch,omitempty"`
 	// Facts are this host's; AgentFacts the agent's host, when it told
 	// them (facts.go).
 	Facts      *Facts    `json:"facts,omitempty"`
@@ -173,6 +175,9 @@ type Interval struct {
 
 	// net commit: see commit.go
 	Commit *CommitInterval `json:"commit,omitempty"`
+
+	// watch: see watch.go
+	Watch *WatchInterval `json:"watch,omitempty"`
 }
 
 // NewInterval starts an interval record.

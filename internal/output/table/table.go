@@ -64,6 +64,8 @@ func (t *Writer) Interval(iv result.Interval) error {
 		err = t.diskInterval(iv) // disk.go
 	case result.ProbeCommit:
 		err = t.commitInterval(iv) // commit.go
+	case result.ProbeWatch:
+		err = t.watchInterval(iv) // watch.go
 	}
 	return err
 }
@@ -96,6 +98,9 @@ func (t *Writer) Report(r *result.Report) error {
 		commitSummary(&b, r.Commit) // commit.go
 	}
 	dbSummary(&b, r) // db.go
+	if r.Watch != nil {
+		watchSummary(&b, r.Watch) // watch.go
+	}
 	if r.Disk != nil {
 		diskSummary(&b, r.Disk)
 	}

@@ -27,6 +27,9 @@ type Config struct {
 	Rate     float64 // round trips per second; 0 = back to back
 	Interval time.Duration
 	Queries  int64 // for the wire-time arithmetic
+	// Trip, when set, is given each round trip as it is timed, on the
+	// measuring goroutine (watch folds them into its own histograms).
+	Trip func(time.Duration)
 }
 
 // Run measures. On error the result holds what was measured until then.
@@ -172,6 +175,9 @@ func loop(ctx context.Context, sock *netio.Socket, cfg Config, emit probe.Emit, 
 			}
 			now = time.Now()
 			cur.Record(now.Sub(t0))
+			if cfg.Trip != nil {
+				cfg.Trip(now.Sub(t0))
+			}
 			n++
 			if !now.Before(nextReport) {
 				flush(now)
