@@ -293,3 +293,32 @@ func TestWatchBadFlags(t *testing.T) {
 		})
 	}
 }
+
+// TestWatchJSON: --json is a watch interval record each interval and the
+// summary last; a --duration ends the watch with exit 0.
+func TestWatchJSON(t *testing.T) {
+	addr, _ := serveAgent(t, "127.0.0.1:0", agent.Config{Secret: []byte(itest.Secret)})
+	stdout, stderr, code := run(t, map[string]string{"NARROWS_SECRET": itest.Secret}, "watch", "--to", addr, "--json",
+		"--rate", "50", "--interval", "200ms", "--duration", "700ms", "--stream-every", "0")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	intervals, summary := jsonLines(t, stdout)
+	if len(intervals) < 3 {
+		t.Fatalf("%d interval records", len(intervals))
+	}
+	var trips float64
+	for _, iv := range intervals {
+		if iv["probe"] != "watch" {
+			t.Fatalf("probe %v", iv["probe"])
+		}
+		trips += num(t, iv, "watch", "round_trips")
+	}
+	last := intervals[len(intervals)-1]
+	if total := num(t, last, "watch", "total_round_trips"); total != trips || total != num(t, last, "watch", "idle", "count") {
+		t.Errorf("total %v, intervals' sum %v, histogram %v", total, trips, num(t, last, "watch", "idle", "count"))
+	}
+	if n := num(t, summary, "watch", "round_trips"); n != trips || n < 20 {
+		t.Errorf("summary round trips %v, intervals %v", n, trips)
+	}
+}
