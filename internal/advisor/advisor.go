@@ -57,6 +57,9 @@ func Advise(r *result.Report) []result.Finding {
 	if r.Commit != nil {
 		out = append(out, commitFindings(r.Commit)...) // commit.go
 	}
+	if r.MTU != nil {
+		out = append(out, mtu(r.MTU)...) // mtu.go
+	}
 	if r.Disk != nil {
 		out = append(out, disk(r.Disk)...) // disk.go
 	}

@@ -67,6 +67,8 @@ func TestBadInput(t *testing.T) {
 		{"empty host", secret, []string{"net", "rr", "--to", ":7447"}, "the host is missing"},
 		{"unknown flag", secret, []string{"net", "rr", "--to", "127.0.0.1", "--bogus"}, "flag provided but not defined: -bogus"},
 		{"stray argument", secret, []string{"net", "rr", "--to", "127.0.0.1", "extra"}, `unexpected argument "extra"`},
+		{"net mtu without --to", secret, []string{"net", "mtu"}, "--to is required"},
+		{"net mtu direction", secret, []string{"net", "mtu", "--to", "127.0.0.1", "--direction", "sideways"}, `--direction "sideways": use up, down or both`},
 		{"reverse and bidir", secret, []string{"net", "stream", "--to", "127.0.0.1", "--reverse", "--bidir"}, "choose one"},
 		{"too many streams", secret, []string{"net", "stream", "--to", "127.0.0.1", "--streams", "1000"}, "--streams 1000"},
 		{"huge request", secret, []string{"net", "rr", "--to", "127.0.0.1", "--request", "1G"}, "--request: use 1 byte to 16M"},

@@ -101,7 +101,25 @@ func Dial(ctx context.Context, o Options) (*Session, error) {
 }
 
 func dial(ctx context.Context, o Options) (net.Conn, time.Duration, error) {
+	return dialMSS(ctx, o, 0)
+}
+
+// dialMSS dials with the connection's MSS clamped to mss bytes before
+// the handshake (0: not clamped), see OpenClamped.
+func dialMSS(ctx context.Context, o Options, mss int) (net.Conn, time.Duration, error) {
 	d := net.Dialer{Timeout: o.Timeout}
+	if mss > 0 {
+		d.Control = func(_, _ string, rc syscall.RawConn) error {
+			var serr error
+			if err := rc.Control(func(fd uintptr) { serr = clampMSS(fd, mss) }); err != nil {
+				return err
+			}
+			if serr != nil {
+				return fmt.Errorf("%w: %v", ErrNoClamp, serr)
+			}
+			return nil
+		}
+	}
 	t0 := time.Now()
 	c, err := d.DialContext(ctx, "tcp", o.Addr)
 	took := time.Since(t0)
@@ -271,6 +289,23 @@ type Test struct {
 // Open asks the agent for a test and opens its data connections. Call
 // Start once the caller is ready to move data.
 func (s *Session) Open(ctx context.Context, spec wire.TestSpec) (*Test, error) {
+	return s.open(ctx, spec, 0)
+}
+
+// OpenClamped is Open with every data connection's MSS clamped to mss
+// bytes before its handshake (TCP_MAXSEG): the connection then sends no
+// segment larger than mss, and the MSS it announces holds the agent's
+// segments to it too, so the IP packets are at most mss + 40 bytes each
+// way (IPv4; + 60 over IPv6), TCP options included. Where the system
+// cannot clamp (Windows), the error wraps ErrNoClamp.
+func (s *Session) OpenClamped(ctx context.Context, spec wire.TestSpec, mss int) (*Test, error) {
+	return s.open(ctx, spec, mss)
+}
+
+// ErrNoClamp: this system cannot clamp a connection's MSS.
+var ErrNoClamp = errors.New("cannot clamp the TCP MSS here")
+
+func (s *Session) open(ctx context.Context, spec wire.TestSpec, mss int) (*Test, error) {
 	s.conn.SetDeadline(time.Now().Add(s.opts.Timeout))
 	if err := wire.WriteFrame(s.conn, wire.TTest, spec); err != nil {
 		return nil, s.lost(err)
@@ -281,7 +316,7 @@ func (s *Session) Open(ctx context.Context, spec wire.TestSpec) (*Test, error) {
 	}
 	t := &Test{s: s, Spec: spec, Accepted: acc}
 	for _, sl := range acc.Slots {
-		c, took, err := dial(ctx, s.opts)
+		c, took, err := dialMSS(ctx, s.opts, mss)
 		if err != nil {
 			t.closeConns()
 			return nil, err

@@ -67,6 +67,15 @@ var Registry = map[string]Step{
 			}
 			return []string{"--reverse", "--streams", "4", "--duration", secs(d / 2)}, ""
 		}},
+	// The path MTU takes no time of the budget: a probe per direction on
+	// a clean path, a search of a dozen short ones around a black hole.
+	"net mtu": {Rank: 22, Area: "network", Weight: 0, Fixed: 2 * time.Second, Command: "net mtu", Agent: "--to",
+		Args: func(in Inputs, d time.Duration) ([]string, string) {
+			if !in.Agent {
+				return nil, "no agent: give --to HOST"
+			}
+			return []string{}, ""
+		}},
 	"net rr 64 B": {Rank: 21, Area: "network", Weight: 1, Fixed: 300 * time.Millisecond, Command: "net rr", Agent: "--to",
 		Args: func(in Inputs, d time.Duration) ([]string, string) {
 			if !in.Agent {

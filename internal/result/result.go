@@ -82,6 +82,8 @@ type Report struct {
 	ChattyPlan *ChattyPlan `json:"chatty_plan,omitempty"`
 	// Doctor is `narrows doctor` (doctor.go).
 	Doctor *Doctor `json:"doctor,omitempty"`
+	// MTU is `narrows net mtu` (mtu.go).
+	MTU *MTU `json:"mtu,omitempty"`
 	// Watch is `narrows watch` (watch.go).
 	Watch *Watch `json:"watch,omitempty"`
 	// Facts are this host's; AgentFacts the agent's host, when it told

@@ -39,6 +39,11 @@ type Path struct {
 	QueueDelay time.Duration
 	// Reorder lets jitter reorder packets.
 	Reorder bool
+	// MaxPacket, when set, drops every packet larger than this many bytes
+	// (IP packet, headers included) without a word: a path-MTU black hole,
+	// a device in between with a smaller MTU that sends no ICMP "packet
+	// too big" back, as a switch set to 1500 between jumbo-frame hosts.
+	MaxPacket int
 }
 
 // DefaultQueueDelay is the least default router buffer, as time at the rate.
@@ -114,6 +119,8 @@ func (p Path) withDefaults(mtu int) (Path, error) {
 		return p, errors.New("negative rate or queue size")
 	case math.IsNaN(p.Loss) || p.Loss < 0 || p.Loss >= 1:
 		return p, fmt.Errorf("loss %v: use a probability from 0 to below 1", p.Loss)
+	case p.MaxPacket < 0 || (p.MaxPacket > 0 && p.MaxPacket < 68):
+		return p, errors.New("MaxPacket below 68 bytes, the least IPv4 MTU")
 	case p.Delay > time.Hour || p.Jitter > time.Hour:
 		return p, errors.New("delay or jitter over an hour")
 	}
@@ -177,6 +184,14 @@ type PathStats struct {
 	DroppedQueue int64
 	// DroppedHeld were dropped because MaxHeld packets were already held.
 	DroppedHeld int64
+	// DroppedTooBig were larger than Path.MaxPacket (the black hole).
+	DroppedTooBig int64
+	// QueueWait is the time the packets accepted waited in the router
+	// queue for the line, in all, and Queued how many they were: their
+	// mean wait is the queueing delay the line really added (the truth a
+	// measurement of round trips under load is held to).
+	QueueWait time.Duration
+	Queued    int64
 	// Held are in the line now: queued or "on the wire".
 	Held int64
 	// LateTotal and LateMax are how far after its departure time each
@@ -186,6 +201,31 @@ type PathStats struct {
 	LateOver1ms int64
 	// WriteErrors counts packets the far TUN device refused.
 	WriteErrors int64
+}
+
+// QueueWaitMean is the mean wait in the router queue of the packets it accepted.
+func (s PathStats) QueueWaitMean() time.Duration {
+	if s.Queued == 0 {
+		return 0
+	}
+	return s.QueueWait / time.Duration(s.Queued)
+}
+
+// Sub is what happened between an earlier reading and this one (the
+// counters; Held and LateMax are this reading's).
+func (s PathStats) Sub(earlier PathStats) PathStats {
+	s.Packets -= earlier.Packets
+	s.Bytes -= earlier.Bytes
+	s.DroppedLoss -= earlier.DroppedLoss
+	s.DroppedQueue -= earlier.DroppedQueue
+	s.DroppedHeld -= earlier.DroppedHeld
+	s.DroppedTooBig -= earlier.DroppedTooBig
+	s.QueueWait -= earlier.QueueWait
+	s.Queued -= earlier.Queued
+	s.LateTotal -= earlier.LateTotal
+	s.LateOver1ms -= earlier.LateOver1ms
+	s.WriteErrors -= earlier.WriteErrors
+	return s
 }
 
 // LateMean is the mean of how late packets were written.
@@ -235,6 +275,9 @@ func (p Path) String() string {
 	}
 	if p.Loss > 0 {
 		s += fmt.Sprintf(", loss %g%%", 100*p.Loss)
+	}
+	if p.MaxPacket > 0 {
+		s += fmt.Sprintf(", packets over %d B dropped", p.MaxPacket)
 	}
 	return s
 }

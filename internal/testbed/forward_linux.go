@@ -213,7 +213,10 @@ func (f *forwarder) readSome() (drained bool, err error) {
 			f.free = append(f.free, buf)
 			continue
 		}
-		switch dep, v := f.sh.arrive(now, n); v {
+		switch dep, wait, v := f.sh.arriveWait(now, n); v {
+		case dropTooBig:
+			f.st.DroppedTooBig++
+			f.free = append(f.free, buf)
 		case dropLoss:
 			f.st.DroppedLoss++
 			f.free = append(f.free, buf)
@@ -221,6 +224,8 @@ func (f *forwarder) readSome() (drained bool, err error) {
 			f.st.DroppedQueue++
 			f.free = append(f.free, buf)
 		default:
+			f.st.QueueWait += wait
+			f.st.Queued++
 			f.seq++
 			f.q.Push(heldPacket{dep: dep, seq: f.seq, buf: buf[:n]})
 		}
@@ -277,6 +282,9 @@ func (f *forwarder) publish(err error) {
 	s.DroppedLoss += f.st.DroppedLoss
 	s.DroppedQueue += f.st.DroppedQueue
 	s.DroppedHeld += f.st.DroppedHeld
+	s.DroppedTooBig += f.st.DroppedTooBig
+	s.QueueWait += f.st.QueueWait
+	s.Queued += f.st.Queued
 	s.LateTotal += f.st.LateTotal
 	s.LateMax = max(s.LateMax, f.st.LateMax)
 	s.LateOver1ms += f.st.LateOver1ms

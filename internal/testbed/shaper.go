@@ -13,6 +13,7 @@ const (
 	forward verdict = iota
 	dropLoss
 	dropQueue
+	dropTooBig
 )
 
 // shaper is the model of one direction, apart from any I/O or clock: given
@@ -57,11 +58,21 @@ func (s *shaper) backlogBytes(now time.Duration) int64 {
 // arrive takes a packet of size bytes arriving at now and returns its
 // departure time from the far end, or a drop verdict.
 func (s *shaper) arrive(now time.Duration, size int) (time.Duration, verdict) {
+	dep, _, v := s.arriveWait(now, size)
+	return dep, v
+}
+
+// arriveWait is arrive, also saying how long the packet waits in the
+// queue for the line.
+func (s *shaper) arriveWait(now time.Duration, size int) (dep, wait time.Duration, v verdict) {
+	if s.p.MaxPacket > 0 && size > s.p.MaxPacket {
+		return 0, 0, dropTooBig
+	}
 	if s.p.Loss > 0 && s.rng.Float64() < s.p.Loss {
-		return 0, dropLoss
+		return 0, 0, dropLoss
 	}
 	if s.p.RateBitsPerSecond > 0 && s.backlogBytes(now)+int64(size) > s.p.QueueBytes {
-		return 0, dropQueue
+		return 0, 0, dropQueue
 	}
 	start := max(now, s.linkFree)
 	end := start + s.txTime(size)
@@ -71,10 +82,10 @@ func (s *shaper) arrive(now time.Duration, size int) (time.Duration, verdict) {
 		delay += time.Duration(s.rng.Int64N(int64(2*j)+1)) - j
 		delay = max(delay, 0)
 	}
-	dep := end + delay
+	dep = end + delay
 	if !s.p.Reorder {
 		dep = max(dep, s.lastDep)
 	}
 	s.lastDep = max(s.lastDep, dep)
-	return dep, forward
+	return dep, start - now, forward
 }

@@ -53,6 +53,9 @@ type LinkOptions struct {
 	QueueLatency time.Duration
 	// MTU of both veth ends. 0 = 1500.
 	MTU int
+	// MTUB, when set, is B's end's MTU instead: two hosts of one segment
+	// whose devices disagree (jumbo frames set on one only).
+	MTUB int
 }
 
 // Default values used for zero LinkOptions fields.
@@ -95,7 +98,7 @@ func (o LinkOptions) withDefaults() (LinkOptions, error) {
 	if o.MTU == 0 {
 		o.MTU = DefaultMTU
 	}
-	if o.MTU < 576 || o.MTU > 65535 {
+	if o.MTU < 576 || o.MTU > 65535 || o.MTUB != 0 && (o.MTUB < 576 || o.MTUB > 65535) {
 		return o, errors.New("testbed: MTU must be within 576..65535")
 	}
 	if o.RateBitsPerSecond > 0 {
@@ -122,6 +125,14 @@ type Link struct {
 
 	closeOnce sync.Once
 	closeErr  error
+}
+
+// mtuB is B's end's MTU.
+func (o LinkOptions) mtuB() int {
+	if o.MTUB != 0 {
+		return o.MTUB
+	}
+	return o.MTU
 }
 
 // Hosts returns A and B.

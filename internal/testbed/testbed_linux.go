@@ -143,7 +143,7 @@ func (l *Link) setup(ctx context.Context) error {
 	// Create both ends directly inside their namespaces, so the device
 	// names never appear in (or collide within) the root namespace.
 	if _, err := run(ctx, "ip", "link", "add", l.A.Dev, "netns", l.A.NS, "mtu", strconv.Itoa(o.MTU),
-		"type", "veth", "peer", "name", l.B.Dev, "netns", l.B.NS, "mtu", strconv.Itoa(o.MTU)); err != nil {
+		"type", "veth", "peer", "name", l.B.Dev, "netns", l.B.NS, "mtu", strconv.Itoa(o.mtuB())); err != nil {
 		return err
 	}
 	for _, h := range l.Hosts() {

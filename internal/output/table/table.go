@@ -97,6 +97,9 @@ func (t *Writer) Report(r *result.Report) error {
 	if r.Commit != nil {
 		commitSummary(&b, r.Commit) // commit.go
 	}
+	if r.MTU != nil {
+		mtuSummary(&b, r.MTU) // mtu.go
+	}
 	dbSummary(&b, r) // db.go
 	if r.Watch != nil {
 		watchSummary(&b, r.Watch) // watch.go

@@ -36,22 +36,35 @@ func setUp(t *testing.T) {
 func inNS(h *testbed.Host) []string { return []string{"ip", "netns", "exec", h.NS} }
 
 // agentAddr is where startAgent's agent listens: host B, agentPort.
-func agentAddr(l *testbed.DelayLine) string {
-	return net.JoinHostPort(l.B.Addr.String(), strconv.Itoa(agentPort))
+func agentAddr(l *testbed.DelayLine) string { return agentAt(l.B) }
+
+// agentAt is where startAgentOn's agent listens on h.
+func agentAt(h *testbed.Host) string {
+	return net.JoinHostPort(h.Addr.String(), strconv.Itoa(agentPort))
 }
 
 // startAgent starts `narrows serve` on host B at agentAddr until the end
 // of t.
-func startAgent(t *testing.T, l *testbed.DelayLine) {
+func startAgent(t *testing.T, l *testbed.DelayLine) { t.Helper(); startAgentOn(t, l.B) }
+
+// startAgentOn starts `narrows serve` on h at agentAt(h) until the end of t.
+func startAgentOn(t *testing.T, h *testbed.Host) {
 	t.Helper()
-	itest.StartAgent(t, []string{"--listen", agentAddr(l)}, inNS(l.B)...)
+	itest.StartAgent(t, []string{"--listen", agentAt(h)}, inNS(h)...)
 }
 
 // runOnA runs narrows with args on host A, at most timeout, and fails t
 // unless it exits 0.
 func runOnA(t *testing.T, l *testbed.DelayLine, timeout time.Duration, args ...string) itest.Result {
 	t.Helper()
-	res := itest.RunWrapped(t, timeout, nil, inNS(l.A), args...)
+	return runOn(t, l.A, timeout, args...)
+}
+
+// runOn runs narrows with args on host h, at most timeout, and fails t
+// unless it exits 0.
+func runOn(t *testing.T, h *testbed.Host, timeout time.Duration, args ...string) itest.Result {
+	t.Helper()
+	res := itest.RunWrapped(t, timeout, nil, inNS(h), args...)
 	if res.Code != 0 {
 		t.Fatalf("narrows %s exited %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), res.Code, res.Stdout, res.Stderr)
 	}

@@ -1,0 +1,62 @@
+package cli
+
+import (
+	"context"
+
+	"github.com/narrows/narrows/internal/probe/pmtu"
+	"github.com/narrows/narrows/internal/result"
+)
+
+// netMTU is `narrows net mtu`: the packet size the path carries each way.
+func netMTU(ctx context.Context, env Env, args []string) error {
+	fs := newFlags(env, "net mtu")
+	to := fs.String("to", "", "the agent: HOST or HOST:PORT (default port 7447)")
+	var af agentFlags
+	af.register(fs)
+	direction := fs.String("direction", "both", "up (this host sends), down (the agent sends) or both")
+	quick := fs.Bool("quick", false, "only send full-size packets; do not search the largest size that passes when they vanish")
+	asJSON := fs.Bool("json", false, "write the summary as JSON instead of a table")
+	var html string
+	htmlFlag(fs, &html)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *to == "" {
+		return usagef("--to is required: the address of a running `narrows serve`, e.g. --to db2.example.com")
+	}
+	opts, err := af.options(env, "--to", *to)
+	if err != nil {
+		return err
+	}
+	cfg := pmtu.Config{Quick: *quick}
+	switch *direction {
+	case "both":
+		cfg.Directions = result.Directions
+	case result.DirUp, result.DirDown:
+		cfg.Directions = []string{*direction}
+	default:
+		return usagef("--direction %q: use up, down or both", *direction)
+	}
+	out := withHTML(output(env, *asJSON), html)
+	sess, err := connect(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	rep := result.NewReport("net mtu", opts.Addr, tool(), env.Now())
+	fromAgent(rep, sess)
+	banner(env, *asJSON, "narrows net mtu → %s: full-size packets %s, on test connections of the agent's own", opts.Addr, directionWords(cfg.Directions))
+	res, runErr := pmtu.Run(ctx, sess, cfg)
+	rep.MTU = res
+	return finish(ctx, out, rep, runErr)
+}
+
+func directionWords(dirs []string) string {
+	if len(dirs) == 2 {
+		return "each way"
+	}
+	if dirs[0] == result.DirUp {
+		return "toward the agent"
+	}
+	return "from the agent"
+}
