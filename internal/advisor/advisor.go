@@ -60,6 +60,9 @@ func Advise(r *result.Report) []result.Finding {
 	if r.MTU != nil {
 		out = append(out, mtu(r.MTU)...) // mtu.go
 	}
+	if r.Loaded != nil {
+		out = append(out, underLoad(r.Loaded)...) // loaded.go
+	}
 	if r.Disk != nil {
 		out = append(out, disk(r.Disk)...) // disk.go
 	}

@@ -328,6 +328,8 @@ func netRR(ctx context.Context, env Env, args []string) error {
 	count := fs.Int64("count", 0, "stop after this many round trips instead of after --duration")
 	rate := fs.Float64("rate", 0, "pace to this many round trips per second (default: back to back)")
 	queries := fs.Int64("queries", 5000, "for the arithmetic: how many queries a report issues")
+	var ul underLoadFlags
+	ul.register(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -352,6 +354,12 @@ func netRR(ctx context.Context, env Env, args []string) error {
 	}
 	if *count < 0 || *rate < 0 || *queries < 1 {
 		return usagef("--count and --rate must not be negative, --queries must be at least 1")
+	}
+	if ul.on {
+		if cfg.Count > 0 || cfg.Rate > 0 {
+			return usagef("--under-load runs for --duration, back to back: drop --count and --rate")
+		}
+		return netRRUnderLoad(ctx, env, s, cfg, ul, nf.json)
 	}
 	if cfg.Count > 0 {
 		// --count runs until done, within the agent's limit on one test.

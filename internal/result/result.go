@@ -82,6 +82,8 @@ type Report struct {
 	ChattyPlan *ChattyPlan `json:"chatty_plan,omitempty"`
 	// Doctor is `narrows doctor` (doctor.go).
 	Doctor *Doctor `json:"doctor,omitempty"`
+	// Loaded is `narrows net rr --under-load` (loaded.go).
+	Loaded *Loaded `json:"loaded,omitempty"`
 	// MTU is `narrows net mtu` (mtu.go).
 	MTU *MTU `json:"mtu,omitempty"`
 	// Watch is `narrows watch` (watch.go).

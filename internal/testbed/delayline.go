@@ -192,6 +192,12 @@ type PathStats struct {
 	// measurement of round trips under load is held to).
 	QueueWait time.Duration
 	Queued    int64
+	// SmallWait and SmallQueued are the same for the small packets alone
+	// (SmallPacket bytes at most: a query, an acknowledgement), which
+	// sample the queue as a round trip does, not as the bulk transfer
+	// that fills it.
+	SmallWait   time.Duration
+	SmallQueued int64
 	// Held are in the line now: queued or "on the wire".
 	Held int64
 	// LateTotal and LateMax are how far after its departure time each
@@ -202,6 +208,10 @@ type PathStats struct {
 	// WriteErrors counts packets the far TUN device refused.
 	WriteErrors int64
 }
+
+// SmallPacket is the largest packet SmallWait counts: a 64-byte query
+// with its IP and TCP headers fits, a full data segment does not.
+const SmallPacket = 256
 
 // QueueWaitMean is the mean wait in the router queue of the packets it accepted.
 func (s PathStats) QueueWaitMean() time.Duration {
@@ -222,6 +232,8 @@ func (s PathStats) Sub(earlier PathStats) PathStats {
 	s.DroppedTooBig -= earlier.DroppedTooBig
 	s.QueueWait -= earlier.QueueWait
 	s.Queued -= earlier.Queued
+	s.SmallWait -= earlier.SmallWait
+	s.SmallQueued -= earlier.SmallQueued
 	s.LateTotal -= earlier.LateTotal
 	s.LateOver1ms -= earlier.LateOver1ms
 	s.WriteErrors -= earlier.WriteErrors

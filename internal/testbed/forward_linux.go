@@ -226,6 +226,10 @@ func (f *forwarder) readSome() (drained bool, err error) {
 		default:
 			f.st.QueueWait += wait
 			f.st.Queued++
+			if n <= SmallPacket {
+				f.st.SmallWait += wait
+				f.st.SmallQueued++
+			}
 			f.seq++
 			f.q.Push(heldPacket{dep: dep, seq: f.seq, buf: buf[:n]})
 		}
@@ -285,6 +289,8 @@ func (f *forwarder) publish(err error) {
 	s.DroppedTooBig += f.st.DroppedTooBig
 	s.QueueWait += f.st.QueueWait
 	s.Queued += f.st.Queued
+	s.SmallWait += f.st.SmallWait
+	s.SmallQueued += f.st.SmallQueued
 	s.LateTotal += f.st.LateTotal
 	s.LateMax = max(s.LateMax, f.st.LateMax)
 	s.LateOver1ms += f.st.LateOver1ms

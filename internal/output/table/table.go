@@ -100,6 +100,9 @@ func (t *Writer) Report(r *result.Report) error {
 	if r.MTU != nil {
 		mtuSummary(&b, r.MTU) // mtu.go
 	}
+	if r.Loaded != nil {
+		loadedSummary(&b, r.Loaded) // loaded.go
+	}
 	dbSummary(&b, r) // db.go
 	if r.Watch != nil {
 		watchSummary(&b, r.Watch) // watch.go

@@ -28,6 +28,9 @@ type Config struct {
 	Interval  time.Duration
 	Block     int64
 	Window    int64
+	// ParallelOnly runs only the Streams phase, not one stream first
+	// (net rr --under-load's load).
+	ParallelOnly bool
 }
 
 // Run measures. With Streams > 1 it runs twice: one stream, then Streams
@@ -40,7 +43,12 @@ func Run(ctx context.Context, s *client.Session, cfg Config, emit probe.Emit) (*
 		name string
 		n    int
 	}{{result.PhaseSingle, 1}}
-	if cfg.Streams > 1 {
+	if cfg.ParallelOnly {
+		phases[0].n = cfg.Streams
+		if cfg.Streams > 1 {
+			phases[0].name = result.PhaseParallel
+		}
+	} else if cfg.Streams > 1 {
 		phases = append(phases, struct {
 			name string
 			n    int

@@ -1,0 +1,59 @@
+package advisor
+
+import (
+	"fmt"
+
+	"github.com/narrows/narrows/internal/metric"
+	"github.com/narrows/narrows/internal/result"
+)
+
+// underLoad turns `narrows net rr --under-load` into what a load on the
+// link costs a chatty session: the same report's wire time, idle and
+// during the load, and where the queue is.
+func underLoad(l *result.Loaded) []result.Finding {
+	if l.Idle.RoundTrips == 0 || l.Loaded.RoundTrips == 0 {
+		return nil
+	}
+	q := float64(l.Config.Queries)
+	idle, busy := q*l.Idle.Mean.D().Seconds(), q*l.Loaded.Mean.D().Seconds()
+	way := map[string]string{result.DirUp: "on the way to the agent", result.DirDown: "on the way back from the agent", result.DirBoth: "on the path"}[l.Config.Direction]
+	values := map[string]float64{"queries": q, "idle_wire_seconds": idle, "loaded_wire_seconds": busy, "rise_seconds": l.Rise.D().Seconds(),
+		"responsiveness_rpm": l.Responsiveness, "idle_responsiveness_rpm": l.IdleResponsiveness}
+	// A rise within a fifth of the idle round trip, or under 200 µs, is
+	// no queue worth the name: the path keeps it short (or flow-queues).
+	if l.Rise.D() <= max(l.Idle.P50.D()/5, 200_000) {
+		if busy > 1.5*idle {
+			return []result.Finding{{Code: "rr.under_load_tail", Severity: "warning",
+				Summary: fmt.Sprintf("Under a load (%s) the median round trip held (%s idle, %s loaded) but the tail grew: p99 %s against %s, and a %s-query report's round trips take %.2f s instead of %.2f s.",
+					metric.FormatBitRate(l.Throughput), metric.FormatDuration(l.Idle.P50.D()), metric.FormatDuration(l.Loaded.P50.D()),
+					metric.FormatDuration(l.Loaded.P99.D()), metric.FormatDuration(l.Idle.P99.D()), metric.FormatCount(int64(q)), busy, idle),
+				Detail: "No queue built up on the path; the load took something else the round trips need: the two hosts' CPUs (the load's copies and interrupts), " +
+					"or a busy virtual switch. Look at the CPU figures of both hosts during a backup.",
+				Values: values}}
+		}
+		return []result.Finding{{Code: "rr.under_load_ok", Severity: "info",
+			Summary: fmt.Sprintf("A load filling the path (%s) barely moves the round trips: p50 %s idle, %s under load.",
+				metric.FormatBitRate(l.Throughput), metric.FormatDuration(l.Idle.P50.D()), metric.FormatDuration(l.Loaded.P50.D())),
+			Detail: fmt.Sprintf("The path keeps its queue short %s (a small buffer, active queue management or flow queueing): a backup or a replica catching up "+
+				"leaves a chatty session's %s queries at %.2f s of round trips instead of %.2f s. Responsiveness %s RPM under load.",
+				way, metric.FormatCount(int64(q)), busy, idle, metric.FormatCount(int64(l.Responsiveness+0.5))),
+			Values: values}}
+	}
+	out := []result.Finding{{Code: "rr.bufferbloat", Severity: "warning",
+		Summary: fmt.Sprintf("During a backup over this link a %s-query report takes %.2f s of round trips instead of %.2f s: a queue of %s builds up %s.",
+			metric.FormatCount(int64(q)), busy, idle, metric.FormatDuration(l.Rise.D()), way),
+		Detail: fmt.Sprintf("With %d streams filling the path (%s), the median round trip on a connection of its own went from %s to %s (p99 %s). "+
+			"A device's buffer at the narrowest hop (a switch, a router, a firewall, a virtual switch or the NIC) holds that much data before it sends it; "+
+			"every query waits behind the backup. Limit the bulk transfer below the path's rate (pg_basebackup --max-rate, RMAN RATE, a QoS class), "+
+			"or ask for a smaller buffer or active queue management (fq_codel, cake) at that hop. Responsiveness %s RPM under load against %s idle.",
+			l.Config.Streams, metric.FormatBitRate(l.Throughput), metric.FormatDuration(l.Idle.P50.D()), metric.FormatDuration(l.Loaded.P50.D()),
+			metric.FormatDuration(l.Loaded.P99.D()), metric.FormatCount(int64(l.Responsiveness+0.5)), metric.FormatCount(int64(l.IdleResponsiveness+0.5))),
+		Values: values}}
+	if self, sep := l.Self.D(), l.Loaded.P50.D(); self > 2*sep && sep > 0 {
+		out = append(out, result.Finding{Code: "rr.self_queue", Severity: "info",
+			Summary: fmt.Sprintf("On the loaded connections themselves the kernel's round trip is %s, %.1f× a separate connection's.", metric.FormatDuration(self), float64(self)/float64(sep)),
+			Detail: "That is what a replication stream's own acknowledgements wait when it is the load: its sender keeps more in flight than the path's queue, " +
+				"so a synchronous replica's commit waits behind its own stream's backlog as well as the queue."})
+	}
+	return out
+}
