@@ -54,8 +54,8 @@ func netRRUnderLoad(ctx context.Context, env Env, s *netSetup, rc rr.Config, u u
 	if most := sess.Limits.MaxTests; most > 0 && most < 2 {
 		return usagef("--under-load runs the load and the round trips as two tests at once; the agent at %s allows %d (its --max-tests): restart it with --max-tests 2 or more", s.opts.Addr, most)
 	}
-	// The load runs the warm-up, the loaded round trips and a second more.
-	if load := cfg.Warmup + cfg.Loaded + time.Second; sess.Limits.MaxDuration > 0 && load > sess.Limits.MaxDuration {
+	// The load runs the warm-up, the loaded round trips and a little more.
+	if load := cfg.Warmup + cfg.Loaded + loaded.LoadTail; sess.Limits.MaxDuration > 0 && load > sess.Limits.MaxDuration {
 		return usagef("--under-load: the load would run %s, past the agent's %s (its --max-duration): use a shorter --duration or --warmup",
 			flagDuration(load), flagDuration(sess.Limits.MaxDuration))
 	}

@@ -67,9 +67,19 @@ var Registry = map[string]Step{
 			}
 			return []string{"--reverse", "--streams", "4", "--duration", secs(d / 2)}, ""
 		}},
+	// Round trips idle and while 4 streams fill the path toward the
+	// agent, as a backup pushed from here would (its warm-up and tail
+	// are fixed).
+	"net rr under load": {Rank: 23, Area: "network", Weight: 1, Fixed: 2500 * time.Millisecond, Command: "net rr", Agent: "--to",
+		Args: func(in Inputs, d time.Duration) ([]string, string) {
+			if !in.Agent {
+				return nil, "no agent: give --to HOST"
+			}
+			return []string{"--under-load", "--load-streams", "4", "--duration", secs(d)}, ""
+		}},
 	// The path MTU takes no time of the budget: a probe per direction on
 	// a clean path, a search of a dozen short ones around a black hole.
-	"net mtu": {Rank: 22, Area: "network", Weight: 0, Fixed: 2 * time.Second, Command: "net mtu", Agent: "--to",
+	"net mtu": {Rank: 22, Area: "network", Weight: 0, Fixed: time.Second, Command: "net mtu", Agent: "--to",
 		Args: func(in Inputs, d time.Duration) ([]string, string) {
 			if !in.Agent {
 				return nil, "no agent: give --to HOST"
@@ -165,7 +175,7 @@ var Registry = map[string]Step{
 			if !in.Agent || in.DSN == "" {
 				return nil, "needs one stream to the replica's host (--to) and the primary's log rate (--dsn)"
 			}
-			return []string{"--dsn", in.DSN, "--watch", secs(d)}, ""
+			return []string{"--dsn", in.DSN, "--watch", secs(max(d, 2*time.Second))}, "" // it reads the rate each second
 		}},
 	"plan sync": {Rank: 71, Area: "replication", Weight: 0, Fixed: 200 * time.Millisecond, Command: "plan sync", FromRun: true,
 		// After the measurements it reads: the forward stream is the last

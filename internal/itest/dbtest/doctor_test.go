@@ -58,7 +58,7 @@ func TestDoctorLoopback(t *testing.T) {
 	for _, s := range rep.Doctor.Steps {
 		ran[s.Name] = s
 	}
-	for _, name := range []string{"net stream", "net stream reverse", "net rr 64 B", "net rr 500 B", "net mtu", "net commit", "db ping", "db repl",
+	for _, name := range []string{"net stream", "net stream reverse", "net rr 64 B", "net rr 500 B", "net mtu", "net rr under load", "net commit", "db ping", "db repl",
 		"disk data path", "disk log path", "disk on the agent", "plan replica", "plan sync", "plan chatty"} {
 		s := ran[name]
 		if s.Status != result.StepRan || s.Report == nil {

@@ -43,6 +43,10 @@ const (
 	PhaseLoaded = "loaded"
 )
 
+// LoadTail is how much longer the load runs than the loaded round trips
+// (after its warm-up).
+const LoadTail = 500 * time.Millisecond
+
 // selfEvery is how often the load's senders' TCP state is sampled.
 const selfEvery = 100 * time.Millisecond
 
@@ -78,7 +82,7 @@ func Run(ctx context.Context, s *client.Session, opts client.Options, cfg Config
 	defer s2.Close()
 	// The load outlasts the loaded round trips a little: their test's
 	// set-up and its last report must not see the path go quiet.
-	loadFor := cfg.Warmup + cfg.Loaded + time.Second
+	loadFor := cfg.Warmup + cfg.Loaded + LoadTail
 	var mu sync.Mutex
 	self := metric.NewHistogram()
 	var bytes, retr int64
