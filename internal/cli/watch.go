@@ -48,6 +48,7 @@ func watchCmd(ctx context.Context, env Env, args []string) error {
 	streamEvery := fs.String("stream-every", "5m", "how often to run a short stream, for throughput and responsiveness under load (0: never)")
 	streamDuration := fs.String("stream-duration", "2s", "how long each short stream runs, in each direction")
 	streamDir := fs.String("stream-direction", "both", "up (this host sends), down (the agent sends) or both, one after the other")
+	mtuEvery := fs.String("mtu-every", "1h", "how often to check the path MTU each way, as narrows net mtu does (0: never)")
 	interval := fs.String("interval", "10s", "how often to print a line (and update the Prometheus figures)")
 	duration := fs.String("duration", "0", "stop after this long (default: until Ctrl-C)")
 	asJSON := fs.Bool("json", false, "write JSON lines (a record per interval, then the summary) instead of a table")
@@ -111,6 +112,15 @@ func watchCmd(ctx context.Context, env Env, args []string) error {
 		return usagef("--stream-every %s with --stream-duration %s (%s): the streams would fill half the time or more; use --stream-every %s or more",
 			*streamEvery, *streamDuration, *streamDir, flagDuration(2*busy))
 	}
+	var mtuStep time.Duration
+	if *mtuEvery != "0" {
+		if mtuStep, err = positiveDuration("--mtu-every", *mtuEvery); err != nil {
+			return err
+		}
+		if mtuStep < time.Minute {
+			return usagef("--mtu-every %s: use at least 1m (or 0: never)", *mtuEvery)
+		}
+	}
 	if *name != "" && !watchName.MatchString(*name) {
 		return usagef("--name %q: use letters, digits, '.', '_' and '-' (at most 63, starting with a letter or digit)", *name)
 	}
@@ -128,14 +138,15 @@ func watchCmd(ctx context.Context, env Env, args []string) error {
 	case sc.Every > 0 && lim.MaxDuration > 0 && sc.Duration > lim.MaxDuration:
 		sess.Close()
 		return usagef("--stream-duration %s: the agent at %s allows tests of up to %s (its --max-duration)", *streamDuration, opts.Addr, flagDuration(lim.MaxDuration))
-	case sc.Every > 0 && lim.MaxTests > 0 && lim.MaxTests < 2:
+	case (sc.Every > 0 || mtuStep > 0) && lim.MaxTests > 0 && lim.MaxTests < 2:
 		sess.Close()
-		return usagef("the agent at %s runs one test at a time (its --max-tests 1): a watch's streams run beside its round trips; use --stream-every 0, or raise --max-tests", opts.Addr)
+		return usagef("the agent at %s runs one test at a time (its --max-tests 1): a watch's streams and path-MTU checks run beside its round trips; use --stream-every 0 --mtu-every 0, or raise --max-tests", opts.Addr)
 	}
 	if sc.Every > 0 {
-		// Another periodic step (a path-MTU probe, self-probes on the
-		// loaded connections via sc.Beside) is one more entry here.
 		cfg.Steps = append(cfg.Steps, watch.StreamStep(sc))
+	}
+	if mtuStep > 0 {
+		cfg.Steps = append(cfg.Steps, watch.MTUStep(mtuStep))
 	}
 
 	exp := prom.NewWatch(Version, *name)

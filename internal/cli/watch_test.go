@@ -146,14 +146,16 @@ func TestWatch(t *testing.T) {
 		first = scrapeWatch(t, url)
 		_, up := value(first, "narrows_watch_stream_throughput_bits_per_second", "direction", "up")
 		_, down := value(first, "narrows_watch_stream_throughput_bits_per_second", "direction", "down")
-		return up && down
+		_, mtu := value(first, "narrows_watch_path_mtu_bytes")
+		return up && down && mtu
 	})
 	want := map[string][][]string{
 		"narrows_watch_info":                              {{"version"}},
 		"narrows_watch_up":                                {nil},
 		"narrows_watch_round_trip_seconds":                {{"load", "idle"}, {"load", "loaded"}},
 		"narrows_watch_round_trips_total":                 {nil},
-		"narrows_watch_errors_total":                      {{"kind", "connect"}, {"kind", "rr"}, {"kind", "stream"}},
+		"narrows_watch_errors_total":                      {{"kind", "connect"}, {"kind", "rr"}, {"kind", "stream"}, {"kind", "mtu"}},
+		"narrows_watch_path_mtu_bytes":                    {nil},
 		"narrows_watch_sessions_total":                    {nil},
 		"narrows_watch_down_seconds_total":                {nil},
 		"narrows_watch_stream_throughput_bits_per_second": {{"direction", "up"}, {"direction", "down"}},
@@ -190,8 +192,13 @@ func TestWatch(t *testing.T) {
 	}
 	for name := range first {
 		if _, ok := want[name]; !ok {
-			t.Errorf("unexpected family %s (path MTU appears only once a probe measures it)", name)
+			t.Errorf("unexpected family %s", name)
 		}
+	}
+	// The path-MTU step's first check, a second in: loopback carries
+	// IPv4's largest packet each way.
+	if mtu, _ := value(first, "narrows_watch_path_mtu_bytes"); mtu != 65535 {
+		t.Errorf("path MTU %v on loopback, want 65535", mtu)
 	}
 	if up, _ := value(first, "narrows_watch_up"); up != 1 {
 		t.Errorf("up %v while the agent runs", up)
@@ -274,6 +281,7 @@ func TestWatchBadFlags(t *testing.T) {
 		{"interval", []string{"watch", "--to", addr, "--interval", "1ms"}, "--interval 1ms: must be at least"},
 		{"duration", []string{"watch", "--to", addr, "--duration", "-1s"}, "--duration"},
 		{"stream every", []string{"watch", "--to", addr, "--stream-every", "soon"}, "--stream-every"},
+		{"mtu too often", []string{"watch", "--to", addr, "--mtu-every", "10s"}, "--mtu-every 10s: use at least 1m"},
 		{"stream too often", []string{"watch", "--to", addr, "--stream-every", "3s", "--stream-duration", "2s"}, "would fill half the time"},
 		{"stream too short", []string{"watch", "--to", addr, "--stream-duration", "10ms"}, "--stream-duration 10ms: use at least 100ms"},
 		{"direction", []string{"watch", "--to", addr, "--stream-direction", "sideways"}, `--stream-direction "sideways": use up, down or both`},

@@ -48,6 +48,10 @@ type WatchStream struct {
 	RPM float64 `json:"responsiveness_rpm,omitempty"`
 	// Loaded is how many round trips RPM stands on.
 	Loaded int64 `json:"loaded_round_trips"`
+	// Self is the stream's own smoothed RTT (its sender's TCP_INFO,
+	// trimmed mean of the samples): the round trip on the loaded
+	// connection that RPM also stands on.
+	Self Seconds `json:"self_rtt_seconds,omitempty"`
 }
 
 // WatchInterval is one interval of `narrows watch`: that interval's round
@@ -81,10 +85,11 @@ const (
 	WatchErrConnect = "connect" // dialling or authenticating a session
 	WatchErrRR      = "rr"      // a round-trip test ended in error (the agent went away, the link dropped)
 	WatchErrStream  = "stream"  // a short stream failed (busy agent, lost link)
+	WatchErrMTU     = "mtu"     // a path-MTU check failed
 )
 
 // WatchErrorKinds lists them.
-var WatchErrorKinds = []string{WatchErrConnect, WatchErrRR, WatchErrStream}
+var WatchErrorKinds = []string{WatchErrConnect, WatchErrRR, WatchErrStream, WatchErrMTU}
 
 // Watch is the summary of `narrows watch`.
 type Watch struct {

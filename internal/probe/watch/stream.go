@@ -2,11 +2,10 @@ package watch
 
 import (
 	"context"
-	"sync"
 	"time"
 
-	"github.com/narrows/narrows/internal/client"
 	"github.com/narrows/narrows/internal/metric"
+	"github.com/narrows/narrows/internal/probe/pmtu"
 	"github.com/narrows/narrows/internal/probe/stream"
 	"github.com/narrows/narrows/internal/result"
 	"github.com/narrows/narrows/internal/wire"
@@ -18,14 +17,12 @@ type StreamConfig struct {
 	Duration   time.Duration // of each direction's stream
 	Directions []string      // result.DirUp, result.DirDown: one after the other
 	Block      int64         // bytes per write (default 128 KiB, as net stream)
-	// Beside, when set, runs alongside each stream for as long as it loads
-	// the link, and returns the trimmed means of the responsiveness
-	// draft's other two probe kinds: a fresh connection's handshake
-	// (tcp_f) and a round trip on the loaded connection itself (http_l);
-	// 0 for a kind not measured. internal/probe/loaded plugs in here;
-	// without it the RPM stands on the separate round trips alone.
-	Beside func(ctx context.Context, opts client.Options, load time.Duration) (handshake, self time.Duration)
 }
+
+// selfEvery is how often a short stream's sender's TCP state is read: its
+// smoothed RTT is the responsiveness draft's round trip on the loaded
+// connection itself, as net rr --under-load takes it.
+const selfEvery = 100 * time.Millisecond
 
 var wireDirection = map[string]string{result.DirUp: wire.Forward, result.DirDown: wire.Reverse}
 
@@ -43,29 +40,52 @@ func StreamStep(sc StreamConfig) Step {
 		}
 		defer sess.Close()
 		for _, dir := range sc.Directions {
-			cfg := stream.Config{Direction: wireDirection[dir], Streams: 1, Duration: sc.Duration, Interval: sc.Duration, Block: sc.Block}
+			cfg := stream.Config{Direction: wireDirection[dir], Streams: 1, Duration: sc.Duration, Interval: min(selfEvery, sc.Duration), Block: sc.Block}
 			var res *result.Stream
 			var runErr error
-			var handshake, self time.Duration
+			self := metric.NewHistogram()
 			loaded := w.Load(func() {
-				var wg sync.WaitGroup
-				if sc.Beside != nil {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						handshake, self = sc.Beside(ctx, w.cfg.Client, sc.Duration)
-					}()
-				}
-				res, runErr = stream.Run(ctx, sess, cfg, func(result.Interval) {})
-				wg.Wait()
+				res, runErr = stream.Run(ctx, sess, cfg, func(iv result.Interval) {
+					if iv.TCP != nil && iv.TCP.RTT > 0 {
+						self.Record(iv.TCP.RTT.D())
+					}
+				})
 			})
 			if runErr != nil || ctx.Err() != nil {
 				return runErr
 			}
-			s := result.WatchStream{Direction: dir, At: time.Now(), Throughput: res.Throughput, Loaded: int64(loaded.Count())}
-			s.RPM = metric.Responsiveness(handshake, loaded.TrimmedMean(metric.TrimKeep), self)
+			s := result.WatchStream{Direction: dir, At: time.Now(), Throughput: res.Throughput, Loaded: int64(loaded.Count()),
+				Self: result.Seconds(self.TrimmedMean(metric.TrimKeep))}
+			// No fresh handshake is timed: the formula stands on the two
+			// kinds of round trip.
+			s.RPM = metric.Responsiveness(0, loaded.TrimmedMean(metric.TrimKeep), s.Self.D())
 			w.StreamDone(s)
 		}
+		return nil
+	}}
+}
+
+// MTUStep is a path-MTU check (narrows net mtu) as a Step: both directions
+// on a session of its own; the smaller path MTU found is the watch's (a
+// black hole whose size was not found counts as 0, and the metric goes).
+func MTUStep(every time.Duration) Step {
+	return Step{Name: result.WatchErrMTU, Every: every, Run: func(ctx context.Context, w *Watcher) error {
+		sess, err := w.Dial(ctx)
+		if err != nil {
+			return err
+		}
+		defer sess.Close()
+		m, err := pmtu.Run(ctx, sess, pmtu.Config{})
+		if err != nil {
+			return err
+		}
+		least := 0
+		for i, d := range m.Directions {
+			if i == 0 || d.PathMTU < least {
+				least = d.PathMTU
+			}
+		}
+		w.SetPathMTU(least)
 		return nil
 	}}
 }
