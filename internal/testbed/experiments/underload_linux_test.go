@@ -127,8 +127,9 @@ func runUnderLoad(t *testing.T, queue time.Duration, queueBytes int64, duration 
 	}
 	st := l.Stats()
 	queueTime := time.Duration(float64(l.Options.AtoB.QueueBytes) * 8 / underLoadRate * float64(time.Second))
-	r.row = fmt.Sprintf("| %v | %s | %v | %v | %v | %v (%d packets) | %v (%d) | %.0f / %.0f | %v / %v |", queueTime.Round(100*time.Microsecond),
+	r.row = fmt.Sprintf("| %v | %s | %v | %v | %v | %v | %v (%d packets) | %v (%d) | %.0f / %.0f | %v / %v |", queueTime.Round(100*time.Microsecond),
 		fmtRate(lo.Throughput), lo.Idle.Trimmed.D().Round(10*time.Microsecond), lo.Loaded.Trimmed.D().Round(10*time.Microsecond), r.rise.Round(10*time.Microsecond),
+		(lo.Loaded.P99.D() - lo.Idle.P50.D()).Round(10*time.Microsecond),
 		r.wait.Round(10*time.Microsecond), r.small, r.all.Round(10*time.Microsecond), r.allN, lo.Responsiveness, lo.IdleResponsiveness,
 		st.AtoB.LateMean().Round(time.Microsecond), st.BtoA.LateMean().Round(time.Microsecond))
 	t.Log(r.row)
@@ -164,7 +165,7 @@ func TestRoundTripsUnderLoad(t *testing.T) {
 			}
 		})
 	}
-	t.Logf("\n| queue | load | idle (trimmed mean) | loaded (trimmed mean) | rise | the line's queue wait, small packets | all packets | RPM loaded / idle | line lateness A→B / B→A |\n|---|---|---|---|---|---|---|---|---|\n%s\nthe hosts' share: %v",
+	t.Logf("\n| queue | load | idle (trimmed mean) | loaded (trimmed mean) | rise | loaded p99 − idle p50 | the line's queue wait, small packets | all packets | RPM loaded / idle | line lateness A→B / B→A |\n|---|---|---|---|---|---|---|---|---|---|\n%s\nthe hosts' share: %v",
 		strings.Join(rows, "\n"), hosts)
 }
 
