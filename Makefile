@@ -19,19 +19,22 @@ test-deps:
 	bash scripts/deps.sh test
 
 # Vet, format, every test (real sockets, real namespaces, real iperf3,
-# narrows.exe under Wine), the cross builds, and a short fuzz of the frame
-# decoder. The Wine tests assert behaviour, not speed, and mostly wait on
-# Wine: they run beside vet, the cross builds and the fuzz; every other
-# package runs alone (-p 1), as its timings need.
+# narrows.exe under Wine, a real browser), the cross builds, and a short
+# fuzz of the frame decoder. The Wine tests, the HTML report's browser
+# tests and the SQL Browser replies assert behaviour, not speed, and
+# mostly wait: they run beside vet, the cross builds and the fuzz; every
+# other package runs alone (-p 1), as its timings need.
+BESIDE := ./internal/output/html/ ./internal/itest/mssqltest/
 test: test-deps
 	@unformatted=$$(gofmt -l cmd internal); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(MAKE) -O -j2 checks wintest
-	$(GO) test -count=1 -p 1 -timeout 10m $$($(GO) list ./... | grep -v /internal/itest/wintest)
+	$(GO) test -count=1 -p 1 -timeout 10m $$($(GO) list ./... | grep -v -e /internal/itest/wintest -e /internal/output/html -e /internal/itest/mssqltest)
 
 checks:
 	$(GO) vet ./...
 	$(MAKE) cross
 	$(MAKE) fuzz
+	$(GO) test -count=1 -p 1 -timeout 5m $(BESIDE)
 
 # narrows.exe under Wine (wine64 and mingw-w64 from make test-deps).
 wintest:
