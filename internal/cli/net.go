@@ -80,6 +80,15 @@ func (a *agentFlags) options(env Env, flag, addr string) (client.Options, error)
 	return o, err
 }
 
+// to is options for the agent --to names, which every command that
+// reaches an agent by --to requires.
+func (a *agentFlags) to(env Env, addr string) (client.Options, error) {
+	if addr == "" {
+		return client.Options{}, usagef("--to is required: the address of a running `narrows serve`, e.g. --to db2.example.com")
+	}
+	return a.options(env, "--to", addr)
+}
+
 // netFlags are the flags every net probe shares.
 type netFlags struct {
 	to, duration, interval string
@@ -105,12 +114,9 @@ type netSetup struct {
 }
 
 func (n *netFlags) setup(env Env) (*netSetup, error) {
-	if n.to == "" {
-		return nil, usagef("--to is required: the address of a running `narrows serve`, e.g. --to db2.example.com")
-	}
 	s := &netSetup{}
 	var err error
-	if s.opts, err = n.agent.options(env, "--to", n.to); err != nil {
+	if s.opts, err = n.agent.to(env, n.to); err != nil {
 		return nil, err
 	}
 	if s.duration, err = positiveDuration("--duration", n.duration); err != nil {

@@ -57,10 +57,7 @@ func watchCmd(ctx context.Context, env Env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if *to == "" {
-		return usagef("--to is required: the address of a running `narrows serve`, e.g. --to db2.example.com")
-	}
-	opts, err := af.options(env, "--to", *to)
+	opts, err := af.to(env, *to)
 	if err != nil {
 		return err
 	}

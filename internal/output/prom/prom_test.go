@@ -8,13 +8,15 @@ import (
 	"time"
 
 	"github.com/narrows/narrows/internal/result"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 func i64(v int64) *int64     { return &v }
 func f64(v float64) *float64 { return &v }
 
-func scrape(t *testing.T, e *Exporter) string {
+// scrape serves e's registry once and reads it, as Prometheus would.
+func scrape(t *testing.T, e interface{ Registry() *prometheus.Registry }) string {
 	t.Helper()
 	srv := httptest.NewServer(promhttp.HandlerFor(e.Registry(), promhttp.HandlerOpts{}))
 	defer srv.Close()

@@ -1,33 +1,17 @@
 package prom
 
 import (
-	"io"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/narrows/narrows/internal/result"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
-
-func scrapeWatch(t *testing.T, e *WatchExporter) string {
-	t.Helper()
-	srv := httptest.NewServer(promhttp.HandlerFor(e.Registry(), promhttp.HandlerOpts{}))
-	defer srv.Close()
-	resp, err := srv.Client().Get(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return string(b)
-}
 
 func TestWatchMetrics(t *testing.T) {
 	e := NewWatch("1.2.3", "")
 	// Nothing measured yet: who is watching, and not up.
-	if out := scrapeWatch(t, e); !strings.Contains(out, `narrows_watch_info{version="1.2.3"} 1`) || !strings.Contains(out, "narrows_watch_up 0") ||
+	if out := scrape(t, e); !strings.Contains(out, `narrows_watch_info{version="1.2.3"} 1`) || !strings.Contains(out, "narrows_watch_up 0") ||
 		strings.Contains(out, "round_trip") {
 		t.Fatalf("before the first record:\n%s", out)
 	}
@@ -41,7 +25,7 @@ func TestWatchMetrics(t *testing.T) {
 		Loaded:  result.WatchRTT{Count: 2, Sum: result.Seconds(20 * time.Millisecond), Buckets: make([]uint64, len(result.WatchBuckets))},
 		Streams: []result.WatchStream{{Direction: result.DirDown, At: time.Unix(1000, 0), Throughput: 9e8, RPM: 1200, Loaded: 10}},
 		MTUHere: 1500})
-	out := scrapeWatch(t, e)
+	out := scrape(t, e)
 	for _, want := range []string{
 		"narrows_watch_up 1",
 		`narrows_watch_round_trip_seconds_bucket{load="idle",le="5e-05"} 3`,
@@ -69,7 +53,7 @@ func TestWatchMetrics(t *testing.T) {
 	// --name is a constant label on every series.
 	named := NewWatch("1.2.3", "db2")
 	named.Update(&result.WatchInterval{Up: true, Errors: map[string]int64{}})
-	for _, line := range strings.Split(scrapeWatch(t, named), "\n") {
+	for _, line := range strings.Split(scrape(t, named), "\n") {
 		if line != "" && !strings.HasPrefix(line, "#") && !strings.Contains(line, `target="db2"`) {
 			t.Errorf("a series without the target label: %s", line)
 		}
