@@ -56,12 +56,18 @@ func Run(ctx context.Context, s *client.Session, cfg Config, emit probe.Emit) (*
 	// it so it never blocks, and keep its final account.
 	agent := make(chan *wire.Done, 1)
 	var ctlErr error // read after agent is closed
+	// An agent that broke the test's bounds ends our loop too.
+	lctx, endLoop := context.WithCancel(ctx)
+	defer endLoop()
 	go func() {
 		defer close(agent)
 		for {
 			x, err := t.Next(time.Now().Add(cfg.Duration + 30*time.Second))
 			if err != nil {
 				ctlErr = err
+				if errors.Is(err, client.ErrMisbehaved) {
+					endLoop()
+				}
 				return
 			}
 			if d, ok := x.(*wire.Done); ok {
@@ -77,7 +83,7 @@ func Run(ctx context.Context, s *client.Session, cfg Config, emit probe.Emit) (*
 	}
 	defer sock.Close()
 	cpu0, cpuErr := sysinfo.CPUTime()
-	total, loopErr := loop(ctx, sock, cfg, emit, res)
+	total, loopErr := loop(lctx, sock, cfg, emit, res)
 	var interrupted bool
 	if ctx.Err() != nil {
 		interrupted = true
@@ -105,10 +111,10 @@ func Run(ctx context.Context, s *client.Session, cfg Config, emit probe.Emit) (*
 		}
 	}
 	switch {
+	case done == nil && errors.Is(ctlErr, client.ErrMisbehaved) && !interrupted:
+		return res, fmt.Errorf("rr: %w", ctlErr)
 	case loopErr != nil && !interrupted:
 		return res, fmt.Errorf("rr: %w", loopErr)
-	case done == nil && errors.Is(ctlErr, client.ErrMisbehaved):
-		return res, fmt.Errorf("rr: %w", ctlErr)
 	case done == nil && !interrupted:
 		return res, fmt.Errorf("rr: the agent did not report the end of the test")
 	case done != nil && done.Reason != "" && !interrupted:
