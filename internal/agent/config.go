@@ -35,7 +35,8 @@ type Config struct {
 	MaxDiskSize int64 // the largest test file a disk test may ask for (default 4 GiB)
 
 	Logger *slog.Logger
-	// Software is sent to clients as the agent's version string.
+	// Software is the agent's version string, told to a client in the
+	// Welcome, once it has proved it holds the secret.
 	Software string
 }
 

@@ -167,7 +167,6 @@ func (s *Session) handshake() error {
 		}
 		return s.notAgent(err)
 	}
-	s.Software = ch.Software
 	// Whether to authenticate is the client's decision, not the agent's:
 	// a stand-in that says "no auth needed" must not be believed.
 	var a wire.Auth
@@ -193,6 +192,10 @@ func (s *Session) handshake() error {
 		return fmt.Errorf("%w: the agent at %s did not prove it holds the secret", ErrAuth, s.opts.Addr)
 	}
 	s.Limits = w.Limits
+	s.Software = w.Software
+	if s.Software == "" {
+		s.Software = ch.Software // an older agent told it before the proofs
+	}
 	s.Authenticated = ch.AuthRequired
 	s.Capabilities = ch.Capabilities
 	s.Facts = w.Facts
