@@ -294,7 +294,7 @@ func (e *TooLargeError) Error() string {
 		return fmt.Sprintf("the run's %s is more than %s of JSON, the most the history %s keeps of a run (compare and report read the run's --json output instead)",
 			e.Part, mib(e.Limit), e.Path)
 	}
-	return fmt.Sprintf("run %d in the history %s: its %s unpack to more than %s, more than narrows ever writes: refused (nothing was changed; the other runs are untouched)",
+	return fmt.Sprintf("run %d in the history %s: its %s record unpacks to more than %s, more than narrows ever writes: refused (nothing was changed; the other runs are untouched)",
 		e.ID, e.Path, e.Part, mib(e.Limit))
 }
 
@@ -432,12 +432,12 @@ func (s *Store) Get(ctx context.Context, id int64) (*Run, error) {
 	return &r, nil
 }
 
-// fitIntervals is the JSON array of the first of ivs that fit in max
+// fitIntervals is the JSON array of the first of ivs that fit in limit
 // bytes, and how many those are: a run's first intervals are kept, as
-// past MaxIntervals. Only a run over max pays for the counting.
-func fitIntervals(ivs []result.Interval, max int64) ([]byte, int, error) {
+// past MaxIntervals. Only a run over the limit pays for the counting.
+func fitIntervals(ivs []result.Interval, limit int64) ([]byte, int, error) {
 	b, err := json.Marshal(ivs)
-	if err != nil || int64(len(b)) <= max {
+	if err != nil || int64(len(b)) <= limit {
 		return b, len(ivs), err
 	}
 	size, kept := int64(len("[]")), 0
@@ -449,7 +449,7 @@ func fitIntervals(ivs []result.Interval, max int64) ([]byte, int, error) {
 		if kept > 0 {
 			size++ // the comma
 		}
-		if size+int64(len(one)) > max {
+		if size+int64(len(one)) > limit {
 			break
 		}
 		size += int64(len(one))
