@@ -11,7 +11,8 @@ cleanup() {
   rm -rf "$dir"
 }
 trap cleanup EXIT INT TERM
-head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$dir/secret"
+# umask 077: a secret others may read is warned about by every command.
+(umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$dir/secret")
 "$bin" serve --listen 127.0.0.1:0 --secret-file "$dir/secret" 2> "$dir/agent.log" &
 agent_pid=$!
 for _ in $(seq 50); do

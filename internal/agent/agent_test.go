@@ -790,3 +790,80 @@ func slowFacts(missing []string) bool {
 	}
 	return false
 }
+
+// TestReleaseOnlyAfterAuth: a real agent tells its release only to a
+// client that proved it holds the secret. What a stranger gets without
+// the secret (the Challenge to its Hello, the refusal of a wrong proof or
+// of a protocol it does not speak) holds the protocol version, not the
+// release, which told a scanner which known bugs to try; an authenticated
+// client learns it as before, and `narrows net rr` reports it.
+func TestReleaseOnlyAfterAuth(t *testing.T) {
+	a := itest.StartAgent(t, nil)
+	v := strings.Fields(itest.Run(t, 10*time.Second, nil, "version").Stdout)
+	if len(v) < 2 {
+		t.Fatalf("narrows version: %q", v)
+	}
+	release := v[1]
+	// stranger sends a Hello (over protocol versions lo to hi), then a
+	// proof made with secret, and returns the frames the agent sent.
+	stranger := func(lo, hi int, secret string) []wire.Frame {
+		c, err := net.Dial("tcp", a.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		nonce := wire.NewNonce()
+		wire.WriteMagic(c)
+		wire.WriteFrame(c, wire.THello, wire.Hello{MinVersion: lo, MaxVersion: hi, Role: wire.RoleControl, Nonce: nonce})
+		var frames []wire.Frame
+		for {
+			f, err := wire.ReadFrame(c)
+			if err != nil {
+				return frames
+			}
+			frames = append(frames, f)
+			var ch wire.Challenge
+			if f.Decode(wire.TChalleng, &ch) == nil {
+				wire.WriteFrame(c, wire.TAuth, wire.Auth{MAC: wire.Proof([]byte(secret), "client", ch.Session, nonce, ch.Nonce)})
+			}
+		}
+	}
+	for _, c := range []struct {
+		name   string
+		lo, hi int
+		secret string
+		want   []wire.Type
+	}{
+		{"no secret", wire.MinVersion, wire.Version, "not-the-secret-0123456789", []wire.Type{wire.TChalleng, wire.TError}},
+		{"another protocol", wire.Version + 1, wire.Version + 1, "", []wire.Type{wire.TError}},
+	} {
+		frames := stranger(c.lo, c.hi, c.secret)
+		var types []wire.Type
+		for _, f := range frames {
+			types = append(types, f.Type)
+			if strings.Contains(string(f.Body), release) {
+				t.Errorf("%s: the agent told its release %s in its %s: %s", c.name, release, f.Type, f.Body)
+			}
+		}
+		if fmt.Sprint(types) != fmt.Sprint(c.want) {
+			t.Errorf("%s: frames %v, want %v", c.name, types, c.want)
+		}
+	}
+
+	s, err := dial(t, a.Addr, itest.Secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if s.Software != release {
+		t.Errorf("an authenticated client learnt the release %q, want %q", s.Software, release)
+	}
+	r := itest.Run(t, 30*time.Second, nil, "net", "rr", "--to", a.Addr, "--duration", "300ms", "--json")
+	if _, sum := itest.Records(t, r.Stdout); r.Code != 0 || sum["agent_software"] != release {
+		t.Errorf("net rr: exit %d, agent_software %v, want %q: %s", r.Code, sum["agent_software"], release, r.Stderr)
+	}
+	if r := itest.Run(t, 30*time.Second, nil, "net", "rr", "--to", a.Addr, "--duration", "300ms"); !strings.Contains(r.Stdout, "(agent "+release+")") {
+		t.Errorf("net rr's table does not name the agent's release %s:\n%s", release, r.Stdout)
+	}
+}

@@ -35,7 +35,8 @@ type Config struct {
 	MaxDiskSize int64 // the largest test file a disk test may ask for (default 4 GiB)
 
 	Logger *slog.Logger
-	// Software is sent to clients as the agent's version string.
+	// Software is the agent's version string, told to a client in the
+	// Welcome, once it has proved it holds the secret.
 	Software string
 }
 
@@ -99,7 +100,7 @@ func (c *Config) Validate(listen netip.AddrPort) error {
 	case c.Insecure && !listen.Addr().IsLoopback():
 		return fmt.Errorf("listen address %s: %w", listen, ErrInsecureNotLoopback)
 	case len(c.Secret) > 0 && len(c.Secret) < 16:
-		return errors.New("the secret is too short: use at least 16 characters (e.g. openssl rand -hex 32 > secret)")
+		return errors.New("the secret is too short: use at least 16 characters, e.g. (umask 077; openssl rand -hex 32 > secret)")
 	}
 	return nil
 }

@@ -312,8 +312,10 @@ func (s *Server) control(ctx context.Context, c net.Conn, h wire.Hello, log *slo
 	session := newID()
 	nonce := wire.NewNonce()
 	authed := len(s.cfg.Secret) > 0
+	// The release is told in the Welcome, to a client that proved itself:
+	// before that, only what the handshake needs (the protocol version).
 	if err := wire.WriteFrame(c, wire.TChalleng, wire.Challenge{Version: wire.Version, Capabilities: capabilities(), Session: session,
-		Nonce: nonce, AuthRequired: authed, Software: s.cfg.Software}); err != nil {
+		Nonce: nonce, AuthRequired: authed}); err != nil {
 		return
 	}
 	var a wire.Auth
@@ -339,7 +341,7 @@ func (s *Server) control(ctx context.Context, c net.Conn, h wire.Hello, log *slo
 	if err := wire.WriteFrame(c, wire.TWelcome, wire.Welcome{MAC: proof, Limits: wire.Limits{
 		MaxTests: s.cfg.MaxTests, MaxDuration: s.cfg.MaxDuration, MaxStreams: s.cfg.MaxStreams, MaxBlock: s.cfg.MaxBlock,
 		MaxDataConns: s.cfg.maxDataConns(), MaxTestMemory: s.cfg.MaxTestMemory,
-		DiskPaths: s.diskPaths(), MaxDiskSize: s.cfg.MaxDiskSize}, Facts: s.facts(c)}); err != nil {
+		DiskPaths: s.diskPaths(), MaxDiskSize: s.cfg.MaxDiskSize}, Facts: s.facts(c), Software: s.cfg.Software}); err != nil {
 		return
 	}
 	log.Info("client connected", "session", session, "software", h.Software)

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/narrows/narrows/internal/result"
@@ -35,13 +36,39 @@ type Env struct {
 	// rawStderr is standard error as given, without Main's escaping: for
 	// doctor's progress line alone, whose \r redraws it on a terminal.
 	rawStderr io.Writer
+	// warned holds the warnings said in this process, each said once: doctor
+	// runs its steps in it, and every step reads the secret file again.
+	// nil: every warning is said.
+	warned *onceLines
 }
 
 // OSEnv is the real process's Env.
 func OSEnv() Env {
-	e := Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Now: time.Now}
+	e := Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Now: time.Now, warned: &onceLines{}}
 	e.ReadFile = func(path string) ([]byte, error) { return readSecretFile(e, path) }
 	return e
+}
+
+// onceLines are lines said at most once each.
+type onceLines struct {
+	mu   sync.Mutex
+	said map[string]bool
+}
+
+// warn writes line to env's stderr unless env's process said it already.
+func (env Env) warn(line string) {
+	if o := env.warned; o != nil {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		if o.said[line] {
+			return
+		}
+		if o.said == nil {
+			o.said = map[string]bool{}
+		}
+		o.said[line] = true
+	}
+	fmt.Fprintln(env.Stderr, line)
 }
 
 // Exit codes.
@@ -311,7 +338,8 @@ const maxSecretFile = 4 << 10
 // readSecretFile reads a secret file, as Env.ReadFile: only a regular file
 // (a FIFO would block the read for ever, a device such as /dev/zero never
 // end it), at most maxSecretFile bytes. It warns, as ssh does, when others
-// may read the file: by its mode bits, or on Windows by its DACL.
+// may read the file: by its mode bits, or on Windows by its DACL; once a
+// run, however many times the run reads it.
 func readSecretFile(env Env, path string) ([]byte, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -321,10 +349,10 @@ func readSecretFile(env Env, path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s is not a regular file (%s): put the secret in a file of its own", path, fileKind(fi.Mode()))
 	}
 	if runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
-		fmt.Fprintf(env.Stderr, "narrows: warning: the secret file %s can be read by other users (mode %04o): chmod 600 %s\n", path, fi.Mode().Perm(), path)
+		env.warn(fmt.Sprintf("narrows: warning: the secret file %s can be read by other users (mode %04o): chmod 600 %s", path, fi.Mode().Perm(), path))
 	}
 	if w := secretACLWarning(path); w != "" {
-		fmt.Fprintln(env.Stderr, w)
+		env.warn(w)
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -336,7 +364,7 @@ func readSecretFile(env Env, path string) ([]byte, error) {
 		return nil, err
 	}
 	if len(b) > maxSecretFile {
-		return nil, fmt.Errorf("%s is larger than %d KiB: a secret is one line, e.g. openssl rand -hex 32 > %s", path, maxSecretFile>>10, path)
+		return nil, fmt.Errorf("%s is larger than %d KiB: a secret is one line, e.g. (umask 077; openssl rand -hex 32 > %s)", path, maxSecretFile>>10, path)
 	}
 	return b, nil
 }
@@ -367,7 +395,7 @@ func secret(env Env, file string) ([]byte, error) {
 		}
 		s, from = strings.TrimSpace(string(b)), "the secret file "+file
 		if s == "" {
-			return nil, usagef("the secret file %s is empty: put a secret in it, e.g. openssl rand -hex 32 > %s", file, file)
+			return nil, usagef("the secret file %s is empty: put a secret in it, e.g. (umask 077; openssl rand -hex 32 > %s)", file, file)
 		}
 	case strings.TrimSpace(env.Getenv("NARROWS_SECRET")) != "":
 		s, from = strings.TrimSpace(env.Getenv("NARROWS_SECRET")), "NARROWS_SECRET"

@@ -6,8 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"math"
-	"net"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -22,7 +20,6 @@ import (
 	"github.com/narrows/narrows/internal/probe/replication"
 	"github.com/narrows/narrows/internal/probe/rr"
 	"github.com/narrows/narrows/internal/result"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // dbCommon are the flags every db command shares.
@@ -287,21 +284,13 @@ func dbRepl(ctx context.Context, env Env, args []string) error {
 	}
 	exp := prom.New()
 	if *promListen != "" {
-		ln, err := net.Listen("tcp", *promListen)
+		at, stop, err := serveMetrics(*promListen, exp.Registry())
 		if err != nil {
 			return usagef("--prometheus-listen %s: %v", *promListen, err)
 		}
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", promhttp.HandlerFor(exp.Registry(), promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
-		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-		go srv.Serve(ln)
-		defer func() {
-			sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			defer cancel()
-			srv.Shutdown(sctx)
-		}()
+		defer stop()
 		if !c.json {
-			fmt.Fprintf(env.Stdout, "serving Prometheus metrics at http://%s/metrics\n", ln.Addr())
+			fmt.Fprintf(env.Stdout, "serving Prometheus metrics at http://%s/metrics\n", at)
 		}
 	}
 	rep := result.NewReport("db repl", s.dsn.Redacted, tool(), env.Now())

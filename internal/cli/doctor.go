@@ -91,8 +91,9 @@ func doctorCmd(ctx context.Context, env Env, args []string) error {
 	if htmlPath == "" {
 		htmlPath = strings.TrimSuffix(runPath, ".jsonl") + ".html"
 	}
-	// O_EXCL: a run never overwrites another's file.
-	runFile, err := os.OpenFile(runPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	// O_EXCL: a run never overwrites another's file. 0666: the user's
+	// umask says who else may read it, as for the HTML report beside it.
+	runFile, err := os.OpenFile(runPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 	if err != nil {
 		return usagef("--out %s: %v: name another file (doctor never overwrites a run)", runPath, unwrapPath(err))
 	}

@@ -100,7 +100,8 @@ func isTrue(v string) bool {
 func storeError(err error) error {
 	var ce *history.CorruptError
 	var ne *history.NewerError
-	if errors.As(err, &ce) || errors.As(err, &ne) || errors.Is(err, history.ErrNotFound) {
+	var te *history.TooLargeError
+	if errors.As(err, &ce) || errors.As(err, &ne) || errors.As(err, &te) || errors.Is(err, history.ErrNotFound) {
 		return &usageError{err.Error()}
 	}
 	return err

@@ -6,8 +6,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/narrows/narrows/internal/metric"
@@ -73,28 +76,51 @@ func readRun(path string) (*result.Report, []result.Interval, error) {
 }
 
 // writeHTML writes the HTML report of a run to path, whole or not at all
-// (a temporary file beside it, renamed).
+// (a temporary file beside it, renamed). The report names hosts,
+// addresses and users: it is made as the user's other files are, 0666
+// less their umask, and one it replaces keeps its mode, as a shell's >
+// would (os.CreateTemp's 0600, chmod-ed to 0644, was 0644 even under a
+// umask of 077).
 func writeHTML(path string, rep *result.Report, ivs []result.Interval) error {
 	var b bytes.Buffer
 	if err := html.Render(&b, rep, ivs); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	tmp, err := createBeside(path)
 	if err != nil {
 		return fmt.Errorf("html report: %w", err)
 	}
+	var merr error
+	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+		merr = tmp.Chmod(st.Mode().Perm())
+	}
 	_, werr := tmp.Write(b.Bytes())
 	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
+	if err := errors.Join(merr, werr, cerr); err != nil {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("html report: %w", err)
 	}
-	os.Chmod(tmp.Name(), 0o644)
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("html report: %w", err)
 	}
 	return nil
+}
+
+// createBeside creates a new, hidden file in path's directory, for path's
+// content. Unlike os.CreateTemp, which makes 0600, it asks for 0666: the
+// system takes the umask off it, as for any file the user makes (Windows
+// has no umask, and 0666 is a writable file there).
+func createBeside(path string) (*os.File, error) {
+	dir, base := filepath.Dir(path), filepath.Base(path)
+	for try := 0; ; try++ {
+		name := filepath.Join(dir, "."+base+"."+strconv.FormatUint(rand.Uint64(), 36))
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		if errors.Is(err, fs.ErrExist) && try < 100 {
+			continue
+		}
+		return f, err
+	}
 }
 
 // htmlFlag registers --html on a command that measures or plans.

@@ -4,6 +4,7 @@ package cli_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -83,5 +84,78 @@ func TestSecretFile(t *testing.T) {
 	r := itest.Run(t, 20*time.Second, []string{"NARROWS_SECRET=  trim-me-0123456789abcdef  "}, "net", "rr", "--to", a.Addr, "--duration", "1s")
 	if r.Code != 0 {
 		t.Fatalf("a secret trimmed in one place and not the other: exit %d: %s\nagent log:\n%s", r.Code, r.Stderr, a.Log())
+	}
+}
+
+// TestSecretWarnedOncePerRun: doctor runs its steps in its own process,
+// each reading the secret file again; a secret file others may read is
+// warned about once in the run (it was once per step: 8 times with an
+// agent and no database). Its run and report files, under umask 077,
+// are 0600.
+func TestSecretWarnedOncePerRun(t *testing.T) {
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "narrows.secret")
+	if err := os.WriteFile(secret, []byte(itest.Secret+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(secret, 0o644) //nolint:errcheck // past the test's own umask
+	a := itest.StartAgent(t, []string{"--secret-file", secret})
+	run := filepath.Join(dir, "doctor.jsonl")
+	r := itest.RunWrapped(t, 2*time.Minute, nil, underUmask("077"), "doctor", "--to", a.Addr, "--secret-file", secret, "--budget", "10s", "--out", run)
+	if r.Code != 0 {
+		t.Fatalf("doctor: exit %d: %s", r.Code, r.Stderr)
+	}
+	ran := strings.Count(r.Stdout, " ran, ")
+	if n := strings.Count(r.Stderr, "can be read by other users (mode 0644)"); n != 1 || ran < 4 {
+		t.Errorf("%d warnings of the secret file in one doctor run (%d steps ran), want 1:\n%s", n, ran, r.Stderr)
+	}
+	for _, f := range []string{run, strings.TrimSuffix(run, ".jsonl") + ".html"} {
+		if st, err := os.Stat(f); err != nil || st.Mode().Perm() != 0o600 {
+			t.Errorf("%s under umask 077: %v, want mode 0600", f, err)
+		}
+	}
+}
+
+// TestSecretRecipesArePrivate: the README's and docs/commands.md's way to
+// make the secret file, and make run's (scripts/run-local.sh), give a
+// file only its owner may read, under the common umask 022: narrows
+// warns about none of them (each used to make 0644, which every command
+// then warned about).
+func TestSecretRecipesArePrivate(t *testing.T) {
+	root := filepath.Join("..", "..")
+	for _, doc := range []string{"README.md", filepath.Join("docs", "commands.md")} {
+		b, err := os.ReadFile(filepath.Join(root, doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var recipe string
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.Contains(line, "openssl rand") && strings.Contains(line, "> narrows.secret") {
+				recipe = line
+			}
+		}
+		if recipe == "" {
+			t.Fatalf("%s: no line that makes narrows.secret", doc)
+		}
+		work := t.TempDir()
+		cmd := exec.Command("sh", "-c", "umask 022; "+recipe)
+		cmd.Dir = work
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %q: %v\n%s", doc, recipe, err, out)
+		}
+		st, err := os.Stat(filepath.Join(work, "narrows.secret"))
+		if err != nil || st.Mode().Perm() != 0o600 || st.Size() < 32 {
+			t.Errorf("%s: %q under umask 022 made %v (%v), want a secret of mode 0600", doc, recipe, st.Mode(), err)
+		}
+	}
+
+	cmd := exec.Command("sh", "-c", `umask 022; exec bash scripts/run-local.sh "$0"`, itest.Binary(t))
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("make run's script: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), "can be read by other users") || !strings.Contains(string(out), "round trips") {
+		t.Errorf("make run's script under umask 022:\n%s", out)
 	}
 }

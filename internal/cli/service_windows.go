@@ -58,7 +58,9 @@ func serveService(ctx context.Context, env Env, args []string) error {
 	}
 	senv := env
 	senv.Stderr = eventStderr{sink}
-	// The secret file's warnings too (OSEnv's ReadFile writes to its own).
+	// The secret file's warnings too (OSEnv's ReadFile writes to its own),
+	// once in the Event Log whatever the console was told.
+	senv.warned = &onceLines{}
 	senv.ReadFile = func(p string) ([]byte, error) { return readSecretFile(senv, p) }
 	h := &agentService{ctx: ctx, env: senv, args: args, events: sink}
 	err := svc.Run(serviceName, h)

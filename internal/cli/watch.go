@@ -3,8 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"regexp"
 	"strings"
 	"time"
@@ -13,7 +11,6 @@ import (
 	"github.com/narrows/narrows/internal/output/prom"
 	"github.com/narrows/narrows/internal/probe/watch"
 	"github.com/narrows/narrows/internal/result"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // watchName is what --name may hold: it becomes a label value, so a safe
@@ -148,22 +145,14 @@ func watchCmd(ctx context.Context, env Env, args []string) error {
 
 	exp := prom.NewWatch(Version, *name)
 	if *promListen != "" {
-		ln, err := net.Listen("tcp", *promListen)
+		at, stop, err := serveMetrics(*promListen, exp.Registry())
 		if err != nil {
 			sess.Close()
 			return usagef("--prometheus-listen %s: %v", *promListen, err)
 		}
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", promhttp.HandlerFor(exp.Registry(), promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
-		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second}
-		go srv.Serve(ln)
-		defer func() {
-			sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			defer cancel()
-			srv.Shutdown(sctx)
-		}()
+		defer stop()
 		if !*asJSON {
-			fmt.Fprintf(env.Stdout, "serving Prometheus metrics at http://%s/metrics\n", ln.Addr())
+			fmt.Fprintf(env.Stdout, "serving Prometheus metrics at http://%s/metrics\n", at)
 		}
 	}
 	out := output(env, *asJSON)

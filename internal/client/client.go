@@ -175,10 +175,7 @@ func (s *Session) handshake() error {
 		}
 		return s.notAgent(err)
 	}
-	// Every string an agent sends is escaped as it arrives (untrusted):
-	// it is printed, and kept in the run, which compare and history print
-	// again later.
-	s.Software = untrusted.Text(ch.Software)
+
 	// Whether to authenticate is the client's decision, not the agent's:
 	// a stand-in that says "no auth needed" must not be believed.
 	var a wire.Auth
@@ -205,6 +202,13 @@ func (s *Session) handshake() error {
 	}
 	untrusted.Clean(w.Facts)
 	s.Limits = w.Limits
+	// Every string an agent sends is escaped as it arrives (untrusted):
+	// it is printed, and kept in the run, which compare and history print
+	// again later.
+	s.Software = untrusted.Text(w.Software)
+	if s.Software == "" {
+		s.Software = untrusted.Text(ch.Software) // an older agent told it before the proofs
+	}
 	s.Authenticated = ch.AuthRequired
 	s.proven = ch.AuthRequired
 	s.Capabilities = ch.Capabilities

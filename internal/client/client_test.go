@@ -17,6 +17,13 @@ import (
 // proof. It reports whether the client sent it a proof.
 func standIn(t *testing.T, authRequired bool, mac []byte) (addr string, sentProof <-chan bool) {
 	t.Helper()
+	return standInSaying(t, wire.Challenge{AuthRequired: authRequired, Software: "stand-in"}, wire.Welcome{MAC: mac})
+}
+
+// standInSaying is a stand-in sending ch (its version, session and nonce
+// filled in) and w (with limits).
+func standInSaying(t *testing.T, ch wire.Challenge, w wire.Welcome) (addr string, sentProof <-chan bool) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -34,14 +41,15 @@ func standIn(t *testing.T, authRequired bool, mac []byte) (addr string, sentProo
 		if wire.ReadMagic(c) != nil || wire.Expect(c, wire.THello, &h) != nil {
 			return
 		}
-		wire.WriteFrame(c, wire.TChalleng, wire.Challenge{Version: wire.Version, Session: "s", Nonce: wire.NewNonce(),
-			AuthRequired: authRequired, Software: "stand-in"})
+		ch.Version, ch.Session, ch.Nonce = wire.Version, "s", wire.NewNonce()
+		wire.WriteFrame(c, wire.TChalleng, ch)
 		var a wire.Auth
 		if wire.Expect(c, wire.TAuth, &a) != nil {
 			return
 		}
 		proof <- len(a.MAC) > 0
-		wire.WriteFrame(c, wire.TWelcome, wire.Welcome{MAC: mac, Limits: wire.Limits{MaxTests: 1, MaxStreams: 1}})
+		w.Limits = wire.Limits{MaxTests: 1, MaxStreams: 1}
+		wire.WriteFrame(c, wire.TWelcome, w)
 		c.Read(make([]byte, 1)) // hold the connection until the client is done with it
 	}()
 	return ln.Addr().String(), proof
@@ -95,6 +103,34 @@ func TestStandInCannotSwitchAuthOff(t *testing.T) {
 			}
 			if s.Facts != nil {
 				t.Fatalf("facts from an agent that told none (an old agent's Welcome): %+v", s.Facts)
+			}
+		})
+	}
+}
+
+// TestReleaseFromWelcome: the client takes the agent's release from the
+// Welcome, which an agent sends only after the client's proof, and from
+// the Challenge only when an older agent told it there and not in the
+// Welcome.
+func TestReleaseFromWelcome(t *testing.T) {
+	for _, c := range []struct {
+		name               string
+		challenge, welcome string
+		want               string
+	}{
+		{"an agent of this release", "", "0.2.0", "0.2.0"},
+		{"an older agent", "0.1.0", "", "0.1.0"},
+		{"both", "0.1.0", "0.2.0", "0.2.0"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			addr, _ := standInSaying(t, wire.Challenge{Software: c.challenge}, wire.Welcome{Software: c.welcome})
+			s, err := client.Dial(context.Background(), client.Options{Addr: addr, Insecure: true, Timeout: 5 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if s.Software != c.want {
+				t.Errorf("Software %q, want %q", s.Software, c.want)
 			}
 		})
 	}

@@ -2,11 +2,16 @@ package history_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
+	"database/sql"
+	"encoding/json"
 	"errors"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -275,4 +280,114 @@ func slicesEqual(a, b []float64) bool {
 		}
 	}
 	return true
+}
+
+// bomb is a gzip of n zero bytes: at n = 1 GiB, 1.3 MB that unpack 800
+// times over.
+func bomb(t *testing.T, n int64) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&b, gzip.BestSpeed)
+	if _, err := io.CopyN(zw, zeros{}, n); err != nil {
+		t.Fatal(err)
+	}
+	zw.Close()
+	return b.Bytes()
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+// TestHistoryRefusesBomb: a run whose intervals are a gzip of 1 GiB of
+// zeros, planted in a real store, is refused by Get as too large, naming
+// the run and the limit, having allocated little more than the limit
+// (before: 1 GiB read, 2.7 GB allocated, then a JSON error); the store's
+// other runs still list and read.
+func TestHistoryRefusesBomb(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := history.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for range 3 {
+		rep, ivs := streamRun(940, 200) // over 4 KiB: stored gzipped, as a bomb would be
+		if _, err := st.Add(ctx, rep, ivs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	z := bomb(t, 1<<30)
+	t.Logf("the bomb: %d bytes", len(z))
+	db, err := sql.Open("sqlite", filepath.Join(dir, history.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("UPDATE runs SET intervals = ? WHERE id = 2", z); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = st.Get(ctx, 2)
+	runtime.ReadMemStats(&after)
+	var te *history.TooLargeError
+	if !errors.As(err, &te) || te.ID != 2 || te.Part != "intervals" || te.Limit != history.MaxRecordBytes ||
+		!strings.Contains(err.Error(), "run 2 ") || !strings.Contains(err.Error(), "64 MiB") {
+		t.Fatalf("Get(the bomb) = %v, want a *TooLargeError naming run 2 and 64 MiB", err)
+	}
+	allocated := after.TotalAlloc - before.TotalAlloc
+	t.Logf("refusing it allocated %d MiB", allocated>>20)
+	if allocated > history.MaxRecordBytes+16<<20 {
+		t.Errorf("refusing the bomb allocated %d MiB: the reader did not stop at the %d MiB limit", allocated>>20, history.MaxRecordBytes>>20)
+	}
+	runs, err := st.List(ctx, history.Filter{})
+	if err != nil || len(runs) != 3 {
+		t.Fatalf("List: %d runs, %v", len(runs), err)
+	}
+	for _, id := range []int64{1, 3} {
+		if r, err := st.Get(ctx, id); err != nil || len(r.Intervals) != 200 {
+			t.Errorf("Get(%d) beside the bomb: %v", id, err)
+		}
+	}
+}
+
+// TestHistoryKeepsRunsWithinLimit: a run whose intervals are more JSON
+// than the limit keeps its first intervals, as many as fit, and counts
+// the rest as dropped, so that Get reads back every run Add wrote; a
+// summary over the limit is not kept, and says why.
+func TestHistoryKeepsRunsWithinLimit(t *testing.T) {
+	ctx := context.Background()
+	st, err := history.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rep, ivs := streamRun(940, 100)
+	one, _ := json.Marshal(ivs[0])
+	all, _ := json.Marshal(ivs)
+	limit := int64(len(all)) / 2
+	defer history.SetMaxRecordForTest(limit)()
+	id, err := st.Add(ctx, rep, ivs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := st.Get(ctx, id)
+	if err != nil {
+		t.Fatalf("Get of a run Add trimmed: %v", err)
+	}
+	kept, _ := json.Marshal(r.Intervals)
+	if len(r.Intervals)+r.IntervalsDropped != 100 || int64(len(kept)) > limit || int64(len(kept)+1+len(one)) <= limit ||
+		r.Intervals[0].Start != ivs[0].Start {
+		t.Errorf("kept %d intervals (%d bytes of JSON), dropped %d, of 100 in %d bytes", len(r.Intervals), len(kept), r.IntervalsDropped, limit)
+	}
+	sum, _ := json.Marshal(rep)
+	history.SetMaxRecordForTest(int64(len(sum)) - 1)
+	_, err = st.Add(ctx, rep, nil)
+	var te *history.TooLargeError
+	if !errors.As(err, &te) || te.Part != "summary" || te.ID != 0 || !strings.Contains(err.Error(), "--json") {
+		t.Errorf("a summary over the limit: %v", err)
+	}
 }

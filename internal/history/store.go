@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,11 +28,28 @@ const FileName = "history.db"
 
 // MaxIntervals bounds the interval records kept of one run (a day-long
 // run at --interval 10ms would be millions): the first ones are kept and
-// the rest counted, so a run stays a few MB at most.
+// the rest counted, so a run stays a few MB (MaxRecordBytes at most).
 const MaxIntervals = 20000
 
 // compressAbove is the size of JSON above which it is stored gzipped.
 const compressAbove = 4 << 10
+
+// MaxRecordBytes bounds a run's summary and its intervals, each, as JSON:
+// Add keeps a run within it and Get unpacks no more of a record than it.
+// Measured, one interval record is 390-410 bytes of JSON for net rr, net
+// stream and db ping, 490 for net commit, 515 for disk, and for db repl
+// 250 plus 900 per PostgreSQL standby (830 with one MariaDB replica):
+// MaxIntervals of them make 8-10 MB, 23 MB for db repl with a standby. A
+// doctor's summary holds its steps' intervals, about one a second: 63 KB
+// for a 20 s budget, some 45 MB for the longest, 24 h. 64 MiB holds each
+// of those; db repl with four standbys or more fills it before
+// MaxIntervals and keeps its first polls, as past MaxIntervals. A record
+// over it was not written by narrows: a 1.3 MB gzip of 1 GiB of zeros
+// planted in a store took 5 s and 2.7 GB to be refused.
+const MaxRecordBytes = 64 << 20
+
+// maxRecord is MaxRecordBytes, lowered by tests (export_test.go).
+var maxRecord int64 = MaxRecordBytes
 
 // busyTimeout is how long a write waits for another narrows process's.
 const busyTimeout = 10 * time.Second
@@ -263,7 +281,32 @@ type Run struct {
 	IntervalsDropped int               `json:"intervals_dropped,omitempty"`
 }
 
-// Add stores a run in one transaction and returns its id.
+// TooLargeError is a run whose summary cannot be kept, or one in the
+// store that unpacks to more than MaxRecordBytes.
+type TooLargeError struct {
+	Path  string
+	ID    int64  // 0 for a run not kept
+	Part  string // "summary" or "intervals"
+	Limit int64
+}
+
+func (e *TooLargeError) Error() string {
+	if e.ID == 0 {
+		return fmt.Sprintf("the run's %s is more than %s of JSON, the most the history %s keeps of a run (compare and report read the run's --json output instead)",
+			e.Part, mib(e.Limit), e.Path)
+	}
+	return fmt.Sprintf("run %d in the history %s: its %s record unpacks to more than %s, more than narrows ever writes: refused (nothing was changed; the other runs are untouched)",
+		e.ID, e.Path, e.Part, mib(e.Limit))
+}
+
+func mib(n int64) string { return fmt.Sprintf("%d MiB", n>>20) }
+
+// errTooLarge is decode's refusal, made a *TooLargeError by its caller.
+var errTooLarge = errors.New("record too large")
+
+// Add stores a run in one transaction and returns its id. Intervals past
+// MaxIntervals, or past MaxRecordBytes of JSON, are counted, not kept; a
+// summary past MaxRecordBytes is a *TooLargeError.
 func (s *Store) Add(ctx context.Context, rep *result.Report, ivs []result.Interval) (int64, error) {
 	dropped := 0
 	if len(ivs) > MaxIntervals {
@@ -272,11 +315,23 @@ func (s *Store) Add(ctx context.Context, rep *result.Report, ivs []result.Interv
 	if ivs == nil {
 		ivs = []result.Interval{}
 	}
-	sum, err := encode(rep)
+	sumJSON, err := json.Marshal(rep)
 	if err != nil {
 		return 0, err
 	}
-	ivb, err := encode(ivs)
+	if int64(len(sumJSON)) > maxRecord {
+		return 0, &TooLargeError{Path: s.path, Part: "summary", Limit: maxRecord}
+	}
+	ivJSON, kept, err := fitIntervals(ivs, maxRecord)
+	if err != nil {
+		return 0, err
+	}
+	dropped, ivs = dropped+len(ivs)-kept, ivs[:kept]
+	sum, err := compress(sumJSON)
+	if err != nil {
+		return 0, err
+	}
+	ivb, err := compress(ivJSON)
 	if err != nil {
 		return 0, err
 	}
@@ -363,11 +418,18 @@ func (s *Store) Get(ctx context.Context, id int64) (*Run, error) {
 	r.StartedAt, _ = time.Parse(time.RFC3339Nano, started)
 	r.Headline = headline.Float64
 	r.Report = new(result.Report)
-	if err := decode(sum, r.Report); err != nil {
-		return nil, &CorruptError{Path: s.path, Err: fmt.Errorf("run %d: summary: %w", id, err)}
-	}
-	if err := decode(ivb, &r.Intervals); err != nil {
-		return nil, &CorruptError{Path: s.path, Err: fmt.Errorf("run %d: intervals: %w", id, err)}
+	for _, part := range []struct {
+		name string
+		b    []byte
+		v    any
+	}{{"summary", sum, r.Report}, {"intervals", ivb, &r.Intervals}} {
+		err := decode(part.b, part.v)
+		if errors.Is(err, errTooLarge) {
+			return nil, &TooLargeError{Path: s.path, ID: id, Part: part.name, Limit: maxRecord}
+		}
+		if err != nil {
+			return nil, &CorruptError{Path: s.path, Err: fmt.Errorf("run %d: %s: %w", id, part.name, err)}
+		}
 	}
 	// A store is a file too, which someone may have handed over: its
 	// strings come out escaped, as a saved run's do (jsonl.Read).
@@ -375,11 +437,37 @@ func (s *Store) Get(ctx context.Context, id int64) (*Run, error) {
 	return &r, nil
 }
 
-// encode is v's JSON, gzipped when large.
-func encode(v any) ([]byte, error) {
-	b, err := json.Marshal(v)
-	if err != nil || len(b) <= compressAbove {
-		return b, err
+// fitIntervals is the JSON array of the first of ivs that fit in limit
+// bytes, and how many those are: a run's first intervals are kept, as
+// past MaxIntervals. Only a run over the limit pays for the counting.
+func fitIntervals(ivs []result.Interval, limit int64) ([]byte, int, error) {
+	b, err := json.Marshal(ivs)
+	if err != nil || int64(len(b)) <= limit {
+		return b, len(ivs), err
+	}
+	size, kept := int64(len("[]")), 0
+	for _, iv := range ivs {
+		one, err := json.Marshal(iv)
+		if err != nil {
+			return nil, 0, err
+		}
+		if kept > 0 {
+			size++ // the comma
+		}
+		if size+int64(len(one)) > limit {
+			break
+		}
+		size += int64(len(one))
+		kept++
+	}
+	b, err = json.Marshal(ivs[:kept])
+	return b, kept, err
+}
+
+// compress is JSON b gzipped when large.
+func compress(b []byte) ([]byte, error) {
+	if len(b) <= compressAbove {
+		return b, nil
 	}
 	var buf bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
@@ -390,16 +478,32 @@ func encode(v any) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// decode reads what encode wrote: JSON starts with { or [, gzip with 1f 8b.
+// decode reads what compress wrote (JSON starts with { or [, gzip with
+// 1f 8b) into v, refusing with errTooLarge a record of more than
+// MaxRecordBytes, unpacked or not, having unpacked at most one byte more.
 func decode(b []byte, v any) error {
 	if len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b {
 		zr, err := gzip.NewReader(bytes.NewReader(b))
 		if err != nil {
 			return err
 		}
-		if b, err = io.ReadAll(io.LimitReader(zr, 1<<30)); err != nil {
+		// The trailer's size (mod 4 GiB) is only a hint, so that a real
+		// record is read into one buffer: the reader stops at the limit
+		// whatever it says.
+		hint := maxRecord
+		if len(b) >= 8 {
+			hint = min(int64(binary.LittleEndian.Uint32(b[len(b)-4:])), maxRecord)
+		}
+		// +1 for the byte that tells a record over the limit, + MinRead so
+		// that ReadFrom never grows the buffer to look for more.
+		buf := bytes.NewBuffer(make([]byte, 0, hint+1+bytes.MinRead))
+		if _, err := buf.ReadFrom(io.LimitReader(zr, maxRecord+1)); err != nil {
 			return err
 		}
+		b = buf.Bytes()
+	}
+	if int64(len(b)) > maxRecord {
+		return errTooLarge
 	}
 	return json.Unmarshal(b, v)
 }

@@ -45,7 +45,11 @@ type Challenge struct {
 	Session      string   `json:"session"`
 	Nonce        []byte   `json:"nonce"`
 	AuthRequired bool     `json:"auth_required"`
-	Software     string   `json:"software,omitempty"`
+	// Software was the agent's release, told to anyone who connected: a
+	// scanner learnt which known bugs to try. An agent tells it in its
+	// Welcome now, after the client's proof; this is read only from an
+	// older agent, which still sends it here.
+	Software string `json:"software,omitempty"`
 }
 
 // Auth carries the client's proof.
@@ -61,6 +65,10 @@ type Welcome struct {
 	// client leaves by, so a report names both ends without another round
 	// trip; nil from an agent before them.
 	Facts *result.Facts `json:"facts,omitempty"`
+	// Software is the agent's release (narrows' version), told only to a
+	// client that proved it holds the secret; "" from an older agent,
+	// which told it in its Challenge.
+	Software string `json:"software,omitempty"`
 }
 
 // Limits are what an agent allows one client.
