@@ -93,6 +93,12 @@ func commands() []command {
 // write to env.Stdout fails (a closed pipe): either way the command ends
 // as on SIGINT, removing what it created.
 func Main(ctx context.Context, env Env, args []string) int {
+	code, _ := run(ctx, env, args)
+	return code
+}
+
+// run is Main, with the command's error too (doctor reads it of its steps).
+func run(ctx context.Context, env Env, args []string) (int, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	env.Stdout = &stdoutGuard{w: env.Stdout, cancel: cancel}
@@ -100,19 +106,19 @@ func Main(ctx context.Context, env Env, args []string) int {
 	var ue *usageError
 	switch {
 	case err == nil:
-		return ExitOK
+		return ExitOK, nil
 	case errors.Is(err, flag.ErrHelp):
-		return ExitOK
+		return ExitOK, nil
 	case errors.Is(err, errInterrupted):
 		code, line := stopped(ctx)
 		fmt.Fprintf(env.Stderr, "narrows: %s\n", line)
-		return code
+		return code, err
 	case errors.As(err, &ue):
 		fmt.Fprintf(env.Stderr, "narrows: %s\n", oneLine(err.Error()))
-		return ExitUsage
+		return ExitUsage, err
 	default:
 		fmt.Fprintf(env.Stderr, "narrows: %s\n", oneLine(err.Error()))
-		return ExitFailed
+		return ExitFailed, err
 	}
 }
 

@@ -3,12 +3,14 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/narrows/narrows/internal/client"
 	"github.com/narrows/narrows/internal/doctor"
 	"github.com/narrows/narrows/internal/output/jsonl"
 	"github.com/narrows/narrows/internal/result"
@@ -97,6 +99,14 @@ func doctorCmd(ctx context.Context, env Env, args []string) error {
 
 	d := &result.Doctor{Budget: result.Seconds(budget), Steps: []result.DoctorStep{}}
 	start := time.Now()
+	// The budget holds whatever the far side does: past it and a grace,
+	// the step running is stopped and the rest are skipped. Each test on
+	// the agent has bounds of its own (client.Bounds); this bounds the sum.
+	over := overBudget(budget)
+	stepsCtx, stopSteps := context.WithDeadlineCause(ctx, start.Add(budget+over),
+		fmt.Errorf("doctor's budget of %s ran out (and %s of grace)", budget, over))
+	defer stopSteps()
+	misbehaved := "" // why the agent is asked nothing more
 	names := doctor.Names()
 	// The budget is shared among the steps that apply.
 	weightsLeft, fixedLeft := 0.0, time.Duration(0)
@@ -126,6 +136,18 @@ func doctorCmd(ctx context.Context, env Env, args []string) error {
 			d.Steps = append(d.Steps, step)
 			continue
 		}
+		if stepsCtx.Err() != nil {
+			step.Status, step.Why = result.StepSkipped, context.Cause(stepsCtx).Error()
+			d.Steps = append(d.Steps, step)
+			progress.skipped(k, name, step.Why)
+			continue
+		}
+		if st.Agent != "" && misbehaved != "" {
+			step.Status, step.Why = result.StepSkipped, misbehaved
+			d.Steps = append(d.Steps, step)
+			progress.skipped(k, name, step.Why)
+			continue
+		}
 		stepArgs, skip := st.Args(in, max(share, time.Second))
 		if skip != "" {
 			step.Status, step.Why = result.StepSkipped, skip
@@ -145,7 +167,7 @@ func doctorCmd(ctx context.Context, env Env, args []string) error {
 		progress.start(k, name, share, budget-time.Since(start))
 		stopTick := progress.tick(k, name, share, start.Add(budget))
 		t0 := time.Now()
-		out, stderr, code := runStep(ctx, env, full)
+		out, stderr, code, err := runStep(stepsCtx, env, full)
 		stopTick()
 		step.Elapsed = result.Seconds(time.Since(t0))
 		ivs, sum := parseRun(name, out)
@@ -159,6 +181,12 @@ func doctorCmd(ctx context.Context, env Env, args []string) error {
 			if step.Why == "" && sum != nil {
 				step.Why = sum.Error
 			}
+			if stepsCtx.Err() != nil && ctx.Err() == nil {
+				step.Why = "stopped: " + context.Cause(stepsCtx).Error()
+			}
+		}
+		if errors.Is(err, client.ErrMisbehaved) {
+			misbehaved = fmt.Sprintf("the agent misbehaved in step %d (%s): it is asked nothing more", k+1, name)
 		}
 		// The steps' own records, in order: what a plan reads --from.
 		runFile.Write(out)
@@ -230,7 +258,7 @@ func (a *agentFlags) flags() []string {
 // runStep runs one narrows command in this process, as its own command
 // would run, its output kept; a run's history is the doctor's, not each
 // step's.
-func runStep(ctx context.Context, env Env, args []string) (stdout []byte, stderr string, code int) {
+func runStep(ctx context.Context, env Env, args []string) (stdout []byte, stderr string, code int, err error) {
 	var out, errb bytes.Buffer
 	sub := env
 	sub.Stdout, sub.Stderr = &out, &errb
@@ -241,9 +269,15 @@ func runStep(ctx context.Context, env Env, args []string) (stdout []byte, stderr
 		}
 		return get(k)
 	}
-	code = Main(ctx, sub, args)
-	return out.Bytes(), errb.String(), code
+	code, err = run(ctx, sub, args)
+	return out.Bytes(), errb.String(), code, err
 }
+
+// overBudget is how far past its budget doctor lets a step run before it
+// stops it: steps end near their shares on their own (each sets its
+// duration from it), so this is only ever used against a far side that
+// does not end its tests.
+func overBudget(budget time.Duration) time.Duration { return max(30*time.Second, budget/4) }
 
 // parseRun reads a step's JSON lines: its interval records and its
 // summary (the last run in them; nil if it wrote none).

@@ -52,6 +52,17 @@ func Signals(parent context.Context) (context.Context, func()) {
 			sig, _ := s.(syscall.Signal)
 			cancel(&stopCause{sig: sig})
 		case <-done:
+			return
+		}
+		// The run is ending as the first signal asked: cleaning up, and
+		// waiting a few seconds at most for an agent to end its test. A
+		// second signal means now.
+		select {
+		case s := <-ch:
+			sig, _ := s.(syscall.Signal)
+			fmt.Fprintf(os.Stderr, "narrows: %s a second time: stopped at once; %s\n", signalName(sig), atOnce)
+			os.Exit(128 + int(sig))
+		case <-done:
 		}
 	}()
 	var once sync.Once
@@ -64,6 +75,11 @@ func Signals(parent context.Context) (context.Context, func()) {
 		})
 	}
 }
+
+// atOnce is what a second signal leaves: nothing that outlives narrows,
+// as after kill -9 (a test file has no name, an agent ends a test whose
+// client has gone, db load's table is removed by its next run).
+const atOnce = "an agent ends its test when the connection closes, a local test file has no name to leave, and a db load table left half-way is removed by the next db load"
 
 // stopped is the exit code and the line for a run that ctx's cause ended
 // early.

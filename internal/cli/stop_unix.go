@@ -18,6 +18,8 @@ func brokenPipe(err error) bool { return errors.Is(err, syscall.EPIPE) }
 
 func signalName(s syscall.Signal) string {
 	switch s {
+	case syscall.SIGINT:
+		return "Ctrl-C (SIGINT)"
 	case syscall.SIGTERM:
 		return "SIGTERM"
 	case syscall.SIGHUP:

@@ -23,7 +23,10 @@ func brokenPipe(err error) bool {
 }
 
 func signalName(s syscall.Signal) string {
-	if s == syscall.SIGTERM {
+	switch s {
+	case syscall.SIGINT:
+		return "Ctrl-C"
+	case syscall.SIGTERM:
 		return "SIGTERM"
 	}
 	return s.String()

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/result"
 	"github.com/narrows/narrows/internal/wire"
 )
@@ -46,6 +47,8 @@ type Session struct {
 	// interface is the one routing back to this client); nil from an
 	// agent before them.
 	Facts *result.Facts
+
+	broken error // set when a test did not end as it should: the session is closed
 }
 
 // PeerIP is the agent's address as connected: what this host's facts
@@ -284,6 +287,20 @@ type Test struct {
 	Spec     wire.TestSpec
 	Accepted wire.Accepted
 	Conns    []DataConn
+
+	// What the agent may send, and until when (see Bounds), armed by
+	// Start; what it has sent so far.
+	bounds          Bounds
+	deadline        time.Time
+	frames, reports int
+	bytes           int64
+
+	mu       sync.Mutex
+	finished bool      // Done was read: nothing more may be sent
+	stopped  bool      // Stop was sent
+	stopBy   time.Time // after Stop: the agent has until then to say Done
+	readBy   time.Time // the deadline of the read in progress
+	unwatch  func() bool
 }
 
 // Open asks the agent for a test and opens its data connections. Call
@@ -306,6 +323,9 @@ func (s *Session) OpenClamped(ctx context.Context, spec wire.TestSpec, mss int) 
 var ErrNoClamp = errors.New("cannot clamp the TCP MSS here")
 
 func (s *Session) open(ctx context.Context, spec wire.TestSpec, mss int) (*Test, error) {
+	if s.broken != nil {
+		return nil, s.broken
+	}
 	s.conn.SetDeadline(time.Now().Add(s.opts.Timeout))
 	if err := wire.WriteFrame(s.conn, wire.TTest, spec); err != nil {
 		return nil, s.lost(err)
@@ -345,44 +365,218 @@ func (s *Session) open(ctx context.Context, spec wire.TestSpec, mss int) (*Test,
 	return t, nil
 }
 
-// Start tells the agent to begin.
-func (t *Test) Start() error {
+// StopGrace is how long a test the client stopped (Ctrl-C, a probe's own
+// end) waits for the agent's Done: enough for an agent to close a disk
+// test's file and account for it, short enough that Ctrl-C feels at once.
+const StopGrace = 3 * time.Second
+
+// MinPrepareRate is the slowest an agent may lay out a far test's file
+// (a disk or commit test's, a cpu test's sample) before the client gives
+// up on it: a disk slower than this is broken, and an agent that claims
+// to be preparing for longer is not believed.
+const MinPrepareRate = 5e6 // bytes per second
+
+// minPrepare is the least time an agent gets to prepare, whatever the size.
+const minPrepare = time.Minute
+
+// Bounds are what a test's agent may do after Start: the client's own
+// account of a test, worked out from what it asked for, never from what
+// the agent says, so that an agent, honest or not, cannot keep the client
+// waiting or make it hold more than the test is worth.
+type Bounds struct {
+	// Prepare is the most the agent may take to get ready (far tests that
+	// lay out a file or a sample): the larger of a minute and the file at
+	// MinPrepareRate, and no more than the agent's own --max-duration.
+	Prepare time.Duration
+	// Run is the most the test may take once ready: its duration for each
+	// pattern (disk) or codec each way (cpu), each with the session's
+	// timeout for the I/O in flight at its end, as the agent bounds them.
+	Run time.Duration
+	// Slack is how long past Prepare + Run the agent has to say Done.
+	Slack time.Duration
+	// Reports is the most interval reports (frames with figures) the
+	// client takes: one each interval of Run, and a few more for each
+	// pattern's last stretch; Frames is the most frames of any kind,
+	// twice one each interval (an agent sends a heartbeat as well while it
+	// prepares or runs) and a margin.
+	Reports, Frames int
+}
+
+// Deadline is the whole test's: Prepare + Run + Slack.
+func (b Bounds) Deadline() time.Duration { return b.Prepare + b.Run + b.Slack }
+
+// BoundsOf works out a test's bounds from its spec, the agent's limits
+// (only ever to lower them) and the session's timeout.
+func BoundsOf(spec wire.TestSpec, lim wire.Limits, timeout time.Duration) Bounds {
+	units, prepBytes := 1, int64(-1)
+	switch spec.Kind {
+	case wire.KindDisk:
+		if spec.Disk != nil {
+			units, prepBytes = max(1, len(spec.Disk.Patterns)), spec.Disk.Size
+		}
+	case wire.KindCPU:
+		if spec.CPU != nil {
+			units, prepBytes = max(1, 2*len(spec.CPU.Codecs)), spec.CPU.SampleBytes
+		}
+	case wire.KindCommit:
+		prepBytes = 0
+		if spec.Commit != nil {
+			prepBytes = spec.Commit.Size
+		}
+	}
+	var b Bounds
+	if prepBytes >= 0 {
+		b.Prepare = max(minPrepare, time.Duration(float64(prepBytes)/MinPrepareRate*float64(time.Second)))
+		if lim.MaxDuration > 0 {
+			b.Prepare = min(b.Prepare, lim.MaxDuration)
+		}
+	}
+	d := max(spec.Duration, 0)
+	b.Run = time.Duration(units) * (d + timeout)
+	iv := spec.Interval
+	if iv <= 0 || iv > d {
+		iv = max(d, time.Second)
+	}
+	b.Slack = 2*iv + timeout + StopGrace
+	per := func(x time.Duration) int { return int((x + iv - 1) / iv) }
+	b.Reports = per(b.Run) + 2*units + 8
+	b.Frames = 2*per(b.Deadline()) + b.Reports + 64
+	return b
+}
+
+// Bounds are the test's bounds (armed by Start).
+func (t *Test) Bounds() Bounds { return t.bounds }
+
+// ErrMisbehaved is an agent that broke a test's bounds: it sent more than
+// the test is worth, or did not end it in time. Its session is closed;
+// a caller running several tests asks that agent nothing more.
+var ErrMisbehaved = errors.New("the agent misbehaved")
+
+// Start tells the agent to begin and arms the test's bounds: from now the
+// agent has Bounds().Deadline() to say Done, and when ctx is done it is
+// told to stop (once, never after Done) and has StopGrace to say Done.
+func (t *Test) Start(ctx context.Context) error {
+	t.bounds = BoundsOf(t.Spec, t.s.Limits, t.s.opts.Timeout)
+	t.deadline = time.Now().Add(t.bounds.Deadline())
 	t.s.conn.SetWriteDeadline(time.Now().Add(t.s.opts.Timeout))
 	if err := wire.WriteFrame(t.s.conn, wire.TStart, wire.Start{}); err != nil {
 		return t.s.lost(err)
 	}
+	t.unwatch = context.AfterFunc(ctx, func() { t.Stop(probeInterrupted) })
 	return nil
 }
 
-// Stop asks the agent to end the test early.
+// probeInterrupted is probe.Interrupted (which imports this package).
+const probeInterrupted = "interrupted"
+
+// Stop asks the agent to end the test now, once, and never after its
+// Done (the agent would read it as this session's next request). The
+// agent then has StopGrace to say Done: a read in progress or to come
+// waits no longer.
 func (t *Test) Stop(reason string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.finished || t.stopped {
+		return
+	}
+	t.stopped = true
+	t.stopBy = time.Now().Add(StopGrace)
 	t.s.conn.SetWriteDeadline(time.Now().Add(2 * time.Second))
 	wire.WriteFrame(t.s.conn, wire.TStop, wire.Stop{Reason: reason})
+	if t.readBy.IsZero() || t.stopBy.Before(t.readBy) {
+		t.readBy = t.stopBy
+		t.s.conn.SetReadDeadline(t.stopBy)
+	}
 }
 
 // Next reads the agent's next report: *wire.Interval or *wire.Done. It
-// waits at most until deadline.
+// waits at most until deadline, and never past the test's bounds: an
+// agent that has sent more than the test is worth, or has not ended it
+// in time, gets an error wrapping ErrMisbehaved (and a Stop).
 func (t *Test) Next(deadline time.Time) (any, error) {
-	t.s.conn.SetReadDeadline(deadline)
-	f, err := wire.ReadFrame(t.s.conn)
-	if err != nil {
-		return nil, t.s.lost(err)
+	t.mu.Lock()
+	if !t.deadline.IsZero() && t.deadline.Before(deadline) {
+		deadline = t.deadline
 	}
+	if t.stopped && t.stopBy.Before(deadline) {
+		deadline = t.stopBy
+	}
+	t.readBy = deadline
+	t.s.conn.SetReadDeadline(deadline)
+	t.mu.Unlock()
+	f, err := wire.ReadFrame(t.s.conn)
+	t.mu.Lock()
+	t.readBy = time.Time{}
+	stopped := t.stopped
+	t.mu.Unlock()
+	if err != nil {
+		var ne net.Error
+		switch {
+		case !errors.As(err, &ne) || !ne.Timeout():
+		case stopped && !time.Now().Before(t.stopBy):
+			return nil, t.s.fail(fmt.Errorf("agent at %s did not end the test within %s of being told to stop", t.s.opts.Addr, StopGrace))
+		case !t.deadline.IsZero() && !time.Now().Before(t.deadline):
+			return nil, t.misbehaved(fmt.Sprintf("did not end a test of %s within %s (%s to prepare, %s to run, %s to report)",
+				t.Spec.Duration, t.bounds.Deadline().Round(time.Second), t.bounds.Prepare, t.bounds.Run, t.bounds.Slack))
+		}
+		// A test that ended without its Done leaves the session in no
+		// known state: frames may still come.
+		return nil, t.s.fail(t.s.lost(err))
+	}
+	t.frames++
+	t.bytes += int64(len(f.Body)) + 5
 	switch f.Type {
 	case wire.TInterval:
 		var iv wire.Interval
-		return &iv, f.Decode(wire.TInterval, &iv)
+		if err := f.Decode(wire.TInterval, &iv); err != nil {
+			return nil, err
+		}
+		if iv.Record != nil || len(iv.Slots) > 0 {
+			t.reports++
+		}
+		if t.bounds.Frames > 0 && (t.frames > t.bounds.Frames || t.reports > t.bounds.Reports) {
+			return nil, t.misbehaved(fmt.Sprintf("sent %d frames (%d reports, %s) for a test of %s, where at most %d (%d reports) were due",
+				t.frames, t.reports, metric.FormatBytes(t.bytes), t.Spec.Duration, t.bounds.Frames, t.bounds.Reports))
+		}
+		return &iv, nil
 	case wire.TDone:
 		var d wire.Done
-		return &d, f.Decode(wire.TDone, &d)
+		if err := f.Decode(wire.TDone, &d); err != nil {
+			return nil, err
+		}
+		t.mu.Lock()
+		t.finished = true
+		t.mu.Unlock()
+		return &d, nil
 	default:
 		var x struct{}
 		return nil, t.s.remote(f.Decode(wire.TDone, &x))
 	}
 }
 
-// Close closes the data connections (the session stays open).
-func (t *Test) Close() { t.closeConns() }
+// misbehaved stops the test, ends the session (whatever the agent sends
+// next means nothing) and says what the agent did.
+func (t *Test) misbehaved(what string) error {
+	t.Stop("the client's bounds on the test were broken")
+	return t.s.fail(fmt.Errorf("%w: the agent at %s %s: stopped, and nothing more is asked of it", ErrMisbehaved, t.s.opts.Addr, what))
+}
+
+// fail ends a session whose state is no longer known (a test that did
+// not end as it should): later requests get err at once.
+func (s *Session) fail(err error) error {
+	s.broken = err
+	s.conn.Close()
+	return err
+}
+
+// Close closes the data connections (the session stays open) and stops
+// watching the start's context.
+func (t *Test) Close() {
+	if t.unwatch != nil {
+		t.unwatch()
+	}
+	t.closeConns()
+}
 
 func (t *Test) closeConns() {
 	for _, dc := range t.Conns {
@@ -409,20 +603,9 @@ func (s *Session) RunFar(ctx context.Context, spec wire.TestSpec, accepted func(
 	if err := accepted(&t.Accepted); err != nil {
 		return nil, err
 	}
-	if err := t.Start(); err != nil {
+	if err := t.Start(ctx); err != nil {
 		return nil, err
 	}
-	// Stop goes once, and never after Done: the agent would read it as
-	// this session's next request.
-	var mu sync.Mutex
-	finished := false
-	defer context.AfterFunc(ctx, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if !finished {
-			t.Stop("interrupted")
-		}
-	})()
 	for {
 		x, err := t.Next(time.Now().Add(2*spec.Interval + s.opts.Timeout))
 		if err != nil {
@@ -434,9 +617,6 @@ func (s *Session) RunFar(ctx context.Context, spec wire.TestSpec, accepted func(
 				emit(*v.Record)
 			}
 		case *wire.Done:
-			mu.Lock()
-			finished = true
-			mu.Unlock()
 			switch {
 			case v.Code == wire.CodeRefused || v.Code == wire.CodeLimit:
 				return v, &Refusal{Addr: s.opts.Addr, Message: v.Reason}

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -72,15 +71,13 @@ func Run(ctx context.Context, s *client.Session, cfg Config, emit probe.Emit) (*
 		return res, fmt.Errorf("commit: %w", err)
 	}
 	defer sock.Close()
-	if err := t.Start(); err != nil {
+	if err := t.Start(ctx); err != nil {
 		return res, err
 	}
 
 	// stop ends the data loops: ctx, or the agent's final word (or its
 	// silence) on the control connection.
 	var stop atomic.Bool
-	var mu sync.Mutex
-	finished := false
 	agent := make(chan *wire.Done, 1)
 	var ctlErr error
 	go func() {
@@ -94,29 +91,18 @@ func Run(ctx context.Context, s *client.Session, cfg Config, emit probe.Emit) (*
 				return
 			}
 			if d, ok := x.(*wire.Done); ok {
-				mu.Lock()
-				finished = true
-				mu.Unlock()
 				agent <- d
 				return
 			}
 		}
 	}()
-	// Stop goes once, and never after Done: the agent would read it as
-	// this session's next request.
-	defer context.AfterFunc(ctx, func() {
-		stop.Store(true)
-		mu.Lock()
-		defer mu.Unlock()
-		if !finished {
-			t.Stop(probe.Interrupted)
-		}
-	})()
+	// Start(ctx) tells the agent to stop; this ends our loops.
+	defer context.AfterFunc(ctx, func() { stop.Store(true) })()
 
-	// The agent lays its file out first (within its --max-duration), then
+	// The agent lays its file out first (within the test's bounds), then
 	// says it is ready.
 	ready := make([]byte, AckSize)
-	prepare := s.Limits.MaxDuration + reportSlack
+	prepare := t.Bounds().Prepare + reportSlack
 	readyErr := sock.Run(func(c netio.Conn) error { return netio.ReadFull(c, ready, &stop, prepare) })
 	var loopErr error
 	cpu0, cpuErr := sysinfo.CPUTime()
@@ -142,6 +128,8 @@ func Run(ctx context.Context, s *client.Session, cfg Config, emit probe.Emit) (*
 	select {
 	case done = <-agent:
 	case <-time.After(idleLimit + reportSlack):
+		t.Stop("no account of the test") // ends the reader within StopGrace
+		<-agent
 	}
 	if done != nil && done.Commit != nil {
 		a := done.Commit

@@ -217,7 +217,7 @@ func (p *prober) probe(ctx context.Context, dir string, size int, d *result.MTUD
 	}
 	wait := max(p.floor, 10*dc.ConnectTime)
 	d.Timeout = result.Seconds(wait)
-	if err := t.Start(); err != nil {
+	if err := t.Start(ctx); err != nil {
 		return false, sent{}, err
 	}
 	tc.SetDeadline(time.Now().Add(wait))

@@ -5,6 +5,7 @@ package rr
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -48,17 +49,25 @@ func Run(ctx context.Context, s *client.Session, cfg Config, emit probe.Emit) (*
 	defer t.Close()
 	dc := t.Conns[0]
 	res.Connect = result.Seconds(dc.ConnectTime)
-	if err := t.Start(); err != nil {
+	if err := t.Start(ctx); err != nil {
 		return res, err
 	}
 	// The agent reports on the control connection while we measure; read
 	// it so it never blocks, and keep its final account.
 	agent := make(chan *wire.Done, 1)
+	var ctlErr error // read after agent is closed
+	// An agent that broke the test's bounds ends our loop too.
+	lctx, endLoop := context.WithCancel(ctx)
+	defer endLoop()
 	go func() {
 		defer close(agent)
 		for {
 			x, err := t.Next(time.Now().Add(cfg.Duration + 30*time.Second))
 			if err != nil {
+				ctlErr = err
+				if errors.Is(err, client.ErrMisbehaved) {
+					endLoop()
+				}
 				return
 			}
 			if d, ok := x.(*wire.Done); ok {
@@ -74,7 +83,7 @@ func Run(ctx context.Context, s *client.Session, cfg Config, emit probe.Emit) (*
 	}
 	defer sock.Close()
 	cpu0, cpuErr := sysinfo.CPUTime()
-	total, loopErr := loop(ctx, sock, cfg, emit, res)
+	total, loopErr := loop(lctx, sock, cfg, emit, res)
 	var interrupted bool
 	if ctx.Err() != nil {
 		interrupted = true
@@ -86,6 +95,8 @@ func Run(ctx context.Context, s *client.Session, cfg Config, emit probe.Emit) (*
 	select {
 	case done = <-agent:
 	case <-time.After(10 * time.Second):
+		t.Stop("no account of the test") // ends the reader within StopGrace
+		<-agent
 	}
 	res.RoundTrips = int64(total.Count())
 	res.Latency = result.LatencyOf(total)
@@ -100,6 +111,8 @@ func Run(ctx context.Context, s *client.Session, cfg Config, emit probe.Emit) (*
 		}
 	}
 	switch {
+	case done == nil && errors.Is(ctlErr, client.ErrMisbehaved) && !interrupted:
+		return res, fmt.Errorf("rr: %w", ctlErr)
 	case loopErr != nil && !interrupted:
 		return res, fmt.Errorf("rr: %w", loopErr)
 	case done == nil && !interrupted:

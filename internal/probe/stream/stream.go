@@ -157,7 +157,7 @@ func runPhase(ctx context.Context, s *client.Session, cfg Config, phase string, 
 		defer sock.Close()
 		eps[i] = &endpoint{dc: dc, send: dc.Slot.Role == wire.SlotSink, sock: sock}
 	}
-	if err := t.Start(); err != nil {
+	if err := t.Start(ctx); err != nil {
 		return nil, same, err
 	}
 	start := time.Now()
@@ -169,8 +169,7 @@ func runPhase(ctx context.Context, s *client.Session, cfg Config, phase string, 
 	var interrupted atomic.Bool
 	unhook := context.AfterFunc(ctx, func() {
 		interrupted.Store(true)
-		stop.Store(true)
-		t.Stop(probe.Interrupted)
+		stop.Store(true) // Start(ctx) tells the agent
 	})
 	defer unhook()
 
