@@ -536,8 +536,9 @@ func TestFailedProofsLimited(t *testing.T) {
 		s.Close()
 		t.Fatal("after ten failed proofs the right secret from the same address was still let in")
 	}
-	// Told why, not just cut off.
-	if !errors.Is(err, client.ErrAuth) || !strings.Contains(err.Error(), "refuses this address for now: 10 failed authentications from this address within 1m0s") {
+	// Told why, not just cut off: in the agent's words, which the client
+	// shows as unverified (the refusal comes before any proof).
+	if !errors.Is(err, client.ErrAuth) || !strings.Contains(err.Error(), `refuses this address for now: it says (unverified): "10 failed authentications from this address within 1m0s`) {
 		t.Fatalf("refused after ten failed proofs: %v, want the reason", err)
 	}
 	// Another address: accepted and held open for its handshake, not

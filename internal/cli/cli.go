@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/untrusted"
 	"github.com/narrows/narrows/internal/wire"
 )
 
@@ -31,6 +32,9 @@ type Env struct {
 	Now            func() time.Time
 
 	rec *recorder // keeps the run in the history (dispatch sets it for commands that measure)
+	// rawStderr is standard error as given, without Main's escaping: for
+	// doctor's progress line alone, whose \r redraws it on a terminal.
+	rawStderr io.Writer
 }
 
 // OSEnv is the real process's Env.
@@ -92,6 +96,14 @@ func commands() []command {
 // exit code. The run stops early when ctx is done (Signals) or when a
 // write to env.Stdout fails (a closed pipe): either way the command ends
 // as on SIGINT, removing what it created.
+//
+// Everything written to standard output and standard error goes through
+// untrusted.Writer: an agent, a database server, a driver or a saved run
+// can put any bytes in a string narrows prints, and the terminal would act
+// on the control sequences among them (write the clipboard, retitle the
+// window, clear the screen). Escaping at the stream, not only where such a
+// string is read, means no call site can forget; JSON passes through it
+// still valid.
 func Main(ctx context.Context, env Env, args []string) int {
 	code, _ := run(ctx, env, args)
 	return code
@@ -101,7 +113,12 @@ func Main(ctx context.Context, env Env, args []string) int {
 func run(ctx context.Context, env Env, args []string) (int, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	env.Stdout = &stdoutGuard{w: env.Stdout, cancel: cancel}
+	stdout := untrusted.NewWriter(&stdoutGuard{w: env.Stdout, cancel: cancel})
+	stderr := untrusted.NewWriter(env.Stderr)
+	defer stdout.Flush()
+	defer stderr.Flush()
+	env.rawStderr = env.Stderr
+	env.Stdout, env.Stderr = stdout, stderr
 	err := dispatch(ctx, env, args)
 	var ue *usageError
 	switch {

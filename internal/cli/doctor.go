@@ -14,6 +14,7 @@ import (
 	"github.com/narrows/narrows/internal/doctor"
 	"github.com/narrows/narrows/internal/output/jsonl"
 	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/untrusted"
 )
 
 // doctorFlags are `narrows doctor`'s: where things are; each optional.
@@ -116,7 +117,7 @@ func doctorCmd(ctx context.Context, env Env, args []string) error {
 			fixedLeft += doctor.Registry[n].Fixed
 		}
 	}
-	progress := newProgress(env.Stderr, len(names))
+	progress := newProgress(env.Stderr, env.rawStderr, len(names))
 	for k, name := range names {
 		st := doctor.Registry[name]
 		step := result.DoctorStep{Name: name, Area: st.Area}
@@ -359,15 +360,18 @@ func printDoctor(w io.Writer, rep *result.Report, written []string) {
 // progress shows which step runs: on a terminal one line rewritten in
 // place, otherwise a plain line a step.
 type progress struct {
-	w     io.Writer
+	w     io.Writer // standard error, escaping (Main's)
+	raw   io.Writer // the terminal itself, for the \r that redraws the line
 	n     int
 	tty   bool
 	width int
 }
 
-func newProgress(w io.Writer, n int) *progress {
-	p := &progress{w: w, n: n}
-	if f, ok := w.(*os.File); ok {
+// newProgress writes to w; on a terminal it redraws its line through raw,
+// the same stream without the escaping that would show its \r as text.
+func newProgress(w, raw io.Writer, n int) *progress {
+	p := &progress{w: w, raw: raw, n: n}
+	if f, ok := raw.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
 			p.tty = true
 		}
@@ -377,8 +381,12 @@ func newProgress(w io.Writer, n int) *progress {
 
 func (p *progress) line(s string) {
 	if p.tty {
+		// raw is past Main's escaping, so the line is escaped here: its
+		// words are ours, but what is drawn on the terminal goes through
+		// the sanitiser, all of it.
+		s = untrusted.Text(s)
 		pad := max(0, p.width-len(s))
-		fmt.Fprintf(p.w, "\r%s%s", s, strings.Repeat(" ", pad))
+		fmt.Fprintf(p.raw, "\r%s%s", s, strings.Repeat(" ", pad))
 		p.width = len(s)
 		return
 	}
@@ -438,6 +446,6 @@ func (p *progress) done(k int, name string, s result.DoctorStep) {
 
 func (p *progress) finish() {
 	if p.tty && p.width > 0 {
-		fmt.Fprintf(p.w, "\r%s\r", strings.Repeat(" ", p.width))
+		fmt.Fprintf(p.raw, "\r%s\r", strings.Repeat(" ", p.width))
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/untrusted"
 	"github.com/narrows/narrows/internal/wire"
 )
 
@@ -49,6 +50,9 @@ type Session struct {
 	Facts *result.Facts
 
 	broken error // set when a test did not end as it should: the session is closed
+	// proven: the agent proved it holds the secret. Until then what it
+	// says is anyone's word, and shown as such (unverified).
+	proven bool
 }
 
 // PeerIP is the agent's address as connected: what this host's facts
@@ -170,7 +174,10 @@ func (s *Session) handshake() error {
 		}
 		return s.notAgent(err)
 	}
-	s.Software = ch.Software
+	// Every string an agent sends is escaped as it arrives (untrusted):
+	// it is printed, and kept in the run, which compare and history print
+	// again later.
+	s.Software = untrusted.Text(ch.Software)
 	// Whether to authenticate is the client's decision, not the agent's:
 	// a stand-in that says "no auth needed" must not be believed.
 	var a wire.Auth
@@ -195,8 +202,10 @@ func (s *Session) handshake() error {
 	if ch.AuthRequired && !wire.Verify(s.opts.Secret, "agent", ch.Session, nonce, ch.Nonce, w.MAC) {
 		return fmt.Errorf("%w: the agent at %s did not prove it holds the secret", ErrAuth, s.opts.Addr)
 	}
+	untrusted.Clean(w.Facts)
 	s.Limits = w.Limits
 	s.Authenticated = ch.AuthRequired
+	s.proven = ch.AuthRequired
 	s.Capabilities = ch.Capabilities
 	s.Facts = w.Facts
 	return nil
@@ -208,21 +217,39 @@ func (s *Session) remote(err error) error {
 	if !errors.As(err, &re) {
 		return s.lost(err)
 	}
+	msg := s.words(re.Message)
 	switch re.Code {
 	case wire.CodeAuth:
 		return fmt.Errorf("%w: the secret does not match the agent's at %s", ErrAuth, s.opts.Addr)
 	case wire.CodeAuthLimit:
-		return fmt.Errorf("%w: the agent at %s refuses this address for now: %s", ErrAuth, s.opts.Addr, re.Message)
+		return fmt.Errorf("%w: the agent at %s refuses this address for now: %s", ErrAuth, s.opts.Addr, msg)
 	case wire.CodeVersion:
 		return fmt.Errorf("%w: this client speaks protocol %s, the agent at %s speaks %s; run the same narrows release on both ends",
 			ErrVersion, span(s.opts.MinVersion, s.opts.MaxVersion), s.opts.Addr, span(re.MinVersion, re.MaxVersion))
 	case wire.CodeBusy:
-		return fmt.Errorf("%w: %s (retry in %s)", ErrBusy, re.Message, re.RetryAfter)
+		return fmt.Errorf("%w at %s: %s (retry in %s)", ErrBusy, s.opts.Addr, msg, retryAfter(re.RetryAfter))
 	case wire.CodeLimit, wire.CodeRefused:
-		return &Refusal{Addr: s.opts.Addr, Message: re.Message}
+		return &Refusal{Addr: s.opts.Addr, Message: msg}
 	default:
-		return fmt.Errorf("agent at %s refused: %s", s.opts.Addr, re.Message)
+		return fmt.Errorf("agent at %s refused: %s", s.opts.Addr, msg)
 	}
+}
+
+// words is what the agent said, as it is shown: escaped (untrusted.Text)
+// from an agent that proved it holds the secret; from one that has not
+// (yet), anyone who listens at the address could have said it, so it is
+// quoted, cut short and marked as such.
+func (s *Session) words(msg string) string {
+	if s.proven {
+		return untrusted.Text(msg)
+	}
+	return "it says (unverified): " + untrusted.Quote(msg)
+}
+
+// retryAfter is an agent's hint of when to try again, bounded: a second
+// to an hour, whatever it says.
+func retryAfter(d time.Duration) time.Duration {
+	return min(max(d, time.Second), time.Hour).Round(time.Second)
 }
 
 func span(lo, hi int) string {
@@ -334,6 +361,7 @@ func (s *Session) open(ctx context.Context, spec wire.TestSpec, mss int) (*Test,
 	if err := wire.Expect(s.conn, wire.TAccepted, &acc); err != nil {
 		return nil, s.remote(err)
 	}
+	untrusted.Clean(&acc) // a disk test's notes, its directory
 	t := &Test{s: s, Spec: spec, Accepted: acc}
 	for _, sl := range acc.Slots {
 		c, took, err := dialMSS(ctx, s.opts, mss)
@@ -531,6 +559,7 @@ func (t *Test) Next(deadline time.Time) (any, error) {
 		if err := f.Decode(wire.TInterval, &iv); err != nil {
 			return nil, err
 		}
+		untrusted.Clean(&iv)
 		if iv.Record != nil || len(iv.Slots) > 0 {
 			t.reports++
 		}
@@ -544,6 +573,7 @@ func (t *Test) Next(deadline time.Time) (any, error) {
 		if err := f.Decode(wire.TDone, &d); err != nil {
 			return nil, err
 		}
+		untrusted.Clean(&d) // its reason, a far-side test's result
 		t.mu.Lock()
 		t.finished = true
 		t.mu.Unlock()

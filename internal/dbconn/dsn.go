@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/narrows/narrows/internal/untrusted"
 )
 
 // Engine is a database engine family.
@@ -260,12 +262,15 @@ func (d *DSN) Secrets() []string {
 	return out
 }
 
-// Scrub removes every form of the password from s.
+// Scrub removes every form of the password from s and escapes what a
+// terminal would act on (untrusted.Text): s holds a server's or a driver's
+// words, on their way to a person, and a server can put any bytes in an
+// error message, before the login as well as after.
 func (d *DSN) Scrub(s string) string {
-	if d == nil {
-		return s
+	if d != nil {
+		s = scrubAll(s, d.Secrets())
 	}
-	return scrubAll(s, d.Secrets())
+	return untrusted.Text(s)
 }
 
 func scrubAll(s string, secrets []string) string {

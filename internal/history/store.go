@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/untrusted"
 )
 
 // SchemaVersion is the store's layout, kept in PRAGMA user_version. A
@@ -335,6 +336,7 @@ func (s *Store) List(ctx context.Context, f Filter) ([]Run, error) {
 		}
 		r.StartedAt, _ = time.Parse(time.RFC3339Nano, started)
 		r.Headline = headline.Float64
+		untrusted.Clean(&r) // as Get does
 		runs = append(runs, r)
 	}
 	return runs, s.wrap(rows.Err())
@@ -367,6 +369,9 @@ func (s *Store) Get(ctx context.Context, id int64) (*Run, error) {
 	if err := decode(ivb, &r.Intervals); err != nil {
 		return nil, &CorruptError{Path: s.path, Err: fmt.Errorf("run %d: intervals: %w", id, err)}
 	}
+	// A store is a file too, which someone may have handed over: its
+	// strings come out escaped, as a saved run's do (jsonl.Read).
+	untrusted.Clean(&r)
 	return &r, nil
 }
 

@@ -35,7 +35,47 @@ const (
 
 var esc = template.HTMLEscapeString
 
-func f1(v float64) string { return fmt.Sprintf("%.*f", fmtFloatPrecision, v) }
+// f1 formats a coordinate. It is where a figure no measurement gives (a
+// saved run is a file anyone can write: ±1e308, or what arithmetic makes
+// of it, ±Inf and NaN) would reach the page as NaN or a 300-digit number;
+// lineChart leaves such points out, and f1 holds whatever else slips
+// through inside the chart.
+func f1(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		v = 0
+	case v > maxCoord:
+		v = maxCoord
+	case v < -maxCoord:
+		v = -maxCoord
+	}
+	return fmt.Sprintf("%.*f", fmtFloatPrecision, v)
+}
+
+// maxCoord bounds a coordinate: ten charts' width off the page either way.
+const maxCoord = 10 * chartW
+
+// maxPlotted is the largest magnitude a line chart plots: beyond a
+// petabit per second, a petabyte queued or thirty million years into a
+// run, a figure is no measurement but a broken or forged file.
+const maxPlotted = 1e15
+
+// plotted says whether v is a figure a chart can place.
+func plotted(v float64) bool { return !math.IsNaN(v) && math.Abs(v) <= maxPlotted }
+
+// plottable is ss without the points it cannot place.
+func plottable(ss []series) []series {
+	out := make([]series, len(ss))
+	for i, s := range ss {
+		out[i].name = s.name
+		for _, p := range s.pts {
+			if plotted(p.x) && plotted(p.y) {
+				out[i].pts = append(out[i].pts, p)
+			}
+		}
+	}
+	return out
+}
 
 type point struct{ x, y float64 }
 
@@ -56,6 +96,7 @@ func lineChart(id, class, title string, ss []series, refs []hline, yfmt func(flo
 	if len(ss) > maxSeries {
 		ss = ss[:maxSeries]
 	}
+	ss = plottable(ss)
 	maxX, maxY := 0.0, 0.0
 	for _, s := range ss {
 		for _, p := range s.pts {
@@ -68,6 +109,9 @@ func lineChart(id, class, title string, ss []series, refs []hline, yfmt func(flo
 	var off []hline
 	var on []hline
 	for _, r := range refs {
+		if !plotted(r.y) {
+			continue
+		}
 		if maxY > 0 && r.y > 4*maxY {
 			off = append(off, r)
 			continue

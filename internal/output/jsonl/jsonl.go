@@ -7,14 +7,17 @@ import (
 	"io"
 
 	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/untrusted"
 )
 
 // Writer writes records to w.
 type Writer struct{ enc *json.Encoder }
 
-// New returns a Writer.
+// New returns a Writer. Its JSON shows DEL, C1 controls and bidirectional
+// overrides as \u escapes, which Go's encoder leaves raw: a run's file is
+// safe to cat, and decodes to the same strings.
 func New(w io.Writer) *Writer {
-	enc := json.NewEncoder(w)
+	enc := json.NewEncoder(untrusted.NewWriter(w))
 	enc.SetEscapeHTML(false)
 	return &Writer{enc: enc}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/untrusted"
 )
 
 // maxLine bounds one record read back: a doctor's summary holds every
@@ -18,7 +19,8 @@ const maxLine = 64 << 20
 // for every summary record with the interval records written since the
 // summary before it. name names r in errors; a line that is not a narrows
 // record is an error naming its number. Records of other types are
-// skipped.
+// skipped. A saved run is a file anyone can write: every string in it
+// comes out escaped (untrusted.Clean), for the terminal and the page.
 func Read(r io.Reader, name string, each func(rep *result.Report, ivs []result.Interval)) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), maxLine)
@@ -40,12 +42,14 @@ func Read(r io.Reader, name string, each func(rep *result.Report, ivs []result.I
 			if err := json.Unmarshal(line, &iv); err != nil {
 				return fmt.Errorf("%s: line %d: %v", name, n, err)
 			}
+			untrusted.Clean(&iv)
 			ivs = append(ivs, iv)
 		case result.TypeSummary:
 			rep := new(result.Report)
 			if err := json.Unmarshal(line, rep); err != nil {
 				return fmt.Errorf("%s: line %d: %v", name, n, err)
 			}
+			untrusted.Clean(rep)
 			each(rep, ivs)
 			ivs = nil
 		}
