@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -87,13 +88,16 @@ var commands = []command{
 }
 
 // argv is c's command line against addr.
-func (c command) argv(addr, dir, out string, json bool) []string {
+func (c command) argv(addr, dir, out string, k kase) []string {
 	a := strings.Fields(strings.NewReplacer("ADDR", addr, "DIR", dir, "OUT", out).Replace(c.args))
 	if !strings.HasPrefix(c.name, "plan") && c.name != "doctor" && c.name != "net mtu" && c.name != "watch" {
 		a = append(a, "--duration", duration.String(), "--interval", interval.String())
 	}
-	if json {
+	if k.json {
 		a = append(a, "--json")
+	}
+	if k.html {
+		a = append(a, "--html", out+"/run.html")
 	}
 	return append(a, "--timeout", timeout.String())
 }
@@ -126,6 +130,7 @@ type kase struct {
 	signals     []syscall.Signal
 	gap         time.Duration // between signals
 	json        bool
+	html        bool // the HTML report keeps the run's records
 	// code is the exit wanted; codeAny: 0 or 1 (plan, doctor, watch carry
 	// on past a step that failed).
 	code int
@@ -155,6 +160,9 @@ func (k kase) String() string {
 	}
 	if k.json {
 		name += ",json"
+	}
+	if k.html {
+		name += ",html"
 	}
 	return name
 }
@@ -206,6 +214,7 @@ func cases(c command) []kase {
 	switch c.name {
 	case "net stream":
 		ks = append(ks,
+			kase{mode: hostile.Endless, html: true, code: 1},
 			kase{mode: hostile.Silent, code: 1},
 			kase{mode: hostile.Drip, signals: sigint, code: 130},
 			kase{mode: hostile.NoDoneAfterStop, signals: sigint, code: 130},
@@ -226,6 +235,9 @@ func cases(c command) []kase {
 			kase{mode: hostile.HugeFacts},
 		)
 	case "net commit", "disk --on":
+		if c.name == "disk --on" {
+			ks = append(ks, kase{mode: hostile.Endless, html: true, code: 1})
+		}
 		ks = append(ks,
 			kase{mode: hostile.Silent, maxDuration: small, code: 1},
 			kase{mode: hostile.Drip, maxDuration: small, code: 1},
@@ -257,8 +269,10 @@ func TestHostileAgent(t *testing.T) {
 		wait func() *outcome
 	}
 	honest := map[string]func() *outcome{}
-	var jobs []job
-	for _, c := range commands {
+	jobs := map[string][]job{}
+	// The commands that measure longest (the doctor, the plans) take the
+	// first turns at the cores: the others fit around them.
+	for _, c := range slices.Backward(commands) {
 		var ks []kase
 		for _, k := range cases(c) {
 			if only.MatchString(c.name + "/" + k.String()) {
@@ -270,10 +284,10 @@ func TestHostileAgent(t *testing.T) {
 		}
 		dir := t.TempDir()
 		agent := itest.StartAgent(t, []string{"--disk-path", dir})
-		honest[c.name] = startHeavy(bin, run{args: c.argv(agent.Addr, dir, t.TempDir(), false), limit: 90 * time.Second})
+		honest[c.name] = startHeavy(bin, run{args: c.argv(agent.Addr, dir, t.TempDir(), kase{}), limit: 90 * time.Second})
 		for _, k := range ks {
 			a := hostile.New(t, hostile.Config{Mode: k.mode, MaxDuration: k.maxDuration, Refusal: k.refusal})
-			r := run{args: c.argv(a.Addr, hostile.DiskPath, t.TempDir(), k.json), signals: k.signals, after: 500 * time.Millisecond,
+			r := run{args: c.argv(a.Addr, hostile.DiskPath, t.TempDir(), k), signals: k.signals, after: 500 * time.Millisecond,
 				gap: k.gap, ready: a.Started(), limit: k.limit(c)}
 			var w func() *outcome
 			if k.mode&(hostile.Escapes|hostile.HugeFacts) != 0 && k.signals == nil {
@@ -281,7 +295,7 @@ func TestHostileAgent(t *testing.T) {
 			} else {
 				w = start(bin, r)
 			}
-			jobs = append(jobs, job{c, k, a.Addr, w})
+			jobs[c.name] = append(jobs[c.name], job{c, k, a.Addr, w})
 		}
 	}
 	for _, c := range commands {
@@ -296,13 +310,15 @@ func TestHostileAgent(t *testing.T) {
 			}
 		})
 	}
-	for _, j := range jobs {
-		t.Run(j.c.name+"/"+j.k.String(), func(t *testing.T) {
-			h := honest[j.c.name]()
-			o := j.wait()
-			t.Logf("%s", o)
-			check(t, j.c, j.k, j.addr, h, o)
-		})
+	for _, c := range commands {
+		for _, j := range jobs[c.name] {
+			t.Run(c.name+"/"+j.k.String(), func(t *testing.T) {
+				h := honest[c.name]()
+				o := j.wait()
+				t.Logf("%s", o)
+				check(t, c, j.k, j.addr, h, o)
+			})
+		}
 	}
 }
 
