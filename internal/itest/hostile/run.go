@@ -114,8 +114,14 @@ func (r *run) serveData(honest bool) {
 func (r *run) serveSlot(c net.Conn, role string, n *atomic.Int64) {
 	switch role {
 	case wire.SlotSink:
-		m, _ := io.Copy(io.Discard, c)
-		n.Add(m)
+		buf := make([]byte, 128<<10)
+		for {
+			m, err := c.Read(buf)
+			n.Add(int64(m))
+			if err != nil {
+				return
+			}
+		}
 	case wire.SlotSource:
 		block := make([]byte, 64<<10)
 		for end := r.start.Add(r.spec.Duration); time.Now().Before(end); {
@@ -197,6 +203,9 @@ func (r *run) honest() bool {
 
 func (r *run) done() wire.Done {
 	d := wire.Done{Slots: r.slots(), Elapsed: time.Since(r.start), CPU: time.Millisecond}
+	for i := range d.Slots {
+		d.Slots[i].Elapsed = d.Elapsed // every data connection has ended by now
+	}
 	if r.a.has(Escapes) {
 		d.Reason = r.a.s("the agent's disk caught fire")
 	}
