@@ -50,6 +50,7 @@ type Session struct {
 	Facts *result.Facts
 
 	broken error // set when a test did not end as it should: the session is closed
+
 	// proven: the agent proved it holds the secret. Until then what it
 	// says is anyone's word, and shown as such (unverified).
 	proven bool
@@ -557,7 +558,7 @@ func (t *Test) Next(deadline time.Time) (any, error) {
 	case wire.TInterval:
 		var iv wire.Interval
 		if err := f.Decode(wire.TInterval, &iv); err != nil {
-			return nil, err
+			return nil, t.s.fail(fmt.Errorf("agent at %s sent a report that does not decode: %w", t.s.opts.Addr, err))
 		}
 		untrusted.Clean(&iv)
 		if iv.Record != nil || len(iv.Slots) > 0 {
@@ -571,7 +572,7 @@ func (t *Test) Next(deadline time.Time) (any, error) {
 	case wire.TDone:
 		var d wire.Done
 		if err := f.Decode(wire.TDone, &d); err != nil {
-			return nil, err
+			return nil, t.s.fail(fmt.Errorf("agent at %s sent a report that does not decode: %w", t.s.opts.Addr, err))
 		}
 		untrusted.Clean(&d) // its reason, a far-side test's result
 		t.mu.Lock()
