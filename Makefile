@@ -49,6 +49,7 @@ cross:
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzReadFrame -fuzztime 10s ./internal/wire/
+	$(GO) test -run '^$$' -fuzz FuzzClientReaders -fuzztime 10s ./internal/client/
 
 # Side-by-side with the peers (iperf3, sockperf, fio): prints ratios, not pass/fail.
 bench: build
