@@ -320,8 +320,10 @@ func diskOn(ctx context.Context, env Env, cfg disk.Config, opts client.Options, 
 	case measured:
 		// The agent went away mid-test: what it reported is above.
 		rep.Disk = target
-	case runErr == nil && ctx.Err() != nil:
-		return errInterrupted // while the file was laid out, as a local run
+	case ctx.Err() != nil:
+		// While the file was laid out, as a local run; the agent's not
+		// saying Done in time after the Stop changes nothing of that.
+		return errInterrupted
 	default:
 		return remoteError(runErr)
 	}

@@ -106,6 +106,10 @@ func (mf measureFlags) measure(ctx context.Context, env Env, files int, codecs [
 			if errors.As(err, &r) {
 				return sess.Software, !sess.Authenticated, &usageError{fmt.Sprintf("plan backup: %s: %s", st.what, r.Error())}
 			}
+			if errors.Is(err, client.ErrMisbehaved) {
+				// Nothing it said is a figure to plan on.
+				return sess.Software, !sess.Authenticated, fmt.Errorf("plan backup: %s: %w", st.what, err)
+			}
 			fmt.Fprintf(env.Stderr, "narrows plan backup: %s was not measured: %v\n", st.what, err)
 		}
 	}

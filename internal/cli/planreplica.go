@@ -212,7 +212,7 @@ func (rf replicaPlanFlags) measureStream(ctx context.Context, env Env, d time.Du
 		if errors.As(err, &r) {
 			return rs, sess.Software, !sess.Authenticated, &usageError{"plan replica: " + r.Error()}
 		}
-		if rs == nil || ctx.Err() != nil {
+		if rs == nil || ctx.Err() != nil || errors.Is(err, client.ErrMisbehaved) {
 			return rs, sess.Software, !sess.Authenticated, fmt.Errorf("plan replica: the stream to %s: %w", rf.to, err)
 		}
 		// One stream ran; the N streams did not.

@@ -209,6 +209,9 @@ func (sf syncFlags) measure(ctx context.Context, env Env, d *dbconn.DSN, dur tim
 				return software, unauth, &usageError{fmt.Sprintf("plan sync: %s: %s", st.what, r.Error())}
 			case errors.As(err, &ue):
 				return software, unauth, &usageError{fmt.Sprintf("plan sync: %s: %s", st.what, ue.msg)}
+			case errors.Is(err, client.ErrMisbehaved):
+				// Nothing it said is a figure to plan on.
+				return software, unauth, fmt.Errorf("plan sync: %s: %w", st.what, err)
 			}
 			fmt.Fprintf(env.Stderr, "narrows plan sync: %s was not measured: %v\n", st.what, err)
 		}
