@@ -19,17 +19,17 @@ test-deps:
 	bash scripts/deps.sh test
 
 # Vet, format, every test (real sockets, real namespaces, real iperf3,
-# narrows.exe under Wine, a real browser), the cross builds, and a short
-# fuzz of the frame decoder. The Wine tests, the HTML report's browser
-# tests, the SQL Browser replies and the agent's limits and abuse tests
-# assert behaviour, not speed, and mostly wait: they run beside vet, the
-# cross builds and the fuzz; every other package runs alone (-p 1), as its
-# timings need.
-BESIDE := ./internal/output/html/ ./internal/itest/mssqltest/ ./internal/agent/
+# narrows.exe under Wine, a real browser), the cross builds, and short
+# fuzzes of the frame decoder and the client's readers. The Wine tests, the
+# HTML report's browser tests, the SQL Browser replies, the agent's limits
+# and abuse tests and the hostile agent's tests assert behaviour, not
+# speed, and mostly wait: they run beside vet, the cross builds and the
+# fuzz; every other package runs alone (-p 1), as its timings need.
+BESIDE := ./internal/output/html/ ./internal/itest/mssqltest/ ./internal/agent/ ./internal/itest/hostile/
 test: test-deps
 	@unformatted=$$(gofmt -l cmd internal); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(MAKE) -O -j2 checks wintest
-	$(GO) test -count=1 -p 1 -timeout 10m $$($(GO) list ./... | grep -v -e /internal/itest/wintest -e /internal/output/html -e /internal/itest/mssqltest -e /internal/agent$$)
+	$(GO) test -count=1 -p 1 -timeout 10m $$($(GO) list ./... | grep -v -e /internal/itest/wintest -e /internal/output/html -e /internal/itest/mssqltest -e /internal/agent$$ -e /internal/itest/hostile)
 
 checks:
 	$(GO) vet ./...
