@@ -5,7 +5,7 @@ COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X github.com/narrows/narrows/internal/cli.Commit=$(COMMIT)
 export CGO_ENABLED := 0
 
-.PHONY: build run test deps test-deps bench cross fuzz clean testbed experiments checks wintest
+.PHONY: build run test deps test-deps bench cross fuzz clean testbed experiments checks wintest testbins
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/narrows
@@ -29,19 +29,34 @@ BESIDE := ./internal/output/html/ ./internal/itest/mssqltest/ ./internal/agent/
 test: test-deps
 	@unformatted=$$(gofmt -l cmd internal); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(MAKE) -O -j2 checks wintest
-	$(GO) test -count=1 -p 1 -timeout 10m $$($(GO) list ./... | grep -v -e /internal/itest/wintest -e /internal/output/html -e /internal/itest/mssqltest -e /internal/agent$$)
+	$(TESTENV) $(GO) test -count=1 -p 1 -timeout 10m $$($(GO) list ./... | grep -v -e /internal/itest/wintest -e /internal/output/html -e /internal/itest/mssqltest -e /internal/agent$$)
 
-checks:
+# The programs the tests run, built once from this tree before any test,
+# as the tests would build them themselves (internal/itest): narrows for
+# every package that starts agents and clients, narrows.exe for the Wine
+# tests. Built first and alone, each go build with both cores: what they
+# compile (all of the tree for Linux, narrows for Windows; minutes with an
+# empty cache) is then in the cache for vet, the cross vet and the tests,
+# instead of three processes compiling it side by side, and no test's
+# deadline runs over a compile.
+TESTBIN := $(CURDIR)/bin/test
+TESTENV := NARROWS_TEST_BIN=$(TESTBIN)/narrows NARROWS_TEST_EXE=$(TESTBIN)/narrows.exe
+testbins:
+	$(GO) build -o $(TESTBIN)/ ./...
+	GOOS=windows GOARCH=amd64 $(GO) build -o $(TESTBIN)/narrows.exe ./cmd/narrows
+
+checks: testbins
 	$(GO) vet ./...
 	$(MAKE) cross
 	$(MAKE) fuzz
-	$(GO) test -count=1 -p 1 -timeout 5m $(BESIDE)
+	$(TESTENV) $(GO) test -count=1 -p 1 -timeout 5m $(BESIDE)
 
 # narrows.exe under Wine (wine64 and mingw-w64 from make test-deps).
-wintest:
-	$(GO) test -count=1 -timeout 5m ./internal/itest/wintest/
+wintest: testbins
+	$(TESTENV) $(GO) test -count=1 -timeout 5m ./internal/itest/wintest/
 
-# (The Windows binary is built, and run under Wine, by internal/itest/wintest.)
+# (The Windows binary is built by testbins, and run under Wine by
+# internal/itest/wintest.)
 cross:
 	GOOS=darwin GOARCH=arm64 $(GO) build -o /dev/null ./cmd/narrows
 	GOOS=windows GOARCH=amd64 $(GO) vet ./...
