@@ -4,6 +4,8 @@ BIN     := bin/narrows
 COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X github.com/narrows/narrows/internal/cli.Commit=$(COMMIT)
 export CGO_ENABLED := 0
+# The long steps of make test say how long they took.
+TIMED   := bash scripts/timed.sh
 
 .PHONY: build run test deps test-deps bench cross fuzz clean testbed experiments checks wintest testbins
 
@@ -29,7 +31,7 @@ BESIDE := ./internal/output/html/ ./internal/itest/mssqltest/ ./internal/agent/
 test: test-deps
 	@unformatted=$$(gofmt -l cmd internal); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(MAKE) -O -j2 checks wintest
-	$(TESTENV) $(GO) test -count=1 -p 1 -timeout 10m $$($(GO) list ./... | grep -v -e /internal/itest/wintest -e /internal/output/html -e /internal/itest/mssqltest -e /internal/agent$$)
+	$(TESTENV) $(TIMED) $(GO) test -count=1 -p 1 -timeout 10m $$($(GO) list ./... | grep -v -e /internal/itest/wintest -e /internal/output/html -e /internal/itest/mssqltest -e /internal/agent$$)
 
 # The programs the tests run, built once from this tree before any test,
 # as the tests would build them themselves (internal/itest): narrows for
@@ -42,28 +44,28 @@ test: test-deps
 TESTBIN := $(CURDIR)/bin/test
 TESTENV := NARROWS_TEST_BIN=$(TESTBIN)/narrows NARROWS_TEST_EXE=$(TESTBIN)/narrows.exe
 testbins:
-	$(GO) build -o $(TESTBIN)/ ./...
-	GOOS=windows GOARCH=amd64 $(GO) build -o $(TESTBIN)/narrows.exe ./cmd/narrows
+	$(TIMED) $(GO) build -o $(TESTBIN)/ ./...
+	GOOS=windows GOARCH=amd64 $(TIMED) $(GO) build -o $(TESTBIN)/narrows.exe ./cmd/narrows
 
 checks: testbins
-	$(GO) vet ./...
+	$(TIMED) $(GO) vet ./...
 	$(MAKE) cross
 	$(MAKE) fuzz
-	$(TESTENV) $(GO) test -count=1 -p 1 -timeout 5m $(BESIDE)
+	$(TESTENV) $(TIMED) $(GO) test -count=1 -p 1 -timeout 5m $(BESIDE)
 
 # narrows.exe under Wine (wine64 and mingw-w64 from make test-deps).
 wintest: testbins
-	$(TESTENV) $(GO) test -count=1 -timeout 5m ./internal/itest/wintest/
+	$(TESTENV) $(TIMED) $(GO) test -count=1 -timeout 5m ./internal/itest/wintest/
 
 # (The Windows binary is built by testbins, and run under Wine by
 # internal/itest/wintest.)
 cross:
-	GOOS=darwin GOARCH=arm64 $(GO) build -o /dev/null ./cmd/narrows
-	GOOS=windows GOARCH=amd64 $(GO) vet ./...
-	GOOS=darwin GOARCH=arm64 $(GO) vet ./...
+	GOOS=darwin GOARCH=arm64 $(TIMED) $(GO) build -o /dev/null ./cmd/narrows
+	GOOS=windows GOARCH=amd64 $(TIMED) $(GO) vet ./...
+	GOOS=darwin GOARCH=arm64 $(TIMED) $(GO) vet ./...
 
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzReadFrame -fuzztime 10s ./internal/wire/
+	$(TIMED) $(GO) test -run '^$$' -fuzz FuzzReadFrame -fuzztime 10s ./internal/wire/
 
 # Side-by-side with the peers (iperf3, sockperf, fio): prints ratios, not pass/fail.
 bench: build
