@@ -7,7 +7,7 @@ export CGO_ENABLED := 0
 # The long steps of make test say how long they took.
 TIMED   := bash scripts/timed.sh
 
-.PHONY: build run test deps test-deps bench cross fuzz clean testbed experiments checks wintest testbins
+.PHONY: build run test deps test-deps bench cross fuzz clean testbed experiments checks wintest testbins beside
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/narrows
@@ -25,12 +25,12 @@ test-deps:
 # fuzz of the frame decoder. The Wine tests, the HTML report's browser
 # tests, the SQL Browser replies and the agent's limits and abuse tests
 # assert behaviour, not speed, and mostly wait: they run beside vet, the
-# cross builds and the fuzz; every other package runs alone (-p 1), as its
-# timings need.
+# cross builds and the fuzz, and beside each other; every other package
+# runs alone (-p 1), as its timings need.
 BESIDE := ./internal/output/html/ ./internal/itest/mssqltest/ ./internal/agent/
 test: test-deps
 	@unformatted=$$(gofmt -l cmd internal); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
-	$(MAKE) -O -j2 checks wintest
+	$(MAKE) -O -j3 checks wintest beside
 	$(TESTENV) $(TIMED) $(GO) test -count=1 -p 1 -timeout 10m $$($(GO) list ./... | grep -v -e /internal/itest/wintest -e /internal/output/html -e /internal/itest/mssqltest -e /internal/agent$$)
 
 # The programs the tests run, built once from this tree before any test,
@@ -51,11 +51,13 @@ checks: testbins
 	$(TIMED) $(GO) vet ./...
 	$(MAKE) cross
 	$(MAKE) fuzz
-	$(TESTENV) $(TIMED) $(GO) test -count=1 -p 1 -timeout 5m $(BESIDE)
 
 # narrows.exe under Wine (wine64 and mingw-w64 from make test-deps).
 wintest: testbins
 	$(TESTENV) $(TIMED) $(GO) test -count=1 -timeout 5m ./internal/itest/wintest/
+
+beside: testbins
+	$(TESTENV) $(TIMED) $(GO) test -count=1 -p 1 -timeout 5m $(BESIDE)
 
 # (The Windows binary is built by testbins, and run under Wine by
 # internal/itest/wintest.)
