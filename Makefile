@@ -4,8 +4,10 @@ BIN     := bin/narrows
 COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X github.com/narrows/narrows/internal/cli.Commit=$(COMMIT)
 export CGO_ENABLED := 0
+# The long steps of make test say how long they took.
+TIMED   := bash scripts/timed.sh
 
-.PHONY: build run test deps test-deps bench cross fuzz clean testbed experiments checks wintest
+.PHONY: build run test deps test-deps bench cross fuzz clean testbed experiments checks wintest testbins beside
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/narrows
@@ -24,32 +26,50 @@ test-deps:
 # HTML report's browser tests, the SQL Browser replies, the agent's limits
 # and abuse tests and the hostile agent's tests assert behaviour, not
 # speed, and mostly wait: they run beside vet, the cross builds and the
-# fuzz; every other package runs alone (-p 1), as its timings need.
+# fuzz, and beside each other; every other package runs alone (-p 1), as
+# its timings need.
 BESIDE := ./internal/output/html/ ./internal/itest/mssqltest/ ./internal/agent/ ./internal/itest/hostile/
 test: test-deps
 	@unformatted=$$(gofmt -l cmd internal); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
-	$(MAKE) -O -j2 checks wintest
-	$(GO) test -count=1 -p 1 -timeout 10m $$($(GO) list ./... | grep -v -e /internal/itest/wintest -e /internal/output/html -e /internal/itest/mssqltest -e /internal/agent$$ -e /internal/itest/hostile)
+	$(MAKE) -O -j3 checks wintest beside
+	$(TESTENV) $(TIMED) $(GO) test -count=1 -p 1 -timeout 10m $$($(GO) list ./... | grep -v -e /internal/itest/wintest -e /internal/output/html -e /internal/itest/mssqltest -e /internal/agent$$ -e /internal/itest/hostile)
 
-checks:
-	$(GO) vet ./...
+# The programs the tests run, built once from this tree before any test,
+# as the tests would build them themselves (internal/itest): narrows for
+# every package that starts agents and clients, narrows.exe for the Wine
+# tests. Built first and alone, each go build with both cores: what they
+# compile (all of the tree for Linux, narrows for Windows; minutes with an
+# empty cache) is then in the cache for vet, the cross vet and the tests,
+# instead of three processes compiling it side by side, and no test's
+# deadline runs over a compile.
+TESTBIN := $(CURDIR)/bin/test
+TESTENV := NARROWS_TEST_BIN=$(TESTBIN)/narrows NARROWS_TEST_EXE=$(TESTBIN)/narrows.exe
+testbins:
+	$(TIMED) $(GO) build -o $(TESTBIN)/ ./...
+	GOOS=windows GOARCH=amd64 $(TIMED) $(GO) build -o $(TESTBIN)/narrows.exe ./cmd/narrows
+
+checks: testbins
+	$(TIMED) $(GO) vet ./...
 	$(MAKE) cross
 	$(MAKE) fuzz
-	$(GO) test -count=1 -p 1 -timeout 5m $(BESIDE)
 
 # narrows.exe under Wine (wine64 and mingw-w64 from make test-deps).
-wintest:
-	$(GO) test -count=1 -timeout 5m ./internal/itest/wintest/
+wintest: testbins
+	$(TESTENV) $(TIMED) $(GO) test -count=1 -timeout 5m ./internal/itest/wintest/
 
-# (The Windows binary is built, and run under Wine, by internal/itest/wintest.)
+beside: testbins
+	$(TESTENV) $(TIMED) $(GO) test -count=1 -p 1 -timeout 5m $(BESIDE)
+
+# (The Windows binary is built by testbins, and run under Wine by
+# internal/itest/wintest.)
 cross:
-	GOOS=darwin GOARCH=arm64 $(GO) build -o /dev/null ./cmd/narrows
-	GOOS=windows GOARCH=amd64 $(GO) vet ./...
-	GOOS=darwin GOARCH=arm64 $(GO) vet ./...
+	GOOS=darwin GOARCH=arm64 $(TIMED) $(GO) build -o /dev/null ./cmd/narrows
+	GOOS=windows GOARCH=amd64 $(TIMED) $(GO) vet ./...
+	GOOS=darwin GOARCH=arm64 $(TIMED) $(GO) vet ./...
 
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzReadFrame -fuzztime 10s ./internal/wire/
-	$(GO) test -run '^$$' -fuzz FuzzClientReaders -fuzztime 10s ./internal/client/
+	$(TIMED) $(GO) test -run '^$$' -fuzz FuzzReadFrame -fuzztime 10s ./internal/wire/
+	$(TIMED) $(GO) test -run '^$$' -fuzz FuzzClientReaders -fuzztime 10s ./internal/client/
 
 # Side-by-side with the peers (iperf3, sockperf, fio): prints ratios, not pass/fail.
 bench: build

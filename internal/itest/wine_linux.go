@@ -24,6 +24,7 @@ import (
 type Wine struct {
 	Exe    string // narrows.exe
 	Prefix string // WINEPREFIX
+	dir    string // the prefix, the shim and the set-up's logs
 	loader string // wine64
 	env    []string
 }
@@ -38,9 +39,10 @@ var (
 var wineLoaders = []string{"/usr/lib/wine/wine64", "/usr/bin/wine64"}
 
 // NewWine returns the process's Wine, setting it up on first use: it
-// builds narrows.exe and the shim and makes the prefix (about 15 s). It
-// skips t where wine64 or mingw-w64 is missing, and fails it where Wine is
-// required (CI=true or NARROWS_REQUIRE_WINE=1). CloseWine ends it.
+// takes narrows.exe from NARROWS_TEST_EXE (make test builds it) or builds
+// it, builds the shim and makes the prefix (about 15 s). It skips t where
+// wine64 or mingw-w64 is missing, and fails it where Wine is required
+// (CI=true or NARROWS_REQUIRE_WINE=1). CloseWine ends it.
 func NewWine(t testing.TB) *Wine {
 	t.Helper()
 	wineOnce.Do(func() { wine, wineErr = setUpWine() })
@@ -59,7 +61,7 @@ func CloseWine() {
 	k := exec.Command(wine.server(), "-k")
 	k.Env = append(os.Environ(), wine.env...)
 	k.Run()
-	os.RemoveAll(filepath.Dir(wine.Exe))
+	os.RemoveAll(wine.dir)
 }
 
 func setUpWine() (*Wine, error) {
@@ -89,7 +91,7 @@ func setUpWine() (*Wine, error) {
 	}()
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..")
-	w.Exe = filepath.Join(dir, "narrows.exe")
+	w.dir = dir
 	w.Prefix = filepath.Join(dir, "prefix")
 	if err := os.MkdirAll(w.Prefix, 0o755); err != nil {
 		return nil, err
@@ -98,6 +100,12 @@ func setUpWine() (*Wine, error) {
 	// narrows writes on stderr. mscoree and mshtml off: the prefix would
 	// ask to download Mono and Gecko, which this machine cannot.
 	w.env = []string{"WINEPREFIX=" + w.Prefix, "WINEDEBUG=-all", "WINEDLLOVERRIDES=bcryptprimitives=n;mscoree=;mshtml=", "WINEARCH=win64"}
+	if w.Exe, err = windowsExe(root, dir); err != nil {
+		return nil, err
+	}
+	// The deadline is Wine's: a prefix takes about 15 s to make. No
+	// compile runs under it (a cold one took over 3 minutes beside the
+	// other checks on a 2-core machine, and was killed).
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	inPrefix := func(name string, args ...string) *exec.Cmd {
@@ -105,14 +113,11 @@ func setUpWine() (*Wine, error) {
 		c.Env = append(os.Environ(), w.env...)
 		return c
 	}
-	build := exec.CommandContext(ctx, "go", "build", "-o", w.Exe, "./cmd/narrows")
-	build.Dir, build.Env = root, append(os.Environ(), "GOOS=windows", "GOARCH=amd64", "CGO_ENABLED=0")
 	shim := filepath.Join(dir, "bcryptprimitives.dll")
 	steps := []struct {
 		name string
 		cmd  *exec.Cmd
 	}{
-		{"go build narrows.exe", build},
 		{"build the ProcessPrng shim", inPrefix(cc, "-shared", "-O2", "-o", shim, filepath.Join(root, "scripts", "wine", "processprng.c"))},
 		// A server that stays up a minute after its last process (until
 		// CloseWine, or a minute after a test process that died): one that
@@ -149,6 +154,21 @@ func setUpWine() (*Wine, error) {
 	}
 	ok = true
 	return w, nil
+}
+
+// windowsExe is narrows.exe: the one NARROWS_TEST_EXE names, or one built
+// into dir from the tree at root, bounded only by go test's -timeout.
+func windowsExe(root, dir string) (string, error) {
+	if p, ok := os.LookupEnv(ExeEnv); ok {
+		return prebuilt(ExeEnv, p)
+	}
+	exe := filepath.Join(dir, "narrows.exe")
+	build := exec.Command("go", "build", "-o", exe, "./cmd/narrows")
+	build.Dir, build.Env = root, append(os.Environ(), "GOOS=windows", "GOARCH=amd64", "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build narrows.exe: %v\n%s", err, out)
+	}
+	return exe, nil
 }
 
 // server is the prefix's wineserver, beside the loader.

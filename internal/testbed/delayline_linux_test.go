@@ -47,6 +47,46 @@ func lineErrors(p Path, seed, stream uint64, got []arrival, size int) []time.Dur
 	return errs
 }
 
+// lateBy says whether errs, the line's timing error probe by probe
+// (sorted), are over checkOnTime's bounds for lateness.
+func lateBy(errs []time.Duration) bool {
+	return len(errs) > 0 && (quantile(errs, 0.5) > slack || quantile(errs, 0.9) > lateTail)
+}
+
+// A run during which the hypervisor takes a vCPU away is no measure of the
+// line: every packet due while the forwarder's vCPU is not running leaves
+// that much late, and no guest can prevent it. On this project's 2-core
+// VMs, idle, 16 runs of 1,000 probes 200 µs apart (TestDelayLineJitter's
+// dense ones) in a row: the 6 with no steal or one tick counted in
+// /proc/stat had p90 80–112 µs and the line's own latest packet under
+// 1.3 ms; the 10 with 40–110 ms stolen had p90 0.58–6.0 ms and 27–168
+// packets over 1 ms late by the line's own count. A few minutes later the
+// same runs saw no steal at all: it is the host's, and comes and goes.
+// Steal is counted in ticks of 10 ms, so a stall long enough to make a
+// tenth of the probes late always shows.
+//
+// measureUnstolen calls run (which measures on a line of its own and
+// returns the sorted errors) until a run is within the bounds for
+// lateness, or misses them with no steal counted during it (then the
+// miss is the line's), or three runs have been made; the caller holds the
+// last run to checkOnTime and whatever else it asserts.
+func measureUnstolen(t *testing.T, run func() []time.Duration) []time.Duration {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		before := stolen(t)
+		errs := run()
+		took := stolen(t) - before
+		if attempt == 3 || took == 0 || !lateBy(errs) {
+			if attempt > 1 {
+				t.Logf("run %d: the hypervisor took %v of the vCPUs' time during it", attempt, took)
+			}
+			return errs
+		}
+		t.Logf("run %d: p50 %v, p90 %v late while the hypervisor took %v of the vCPUs' time (steal): measured again",
+			attempt, quantile(errs, 0.5), quantile(errs, 0.9), took)
+	}
+}
+
 // checkOnTime holds the line's timing error (lineErrors) to slack at the
 // median and lateTail at p90, and to never early.
 func checkOnTime(t *testing.T, errs []time.Duration) {
@@ -144,8 +184,21 @@ func TestDelayLineJitter(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			l := NewTestDelayLine(t, DelayLineOptions{RTT: 2 * delay, Jitter: jitter, Reorder: tc.reorder, Seed: 7})
-			got := newUDPPath(t, l.A, l.B).sendPaced(t, tc.n, 100, tc.gap, time.Second)
+			var l *DelayLine
+			var got []arrival
+			// Each probe against the departure the line's own model gave it
+			// (the seeded draws replayed, so each run on a new line): the
+			// line is on time. That the draws are uniform on
+			// [delay−jitter, delay+jitter] is the model's business, held by
+			// TestShaperJitter.
+			errs := measureUnstolen(t, func() []time.Duration {
+				if l != nil {
+					l.Close()
+				}
+				l = NewTestDelayLine(t, DelayLineOptions{RTT: 2 * delay, Jitter: jitter, Reorder: tc.reorder, Seed: 7})
+				got = newUDPPath(t, l.A, l.B).sendPaced(t, tc.n, 100, tc.gap, time.Second)
+				return lineErrors(*l.Options.AtoB, l.Options.Seed, 1, got, 100+udpIPOverhead)
+			})
 			d := oneWays(got)
 			if len(got) != tc.n {
 				t.Fatalf("%d of %d probes arrived on a line without loss", len(got), tc.n)
@@ -162,11 +215,7 @@ func TestDelayLineJitter(t *testing.T) {
 			case !tc.reorder && ooo > 0:
 				t.Errorf("%d probes out of order, with reordering off", ooo)
 			}
-			// Each probe against the departure the line's own model gave it
-			// (the seeded draws replayed): the line is on time. That the
-			// draws are uniform on [delay−jitter, delay+jitter] is the
-			// model's business, held by TestShaperJitter.
-			checkOnTime(t, lineErrors(*l.Options.AtoB, l.Options.Seed, 1, got, 100+udpIPOverhead))
+			checkOnTime(t, errs)
 		})
 	}
 }
@@ -276,8 +325,38 @@ func TestDelayLineRateAndQueue(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			l := NewTestDelayLine(t, DelayLineOptions{RTT: 2 * delay, RateBitsPerSecond: rate, QueueBytes: tc.queueBytes})
-			got := newUDPPath(t, l.A, l.B).sendPaced(t, burst, size-udpIPOverhead, 0, time.Second)
+			var l *DelayLine
+			var got []arrival
+			// The line's spacing: each probe against the departure the
+			// model gives it, replayed over the probes that got through (a
+			// dropped one never takes the line). Not the span of the
+			// arrivals against (n−1)×tx: that holds only while the sender
+			// keeps the queue full, and a sender descheduled mid-burst on
+			// a busy machine lets the line idle, as a real one would (seen:
+			// 22 arrivals 1.13 ms apart, the line on time throughout).
+			//
+			// The burst's first probe sets the pace for the rest, so its
+			// own lateness (the forwarder woken by its arrival: held by
+			// TestDelayLineDelay) carries to every probe after it: what is
+			// held here is each probe's error beyond the least of them.
+			errs := measureUnstolen(t, func() []time.Duration {
+				if l != nil {
+					l.Close()
+				}
+				l = NewTestDelayLine(t, DelayLineOptions{RTT: 2 * delay, RateBitsPerSecond: rate, QueueBytes: tc.queueBytes})
+				got = newUDPPath(t, l.A, l.B).sendPaced(t, burst, size-udpIPOverhead, 0, time.Second)
+				noDrops := *l.Options.AtoB
+				noDrops.QueueBytes = math.MaxInt64
+				errs := lineErrors(noDrops, l.Options.Seed, 1, got, size)
+				if len(errs) > 0 {
+					least := errs[0]
+					t.Logf("the burst's least error, taken off: %v", least)
+					for i := range errs {
+						errs[i] -= least
+					}
+				}
+				return errs
+			})
 			s := l.Stats().AtoB
 			d := oneWays(got)
 			t.Logf("%d of %d probes arrived, line dropped %d (queue full); one-way min %v max %v; stats %+v",
@@ -289,27 +368,9 @@ func TestDelayLineRateAndQueue(t *testing.T) {
 			if d[0] < delay+tx {
 				t.Errorf("first probe took %v, less than delay + one serialization %v", d[0], delay+tx)
 			}
-			// The line's spacing: each probe against the departure the
-			// model gives it, replayed over the probes that got through (a
-			// dropped one never takes the line). Not the span of the
-			// arrivals against (n−1)×tx: that holds only while the sender
-			// keeps the queue full, and a sender descheduled mid-burst on
-			// a busy machine lets the line idle, as a real one would (seen:
-			// 22 arrivals 1.13 ms apart, the line on time throughout).
 			span := got[len(got)-1].arrived - got[0].arrived
 			t.Logf("%d arrivals over %v: %.4f ms apart (%v a packet at the rate)", len(got), span,
 				float64(span)/float64(len(got)-1)/1e6, tx)
-			// The burst's first probe sets the pace for the rest, so its
-			// own lateness (the forwarder woken by its arrival: held by
-			// TestDelayLineDelay) carries to every probe after it: what is
-			// held here is each probe's error beyond the least of them.
-			noDrops := *l.Options.AtoB
-			noDrops.QueueBytes = math.MaxInt64
-			errs := lineErrors(noDrops, l.Options.Seed, 1, got, size)
-			t.Logf("the burst's least error, taken off: %v", errs[0])
-			for i := range errs {
-				errs[i] -= errs[0]
-			}
 			checkOnTime(t, errs)
 			// Nothing waits longer than the queue allows.
 			maxWait := delay + time.Duration(tc.queueBytes*8)*time.Second/rate + tx

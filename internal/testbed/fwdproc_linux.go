@@ -287,6 +287,9 @@ func forwarderMain() error {
 		awake = fmt.Sprintf("testbed: CPU latency request (%s) not held: %v", cpuLatencyDev, err)
 	} else {
 		defer unix.Close(fd)
+		if err := cpuidleGoverned(); err != nil {
+			awake = fmt.Sprintf("testbed: the CPU latency request keeps no CPU awake here: %v", err)
+		}
 	}
 	addForwarderPs(2)
 	rt := cfg.Realtime && allRealtime() == nil

@@ -5,10 +5,13 @@ package testbed
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"net"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -67,6 +70,9 @@ func newUDPPath(t *testing.T, src, dst *Host) *udpPath {
 	p.dst.SetReadBuffer(4 << 20) //nolint:errcheck // best effort; losses show in the counts
 	if err := setTimestamps(p.dst); err != nil {
 		t.Fatalf("SO_TIMESTAMPNS: %v", err)
+	}
+	if err := awaitStamps(p.dst); err != nil {
+		t.Fatal(err)
 	}
 	if err := src.Do(func() (err error) {
 		p.src, err = net.DialUDP("udp4", nil, p.dst.LocalAddr().(*net.UDPAddr))
@@ -131,6 +137,50 @@ func setTimestamps(c *net.UDPConn) error {
 	return serr
 }
 
+// awaitStamps returns once the kernel stamps c's datagrams as it delivers
+// them. It stamps them only while a static key is on, which the first
+// socket on the machine to ask for receive stamps turns on from a work
+// queue (net_enable_timestamp), and the last one to close turns off: a
+// datagram that arrives before the worker has run carries no stamp, and
+// recvmsg fills in the time it is read ("Race occurred between timestamp
+// enabling and packet receiving. Fill in the current time for now.",
+// net/socket.c). On this project's 2-core VM, busy, the first stamped
+// datagram came 0.1 to 72 ms after setsockopt (15 tries, 8 over 5 ms); a
+// probe before it carried the receiving goroutine's wake-up instead of
+// the line's delivery (errors of 1–12 ms, where the line's own counters
+// said 3 µs). So c sends itself a datagram, sleeps, and reads it, until its
+// stamp is from before the sleep.
+func awaitStamps(c *net.UDPConn) error {
+	const sleep = 2 * time.Millisecond
+	defer c.SetReadDeadline(time.Time{}) //nolint:errcheck // the socket's readers set their own, or none
+	buf := make([]byte, 64)
+	oob := make([]byte, 128)
+	self := c.LocalAddr().(*net.UDPAddr)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := c.WriteToUDP(buf[:1], self); err != nil {
+			return fmt.Errorf("a datagram to the probes' own socket: %w", err)
+		}
+		time.Sleep(sleep)
+		c.SetReadDeadline(time.Now().Add(time.Second)) //nolint:errcheck
+		_, oobn, _, _, err := c.ReadMsgUDP(buf, oob)
+		read := time.Now().UnixNano()
+		if err != nil {
+			return fmt.Errorf("a datagram to the probes' own socket: %w", err)
+		}
+		at, err := kernelTime(oob[:oobn])
+		if err != nil {
+			return err
+		}
+		if read-at >= int64(sleep/2) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return errors.New("the kernel still stamps datagrams when they are read, not when they arrive, 10 s after SO_TIMESTAMPNS")
+		}
+	}
+}
+
 // kernelTime is the SCM_TIMESTAMPNS receive time in a datagram's control
 // messages, ns since the epoch.
 func kernelTime(oob []byte) (int64, error) {
@@ -176,6 +226,27 @@ func (p *udpPath) sendPaced(t *testing.T, n, size int, gap, quiet time.Duration)
 		t.Fatalf("receiving probes: %v", rerr)
 	}
 	return got
+}
+
+// stolen is how long the hypervisor has kept this machine's vCPUs from
+// running since boot, all of them together: the steal column of
+// /proc/stat, in clock ticks (USER_HZ, 100 a second on every Linux).
+func stolen(t *testing.T) time.Duration {
+	t.Helper()
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		t.Fatalf("/proc/stat begins %q: no steal column", line)
+	}
+	ticks, err := strconv.ParseInt(f[8], 10, 64)
+	if err != nil {
+		t.Fatalf("/proc/stat steal: %v", err)
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond
 }
 
 // oneWays returns the arrivals' one-way delays, sorted.
