@@ -152,6 +152,9 @@ func Run(ctx context.Context, s *client.Session, cfg Config, emit probe.Emit) (*
 		return res, &client.Refusal{Addr: s.Addr(), Message: done.Reason}
 	case done != nil && done.Reason != "":
 		return res, fmt.Errorf("commit: the agent at %s ended the test early: %s", s.Addr(), done.Reason)
+	case errors.Is(ctlErr, client.ErrMisbehaved):
+		// What the data connection then says (reset, closed) is its echo.
+		return res, fmt.Errorf("commit: %w", ctlErr)
 	case readyErr != nil:
 		return res, fmt.Errorf("commit: waiting for the agent to lay out its log file: %w", errors.Join(readyErr, ctlErr))
 	case loopErr != nil:
