@@ -73,7 +73,7 @@ cross:
 # About 10 s each on 2 idle cores.
 fuzz:
 	$(TIMED) $(GO) test -run '^$$' -fuzz FuzzReadFrame -fuzztime 150000x ./internal/wire/
-	$(TIMED) $(GO) test -run '^$$' -fuzz FuzzClientReaders -fuzztime 3000x ./internal/client/
+	$(TIMED) $(GO) test -run '^$$' -fuzz FuzzClientReaders -fuzztime 12000x ./internal/client/
 
 # Side-by-side with the peers (iperf3, sockperf, fio): prints ratios, not pass/fail.
 bench: build
