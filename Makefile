@@ -31,7 +31,7 @@ test-deps:
 BESIDE := ./internal/output/html/ ./internal/itest/mssqltest/ ./internal/agent/ ./internal/itest/hostile/
 test: test-deps
 	@unformatted=$$(gofmt -l cmd internal); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
-	$(MAKE) -O -j3 checks wintest beside
+	$(MAKE) -O -j2 checks wintest beside
 	$(TESTENV) $(TIMED) $(GO) test -count=1 -p 1 -timeout 10m $$($(GO) list ./... | grep -v -e /internal/itest/wintest -e /internal/output/html -e /internal/itest/mssqltest -e /internal/agent$$ -e /internal/itest/hostile)
 
 # The programs the tests run, built once from this tree before any test,
