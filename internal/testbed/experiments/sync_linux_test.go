@@ -282,7 +282,12 @@ func TestSyncCommit(t *testing.T) {
 	}
 	check("plan sync's commit against db load's with the standby synchronous", pred.commit, p50, 0.20)
 	check("plan sync's commit against pgbench's", pred.commit, bench, 0.20)
-	check("net commit --ack flush against pgbench's commit", pred.remoteCommit, bench, 0.20)
+	// net commit is what the synchronous standby adds to a commit (the
+	// round trip and its flush), not the primary's own flush: it is held
+	// to pgbench's commit less the commit with the standby asynchronous.
+	// Against pgbench's whole commit it read 0.73-0.76 on a machine whose
+	// own WAL flush took 2.3-3.1 ms, while plan sync, which adds it, held.
+	check("net commit --ack flush against what the synchronous standby adds to pgbench's commit", pred.remoteCommit, bench-asyncP50, 0.20)
 	if asyncP50 > rtt.Seconds()/2 {
 		t.Errorf("with the standby asynchronous the commit p50 is %.3f ms: it should not wait for the %v line", asyncP50*1e3, rtt)
 	}
