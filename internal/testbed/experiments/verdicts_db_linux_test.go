@@ -5,7 +5,6 @@ package experiments
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -120,19 +119,6 @@ var dbScenarios = []Scenario{
 					}
 				}
 			}
-		},
-	},
-	{
-		Name: "db/ping-unix-socket", CI: true,
-		Question: "how much of a chatty report is the wire?",
-		Truth:    "the client reaches the server through its Unix socket: no network at all",
-		Say:      []string{"db.round_trip_time"},
-		NotSay:   []string{"db.network_share", "db.tail"},
-		Run: func(c *Case) {
-			l := c.Line(testbed.DelayLineOptions{RTT: time.Millisecond})
-			pg := chattyPrimary(c.T, l)
-			dsn := fmt.Sprintf("postgres://postgres:%s@/postgres?host=%s&port=%d&sslmode=disable", dbserver.SuperPassword, pg.Primary.Sock, pg.Primary.Port)
-			c.Narrows(l.A, "db", "ping", "--dsn", dsn, "--count", "200")
 		},
 	},
 	{
