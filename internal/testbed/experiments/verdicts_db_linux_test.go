@@ -43,12 +43,22 @@ func primaryDSN(pg *dbserver.Postgres) string {
 // `db repl` on A for watch.
 func (c *Case) replWatch(l *testbed.DelayLine, pg *dbserver.Postgres, rate string, load, warm, watch time.Duration) *result.Report {
 	c.T.Helper()
+	rep, _ := c.replWatchIvs(l, pg, rate, load, warm, watch)
+	return rep
+}
+
+// replWatchIvs is replWatch with db repl's interval records.
+func (c *Case) replWatchIvs(l *testbed.DelayLine, pg *dbserver.Postgres, rate string, load, warm, watch time.Duration) (*result.Report, []result.Interval) {
+	c.T.Helper()
 	ld := startOn(c.T, l.A, "db", "load", "--dsn", primaryDSN(pg), "--rate", rate, "--duration", load.String(), "--json")
 	time.Sleep(warm)
-	rep := c.Narrows(l.A, "db", "repl", "--dsn", primaryDSN(pg), "--replica-dsn", "standby1="+pg.DSN(pg.Standby, "narrows", dbserver.NarrowsPassword),
+	rep, ivs, res := c.NarrowsExit(l.A, 0, "db", "repl", "--dsn", primaryDSN(pg), "--replica-dsn", "standby1="+pg.DSN(pg.Standby, "narrows", dbserver.NarrowsPassword),
 		"--interval", "500ms", "--duration", watch.String())
+	if rep == nil {
+		c.T.Fatalf("db repl wrote no summary:\n%s", res.Stdout)
+	}
 	ld.wait(c.T, load+time.Minute)
-	return rep
+	return rep, ivs
 }
 
 var dbScenarios = []Scenario{
@@ -166,8 +176,8 @@ var replScenarios = []Scenario{
 	{
 		Name: "repl/falling-behind", CI: true,
 		Question: "does the standby keep up?",
-		Truth:    "40 ms, the standby's receive buffer capped at 128 KiB: one stream carries about 2 MB/s; 5 MB/s of log",
-		Say:      []string{"repl.send_queue_growing"},
+		Truth:    "40 ms, the standby's receive buffer capped at 128 KiB: one stream carries about 2 MB/s; 5 MB/s of log. plan replica, run before the load, is held to the send queue's growth db repl then measures",
+		Say:      []string{"repl.send_queue_growing", "plan.replica_falls_behind"},
 		NotSay:   []string{"repl.keeping_up", "repl.replay_bottleneck"},
 		Run: func(c *Case) {
 			l := fallingLine(c.T)
@@ -181,7 +191,26 @@ var replScenarios = []Scenario{
 			if err := pg.WaitStreaming(context.Background(), time.Minute); err != nil {
 				c.T.Fatal(err)
 			}
-			c.replWatch(l, pg, "5MB/s", 12*time.Second, 3*time.Second, 6*time.Second)
+			addr := c.Agent(l.B)
+			plan := c.Narrows(l.A, "plan", "replica", "--to", addr, "--stage-duration", "4s", "--streams", "1", "--log-rate", "5MB/s")
+			var growth float64
+			if p := plan.ReplicaPlan; p != nil && len(p.Cases) > 0 {
+				growth = p.Cases[0].Growth
+			}
+			_, ivs := c.replWatchIvs(l, pg, "5MB/s", 12*time.Second, 3*time.Second, 6*time.Second)
+			var unsent []float64
+			for _, iv := range ivs[min(1, len(ivs)):] {
+				if iv.Repl == nil {
+					continue
+				}
+				for _, st := range iv.Repl.Replicas {
+					if st.Unsent != nil {
+						unsent = append(unsent, float64(*st.Unsent))
+					}
+				}
+			}
+			c.Within("the send queue's growth db repl measured / plan replica's prediction before the load", slope(unsent, 500*time.Millisecond), growth, 0.85, 1.15,
+				"experiment TestReplFallingBehind's bound: one stream's window per round trip sets both")
 		},
 	},
 	{

@@ -412,7 +412,7 @@ func writeTable(path string, rows []row, passed, failed int) error {
 	for _, r := range rows {
 		var figs []string
 		for _, f := range r.figures {
-			figs = append(figs, fmt.Sprintf("%s: %.3g vs %.3g = %.2f× (%.2f–%.2f)", f.name, f.got, f.want, f.ratio(), f.lo, f.hi))
+			figs = append(figs, fmt.Sprintf("%s: %.3g vs %.3g = %.2f× (bound %.2f–%.2f: %s)", f.name, f.got, f.want, f.ratio(), f.lo, f.hi, f.why))
 		}
 		res := "pass"
 		if r.skipped != "" {
