@@ -58,7 +58,10 @@ func Check(rep *result.Report, ivs []result.Interval, path Path) []Violation {
 	c := &checker{}
 	c.report(rep, ivs, path, "")
 	if d := rep.Doctor; d != nil {
-		c.findings(rep, d.Verdicts, "doctor verdicts: ")
+		// The verdicts are the steps' findings, each step checked for
+		// contradictions below, where its subject is known: "net stream"
+		// and "net stream reverse" each have a limit of their own.
+		c.findings(rep, d.Verdicts, "doctor verdicts: ", false)
 		for _, s := range d.Steps {
 			if s.Report != nil {
 				c.report(s.Report, s.Intervals, path, s.Name+": ")
@@ -84,7 +87,7 @@ func (c *checker) report(rep *result.Report, ivs []result.Interval, path Path, w
 	c.startedAt(rep, ivs, where)
 	c.rates(rep, ivs, path, where)
 	if rep.Doctor == nil {
-		c.findings(rep, rep.Findings, where)
+		c.findings(rep, rep.Findings, where, true)
 	}
 	c.tuning(rep, where)
 	c.noData(rep, where)
@@ -246,7 +249,7 @@ func subject(rep *result.Report, f result.Finding) (string, bool) {
 }
 
 // findings: known codes, no two contradicting, no two in the same words.
-func (c *checker) findings(rep *result.Report, fs []result.Finding, where string) {
+func (c *checker) findings(rep *result.Report, fs []result.Finding, where string, pairs bool) {
 	said := map[string]int{}
 	for i, f := range fs {
 		if !advisor.KnownCode(f.Code) {
@@ -257,6 +260,9 @@ func (c *checker) findings(rep *result.Report, fs []result.Finding, where string
 		} else {
 			said[f.Summary] = i
 		}
+	}
+	if !pairs {
+		return
 	}
 	for i, a := range fs {
 		sa, oka := subject(rep, a)

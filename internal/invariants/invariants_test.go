@@ -169,6 +169,16 @@ func TestCheck(t *testing.T) {
 			r.Findings = []result.Finding{finding("plan.replica_keeps_up", "The replica keeps up: …", map[string]float64{"log_peak_bytes_per_second": 0})}
 			return r
 		}, nil, Path{}, RuleNoData},
+		{"a doctor's two stream steps, two limits", func() *result.Report {
+			fwd, rev := streamReport(line), streamReport(line)
+			fwd.Findings = []result.Finding{finding("stream.window_limited", "Partly window-limited.", nil)}
+			rev.Findings = []result.Finding{finding("stream.host_limited", "No network was crossed.", nil)}
+			r := result.NewReport("doctor", "x", result.Tool{}, start)
+			r.Doctor = &result.Doctor{Steps: []result.DoctorStep{{Name: "net stream", Report: fwd}, {Name: "net stream reverse", Report: rev}},
+				Verdicts: append(slices.Clone(fwd.Findings), rev.Findings...)}
+			r.Findings = r.Doctor.Verdicts
+			return r
+		}, nil, Path{}, ""},
 		{"a doctor's step is checked with its intervals", func() *result.Report {
 			r := result.NewReport("doctor", "x", result.Tool{}, start)
 			r.Doctor = &result.Doctor{Steps: []result.DoctorStep{{Name: "net stream", Report: streamReport(line),
