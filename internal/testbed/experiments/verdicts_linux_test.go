@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/narrows/narrows/internal/invariants"
 	"github.com/narrows/narrows/internal/itest"
 	"github.com/narrows/narrows/internal/output/jsonl"
 	"github.com/narrows/narrows/internal/result"
@@ -72,6 +73,8 @@ type Case struct {
 	// watches the machine's.
 	lines []*testbed.DelayLine
 	host  *hostWatch
+	// broken are the invariants its reports broke.
+	broken []string
 }
 
 // hostWatch sleeps a millisecond at a time for as long as a scenario runs
@@ -210,6 +213,11 @@ func (c *Case) NarrowsExit(h *testbed.Host, code int, args ...string) (*result.R
 		return nil, nil, res
 	}
 	c.Heard(rep)
+	// Every report is held to the invariants, with the line's rate as
+	// what the path can carry.
+	for _, v := range invariants.Check(rep, ivs, invariants.Path{RateBitsPerSecond: c.rate}) {
+		c.broken = append(c.broken, strings.Join(args[:min(2, len(args))], " ")+": "+v.String())
+	}
 	return rep, ivs, res
 }
 
@@ -275,6 +283,9 @@ func judge(s Scenario, c *Case) row {
 		r.said = append(r.said, code)
 	}
 	sort.Strings(r.said)
+	for _, b := range c.broken {
+		r.problems = append(r.problems, "invariant broken: "+b)
+	}
 	late := c.lateShare()
 	for _, code := range s.Say {
 		if slices.Contains(s.Quiet, code) && late >= QuietLate {
