@@ -629,3 +629,22 @@ func (c *Case) backupAgainstBasebackup(rate int64) {
 	c.Within("plan backup's time / pg_basebackup's", pred, took.Seconds(), 0.85, 1.15,
 		"the experiment's bound: the line sets both; pg_basebackup's start, its checkpoint and its final sync are not modelled")
 }
+
+// doctorScenarios run doctor as a DBA starts: a primary and a standby
+// across a WAN line, every step in one budget.
+var doctorScenarios = []Scenario{
+	{
+		Name:     "doctor/primary-standby-30ms",
+		Question: "is it the network? (doctor, a primary and its standby 30 ms apart)",
+		Truth:    "30 ms, 100 Mbit/s, a drop-tail queue of 60 ms, no random loss; the standby's host runs the agent; the line is the limit of one stream",
+		Say:      []string{"stream.link_limited", "rr.wire_time", "plan.sync_commit"},
+		NotSay:   []string{"stream.loss_limited", "stream.window_limited", "stream.cpu_limited", "repl.send_queue_growing"},
+		Run: func(c *Case) {
+			l := c.Line(testbed.DelayLineOptions{RTT: 30 * time.Millisecond, RateBitsPerSecond: 100e6})
+			pg := startPG(c.T, l)
+			startLogAgent(c.T, l, pg)
+			c.Narrows(l.A, "doctor", "--to", agentAddr(l), "--dsn", primaryDSN(pg), "--replica-dsn", "standby1="+pg.DSN(pg.Standby, "narrows", dbserver.NarrowsPassword),
+				"--log-path", filepath.Dir(pg.Primary.Dir), "--budget", "90s", "--out", filepath.Join(c.T.TempDir(), "doctor.jsonl"))
+		},
+	},
+}

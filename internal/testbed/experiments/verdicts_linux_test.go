@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"regexp"
 	"runtime"
 	"slices"
 	"sort"
@@ -37,6 +38,7 @@ import (
 var (
 	allFlag   = flag.Bool("all", false, "run the whole verdict matrix, not only its CI subset (or NARROWS_VERDICTS=all)")
 	writeFlag = flag.String("write", "", "write the verdict table into this markdown file, between its verdicts markers")
+	onlyFlag  = flag.String("scenario", "", "run only the scenarios whose names match this regular expression (with -all, any of them)")
 )
 
 // Scenario is one situation with a known truth.
@@ -316,7 +318,7 @@ func judge(s Scenario, c *Case) row {
 // matrix is every scenario, by area.
 func matrix() []Scenario {
 	return slices.Concat(streamScenarios, rrScenarios, mtuScenarios, commitScenarios, diskScenarios,
-		dbScenarios, replScenarios, planScenarios, assumedPlanScenarios, backupScenarios)
+		dbScenarios, replScenarios, planScenarios, assumedPlanScenarios, backupScenarios, doctorScenarios)
 }
 
 // runAll is whether to run the whole matrix rather than its CI subset.
@@ -330,8 +332,9 @@ func TestVerdicts(t *testing.T) {
 		mu   sync.Mutex
 		rows []row
 	)
+	only := regexp.MustCompile(*onlyFlag)
 	for _, s := range matrix() {
-		if !s.CI && !runAll() {
+		if !s.CI && !runAll() || !only.MatchString(s.Name) {
 			continue
 		}
 		t.Run(s.Name, func(t *testing.T) {
