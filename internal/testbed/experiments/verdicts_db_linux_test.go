@@ -556,6 +556,21 @@ var assumedPlanScenarios = []Scenario{
 		},
 	},
 	{
+		Name: "plan/sync-assumed", CI: true,
+		Question: "what would a synchronous standby 10 ms away cost, and an index rebuild's 1 GB of log?",
+		Truth:    "given a commit of 0.9 ms today, 10 ms RTT, the replica's write + flush 150 µs, 11 MB/s of synchronous log: a commit waits 0.9 + 10 + 0.15 ms",
+		Say:      []string{"plan.sync_commit", "plan.sync_operation"},
+		Run: func(c *Case) {
+			rep := c.Narrows(nil, "plan", "sync", "--engine", "postgres", "--assume", "commit=0.9ms", "--assume", "rtt=10ms", "--assume", "remote-flush=150us",
+				"--assume", "remote-write=20us", "--assume", "throughput=11MB/s", "--op-log", "1GB", "--op-time", "60s")
+			for _, e := range rep.SyncPlan.Engines {
+				if e.Engine == "postgres" {
+					c.Within("the commit with the standby synchronous / 0.9 + 10 + 0.15 ms", e.PredictedCommitLatencySeconds, 0.01105, 0.99, 1.01, "the arithmetic of the figures given")
+				}
+			}
+		},
+	},
+	{
 		Name: "plan/replica-no-rtt", CI: true,
 		Question: "will the replica keep up, and what window does it need?",
 		Truth:    "given one stream 50 MB/s and 1 MB/s of log, but no round trip: the window it needs cannot be told",
