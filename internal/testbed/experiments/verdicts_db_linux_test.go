@@ -281,7 +281,7 @@ var replScenarios = []Scenario{
 		},
 	},
 	{
-		Name: "repl/monitor-killed", CI: true,
+		Name:     "repl/monitor-killed",
 		Question: "can I trust the whole watch?",
 		Truth:    "an administrator terminates narrows' monitoring session on the primary 2 s into a 6 s watch",
 		Say:      []string{"repl.connection_lost"},
@@ -404,7 +404,7 @@ var planScenarios = []Scenario{
 		},
 	},
 	{
-		Name: "plan/sync-10ms", CI: true,
+		Name:     "plan/sync-10ms",
 		Question: "what does a synchronous standby cost a commit?",
 		Truth:    "10 ms, 100 Mbit/s; a real synchronous standby (synchronous_commit on); pgbench's single-row commits are the truth",
 		Say:      []string{"plan.sync_commit", "plan.sync_operation"},
@@ -426,7 +426,7 @@ var planScenarios = []Scenario{
 		Run:      func(c *Case) { c.chattyAcross(2*time.Millisecond, 10*time.Millisecond) },
 	},
 	{
-		Name: "plan/chatty-10-to-2ms", CI: true,
+		Name:     "plan/chatty-10-to-2ms",
 		Question: "how long would 300 queries take from a site 2 ms away?",
 		Truth:    "planned across 10 ms; pgbench's 300 SELECT 1 in one session across a 2 ms line are the truth",
 		Say:      []string{"plan.chatty_what_if", "plan.chatty_wire"},
@@ -596,7 +596,7 @@ var assumedPlanScenarios = []Scenario{
 // across the line, at two line rates.
 var backupScenarios = []Scenario{
 	{
-		Name: "plan/backup-100M", CI: true,
+		Name:     "plan/backup-100M",
 		Question: "how long will the backup take across this line?",
 		Truth:    "20 ms, 100 Mbit/s; a real pg_basebackup (tar, no compression) on the backup host of a pgbench -s 3 database",
 		Say:      []string{"plan.backup_largest"},
