@@ -232,7 +232,7 @@ var replScenarios = []Scenario{
 		Name: "repl/standby-outage", CI: true,
 		Question: "the standby went away for a while: what did it cost, and is it back?",
 		Truth:    "4 ms, 100 Mbit/s, 1 MB/s of log; the standby is stopped 3 s into a 14 s watch and started again 6 s later",
-		Say:      []string{"repl.run"},
+		Say:      []string{"repl.run", "repl.connection_lost"},
 		NotSay:   []string{"repl.silent", "repl.send_queue_growing", "repl.standby_disk_bottleneck", "repl.replay_bottleneck", "repl.no_replicas"},
 		Run: func(c *Case) {
 			l := c.Line(testbed.DelayLineOptions{RTT: 4 * time.Millisecond, RateBitsPerSecond: 100e6})
