@@ -183,6 +183,7 @@ func planCell(p result.BackupPlan, in BackupInput, compression string, size int6
 	cell := result.BackupCell{SizeBytes: size, Compression: compression}
 	ratio := 1.0
 	var comp, decomp float64 // database bytes per second, all threads
+	serverSide := p.Engine == result.EnginePGBaseBackup && p.CompressAt == result.CompressAtSource && compression != result.CompressionNone
 	if compression != result.CompressionNone {
 		c := codec(s.Codecs, compression, p.CompressAt)
 		d := codec(s.Codecs, compression, result.SideSource)
@@ -197,6 +198,11 @@ func planCell(p result.BackupPlan, in BackupInput, compression string, size int6
 		cell.Compression = c.Codec // the level planned: "zstd" is zstd-3 when that was measured
 		comp = c.CompressPerCore * got(c.CompressShare) * float64(threads(p.Threads, cores(s, p.CompressAt)))
 		decomp = d.DecompressPerCore * got(d.DecompressShare) * float64(threads(p.Threads, s.SourceCores))
+		if serverSide {
+			// Only the least time is given: the codec on a core of its
+			// own, however busy the host was when measured.
+			comp = c.CompressPerCore * float64(threads(p.Threads, cores(s, p.CompressAt)))
+		}
 	}
 	// The wire carries compressed bytes when the database host compresses.
 	wireRatio := ratio
@@ -236,7 +242,7 @@ func planCell(p result.BackupPlan, in BackupInput, compression string, size int6
 			cell.BackupSeconds += cell.SyncSeconds
 			cell.BackupRate = float64(size) / cell.BackupSeconds
 		}
-		if p.Engine == result.EnginePGBaseBackup && p.CompressAt == result.CompressAtSource && compression != result.CompressionNone {
+		if serverSide {
 			// The walsender reads, compresses and sends in one process,
 			// one after another, at a pace the codec alone does not set:
 			// issue 25 found a plan from the codec's rate at 0.30 of a
@@ -441,6 +447,16 @@ func backupPlan(p *result.BackupPlan) []result.Finding {
 		}
 	}
 	out = append(out, whatIfs(p, big)...)
+	// What the plan cannot judge is said once, with what to run instead.
+	for _, c := range p.Cells {
+		if c.CannotJudge != "" {
+			out = append(out, result.Finding{Code: "plan.backup_cannot_judge", Severity: "info",
+				Summary: fmt.Sprintf("%s with %s compressed on the database server: at least %s; %s.",
+					metric.FormatDecimalBytes(c.SizeBytes), c.Compression, FormatHours(c.BackupSeconds), c.CannotJudge),
+				Values: map[string]float64{"size_bytes": float64(c.SizeBytes), "backup_least_seconds": c.BackupSeconds}})
+			break
+		}
+	}
 	return out
 }
 
