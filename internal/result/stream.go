@@ -27,6 +27,13 @@ type StreamBuffers struct {
 	AgentRmemMax  int64  `json:"agent_tcp_rmem_max_bytes,omitempty"`
 	AgentWmemMax  int64  `json:"agent_tcp_wmem_max_bytes,omitempty"`
 	AgentOS       string `json:"agent_os,omitempty"`
+	ClientOS      string `json:"client_os,omitempty"`
+	// The same settings' first two fields (min, default), when known: a
+	// command that raises a maximum keeps them.
+	ClientRmemLow []int64 `json:"client_tcp_rmem_min_default_bytes,omitempty"`
+	ClientWmemLow []int64 `json:"client_tcp_wmem_min_default_bytes,omitempty"`
+	AgentRmemLow  []int64 `json:"agent_tcp_rmem_min_default_bytes,omitempty"`
+	AgentWmemLow  []int64 `json:"agent_tcp_wmem_min_default_bytes,omitempty"`
 }
 
 // StreamConfig is what was asked for.
