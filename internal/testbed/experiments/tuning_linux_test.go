@@ -109,9 +109,10 @@ func TestPlanReplicaTuning(t *testing.T) {
 		t.Errorf("tcp_rmem %q after the command: under the %d bytes needed", raised, rx.Needed)
 	}
 
+	pasted := rx.Command
 	ts, limit, verdict, table = replicaTuning(t, l, logRate)
 	rx = receiverTuning(t, ts)
-	t.Logf("RESULT tcp_rmem %q → %q by %q; planned again: stream limited by %s, verdict %s; tuning %+v", capped, raised, rx.Command, limit, verdict, rx)
+	t.Logf("RESULT tcp_rmem %q → %q by %q; planned again: stream limited by %s, verdict %s; tuning %+v", capped, raised, pasted, limit, verdict, rx)
 	if rx.Status != result.TuningEnough || rx.Command != "" {
 		t.Errorf("tcp_rmem %q is enough for %d bytes, yet status %s, command %q", raised, rx.Needed, rx.Status, rx.Command)
 	}
