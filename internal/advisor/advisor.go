@@ -290,6 +290,15 @@ func (rd *reading) lossNote() string {
 	return ""
 }
 
+// sentAgain words a run's bytes sent again: the whole run's share, and
+// the steady state's where the run was split.
+func sentAgain(t *result.TCPSummary) string {
+	if t.SteadyIntervals == 0 {
+		return fmt.Sprintf("%.2f%% sent again", 100*t.RetransRatio)
+	}
+	return fmt.Sprintf("%.2f%% sent again, %.3f%% after its start-up", 100*t.RetransRatio, 100*t.SteadyRetransRatio)
+}
+
 // cpuNote is the CPU figure as the verdicts quote it.
 func (rd *reading) cpuNote() string {
 	if !rd.run.CPU.Available {
@@ -394,8 +403,8 @@ func (rd *reading) limit() result.Finding {
 			Values: map[string]float64{"retransmit_ratio": t.RetransRatio, "steady_retransmit_ratio": p}}
 	case causePerStream:
 		return result.Finding{Code: "stream.per_stream_limited", Severity: "warning",
-			Summary: fmt.Sprintf("Per-stream limit: %s, though the one stream was not held by its window (%s), loss (%.2f%% sent again) or CPU (%s).",
-				rd.ratioNote(), stalls(t), 100*t.RetransRatio, strings.TrimPrefix(rd.cpuNote(), "CPU ")),
+			Summary: fmt.Sprintf("Per-stream limit: %s, though the one stream was not held by its window (%s), loss (%s) or CPU (%s).",
+				rd.ratioNote(), stalls(t), sentAgain(t), strings.TrimPrefix(rd.cpuNote(), "CPU ")),
 			Detail: "Something caps each connection rather than the link: a per-flow share of a link that other traffic also uses, " +
 				"one member of a bonded or ECMP path (a flow is hashed onto one), or a per-connection shaper. A replication stream gets the single-stream figure.",
 			Values: map[string]float64{"aggregate_to_single_ratio": rd.cmp.Ratio, "retransmit_ratio": t.RetransRatio}}
