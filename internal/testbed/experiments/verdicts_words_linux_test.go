@@ -61,10 +61,11 @@ var streamWordScenarios = []Scenario{
 		},
 	},
 	{
-		// Not in CI: on this line a 1-2 s interval after a loss recovery
-		// read 332 Mbit/s, above the line (the receiver counts the bytes
-		// a filled hole releases at once), which the rate invariant
-		// rightly fails; the verdicts themselves held.
+		// Not in CI yet: before the agent stamped an interval when it
+		// read the counts (694a1fa), the 1-2 s interval after
+		// the start-up's losses read 323 and 332 Mbit/s on this 300 Mbit/s
+		// line and the rate invariant failed it; after, it passed once.
+		// The verdicts held every time.
 		Name:     "stream/random-loss-bbr-30ms",
 		Question: "the line loses 1% of its packets: is loss what limits one stream?",
 		Truth:    "300 Mbit/s, 30 ms, 1% random loss each way, BBR at both ends: BBR paces past random loss and one stream still fills the line; 4 streams carry no more",
