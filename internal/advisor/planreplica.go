@@ -437,11 +437,9 @@ func replicaPlan(p *result.ReplicaPlan) []result.Finding {
 	}
 	var out []result.Finding
 	c := busiest(p.Cases)
-	out = append(out, caseFinding("plan.replica_"+c.Verdict, c, p.PeakDuration.D(), p.Stream.LimitedBy))
+	out = append(out, caseFinding("plan.replica_"+c.Verdict, c, p.PeakDuration.D(), p.Stream.LimitedBy, ""))
 	if l := p.Link; l != nil && l.Verdict != result.VerdictKeepsUp {
-		f := caseFinding("plan.replica_link_"+l.Verdict, *l, p.PeakDuration.D(), result.LimitLink)
-		f.Summary = "The streams together: " + f.Summary
-		out = append(out, f)
+		out = append(out, caseFinding("plan.replica_link_"+l.Verdict, *l, p.PeakDuration.D(), result.LimitLink, "the link"))
 	}
 	if f, ok := windowFinding(p); ok {
 		out = append(out, f)
@@ -464,10 +462,17 @@ func busiest(cases []result.ReplicaCase) result.ReplicaCase {
 	return c
 }
 
-func caseFinding(code string, c result.ReplicaCase, peakFor time.Duration, limit string) result.Finding {
-	who := "The replica"
+// caseFinding words one case; carrier is what carries its log: "" for
+// one stream, "the link" for the databases' streams together (where "one
+// stream's 2.50 MB/s" was the link's figure, and "The replica" all of
+// them).
+func caseFinding(code string, c result.ReplicaCase, peakFor time.Duration, limit, carrier string) result.Finding {
+	who, carries := "The replica", "one stream"
 	if c.Database != "" {
 		who = "Database " + c.Database
+	}
+	if carrier != "" {
+		who, carries = "The databases' replicas together", carrier
 	}
 	v := map[string]float64{"log_mean_bytes_per_second": c.Mean, "log_peak_bytes_per_second": c.Peak, "capacity_bytes_per_second": c.Capacity,
 		"send_queue_growth_bytes_per_second": c.Growth, "rpo_bytes": float64(c.RPOBytes), "rpo_seconds": c.RPOSeconds}
@@ -481,22 +486,30 @@ func caseFinding(code string, c result.ReplicaCase, peakFor time.Duration, limit
 	switch c.Verdict {
 	case result.VerdictKeepsUp:
 		f.Severity = "info"
-		f.Summary = fmt.Sprintf("%s keeps up: one stream carries %s, %s the peak of %s (%s the mean).",
-			who, metric.FormatByteRate(c.Capacity), times(c.HeadroomPeak), metric.FormatByteRate(c.Peak), times(c.HeadroomMean))
+		f.Summary = fmt.Sprintf("%s keep%s up: %s carries %s, %s the peak of %s (%s the mean).",
+			who, verbS(carrier), carries, metric.FormatByteRate(c.Capacity), times(c.HeadroomPeak), metric.FormatByteRate(c.Peak), times(c.HeadroomMean))
 	case result.VerdictFallsBehindAtPeak:
 		f.Severity = "warning"
-		f.Summary = fmt.Sprintf("%s falls behind at the peak: %s of log against %s for one stream, the send queue growing %s; after %s the RPO is %s (%s of log), caught up %s later at the mean rate.",
-			who, metric.FormatByteRate(c.Peak), metric.FormatByteRate(c.Capacity), metric.FormatByteRate(c.Growth), FormatHours(peakFor.Seconds()),
+		f.Summary = fmt.Sprintf("%s fall%s behind at the peak: %s of log against %s for %s, the send queue growing %s; after %s the RPO is %s (%s of log), caught up %s later at the mean rate.",
+			who, verbS(carrier), metric.FormatByteRate(c.Peak), metric.FormatByteRate(c.Capacity), carries, metric.FormatByteRate(c.Growth), FormatHours(peakFor.Seconds()),
 			metric.FormatDecimalBytes(c.RPOBytes), FormatHours(c.RPOSeconds), FormatHours(*c.CatchUp))
 		v["catch_up_seconds"] = *c.CatchUp
 	default:
 		f.Severity = "warning"
-		f.Summary = fmt.Sprintf("%s falls behind: it generates %s of log on average, more than one stream's %s; the send queue, the data a failover loses, grows %s for as long as the load lasts (%s at the peak) and never catches up.",
-			who, metric.FormatByteRate(c.Mean), metric.FormatByteRate(c.Capacity), metric.FormatByteRate(c.GrowthMean), metric.FormatByteRate(c.Growth))
+		f.Summary = fmt.Sprintf("%s fall%s behind: %s %s of log on average, more than %s's %s; the send queue, the data a failover loses, grows %s for as long as the load lasts (%s at the peak) and never catches up.",
+			who, verbS(carrier), map[bool]string{true: "they generate", false: "it generates"}[carrier != ""], metric.FormatByteRate(c.Mean), carries, metric.FormatByteRate(c.Capacity), metric.FormatByteRate(c.GrowthMean), metric.FormatByteRate(c.Growth))
 		v["send_queue_growth_at_mean_bytes_per_second"] = c.GrowthMean
 	}
 	f.Detail = limitAdvice(limit)
 	return f
+}
+
+// verbS is a verb's s for one replica, none for the replicas together.
+func verbS(carrier string) string {
+	if carrier != "" {
+		return ""
+	}
+	return "s"
 }
 
 // times words a headroom: "1.43× ".
