@@ -244,41 +244,23 @@ func localLogFlush(ctx context.Context, dir string, size int64, dur time.Duratio
 	return t.Run(ctx, func(result.Interval) {})
 }
 
-// logFlushFigure is a disk run's small flushed write (8 KiB, or the
-// smallest flushed write it has, fdatasync before dsync) as a figure.
+// logFlushFigure is a disk run's 8 KiB write + fdatasync, one at a time,
+// as a figure: the flush PostgreSQL's commit waits for on Linux (one WAL
+// page, wal_sync_method = fdatasync), the one size a plan takes as a
+// small commit's flush. A run without it gives none: another size is
+// another flush, and the plan says what it lacks rather than stand one
+// for the other.
 func logFlushFigure(d *result.Disk, source string) *result.Figure {
 	if d == nil {
 		return nil
 	}
-	var best *result.DiskPattern
-	for i := range d.Patterns {
-		p := &d.Patterns[i]
-		if p.Stopped != "" || p.IOs == 0 || p.RW != "write" || p.QueueDepth != 1 || p.Threads != 1 || p.Sync == result.SyncNone {
+	for _, p := range d.Patterns {
+		if p.Stopped != "" || p.IOs == 0 || p.RW != "write" || p.QueueDepth != 1 || p.Threads != 1 || p.Sync != result.SyncFdatasync || p.BlockBytes != 8<<10 {
 			continue
 		}
-		if best == nil || flushRank(p) < flushRank(best) {
-			best = p
-		}
+		return &result.Figure{Seconds: p.P50, Source: source, What: fmt.Sprintf("%s p50 (PostgreSQL's WAL page), %s", p.Name, d.Path)}
 	}
-	if best == nil {
-		return nil
-	}
-	return &result.Figure{Seconds: best.P50, Source: source, What: fmt.Sprintf("%s p50, %s", best.Name, d.Path)}
-}
-
-// flushRank orders the flushed writes a plan may take as a commit's
-// flush, lowest first: 8 KiB (PostgreSQL's WAL page), then the smallest;
-// fdatasync before dsync at one size.
-func flushRank(p *result.DiskPattern) int64 {
-	size := p.BlockBytes
-	if size == 8<<10 {
-		size = 0
-	}
-	r := 2 * size
-	if p.Sync != result.SyncFdatasync {
-		r++
-	}
-	return r
+	return nil
 }
 
 // assumeSync applies one --assume to the parts.
@@ -322,6 +304,9 @@ func syncPartsFrom(path string, ps *result.SyncParts) error {
 	if !found {
 		return usagef("--from %s: nothing a sync plan uses in it: save `narrows net commit`, `net rr`, `disk --profile log`, `db load` or `plan sync` with --json", path)
 	}
+	if ps.RemoteFlush == nil && ps.RemoteFlushCheck != nil {
+		ps.RemoteFlush, ps.RemoteFlushCheck = ps.RemoteFlushCheck, nil
+	}
 	return nil
 }
 
@@ -338,7 +323,7 @@ func syncPartsOf(r *result.Report, src string, ps *result.SyncParts) bool {
 	if p := r.SyncPlan; p != nil {
 		for _, x := range []struct{ into, from **result.Figure }{{&ps.CommitNow, &p.Parts.CommitNow}, {&ps.LocalFlush, &p.Parts.LocalFlush},
 			{&ps.RTT, &p.Parts.RTT}, {&ps.RemoteFlush, &p.Parts.RemoteFlush}, {&ps.RemoteWrite, &p.Parts.RemoteWrite},
-			{&ps.RemoteCommit, &p.Parts.RemoteCommit}, {&ps.RemoteReceipt, &p.Parts.RemoteReceipt}} {
+			{&ps.RemoteCommit, &p.Parts.RemoteCommit}, {&ps.RemoteReceipt, &p.Parts.RemoteReceipt}, {&ps.RemoteFlushCheck, &p.Parts.RemoteFlushCheck}} {
 			if f := *x.from; f != nil {
 				set(x.into, f.Seconds, f.What)
 			}
@@ -356,7 +341,10 @@ func syncPartsOf(r *result.Report, src string, ps *result.SyncParts) bool {
 			if x.Agent == "" {
 				ps.LocalFlush, found = f, true
 			} else {
-				ps.RemoteFlush, found = f, true
+				// The replica's flush measured apart from net commit's:
+				// held against it (advisor.FlushDisagreement), and standing
+				// for it where net commit did not run (syncPartsFrom).
+				ps.RemoteFlushCheck, found = f, true
 				f.What += " on " + x.Agent
 			}
 		}
@@ -389,8 +377,8 @@ func commitParts(x *result.Commit, src string, ps *result.SyncParts) bool {
 		return false
 	case c.Ack == result.AckFlush:
 		ps.RemoteCommit = &result.Figure{Seconds: x.Latency.P50, Source: src, What: what + " p50"}
-		if w, f := p50(x.AgentWrite), p50(x.AgentFlush); w > 0 && f > 0 {
-			ps.RemoteFlush = &result.Figure{Seconds: w + f, Source: src, What: "the agent's write + " + c.Flush + " p50, " + what}
+		if w, f := p50(x.AgentWrite), p50(x.AgentFlush); w > 0 && f > 0 && x.Flushes >= advisor.MinFlushes {
+			ps.RemoteFlush = &result.Figure{Seconds: w + f, Source: src, What: fmt.Sprintf("the agent's write + %s p50 of %s, %s", c.Flush, metric.FormatCount(x.Flushes)+" flushes", what)}
 		}
 		if w := p50(x.AgentWrite); w > 0 {
 			ps.RemoteWrite = &result.Figure{Seconds: w, Source: src, What: "the agent's write p50, " + what}
