@@ -83,6 +83,11 @@ func TestPlanSyncCommitToday(t *testing.T) {
 			if nowS <= 0 || flushS <= 0 || now["source"] != "measured" || !strings.Contains(flush["what"].(string), "8 KiB") {
 				t.Fatalf("commit today %v, local flush %v", now, flush)
 			}
+			// Each commit today after an idle as long as the replica's
+			// acknowledgement, here the one assumed.
+			if w := now["what"].(string); !strings.Contains(w, "after 10.0 ms idle") {
+				t.Errorf("the commit today says %q, want each commit after the 10 ms acknowledgement's idle", w)
+			}
 			// The commit today holds the server's own flush: a session
 			// cannot commit faster than its log is made durable (the
 			// same disk, the same 8 KiB write + fdatasync, nearly).
