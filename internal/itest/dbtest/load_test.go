@@ -12,7 +12,6 @@ import (
 	"github.com/narrows/narrows/internal/dbconn"
 	"github.com/narrows/narrows/internal/itest"
 	"github.com/narrows/narrows/internal/probe/dbload"
-	"github.com/narrows/narrows/internal/result"
 )
 
 // count runs a one-number query.
@@ -375,25 +374,4 @@ func TestLoadIntervals(t *testing.T) {
 		t.Fatalf("the log line mixes units (%q):\n%s", line, r.Stdout)
 	}
 	t.Log(line[0])
-}
-
-// TestLoadGap: with Gap each session idles that long after every commit
-// (plan sync's commit today, timed as warm or as cold as a synchronous
-// commit will leave it): over 1.5 s, 100 ms apart, a handful of commits
-// however fast the server, where the rate alone would allow thousands.
-func TestLoadGap(t *testing.T) {
-	needPG(t)
-	d, err := dbconn.Parse(pgDSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	const gap, dur = 100 * time.Millisecond, 1500 * time.Millisecond
-	res, err := dbload.Run(context.Background(), d, dbload.Config{Rate: 1e9, Gap: gap, Duration: dur, Interval: time.Second,
-		Table: "narrows_gap", RowBytes: 1000, Sessions: 1, RowsPerCommit: 1, Timeout: 10 * time.Second}, func(result.Interval) {})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if most := int64(dur/gap) + 1; res.Commits < 2 || res.Commits > most {
-		t.Errorf("%d commits in %v with %v idle after each, want 2 to %d", res.Commits, dur, gap, most)
-	}
 }

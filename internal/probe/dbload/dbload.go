@@ -49,13 +49,6 @@ type Config struct {
 	// RowsPerCommit fixes how many rows each commit inserts; 0: narrows
 	// chooses (see RowsPerCommit).
 	RowsPerCommit int64
-	// Gap is how long a session stays idle after each commit before the
-	// next (0: only the rate paces it). A commit after an idle pays for
-	// waking what slept (the backend, the CPUs, on a VM the host's
-	// scheduling of a halted vCPU): plan sync sets it to the wait a
-	// synchronous replica will put inside each commit, so the commit today
-	// is timed as warm or as cold as it will then be.
-	Gap time.Duration
 }
 
 // Bounds of a commit.
@@ -389,9 +382,6 @@ func (l *load) session(ctx context.Context, s *session, idx int, over func() boo
 				break
 			}
 			l.p.done(n, pos)
-			if cfg.Gap > 0 {
-				time.Sleep(cfg.Gap)
-			}
 			if l.sinceTruncate.Add(n) > truncateEvery && l.truncating.CompareAndSwap(false, true) {
 				err = s.eng.truncate(ctx, s.conn)
 				l.sinceTruncate.Store(0)
