@@ -19,9 +19,10 @@ have chromium || need+=(chromium)   # the HTML report's browser test opens repor
 # the Windows build's tests run narrows.exe under Wine, with a DLL built by mingw-w64
 { [ -x /usr/lib/wine/wine64 ] || have wine64; } || need+=(wine64)
 have x86_64-w64-mingw32-gcc || need+=(gcc-mingw-w64-x86-64)
+# the log flush's tests hold narrows to fio (and pg_test_fsync, above) with the same pattern
+have fio || need+=(fio)
 if [ "${1:-test}" = bench ]; then
   have sockperf || need+=(sockperf)
-  have fio || need+=(fio)
 fi
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then

@@ -102,6 +102,7 @@ var Codes = []Code{
 	// plan sync
 	{"plan.sync_commit", "what a synchronous replica adds to each commit"},
 	{"plan.sync_operation", "what a synchronous replica adds to a large operation"},
+	{"plan.sync_flush_disagree", "cannot judge the replica's storage: two measures of its log flush in one run disagree"},
 }
 
 // KnownCode reports whether name is one of Codes.

@@ -20,6 +20,12 @@ var commitAck = map[string]string{
 // not the network, sets the commit latency.
 const FlushBound = 0.5
 
+// MinFlushes is the fewest of the agent's writes and flushes whose median
+// a verdict rests on: with fewer, one stall of the replica's disk (a
+// checkpoint's writes landing there) is half the sample, and a median of
+// a handful is that stall, not the device.
+const MinFlushes = 20
+
 func commitFindings(c *result.Commit) []result.Finding {
 	if c.Commits == 0 {
 		return nil
@@ -48,6 +54,9 @@ func commitFindings(c *result.Commit) []result.Finding {
 	}
 	if f, ok := commitSplit(c); ok {
 		out = append(out, f)
+	} else if c.Config.InFlight <= 1 && (c.AgentFlush != nil || c.AgentWrite != nil) && c.Commits < MinFlushes && len(out) > 0 {
+		out[0].Detail += fmt.Sprintf(" How much of it is the replica's storage is not said: %s timed on the agent, fewer than the %d a median needs; run it longer (--duration).",
+			metric.Plural(c.Commits, "write"), MinFlushes)
 	}
 	return out
 }
@@ -56,7 +65,7 @@ func commitFindings(c *result.Commit) []result.Finding {
 // and flush, and how much the round trip around them.
 func commitSplit(c *result.Commit) (result.Finding, bool) {
 	total := c.Latency.P50.D()
-	if total <= 0 || (c.AgentFlush == nil && c.AgentWrite == nil) || c.Config.InFlight > 1 {
+	if total <= 0 || (c.AgentFlush == nil && c.AgentWrite == nil) || c.Config.InFlight > 1 || c.Commits < MinFlushes {
 		return result.Finding{}, false
 	}
 	var agent float64

@@ -160,3 +160,77 @@ func TestSyncFindings(t *testing.T) {
 		t.Errorf("finding\n %s\nwant\n %s", fs[0].Summary, want)
 	}
 }
+
+// TestSyncFlushDisagreement: when net commit's flush on the agent and the
+// disk test's on the same filesystem disagree (the field case: one slow
+// stretch made net commit's median 12.2 ms while the disk test read
+// 125 µs), the engines that wait for the replica's flush are not
+// predicted, a warning says so and withdraws commit.split; the engines
+// that wait for its write only are still predicted. Two measures that
+// agree within the bounds change nothing.
+func TestSyncFlushDisagreement(t *testing.T) {
+	us, ms := time.Microsecond, time.Millisecond
+	base := result.SyncParts{CommitNow: fig(900 * us), LocalFlush: fig(150 * us), RTT: fig(30 * ms),
+		RemoteCommit: fig(42 * ms), RemoteReceipt: fig(30100 * us), RemoteWrite: fig(20 * us)}
+	for _, c := range []struct {
+		name         string
+		flush, check time.Duration
+		disagree     bool
+	}{
+		{"the field case", 12200 * us, 125 * us, true},
+		{"the other way round", 125 * us, 12200 * us, true},
+		{"within a factor of two", 180 * us, 125 * us, false},
+		{"twice, but both fast", 60 * us, 140 * us, false},
+		{"a slow disk read alike twice", 9 * ms, 7 * ms, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ps := base
+			ps.RemoteFlush, ps.RemoteFlushCheck = fig(c.flush), fig(c.check)
+			p, err := PlanSync(SyncInput{Parts: ps})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range p.Engines {
+				waitsForFlush := e.Engine == result.SyncPostgres || e.Engine == result.SyncSQLServer
+				predicted := e.PredictedCommitLatencySeconds > 0 && len(e.Missing) == 0
+				if predicted == (waitsForFlush && c.disagree) {
+					t.Errorf("%s: predicted %v (missing %v) with the flushes %v and %v", e.Engine, predicted, e.Missing, c.flush, c.check)
+				}
+			}
+			fs := syncPlan(&p)
+			var warned bool
+			for _, f := range fs {
+				if f.Code == "plan.sync_flush_disagree" {
+					warned = true
+					if !strings.HasPrefix(f.Summary, "Cannot judge") || !strings.Contains(f.Summary, "12.2 ms") || !strings.Contains(f.Summary, "125 µs") {
+						t.Errorf("the warning does not name both figures: %s", f.Summary)
+					}
+				}
+			}
+			if warned != c.disagree {
+				t.Errorf("warned %v, want %v: %+v", warned, c.disagree, fs)
+			}
+			if Withdrawn(fs)["commit.split"] != c.disagree {
+				t.Errorf("commit.split withdrawn %v, want %v", Withdrawn(fs)["commit.split"], c.disagree)
+			}
+		})
+	}
+}
+
+// TestSyncFlushIsNotACommit: without a commit today the local flush is
+// the floor of the commit, said as a flush, not as the commit today.
+func TestSyncFlushIsNotACommit(t *testing.T) {
+	p, err := PlanSync(SyncInput{Parts: result.SyncParts{LocalFlush: fig(190 * time.Microsecond), RemoteCommit: fig(1690 * time.Microsecond)},
+		Engines: []string{result.SyncPostgres}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := syncPlan(&p)
+	if len(fs) != 1 {
+		t.Fatalf("findings %+v", fs)
+	}
+	want := "PostgreSQL (on): a synchronous replica adds 1.69 ms to each commit; with the local log flush (190 µs) a commit takes at least 1.88 ms, its statement's own time not measured (--dsn measures it); one session then makes at most 532 commits a second."
+	if fs[0].Summary != want {
+		t.Errorf("finding\n %s\nwant\n %s", fs[0].Summary, want)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/narrows/narrows/internal/advisor"
 	"github.com/narrows/narrows/internal/client"
 	"github.com/narrows/narrows/internal/doctor"
 	"github.com/narrows/narrows/internal/output/jsonl"
@@ -306,7 +307,13 @@ func lastLine(s string) string {
 // verdicts are every step's findings that matter, most severe first (in
 // the steps' order within a severity), each once.
 func verdicts(steps []result.DoctorStep) []result.Finding {
-	var out []result.Finding
+	var out, all []result.Finding
+	for _, s := range steps {
+		if s.Report != nil {
+			all = append(all, s.Report.Findings...)
+		}
+	}
+	withdrawn := advisor.Withdrawn(all)
 	seen := map[string]bool{}
 	for _, sev := range []string{"warning", "info"} {
 		for _, s := range steps {
@@ -314,7 +321,7 @@ func verdicts(steps []result.DoctorStep) []result.Finding {
 				continue
 			}
 			for _, f := range s.Report.Findings {
-				if f.Severity != sev || seen[f.Summary] {
+				if f.Severity != sev || seen[f.Summary] || withdrawn[f.Code] {
 					continue
 				}
 				seen[f.Summary] = true

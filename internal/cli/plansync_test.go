@@ -77,8 +77,8 @@ func TestPlanSyncOffline(t *testing.T) {
 
 // TestPlanSyncFromMeasuredRuns: saved runs of `net rr` (a real agent) and
 // `disk` (a real file, the log profile) feed a plan: the round trip and
-// the local flush are theirs (the profile has no 8 KiB write, the size
-// the plan measures with --log-path: its smallest flushed write stands in).
+// the local flush are theirs (the profile's 8 KiB write + fdatasync, the
+// size the plan measures with --log-path: PostgreSQL's WAL page).
 func TestPlanSyncFromMeasuredRuns(t *testing.T) {
 	a := itest.StartAgent(t, nil)
 	dir := t.TempDir()
@@ -101,14 +101,14 @@ func TestPlanSyncFromMeasuredRuns(t *testing.T) {
 	var flush float64
 	for _, pat := range dkSum["disk"].(map[string]any)["patterns"].([]any) {
 		m := pat.(map[string]any)
-		if m["block_bytes"].(float64) == 4096 && m["sync"] == "fdatasync" {
+		if m["block_bytes"].(float64) == 8192 && m["sync"] == "fdatasync" {
 			flush = m["latency_p50_seconds"].(float64)
 		}
 	}
 	if flush <= 0 || num(t, parts, "local_flush", "seconds") != flush {
-		t.Errorf("local flush %v, want the log profile's smallest flushed write's p50 (4 KiB + fdatasync) %v", parts["local_flush"], flush)
+		t.Errorf("local flush %v, want the log profile's 8 KiB write + fdatasync p50 (PostgreSQL's WAL page) %v", parts["local_flush"], flush)
 	}
-	if w := parts["local_flush"].(map[string]any)["what"].(string); !strings.Contains(w, dir) || !strings.Contains(w, "4 KiB + fdatasync") {
+	if w := parts["local_flush"].(map[string]any)["what"].(string); !strings.Contains(w, dir) || !strings.Contains(w, "8 KiB + fdatasync") {
 		t.Errorf("local flush says %q", w)
 	}
 	pg := syncEngine(t, p, "postgres")
@@ -194,5 +194,33 @@ func TestPlanSyncMeasured(t *testing.T) {
 	pg = syncEngine(t, sum["sync_plan"].(map[string]any), "postgres")
 	if m, _ := pg["missing"].([]any); len(m) == 0 || pg["predicted_commit_latency_seconds"] != nil && pg["predicted_commit_latency_seconds"].(float64) != 0 {
 		t.Errorf("PostgreSQL predicted without the replica's flush: %v", pg)
+	}
+}
+
+// TestPlanSyncTwoFlushes: a run with net commit and a disk test on the
+// agent (as doctor's) gives the plan two measures of the replica's flush:
+// net commit's, which its acknowledgement holds, and the disk test's 8 KiB
+// write + fdatasync, held against it. On one quiet filesystem they agree,
+// and the plan predicts from them without a warning.
+func TestPlanSyncTwoFlushes(t *testing.T) {
+	far := t.TempDir()
+	a := itest.StartAgent(t, []string{"--disk-path", far})
+	nc := itest.Run(t, time.Minute, nil, "net", "commit", "--to", a.Addr, "--block", "1K", "--duration", "1s", "--json")
+	dk := itest.Run(t, time.Minute, nil, "disk", "--on", a.Addr, "--path", far, "--profile", "log", "--duration", "300ms", "--size", "16M", "--json")
+	if nc.Code != 0 || dk.Code != 0 {
+		t.Fatalf("net commit exit %d: %s\ndisk --on exit %d: %s", nc.Code, nc.Stderr, dk.Code, dk.Stderr)
+	}
+	saved := filepath.Join(t.TempDir(), "runs.jsonl")
+	if err := os.WriteFile(saved, []byte(nc.Stdout+dk.Stdout), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := syncPlan(t, "--from", saved, "--engine", "postgres", "--assume", "local-flush=150us")
+	flush, check := num(t, p, "parts", "remote_flush", "seconds"), num(t, p, "parts", "remote_flush_check", "seconds")
+	if w := p["parts"].(map[string]any)["remote_flush_check"].(map[string]any)["what"].(string); !strings.Contains(w, "8 KiB + fdatasync") {
+		t.Errorf("the check says %q, want the disk test's 8 KiB write + fdatasync", w)
+	}
+	pg := syncEngine(t, p, "postgres")
+	if m, _ := pg["missing"].([]any); len(m) != 0 || flush <= 0 || check <= 0 {
+		t.Errorf("net commit's flush %v s and the disk test's %v s on one quiet filesystem: PostgreSQL missing %v", flush, check, m)
 	}
 }

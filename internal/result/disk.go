@@ -101,6 +101,10 @@ type DiskPattern struct {
 	QueueDepth  int    `json:"queue_depth"` // outstanding I/Os per thread
 	Threads     int    `json:"threads"`
 	Sync        string `json:"sync"` // none, fdatasync, dsync
+	// ThroughCache: this pattern wrote through the cache (Disk.IO.Cache)
+	// though the run bypassed it: the log's fdatasync patterns on Linux,
+	// written as PostgreSQL and MySQL write their log there.
+	ThroughCache bool `json:"through_cache,omitempty"`
 
 	Duration   Seconds `json:"duration_seconds"`
 	IOs        int64   `json:"ios"`

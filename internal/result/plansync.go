@@ -33,6 +33,11 @@ type SyncParts struct {
 	// flush; RemoteWrite its write alone.
 	RemoteFlush *Figure `json:"remote_flush,omitempty"`
 	RemoteWrite *Figure `json:"remote_write,omitempty"`
+	// RemoteFlushCheck is a second measure of the replica's log flush in
+	// the same run (the disk test's 8 KiB write + fdatasync on the agent,
+	// where net commit measured RemoteFlush): when the two disagree the
+	// plan concludes from neither.
+	RemoteFlushCheck *Figure `json:"remote_flush_check,omitempty"`
 	// RemoteCommit is a whole remote acknowledgement measured at once: a
 	// block sent, written and flushed on the replica's host, and acknowledged
 	// (`narrows net commit --ack flush`, one block in flight); RemoteReceipt

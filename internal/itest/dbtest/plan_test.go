@@ -83,6 +83,10 @@ func TestPlanSyncCommitToday(t *testing.T) {
 			if nowS <= 0 || flushS <= 0 || now["source"] != "measured" || !strings.Contains(flush["what"].(string), "8 KiB") {
 				t.Fatalf("commit today %v, local flush %v", now, flush)
 			}
+			// The commit today is one session's commits one after another.
+			if w := now["what"].(string); !strings.Contains(w, "one after another") {
+				t.Errorf("the commit today says %q, want commits one after another", w)
+			}
 			// The commit today holds the server's own flush: a session
 			// cannot commit faster than its log is made durable (the
 			// same disk, the same 8 KiB write + fdatasync, nearly).

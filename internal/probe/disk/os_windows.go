@@ -37,6 +37,11 @@ var words = sysWords{direct: "FILE_FLAG_NO_BUFFERING", dsync: "FILE_FLAG_WRITE_T
 // chooseDirect).
 const directAvailable = true
 
+// logThroughCache: SQL Server opens its log FILE_FLAG_NO_BUFFERING |
+// FILE_FLAG_WRITE_THROUGH, so the log patterns keep the measuring
+// handles' flags.
+const logThroughCache = false
+
 func enableDirect(f *os.File) error { return nil }
 func disableDirect(f *os.File) error {
 	return errors.New("FILE_FLAG_NO_BUFFERING cannot be turned off on an open handle")

@@ -102,7 +102,7 @@ func TestProfiles(t *testing.T) {
 		{result.ProfileData, []string{"randread 8 KiB QD1", "randread 8 KiB QD8", "randread 8 KiB QD32", "mix 70/30 8 KiB QD1", "mix 70/30 8 KiB QD8", "mix 70/30 8 KiB QD32"}},
 		// Linux: "+ fdatasync" and "O_DSYNC"; Windows: "+ FlushFileBuffers"
 		// and "write-through" (the names say what was done).
-		{result.ProfileLog, []string{"write 4 KiB + " + words.flush, "write 4 KiB " + words.dsyncName, "write 16 KiB + " + words.flush,
+		{result.ProfileLog, []string{"write 8 KiB + " + words.flush, "write 8 KiB " + words.dsyncName, "write 16 KiB + " + words.flush,
 			"write 16 KiB " + words.dsyncName, "write 60 KiB + " + words.flush, "write 60 KiB " + words.dsyncName}},
 		{result.ProfileBackup, []string{"read 1 MiB QD8", "write 1 MiB QD8"}},
 	}
