@@ -562,7 +562,9 @@ func windowFinding(p *result.ReplicaPlan) (result.Finding, bool) {
 func whatIfFinding(p *result.ReplicaPlan, w result.ReplicaWhatIf) result.Finding {
 	worstCase := busiest(w.Cases)
 	verdict := map[string]string{result.VerdictKeepsUp: "keeps up", result.VerdictFallsBehindAtPeak: "falls behind at the peak", result.VerdictFallsBehind: "falls behind"}[w.Verdict]
-	f := result.Finding{Code: "plan.replica_what_if", Severity: "info",
+	// Its code says which what-if it is: plan.replica_log_factor or
+	// plan.replica_rtt, set below.
+	f := result.Finding{Severity: "info",
 		Values: map[string]float64{"capacity_bytes_per_second": w.Capacity, "rtt_seconds": w.RTT.D().Seconds(),
 			"send_queue_growth_bytes_per_second": worstCase.Growth, "rpo_bytes": float64(worstCase.RPOBytes)}}
 	if worstCase.HeadroomPeak != nil {

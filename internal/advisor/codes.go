@@ -1,0 +1,109 @@
+package advisor
+
+import (
+	"slices"
+
+	"github.com/narrows/narrows/internal/result"
+)
+
+// Code is a finding code the advisor can emit, with what it claims. The
+// list is the vocabulary the verdict matrix holds narrows to (every code
+// said where it is true, forbidden where it is false) and the invariant
+// checker refuses a code not in it; TestCodesAreEmitted keeps it equal to
+// what the source can emit, both ways.
+type Code struct {
+	Name    string
+	Meaning string
+}
+
+// Codes lists every finding code, grouped by probe; the dynamic ones
+// (repl.<verdict>, plan.replica_<verdict>, plan.replica_link_<verdict>)
+// are spelled out, one per verdict.
+var Codes = []Code{
+	// net stream
+	{"stream.single_stream_capacity", "what one stream carried, the figure replication can count on"},
+	{"stream.cpu_limited", "one core at one end was saturated: CPU, not the network, set the stream's rate"},
+	{"stream.limit_unknown", "the platform gives no TCP_INFO: what limited the stream cannot be told"},
+	{"stream.window_limited", "the receive window or send buffer held the stream below the path (window ÷ RTT)"},
+	{"stream.loss_limited", "random loss on the path held the stream down (more than LossBound of the bytes sent again)"},
+	{"stream.per_stream_limited", "something caps each connection: more streams carried more though one stream was held by nothing it could see"},
+	{"stream.host_limited", "the agent is on this machine: the rate is the host's copying, not a link's"},
+	{"stream.link_limited", "nothing in the stream held it back: the link or a shaper on it set the rate"},
+	{"stream.parallel_comparison", "N streams against one: room one stream cannot use, or none"},
+	{"stream.wire_overhead", "what the payload rate is on the wire, with the headers and retransmits"},
+	// net rr and db ping
+	{"rr.wire_time", "what N sequential queries spend on round trips alone"},
+	{"rr.tail", "the round trips' p99 is far above their p50: a tail a chatty session feels"},
+	{"rr.under_load_ok", "a load filling the path barely moved the round trips: no deep queue on the path"},
+	{"rr.under_load_tail", "under load the median round trip held but the tail grew"},
+	{"rr.bufferbloat", "under load a queue builds on the path and every round trip waits behind it"},
+	{"rr.self_queue", "the loaded connections' own round trip, against a separate connection's"},
+	// net commit
+	{"commit.session_rate", "how many synchronous commits one session can make a second over this path"},
+	{"commit.log_throughput", "how much log the replica accepted with several blocks in flight"},
+	{"commit.split", "how a synchronous commit splits between the replica's storage and the round trip"},
+	// net mtu
+	{"mtu.black_hole", "full-size packets vanish without an ICMP word back: a path-MTU black hole"},
+	{"mtu.nothing_passes", "not even small packets arrive on a test connection"},
+	{"mtu.mismatch", "the two ends' interfaces have different MTUs"},
+	{"mtu.ok", "full-size packets pass each way tested and the interfaces agree"},
+	// disk
+	{"disk.memory_backed", "the tested path is on memory (tmpfs): the figures are not a disk's"},
+	{"disk.buffered", "measured through the page cache, not straight to the device"},
+	{"disk.small_test_file", "the test file is small enough for a controller or SAN cache to serve the reads"},
+	{"disk.log_commit_floor", "each commit waits for its log flush: the commits per second that flush allows one session"},
+	{"disk.log_tail", "a rare log flush takes far longer than the median"},
+	{"disk.log_sync_method", "two ways of flushing the log compared"},
+	{"disk.log_flush_fast", "a flush so fast a write cache answered it, not the media"},
+	{"disk.custom_pattern", "the figures of a pattern the user asked for"},
+	{"disk.data_random_reads", "random page reads, one at a time and many in flight"},
+	{"disk.backup_time", "how long reading the data for a backup takes at the measured rate"},
+	// db ping, db load, db repl
+	{"db.round_trip_time", "what N queries spend on the database's round trips"},
+	{"db.tail", "the queries' p99 is far above their p50"},
+	{"db.connect_time", "how long opening a session took, by phase"},
+	{"db.network_share", "how much of a query's time is the network and how much the server and driver"},
+	{"db.connection_lost", "the session to the database was lost during the run: those stretches have no figures"},
+	{"load.rate", "the log the load generated, against what was asked"},
+	{"load.commit_latency", "what each of the load's commits took, and the commit rate one session allows"},
+	{"load.below_target", "the server took less than the asked rate"},
+	{"load.table_left", "the scratch table could not be dropped"},
+	{"repl." + result.VerdictKeepingUp, "the replica keeps up at its last poll"},
+	{"repl." + result.VerdictCatchingUp, "the replica is behind and catching up (or not growing fast enough to call a trend)"},
+	{"repl." + result.VerdictSendQueue, "the send queue grows: the sender or the network does not keep up with generation"},
+	{"repl." + result.VerdictDisk, "the standby's disk is the bottleneck: received log is not flushed fast enough"},
+	{"repl." + result.VerdictReplay, "replay is the bottleneck: received log is not replayed fast enough"},
+	{"repl." + result.VerdictSilent, "the replica is silent: its lag is unknown, not 0"},
+	{"repl." + result.VerdictUnknown, "no position figures for the replica in the last poll"},
+	{"repl.no_replicas", "no replica is connected to this primary, nor was one seen during the run"},
+	{"repl.run", "a replica spent time not keeping up during the run, which the last poll does not show"},
+	{"repl.connection_lost", "the monitoring session was lost during the run: those stretches have no figures"},
+	// plan backup
+	{"plan.backup_largest", "how long the largest backup and restore take and which stage limits each"},
+	{"plan.rto_missed", "a restore takes longer than the RTO"},
+	{"plan.more_files", "the backup and restore with more files in parallel"},
+	{"plan.compression", "the backup and restore with a compression codec"},
+	// plan chatty
+	{"plan.chatty_wire", "how much of a chatty report's time is on the wire now"},
+	{"plan.chatty_what_if", "the chatty report at another round-trip time"},
+	{"plan.chatty_round_trips", "the chatty report with one round trip per query"},
+	{"plan.chatty_most_saved", "the most any move of the app server can save"},
+	{"plan.chatty_bandwidth", "more bandwidth cannot help a chatty report"},
+	// plan replica
+	{"plan.replica_" + result.VerdictKeepsUp, "one stream carries the replica's log at its peak"},
+	{"plan.replica_" + result.VerdictFallsBehindAtPeak, "one stream carries the mean but not the peak: the send queue grows during the peak, then catches up"},
+	{"plan.replica_" + result.VerdictFallsBehind, "one stream carries less than the mean log rate: the replica never catches up"},
+	{"plan.replica_link_" + result.VerdictFallsBehindAtPeak, "the streams together exceed the link at their peak"},
+	{"plan.replica_link_" + result.VerdictFallsBehind, "the streams together exceed the link at their mean"},
+	{"plan.replica_window", "the window the busiest stream needs at the path's RTT, and the settings that give it"},
+	{"plan.replica_log_factor", "the replica plan with a multiple of the log"},
+	{"plan.replica_rtt", "the replica plan at another RTT"},
+	// plan sync
+	{"plan.sync_commit", "what a synchronous replica adds to each commit"},
+	{"plan.sync_operation", "what a synchronous replica adds to a large operation"},
+}
+
+// KnownCode reports whether name is one of Codes.
+func KnownCode(name string) bool {
+	return slices.ContainsFunc(Codes, func(c Code) bool { return c.Name == name })
+}
