@@ -305,7 +305,7 @@ func judge(s Scenario, c *Case) row {
 // matrix is every scenario, by area.
 func matrix() []Scenario {
 	return slices.Concat(streamScenarios, rrScenarios, mtuScenarios, commitScenarios, diskScenarios,
-		dbScenarios, replScenarios, planScenarios, assumedPlanScenarios, backupScenarios)
+		dbScenarios, replScenarios, planScenarios, assumedPlanScenarios, backupScenarios, dbWordsScenarios)
 }
 
 // runAll is whether to run the whole matrix rather than its CI subset.
