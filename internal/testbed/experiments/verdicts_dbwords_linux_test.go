@@ -98,7 +98,7 @@ var dbWordsScenarios = []Scenario{
 			c.Within("the silence's length / the outage", silent.Seconds.D().Seconds(), down, 0.9, (o.ready-o.stop+2*interval).Seconds()/down,
 				"one poll early, up to one poll late, plus the standby's start until it streams")
 			c.Expect("one start in the verdicts and the silence line",
-				(silent.First - *r.LongestSilenceStart).D().Abs() < 50*time.Millisecond, fmt.Sprintf("%.1f s and %.1f s", silent.First.D().Seconds(), r.LongestSilenceStart.D().Seconds()))
+				(silent.First-*r.LongestSilenceStart).D().Abs() < 50*time.Millisecond, fmt.Sprintf("%.1f s and %.1f s", silent.First.D().Seconds(), r.LongestSilenceStart.D().Seconds()))
 			rpoWhileSilent := 0
 			for _, x := range o.ivs {
 				if x.Repl == nil {
