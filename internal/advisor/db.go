@@ -507,12 +507,25 @@ func repl(r *result.Repl) []result.Finding {
 				names = append(names, g.Of)
 			}
 		}
-		lost := f.Values["gap_seconds"]
-		f.Summary = fmt.Sprintf("narrows' own session to %s (--replica-dsn) was lost %d time(s), %s in all (%d reconnects failed): what only the standby tells (whether replay is paused, its clock) is missing there; the primary's figures of it go on.",
-			strings.Join(names, ", "), len(own), dur(time.Duration(lost*float64(time.Second))), retriesOf(own))
+		lost, still := f.Values["gap_seconds"], ""
+		if n := openGaps(own); n > 0 {
+			still = fmt.Sprintf(", %d still lost at the end", n)
+		}
+		f.Summary = fmt.Sprintf("narrows' own session to %s (--replica-dsn) was lost %d time(s), %s in all (%d reconnects failed%s): what only the standby tells (whether replay is paused, its clock) is missing there; the rows keep what the primary tells of it.",
+			strings.Join(names, ", "), len(own), dur(time.Duration(lost*float64(time.Second))), retriesOf(own), still)
 		out = append(out, f)
 	}
 	return out
+}
+
+func openGaps(gaps []result.Gap) int {
+	n := 0
+	for _, g := range gaps {
+		if g.End == nil {
+			n++
+		}
+	}
+	return n
 }
 
 func retriesOf(gaps []result.Gap) int {

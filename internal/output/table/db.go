@@ -419,7 +419,7 @@ func replSummary(b *strings.Builder, rp *result.Repl) {
 		if g.End != nil {
 			end = fmt.Sprintf("to %.1f s", g.End.D().Seconds())
 		}
-		fmt.Fprintf(b, "gap          %s's own session (--replica-dsn) lost from %.1f s %s (%d reconnects failed): %s; the primary's figures of it go on\n",
+		fmt.Fprintf(b, "gap          %s's own session (--replica-dsn) lost from %.1f s %s (%d reconnects failed): %s; the rows keep what the primary tells of it\n",
 			g.Of, g.Start.D().Seconds(), end, g.Retries, g.Reason)
 	}
 	gapLines(b, primary, rp.Stopped)
