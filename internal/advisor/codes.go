@@ -83,6 +83,7 @@ var Codes = []Code{
 	{"plan.rto_missed", "a restore takes longer than the RTO"},
 	{"plan.more_files", "the backup and restore with more files in parallel"},
 	{"plan.compression", "the backup and restore with a compression codec"},
+	{"plan.backup_cannot_judge", "pg_basebackup compressing on the database server: its time cannot be planned from stages, only its least"},
 	// plan chatty
 	{"plan.chatty_wire", "how much of a chatty report's time is on the wire now"},
 	{"plan.chatty_what_if", "the chatty report at another round-trip time"},

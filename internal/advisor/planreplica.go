@@ -322,8 +322,11 @@ func replicaWindow(cases []result.ReplicaCase, s result.ReplicaStream) result.Re
 	w.BDP = int64(math.Ceil(w.Rate * w.RTT.D().Seconds()))
 	w.Needed = int64(math.Ceil(float64(w.BDP) * WindowMargin))
 	w.Buffer = roundBuffer(int64(math.Ceil(float64(w.Needed) / PayloadRatio)))
-	w.LinuxRmem = fmt.Sprintf("%s %d", LinuxRmemMin, max(w.Buffer, LinuxRmemDefault))
-	w.LinuxWmem = fmt.Sprintf("%s %d", LinuxWmemMin, max(w.Buffer, LinuxWmemDefault))
+	// Never below the host's own maximum: a command pasted as printed
+	// must not cut a 32 MiB maximum to the 6 MiB default (issue 25,
+	// defect 1; the invariant tuning_lowers_setting holds it).
+	w.LinuxRmem = fmt.Sprintf("%s %d", LinuxRmemMin, max(w.Buffer, LinuxRmemDefault, s.ReceiverRmemMax))
+	w.LinuxWmem = fmt.Sprintf("%s %d", LinuxWmemMin, max(w.Buffer, LinuxWmemDefault, s.SenderWmemMax))
 	w.WindowsLevel = WindowsLevel(w.Needed)
 	if s.ReceiverRmemMax > 0 {
 		ok := s.ReceiverRmemMax >= w.Buffer

@@ -338,3 +338,21 @@ func TestReplicaCannotJudge(t *testing.T) {
 		})
 	}
 }
+
+// TestReplicaWindowNeverLowers: the printed tcp_rmem/tcp_wmem never set a
+// maximum below the host's own (issue 25, defect 1: 32 MiB cut to 6 MiB).
+func TestReplicaWindowNeverLowers(t *testing.T) {
+	cases := []result.ReplicaCase{{Peak: 1e6}}
+	for _, c := range []struct {
+		rmem, wmem         int64
+		wantRmem, wantWmem string
+	}{
+		{32 << 20, 64 << 20, "4096 131072 33554432", "4096 16384 67108864"},
+		{128 << 10, 0, "4096 131072 6291456", "4096 16384 4194304"},
+	} {
+		w := replicaWindow(cases, result.ReplicaStream{RTT: result.Seconds(8 * time.Millisecond), ReceiverRmemMax: c.rmem, SenderWmemMax: c.wmem})
+		if w.LinuxRmem != c.wantRmem || w.LinuxWmem != c.wantWmem {
+			t.Errorf("rmem %d, wmem %d: tcp_rmem %q, tcp_wmem %q; want %q, %q", c.rmem, c.wmem, w.LinuxRmem, w.LinuxWmem, c.wantRmem, c.wantWmem)
+		}
+	}
+}

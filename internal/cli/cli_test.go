@@ -31,11 +31,21 @@ func run(t *testing.T, env map[string]string, args ...string) (stdout, stderr st
 		if _, named := env["NARROWS_HISTORY"]; k == "NARROWS_NO_HISTORY" && !named {
 			return "1"
 		}
+		// Every report a test makes is held to the invariants, as
+		// itest's runs are, unless the test says otherwise.
+		if _, named := env[k]; k == itest.CheckInvariants && !named {
+			return "1"
+		}
 		return env[k]
 	}
 	e := cli.Env{Stdout: &out, Stderr: &errb, Getenv: getenv,
 		ReadFile: cli.OSEnv().ReadFile, Now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }}
 	code = cli.Main(context.Background(), e, args)
+	for _, l := range strings.Split(errb.String(), "\n") {
+		if strings.HasPrefix(l, "narrows: invariant broken: ") {
+			t.Errorf("narrows %s: %s", strings.Join(args, " "), l)
+		}
+	}
 	return out.String(), errb.String(), code
 }
 

@@ -233,6 +233,9 @@ func doctorCmd(ctx context.Context, env Env, args []string) error {
 		written = append(written, htmlPath)
 	}
 	keepRun(env, rep, nil) // the steps' intervals are in it
+	if isTrue(env.Getenv(checkEnv)) {
+		reportBroken(env, rep, nil) // the steps' own, each with its intervals
+	}
 	if df.json {
 		if err := jsonl.New(env.Stdout).Report(rep); err != nil {
 			return err
@@ -270,8 +273,13 @@ func runStep(ctx context.Context, env Env, args []string) (stdout []byte, stderr
 	sub.Stdout, sub.Stderr = &out, &errb
 	get := env.Getenv
 	sub.Getenv = func(k string) string {
-		if k == "NARROWS_NO_HISTORY" {
+		switch k {
+		case "NARROWS_NO_HISTORY":
 			return "1"
+		case checkEnv:
+			// The doctor checks its report, steps and all: a step's
+			// stderr is its failure's reason, not the place to say it.
+			return ""
 		}
 		return get(k)
 	}

@@ -38,7 +38,7 @@ func output(env Env, asJSON bool) sink {
 	if env.rec != nil {
 		out = &keeping{sink: out, env: env}
 	}
-	return out
+	return withCheck(env, out)
 }
 
 // minInterval is the shortest --interval any probe reports at.

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/narrows/narrows/internal/invariants"
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/output/html"
 	"github.com/narrows/narrows/internal/output/jsonl"
@@ -24,6 +25,7 @@ import (
 func report(_ context.Context, env Env, args []string) error {
 	fs := newFlags(env, "report")
 	out := fs.String("html", "", "write the HTML report to this file (default: the run's file with .html)")
+	check := fs.Bool("check", false, "check the run against the report invariants instead (docs/commands.md#narrows-report): one line per one broken, exit 1 when any is")
 	var run string
 	// The run's file may come before the flags, as in `narrows report
 	// run.jsonl --html out.html`: flag stops at it, so parse what follows.
@@ -46,6 +48,12 @@ func report(_ context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *check {
+		if *out != "" {
+			return usagef("report: --check writes no HTML: give --check or --html")
+		}
+		return checkRun(env, rep, ivs)
+	}
 	path := *out
 	if path == "" {
 		path = strings.TrimSuffix(strings.TrimSuffix(run, ".jsonl"), ".json") + ".html"
@@ -56,6 +64,20 @@ func report(_ context.Context, env Env, args []string) error {
 	if st, err := os.Stat(path); err == nil {
 		fmt.Fprintf(env.Stdout, "wrote %s (%s)\n", path, metric.FormatBytes(st.Size()))
 	}
+	return nil
+}
+
+// checkRun holds a saved run to the report invariants: each one broken
+// in a line, and exit 1 when any is.
+func checkRun(env Env, rep *result.Report, ivs []result.Interval) error {
+	vs := invariants.Check(rep, ivs, invariants.Path{})
+	for _, v := range vs {
+		fmt.Fprintln(env.Stdout, v)
+	}
+	if len(vs) > 0 {
+		return fmt.Errorf("report: %s broken", metric.Plural(int64(len(vs)), "invariant"))
+	}
+	fmt.Fprintf(env.Stdout, "no invariant broken: %s, %s\n", metric.Plural(int64(len(rep.Findings)), "finding"), metric.Plural(int64(len(ivs)), "interval"))
 	return nil
 }
 
@@ -151,4 +173,57 @@ func (h *htmlSink) Interval(iv result.Interval) error {
 func (h *htmlSink) Report(r *result.Report) error {
 	err := h.out.Report(r)
 	return errors.Join(err, writeHTML(h.path, r, h.ivs))
+}
+
+// checkEnv, set (to 1) in the environment, makes every command hold each
+// Report it emits to the report invariants and say each one broken on
+// standard error, "narrows: invariant broken: RULE: …": internal/itest
+// sets it for every run a test makes, and fails the test on such a line.
+// checkRateEnv, a rate in bits per second, is the path's, when the test
+// knows it (a delay line's): the interfaces' speed otherwise.
+const (
+	checkEnv     = "NARROWS_CHECK_INVARIANTS"
+	checkRateEnv = "NARROWS_CHECK_PATH_BITS_PER_SECOND"
+)
+
+// withCheck passes records on to out and, when the environment asks,
+// checks each Report against the invariants once it is written.
+func withCheck(env Env, out sink) sink {
+	if !isTrue(env.Getenv(checkEnv)) {
+		return out
+	}
+	return &checkSink{out: out, env: env}
+}
+
+type checkSink struct {
+	out sink
+	env Env
+	ivs []result.Interval
+}
+
+func (c *checkSink) Interval(iv result.Interval) error {
+	c.ivs = append(c.ivs, iv)
+	return c.out.Interval(iv)
+}
+
+func (c *checkSink) Report(r *result.Report) error {
+	err := c.out.Report(r)
+	reportBroken(c.env, r, c.ivs)
+	return err
+}
+
+// reportBroken writes each invariant r breaks to standard error.
+func reportBroken(env Env, r *result.Report, ivs []result.Interval) {
+	var path invariants.Path
+	if v := env.Getenv(checkRateEnv); v != "" {
+		rate, err := strconv.ParseFloat(v, 64)
+		if err != nil || rate <= 0 {
+			fmt.Fprintf(env.Stderr, "narrows: invariant broken: %s: %s=%q is not a rate in bits per second\n", "setup", checkRateEnv, v)
+			return
+		}
+		path.RateBitsPerSecond = rate
+	}
+	for _, v := range invariants.Check(r, ivs, path) {
+		fmt.Fprintf(env.Stderr, "narrows: invariant broken: %s\n", v)
+	}
 }

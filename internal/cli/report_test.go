@@ -138,3 +138,39 @@ func TestHTMLFlag(t *testing.T) {
 		t.Errorf("the page from the saved run differs from the page the run wrote")
 	}
 }
+
+// TestReportCheck: `narrows report --check` holds a saved run to the
+// report invariants: a line per one broken and exit 1, else a line that
+// says what was checked and exit 0; bad input is one line, exit 2.
+func TestReportCheck(t *testing.T) {
+	dir := t.TempDir()
+	at := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	stream := func(closing float64) []any {
+		rep := result.NewReport("net stream", "db2:7447", result.Tool{Version: "0.1.0", Protocol: 1}, at)
+		rep.Facts = &result.Facts{OS: "linux", Interfaces: []result.NIC{{Name: "eth0", SpeedMbps: 1000}}}
+		rep.Stream = &result.Stream{Throughput: 940e6, Runs: []result.StreamRun{{Phase: result.PhaseSingle, Direction: "forward", Streams: 1, Throughput: 940e6}}}
+		rep.Findings = []result.Finding{{Code: "stream.single_stream_capacity", Severity: "info", Summary: "One stream (forward) carried 940 Mbit/s."}}
+		a := result.NewInterval("stream", 0, 5*time.Second)
+		a.Direction, a.Throughput = "forward", 940e6
+		b := result.NewInterval("stream", 5*time.Second, 5*time.Second+400*time.Microsecond)
+		b.Direction, b.Throughput = "forward", closing
+		return []any{a, b, rep}
+	}
+	clean := savedRun(t, dir, "clean.jsonl", stream(900e6)...)
+	stdout, stderr, code := run(t, nil, "report", clean, "--check")
+	if code != 0 || stdout != "no invariant broken: 1 finding, 2 intervals\n" {
+		t.Errorf("clean run: exit %d, %q %q", code, stdout, stderr)
+	}
+	broken := savedRun(t, dir, "broken.jsonl", stream(2.62e9)...)
+	stdout, stderr, code = run(t, map[string]string{"NARROWS_CHECK_INVARIANTS": "0"}, "report", "--check", broken)
+	if code != 1 || strings.Count(stdout, "\n") != 1 || !strings.HasPrefix(stdout, "rate_above_path: interval forward 5.00-5.00 s reads 2.62 Gbit/s") ||
+		!strings.Contains(stderr, "1 invariant broken") {
+		t.Errorf("broken run: exit %d, %q %q", code, stdout, stderr)
+	}
+	if _, stderr, code := run(t, nil, "report", "--check", filepath.Join(dir, "missing.jsonl")); code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		t.Errorf("missing run: exit %d, %q", code, stderr)
+	}
+	if _, stderr, code := run(t, nil, "report", "--check", clean, "--html", filepath.Join(dir, "x.html")); code != 2 || !strings.Contains(stderr, "--check writes no HTML") {
+		t.Errorf("--check with --html: exit %d, %q", code, stderr)
+	}
+}

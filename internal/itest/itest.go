@@ -202,7 +202,7 @@ func run(t testing.TB, timeout time.Duration, env []string, full []string) Resul
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, full[0], full[1:]...)
-	cmd.Env = append(append(os.Environ(), "NARROWS_SECRET="+Secret), withHistory(env)...)
+	cmd.Env = append(append(os.Environ(), "NARROWS_SECRET="+Secret, CheckInvariants+"=1"), withHistory(env)...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	// Under Wine the first process of a session hands its output to
@@ -218,7 +218,33 @@ func run(t testing.TB, timeout time.Duration, env []string, full []string) Resul
 	if ctx.Err() != nil {
 		t.Fatalf("narrows %v did not finish within %s; stdout:\n%s\nstderr:\n%s", args, timeout, out.String(), errb.String())
 	}
+	brokenInvariants(t, args, errb.String())
 	return Result{Stdout: out.String(), Stderr: errb.String(), Code: code}
+}
+
+// CheckInvariants, set to 1 for every run, makes narrows hold each report
+// it emits to the report invariants (internal/invariants) and say each one
+// broken on standard error; run fails the test on such a line. A test whose
+// point is data no real run makes (internal/itest/hostile) opts out with
+// NoInvariants in its env, and says why.
+const (
+	CheckInvariants = "NARROWS_CHECK_INVARIANTS"
+	NoInvariants    = CheckInvariants + "=0"
+	// PathRate gives the checker the path's rate, in bits per second, when
+	// the test knows it (its delay line's): PathRate+"=300000000".
+	PathRate = "NARROWS_CHECK_PATH_BITS_PER_SECOND"
+)
+
+const brokenPrefix = "narrows: invariant broken: "
+
+// brokenInvariants fails the test on each invariant a run broke.
+func brokenInvariants(t testing.TB, args []string, stderr string) {
+	t.Helper()
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, brokenPrefix) {
+			t.Errorf("narrows %s: %s", strings.Join(args, " "), l)
+		}
+	}
 }
 
 // Tests keep no history: narrows would write every test's runs into the

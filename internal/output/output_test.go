@@ -44,7 +44,7 @@ func fixtures() (map[string][]result.Interval, map[string]*result.Report) {
 		Interval: result.Seconds(time.Second), BlockBytes: 131072, WindowBytes: 131072}, Throughput: 26_214_400,
 		Runs: []result.StreamRun{{Phase: result.PhaseSingle, Direction: "forward", Streams: 1, Duration: result.Seconds(2 * time.Second),
 			SentBytes: 6_684_672, ReceivedBytes: 6_553_600, Throughput: 26_214_400, PerStream: []float64{26_214_400},
-			WireThroughput: 27_409_281, HeaderBytes: 66,
+			WireThroughput: 27_409_281, HeaderBytes: 66, LinkHeaderBytes: 14,
 			TCP: &result.TCPSummary{Side: "client", RTT: ms(40.2), MinRTT: ms(40), MSSBytes: 1448, MaxCwnd: 187_000, SndWndBytes: 131_072,
 				RwndLimited: 0.93, BDPBytes: 131_727},
 			CPU: result.CPU{Local: 3.1, Remote: 2.4, Available: true}}}}

@@ -59,9 +59,11 @@ type StreamRun struct {
 	PerStream     []float64 `json:"per_stream_bits_per_second"`
 	// WireThroughput estimates the line rate these bytes used: the payload
 	// received and the share sent again, each segment (MSS from TCP_INFO)
-	// with its Ethernet, IP and TCP headers (HeaderBytes).
-	WireThroughput float64 `json:"wire_throughput_bits_per_second,omitempty"`
-	HeaderBytes    int64   `json:"header_bytes_per_segment,omitempty"`
+	// with its link, IP and TCP headers (HeaderBytes), of which
+	// LinkHeaderBytes the link's (14 on Ethernet, 0 on a TUN device).
+	WireThroughput  float64 `json:"wire_throughput_bits_per_second,omitempty"`
+	HeaderBytes     int64   `json:"header_bytes_per_segment,omitempty"`
+	LinkHeaderBytes int64   `json:"link_header_bytes_per_segment,omitempty"`
 
 	TCP *TCPSummary `json:"tcp,omitempty"`
 	// TCPUnavailable says why there is no TCP figure (e.g. not Linux).

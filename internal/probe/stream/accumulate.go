@@ -27,7 +27,8 @@ type direction struct {
 type accumulator struct {
 	phase   string
 	streams int
-	ipv6    bool // the IP header is 40 bytes, not 20
+	ipv6    bool  // the IP header is 40 bytes, not 20
+	link    int64 // the link-layer header on this host's interface (sysinfo.LinkHeaderBytes)
 	dirs    []*direction
 	last    time.Duration
 }
@@ -173,19 +174,15 @@ func aggregate(ts []*sysinfo.TCPInfo) sysinfo.TCPInfo {
 	return a
 }
 
-// ethernetHeader is what a qdisc, a switch port counter and tbf count on
-// top of each IP packet. (A physical link also spends 24 bytes of preamble,
-// FCS and inter-frame gap, which no counter in the host sees.)
-const ethernetHeader = 14
-
 // headerBytes is what each segment carries besides its payload: the
-// Ethernet header, the IP header and TCP's own (20 bytes, and 12 of
-// timestamp option where the connection uses them). It is not PMTU − MSS:
+// link's header (Ethernet's 14 bytes; none on a TUN device, whose shaper
+// counts bare IP packets), the IP header and TCP's own (20 bytes, and 12
+// of timestamp option where the connection uses them). It is not PMTU − MSS:
 // the MSS is also bounded by half the peer's largest window (a small
 // --window on loopback's 64 KiB MTU gives 62,976-byte segments whose
 // headers are still 66 bytes).
-func headerBytes(ipv6, timestamps bool) int64 {
-	h := int64(ethernetHeader + 20 + 20)
+func headerBytes(link int64, ipv6, timestamps bool) int64 {
+	h := link + 20 + 20
 	if ipv6 {
 		h += 20
 	}
@@ -267,7 +264,7 @@ func (a *accumulator) summary(done *wire.Done, cpu result.CPU) []result.StreamRu
 				// what was sent again, each segment with its headers. Not
 				// the sender's byte counter: it runs on past the receiver's
 				// last report when the agent is lost mid-test.
-				r.HeaderBytes = headerBytes(a.ipv6, t.Timestamps)
+				r.HeaderBytes, r.LinkHeaderBytes = headerBytes(a.link, a.ipv6, t.Timestamps), a.link
 				r.WireThroughput = r.Throughput * (1 + s.RetransRatio) * float64(t.MSS+r.HeaderBytes) / float64(t.MSS)
 			}
 		}

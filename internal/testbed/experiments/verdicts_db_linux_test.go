@@ -43,12 +43,22 @@ func primaryDSN(pg *dbserver.Postgres) string {
 // `db repl` on A for watch.
 func (c *Case) replWatch(l *testbed.DelayLine, pg *dbserver.Postgres, rate string, load, warm, watch time.Duration) *result.Report {
 	c.T.Helper()
+	rep, _ := c.replWatchIvs(l, pg, rate, load, warm, watch)
+	return rep
+}
+
+// replWatchIvs is replWatch with db repl's interval records.
+func (c *Case) replWatchIvs(l *testbed.DelayLine, pg *dbserver.Postgres, rate string, load, warm, watch time.Duration) (*result.Report, []result.Interval) {
+	c.T.Helper()
 	ld := startOn(c.T, l.A, "db", "load", "--dsn", primaryDSN(pg), "--rate", rate, "--duration", load.String(), "--json")
 	time.Sleep(warm)
-	rep := c.Narrows(l.A, "db", "repl", "--dsn", primaryDSN(pg), "--replica-dsn", "standby1="+pg.DSN(pg.Standby, "narrows", dbserver.NarrowsPassword),
+	rep, ivs, res := c.NarrowsExit(l.A, 0, "db", "repl", "--dsn", primaryDSN(pg), "--replica-dsn", "standby1="+pg.DSN(pg.Standby, "narrows", dbserver.NarrowsPassword),
 		"--interval", "500ms", "--duration", watch.String())
+	if rep == nil {
+		c.T.Fatalf("db repl wrote no summary:\n%s", res.Stdout)
+	}
 	ld.wait(c.T, load+time.Minute)
-	return rep
+	return rep, ivs
 }
 
 var dbScenarios = []Scenario{
@@ -166,8 +176,8 @@ var replScenarios = []Scenario{
 	{
 		Name: "repl/falling-behind", CI: true,
 		Question: "does the standby keep up?",
-		Truth:    "40 ms, the standby's receive buffer capped at 128 KiB: one stream carries about 2 MB/s; 5 MB/s of log",
-		Say:      []string{"repl.send_queue_growing"},
+		Truth:    "40 ms, the standby's receive buffer capped at 128 KiB: one stream carries about 2 MB/s; 5 MB/s of log. plan replica, run before the load, is held to the send queue's growth db repl then measures",
+		Say:      []string{"repl.send_queue_growing", "plan.replica_falls_behind"},
 		NotSay:   []string{"repl.keeping_up", "repl.replay_bottleneck"},
 		Run: func(c *Case) {
 			l := fallingLine(c.T)
@@ -181,7 +191,26 @@ var replScenarios = []Scenario{
 			if err := pg.WaitStreaming(context.Background(), time.Minute); err != nil {
 				c.T.Fatal(err)
 			}
-			c.replWatch(l, pg, "5MB/s", 12*time.Second, 3*time.Second, 6*time.Second)
+			addr := c.Agent(l.B)
+			plan := c.Narrows(l.A, "plan", "replica", "--to", addr, "--stage-duration", "4s", "--streams", "1", "--log-rate", "5MB/s")
+			var growth float64
+			if p := plan.ReplicaPlan; p != nil && len(p.Cases) > 0 {
+				growth = p.Cases[0].Growth
+			}
+			_, ivs := c.replWatchIvs(l, pg, "5MB/s", 12*time.Second, 3*time.Second, 6*time.Second)
+			var unsent []float64
+			for _, iv := range ivs[min(1, len(ivs)):] {
+				if iv.Repl == nil {
+					continue
+				}
+				for _, st := range iv.Repl.Replicas {
+					if st.Unsent != nil {
+						unsent = append(unsent, float64(*st.Unsent))
+					}
+				}
+			}
+			c.Within("the send queue's growth db repl measured / plan replica's prediction before the load", slope(unsent, 500*time.Millisecond), growth, 0.85, 1.15,
+				"experiment TestReplFallingBehind's bound: one stream's window per round trip sets both")
 		},
 	},
 	{
@@ -203,7 +232,7 @@ var replScenarios = []Scenario{
 		Name: "repl/standby-outage", CI: true,
 		Question: "the standby went away for a while: what did it cost, and is it back?",
 		Truth:    "4 ms, 100 Mbit/s, 1 MB/s of log; the standby is stopped 3 s into a 14 s watch and started again 6 s later",
-		Say:      []string{"repl.run"},
+		Say:      []string{"repl.run", "repl.connection_lost"},
 		NotSay:   []string{"repl.silent", "repl.send_queue_growing", "repl.standby_disk_bottleneck", "repl.replay_bottleneck", "repl.no_replicas"},
 		Run: func(c *Case) {
 			l := c.Line(testbed.DelayLineOptions{RTT: 4 * time.Millisecond, RateBitsPerSecond: 100e6})
@@ -252,7 +281,7 @@ var replScenarios = []Scenario{
 		},
 	},
 	{
-		Name: "repl/monitor-killed", CI: true,
+		Name:     "repl/monitor-killed",
 		Question: "can I trust the whole watch?",
 		Truth:    "an administrator terminates narrows' monitoring session on the primary 2 s into a 6 s watch",
 		Say:      []string{"repl.connection_lost"},
@@ -375,7 +404,7 @@ var planScenarios = []Scenario{
 		},
 	},
 	{
-		Name: "plan/sync-10ms", CI: true,
+		Name:     "plan/sync-10ms",
 		Question: "what does a synchronous standby cost a commit?",
 		Truth:    "10 ms, 100 Mbit/s; a real synchronous standby (synchronous_commit on); pgbench's single-row commits are the truth",
 		Say:      []string{"plan.sync_commit", "plan.sync_operation"},
@@ -390,18 +419,18 @@ var planScenarios = []Scenario{
 		Run:      func(c *Case) { c.syncAgainstPgbench(30 * time.Millisecond) },
 	},
 	{
-		Name:     "plan/chatty-2-to-10ms",
-		Question: "how long would 300 queries take from a site 10 ms away?",
-		Truth:    "planned across 2 ms; pgbench's 300 SELECT 1 in one session across a 10 ms line are the truth",
+		Name:     "plan/chatty-1-to-30ms",
+		Question: "how long would 300 queries take from a site 30 ms away?",
+		Truth:    "planned across 1 ms; pgbench's 300 SELECT 1 in one session across a 30 ms line are the truth",
 		Say:      []string{"plan.chatty_what_if", "plan.chatty_wire"},
-		Run:      func(c *Case) { c.chattyAcross(2*time.Millisecond, 10*time.Millisecond) },
+		Run:      func(c *Case) { c.chattyAcross(time.Millisecond, 30*time.Millisecond) },
 	},
 	{
-		Name: "plan/chatty-10-to-2ms", CI: true,
-		Question: "how long would 300 queries take from a site 2 ms away?",
-		Truth:    "planned across 10 ms; pgbench's 300 SELECT 1 in one session across a 2 ms line are the truth",
+		Name:     "plan/chatty-30-to-1ms",
+		Question: "how long would 300 queries take from the application server next to the database (1 ms)?",
+		Truth:    "planned across 30 ms; pgbench's 300 SELECT 1 in one session across a 1 ms line are the truth (issue 25 defect 5: it read 1.43–1.83×)",
 		Say:      []string{"plan.chatty_what_if", "plan.chatty_wire"},
-		Run:      func(c *Case) { c.chattyAcross(10*time.Millisecond, 2*time.Millisecond) },
+		Run:      func(c *Case) { c.chattyAcross(30*time.Millisecond, time.Millisecond) },
 	},
 }
 
@@ -450,8 +479,8 @@ func (c *Case) chattyAcross(from, to time.Duration) {
 	l2 := c.Line(testbed.DelayLineOptions{RTT: to, RateBitsPerSecond: 100e6})
 	pg2 := chattyPrimary(t, l2)
 	truth := min(pgbenchSession(t, l2, pg2, n), pgbenchSession(t, l2, pg2, n))
-	c.Within("plan chatty's "+strconv.Itoa(n)+" queries / pgbench's across the other line", pred, truth, 0.8, 1.2,
-		"pgbench's own spread from run to run here (10.5–11.3 ms a query across 10 ms, 2.26–3.05 ms across 2 ms)")
+	c.Within("plan chatty's "+strconv.Itoa(n)+" queries / pgbench's across the other line", pred, truth, 0.85, 1.15,
+		"experiment TestPlanChattyAcrossRTT's bound: what a query costs besides the path (both programs waking) grows with the idle time between packets, and the plan takes the middle of its bounds")
 }
 
 // The plans' words over figures given by hand (--assume): the truth is
@@ -460,6 +489,17 @@ func (c *Case) chattyAcross(from, to time.Duration) {
 // helping, round trips per query) in no time; the predictions are held to
 // real runs in the scenarios above.
 var assumedPlanScenarios = []Scenario{
+	{
+		Name: "plan/backup-server-side-offline", CI: true,
+		Question: "how long will pg_basebackup take compressing on the database server?",
+		Truth:    "pg_basebackup compressing server-side runs the codec inside the walsender's pipeline, which stage rates do not model: only a least time can be told",
+		Say:      []string{"plan.backup_cannot_judge", "plan.backup_largest"},
+		Run: func(c *Case) {
+			// A size in bytes with a B (issue 25 defect 10) is accepted.
+			c.Narrows(nil, "plan", "backup", "--engine", "pg_basebackup", "--compress-at", "source", "--size", "666755437B",
+				"--assume", "network=200Mbit/s", "--assume", "disk=400MB/s", "--assume", "gzip-6=compress:30MB/s,decompress:300MB/s,ratio:10", "--compression", "gzip-6")
+		},
+	},
 	{
 		Name: "plan/too-little-to-judge", CI: true,
 		Question: "how long will a backup take, what will a synchronous standby cost, how long will the report take?",
@@ -481,7 +521,7 @@ var assumedPlanScenarios = []Scenario{
 		Question: "can I restore 1 TB within an hour?",
 		Truth:    "given 117 MB/s of network (one stream) and faster disks: 1 TB takes 2.4 h to restore",
 		Say:      []string{"plan.backup_largest", "plan.rto_missed"},
-		NotSay:   []string{"plan.more_files", "plan.compression"},
+		NotSay:   []string{"plan.more_files", "plan.compression", "plan.backup_cannot_judge"},
 		Run: func(c *Case) {
 			rep := c.Narrows(nil, "plan", "backup", "--assume", "network=117MB/s", "--assume", "disk=1GB/s", "--assume", "target-write=200MB/s",
 				"--size", "1TB", "--rto", "1h", "--engine", "pg_basebackup", "--compression", "none")
@@ -527,6 +567,21 @@ var assumedPlanScenarios = []Scenario{
 		},
 	},
 	{
+		Name: "plan/sync-assumed", CI: true,
+		Question: "what would a synchronous standby 10 ms away cost, and an index rebuild's 1 GB of log?",
+		Truth:    "given a commit of 0.9 ms today, 10 ms RTT, the replica's write + flush 150 µs, 11 MB/s of synchronous log: a commit waits 0.9 + 10 + 0.15 ms",
+		Say:      []string{"plan.sync_commit", "plan.sync_operation"},
+		Run: func(c *Case) {
+			rep := c.Narrows(nil, "plan", "sync", "--engine", "postgres", "--assume", "commit=0.9ms", "--assume", "rtt=10ms", "--assume", "remote-flush=150us",
+				"--assume", "remote-write=20us", "--assume", "throughput=11MB/s", "--op-log", "1GB", "--op-time", "60s")
+			for _, e := range rep.SyncPlan.Engines {
+				if e.Engine == "postgres" {
+					c.Within("the commit with the standby synchronous / 0.9 + 10 + 0.15 ms", e.PredictedCommitLatencySeconds, 0.01105, 0.99, 1.01, "the arithmetic of the figures given")
+				}
+			}
+		},
+	},
+	{
 		Name: "plan/replica-no-rtt", CI: true,
 		Question: "will the replica keep up, and what window does it need?",
 		Truth:    "given one stream 50 MB/s and 1 MB/s of log, but no round trip: the window it needs cannot be told",
@@ -552,35 +607,36 @@ var assumedPlanScenarios = []Scenario{
 // across the line, at two line rates.
 var backupScenarios = []Scenario{
 	{
-		Name: "plan/backup-100M", CI: true,
+		Name:     "plan/backup-100M",
 		Question: "how long will the backup take across this line?",
-		Truth:    "20 ms, 100 Mbit/s; a real pg_basebackup (tar, no compression) on the backup host of a pgbench -s 3 database",
+		Truth:    "4 ms, 100 Mbit/s; a real pg_basebackup (tar, no compression) on the backup host of a pgbench -s 6 database (134 MB)",
 		Say:      []string{"plan.backup_largest"},
 		NotSay:   []string{"plan.rto_missed"},
 		Run:      func(c *Case) { c.backupAgainstBasebackup(100e6) },
 	},
 	{
-		Name:     "plan/backup-40M",
+		Name:     "plan/backup-200M",
 		Question: "how long will the backup take across this line?",
-		Truth:    "20 ms, 40 Mbit/s; a real pg_basebackup (tar, no compression) on the backup host of a pgbench -s 3 database",
+		Truth:    "4 ms, 200 Mbit/s; a real pg_basebackup (tar, no compression) on the backup host of a pgbench -s 6 database (134 MB)",
 		Say:      []string{"plan.backup_largest"},
 		NotSay:   []string{"plan.rto_missed"},
-		Run:      func(c *Case) { c.backupAgainstBasebackup(40e6) },
+		Run:      func(c *Case) { c.backupAgainstBasebackup(200e6) },
 	},
 }
 
-// backupAgainstBasebackup plans a backup of a pgbench -s 3 database from A
-// to the agent on B across a 20 ms line of rate, then runs pg_basebackup
-// on B and holds the plan's time for the database's own size to it.
+// backupAgainstBasebackup plans a backup of a pgbench -s 6 database from A
+// to the agent on B across a 4 ms line of rate, then runs pg_basebackup
+// on B (the faster of two: other work only slows a run) and holds the
+// plan's time for the database's own size to it.
 func (c *Case) backupAgainstBasebackup(rate int64) {
 	t := c.T
-	l := c.Line(testbed.DelayLineOptions{RTT: 20 * time.Millisecond, RateBitsPerSecond: rate})
+	l := c.Line(testbed.DelayLineOptions{RTT: 4 * time.Millisecond, RateBitsPerSecond: rate})
 	pg := startPG(t, l)
 	ctx := context.Background()
 	if err := pg.StopStandby(ctx); err != nil { // the standby would share the line
 		t.Fatal(err)
 	}
-	if out, err := pg.Tool(ctx, pg.Primary, nil, "pgbench", "-i", "-s", "3", "-q", "-h", pg.Primary.Sock, "-p", strconv.Itoa(pg.Primary.Port), "-U", "postgres", "postgres"); err != nil {
+	if out, err := pg.Tool(ctx, pg.Primary, nil, "pgbench", "-i", "-s", "6", "-q", "-h", pg.Primary.Sock, "-p", strconv.Itoa(pg.Primary.Port), "-U", "postgres", "postgres"); err != nil {
 		t.Fatalf("pgbench -i: %v\n%s", err, out)
 	}
 	psql(t, pg, pg.Primary, "CHECKPOINT")
@@ -597,6 +653,27 @@ func (c *Case) backupAgainstBasebackup(rate int64) {
 		}
 	}
 	took, _, _ := basebackup(t, pg, "bb-none", "")
+	again, _, _ := basebackup(t, pg, "bb-none-2", "")
+	took = min(took, again)
 	c.Within("plan backup's time / pg_basebackup's", pred, took.Seconds(), 0.85, 1.15,
-		"the experiment's bound: the line sets both; pg_basebackup's start, its checkpoint and its final sync are not modelled")
+		"the experiment's bound: the line sets both; pg_basebackup's start-up and checkpoint are not modelled")
+}
+
+// doctorScenarios run doctor as a DBA starts: a primary and a standby
+// across a WAN line, every step in one budget.
+var doctorScenarios = []Scenario{
+	{
+		Name:     "doctor/primary-standby-30ms",
+		Question: "is it the network? (doctor, a primary and its standby 30 ms apart)",
+		Truth:    "30 ms, 100 Mbit/s, a drop-tail queue of 60 ms, no random loss; the standby's host runs the agent; the line is the limit of one stream",
+		Say:      []string{"stream.link_limited", "rr.wire_time", "plan.sync_commit"},
+		NotSay:   []string{"stream.loss_limited", "stream.window_limited", "stream.cpu_limited", "repl.send_queue_growing"},
+		Run: func(c *Case) {
+			l := c.Line(testbed.DelayLineOptions{RTT: 30 * time.Millisecond, RateBitsPerSecond: 100e6})
+			pg := startPG(c.T, l)
+			startLogAgent(c.T, l, pg)
+			c.Narrows(l.A, "doctor", "--to", agentAddr(l), "--dsn", primaryDSN(pg), "--replica-dsn", "standby1="+pg.DSN(pg.Standby, "narrows", dbserver.NarrowsPassword),
+				"--log-path", filepath.Dir(pg.Primary.Dir), "--budget", "90s", "--out", filepath.Join(c.T.TempDir(), "doctor.jsonl"))
+		},
+	},
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"regexp"
 	"runtime"
 	"slices"
 	"sort"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/narrows/narrows/internal/invariants"
 	"github.com/narrows/narrows/internal/itest"
 	"github.com/narrows/narrows/internal/output/jsonl"
 	"github.com/narrows/narrows/internal/result"
@@ -36,6 +38,7 @@ import (
 var (
 	allFlag   = flag.Bool("all", false, "run the whole verdict matrix, not only its CI subset (or NARROWS_VERDICTS=all)")
 	writeFlag = flag.String("write", "", "write the verdict table into this markdown file, between its verdicts markers")
+	onlyFlag  = flag.String("scenario", "", "run only the scenarios whose names match this regular expression (with -all, any of them)")
 )
 
 // Scenario is one situation with a known truth.
@@ -72,6 +75,8 @@ type Case struct {
 	// watches the machine's.
 	lines []*testbed.DelayLine
 	host  *hostWatch
+	// broken are the invariants its reports broke.
+	broken []string
 }
 
 // hostWatch sleeps a millisecond at a time for as long as a scenario runs
@@ -210,6 +215,11 @@ func (c *Case) NarrowsExit(h *testbed.Host, code int, args ...string) (*result.R
 		return nil, nil, res
 	}
 	c.Heard(rep)
+	// Every report is held to the invariants, with the line's rate as
+	// what the path can carry.
+	for _, v := range invariants.Check(rep, ivs, invariants.Path{RateBitsPerSecond: c.rate}) {
+		c.broken = append(c.broken, strings.Join(args[:min(2, len(args))], " ")+": "+v.String())
+	}
 	return rep, ivs, res
 }
 
@@ -275,6 +285,9 @@ func judge(s Scenario, c *Case) row {
 		r.said = append(r.said, code)
 	}
 	sort.Strings(r.said)
+	for _, b := range c.broken {
+		r.problems = append(r.problems, "invariant broken: "+b)
+	}
 	late := c.lateShare()
 	for _, code := range s.Say {
 		if slices.Contains(s.Quiet, code) && late >= QuietLate {
@@ -305,7 +318,7 @@ func judge(s Scenario, c *Case) row {
 // matrix is every scenario, by area.
 func matrix() []Scenario {
 	return slices.Concat(streamScenarios, rrScenarios, mtuScenarios, commitScenarios, diskScenarios,
-		dbScenarios, replScenarios, planScenarios, assumedPlanScenarios, backupScenarios, dbWordsScenarios)
+		dbScenarios, replScenarios, planScenarios, assumedPlanScenarios, backupScenarios, doctorScenarios, dbWordsScenarios)
 }
 
 // runAll is whether to run the whole matrix rather than its CI subset.
@@ -319,8 +332,9 @@ func TestVerdicts(t *testing.T) {
 		mu   sync.Mutex
 		rows []row
 	)
+	only := regexp.MustCompile(*onlyFlag)
 	for _, s := range matrix() {
-		if !s.CI && !runAll() {
+		if !s.CI && !runAll() || !only.MatchString(s.Name) {
 			continue
 		}
 		t.Run(s.Name, func(t *testing.T) {
@@ -412,7 +426,7 @@ func writeTable(path string, rows []row, passed, failed int) error {
 	for _, r := range rows {
 		var figs []string
 		for _, f := range r.figures {
-			figs = append(figs, fmt.Sprintf("%s: %.3g vs %.3g = %.2f× (%.2f–%.2f)", f.name, f.got, f.want, f.ratio(), f.lo, f.hi))
+			figs = append(figs, fmt.Sprintf("%s: %.3g vs %.3g = %.2f× (bound %.2f–%.2f: %s)", f.name, f.got, f.want, f.ratio(), f.lo, f.hi, f.why))
 		}
 		res := "pass"
 		if r.skipped != "" {

@@ -1,0 +1,33 @@
+package sysinfo
+
+import "net"
+
+// EthernetHeader is what a qdisc, a switch port counter and tbf count on
+// top of each IP packet on an Ethernet (or veth, or loopback) interface.
+// (A physical link also spends 24 bytes of preamble, FCS and inter-frame
+// gap, which no counter in the host sees.)
+const EthernetHeader = 14
+
+// LinkHeaderBytes is the link-layer header each packet carries on the
+// interface that holds the address local: 0 on a layer-3 tunnel (a TUN
+// device, WireGuard: the packets are bare IP, and a shaper on it counts
+// whole IP packets), EthernetHeader on Ethernet, veth and loopback, and
+// EthernetHeader where the system does not say (most links are Ethernet).
+func LinkHeaderBytes(local net.IP) int64 {
+	all, err := net.Interfaces()
+	if err != nil {
+		return EthernetHeader
+	}
+	for _, ifi := range all {
+		addrs, _ := ifi.Addrs()
+		for _, a := range addrs {
+			if in, ok := a.(*net.IPNet); ok && in.IP.Equal(local) {
+				if h, ok := linkHeader(ifi.Name); ok {
+					return h
+				}
+				return EthernetHeader
+			}
+		}
+	}
+	return EthernetHeader
+}
