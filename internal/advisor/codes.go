@@ -94,6 +94,7 @@ var Codes = []Code{
 	{"plan.replica_" + result.VerdictKeepsUp, "one stream carries the replica's log at its peak"},
 	{"plan.replica_" + result.VerdictFallsBehindAtPeak, "one stream carries the mean but not the peak: the send queue grows during the peak, then catches up"},
 	{"plan.replica_" + result.VerdictFallsBehind, "one stream carries less than the mean log rate: the replica never catches up"},
+	{"plan.replica_cannot_judge", "the primary wrote too little log while watched (or a rate of 0 was given) to judge a replica by: what to run instead"},
 	{"plan.replica_link_" + result.VerdictFallsBehindAtPeak, "the streams together exceed the link at their peak"},
 	{"plan.replica_link_" + result.VerdictFallsBehind, "the streams together exceed the link at their mean"},
 	{"plan.replica_window", "the window the busiest stream needs at the path's RTT, and the settings that give it"},

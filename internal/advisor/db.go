@@ -66,15 +66,14 @@ func generation(st *result.ReplicaState, poll *float64) (float64, bool) {
 	return val(poll)
 }
 
-// rpo sets the RPO: what a failover now would lose. Of a replica that
-// streams, the log not yet sent to it; of a silent one, all the log past
-// what it is known to hold.
+// rpo sets the RPO: what a failover now would lose, the log not yet sent
+// to the replica. Of a silent replica it is unknown, like its lag: the log
+// past what it last confirmed (Unconfirmed) bounds it, and that bound,
+// counted from a confirmation older than the outage, read as twice the
+// outage; so it is said as a bound, never as the RPO, in every output.
 func rpo(st *result.ReplicaState, gen float64, genKnown bool) {
 	b, ok := val(st.Unsent)
-	if st.State == result.ReplicaSilent {
-		b, ok = val(st.Unconfirmed)
-	}
-	if !ok {
+	if st.State == result.ReplicaSilent || !ok {
 		return
 	}
 	st.RPOBytes = &b
@@ -172,7 +171,7 @@ func replica(st *result.ReplicaState, pollGen *float64, w result.ReplWords) {
 	case hasUnsent && unsent > small && genKnown && hasSend && gen-sendRate > growth:
 		set(result.VerdictSendQueue, fmt.Sprintf("%s queue growing at %s because generation %s > %s %s: %s %s (%s)",
 			w.Send, mb(gen-sendRate), mb(gen), w.Send, mb(sendRate), size(unsent), w.Unsent, senderOf(w)))
-	case st.Unflushed != nil && unwritten+unflushed > small && hasSend && hasFlush && sendRate-flushRate > growth:
+	case st.Unflushed != nil && unwritten+unflushed > small && hasSend && hasFlush && sendRate-flushRate > growth && st.UnflushedGrowing >= DiskPolls:
 		set(result.VerdictDisk, fmt.Sprintf("the standby's disk is the bottleneck: %s received but not flushed, growing at %s (received %s, flushed %s)",
 			size(unwritten+unflushed), mb(sendRate-flushRate), mb(sendRate), mb(flushRate)))
 	case st.SQLThread != "" && st.SQLThread != "Yes":
@@ -431,13 +430,14 @@ func repl(r *result.Repl) []result.Finding {
 				f.Severity = "warning"
 			}
 			var d []string
+			if b, ok := val(st.Unconfirmed); ok && st.State == result.ReplicaSilent {
+				// Unknown, like its lag: bounded by what it has not confirmed.
+				f.Values["unconfirmed_bytes"] = float64(b)
+				d = append(d, fmt.Sprintf("Its RPO is unknown while it is silent: it has not confirmed the last %s of log (a failover to it would lose at most that).", size(b)))
+			}
 			if b, ok := val(st.RPOBytes); ok {
 				f.Values["rpo_bytes"] = float64(b)
 				lose := "would lose"
-				if st.State == result.ReplicaSilent {
-					// All the log past what it confirmed: some may have reached it.
-					lose = "would lose at most"
-				}
 				if s, ok := val(st.RPOSeconds); ok {
 					f.Values["rpo_seconds"] = s.D().Seconds()
 					d = append(d, fmt.Sprintf("A failover now %s %s of log, %s of generation at the current rate (RPO = %s bytes ÷ generation rate).", lose, size(b), dur(s.D()), rpoOf(&st, w)))
@@ -481,21 +481,68 @@ func repl(r *result.Repl) []result.Finding {
 	if r.Run != nil {
 		out = append(out, replRun(r, w)...)
 	}
-	if len(r.Gaps) > 0 {
-		f := gapFinding(r.Gaps, r.Duration)
+	// The primary's session lost leaves no figures at all; a replica's own
+	// session (--replica-dsn) lost leaves the primary's figures of it, and
+	// "those stretches have no figures" of those was false beside rows
+	// that have them.
+	var primary, own []result.Gap
+	for _, g := range r.Gaps {
+		if g.Of == "primary" {
+			primary = append(primary, g)
+		} else {
+			own = append(own, g)
+		}
+	}
+	if len(primary) > 0 {
+		f := gapFinding(primary, r.Duration)
 		f.Code = "repl.connection_lost"
+		out = append(out, f)
+	}
+	if len(own) > 0 {
+		f := gapFinding(own, r.Duration)
+		f.Code = "repl.connection_lost"
+		names := []string{}
+		for _, g := range own {
+			if !slices.Contains(names, g.Of) {
+				names = append(names, g.Of)
+			}
+		}
+		lost, still := f.Values["gap_seconds"], ""
+		if n := openGaps(own); n > 0 {
+			still = fmt.Sprintf(", %d still lost at the end", n)
+		}
+		f.Summary = fmt.Sprintf("narrows' own session to %s (--replica-dsn) was lost %d time(s), %s in all (%d reconnects failed%s): what only the standby tells (whether replay is paused, its clock) is missing there; the rows keep what the primary tells of it.",
+			strings.Join(names, ", "), len(own), dur(time.Duration(lost*float64(time.Second))), retriesOf(own), still)
 		out = append(out, f)
 	}
 	return out
 }
 
-// rpoOf names the bytes an RPO counts.
-func rpoOf(st *result.ReplicaState, w result.ReplWords) string {
-	if st.State == result.ReplicaSilent {
-		return "unconfirmed"
+func openGaps(gaps []result.Gap) int {
+	n := 0
+	for _, g := range gaps {
+		if g.End == nil {
+			n++
+		}
 	}
-	return w.Unsent
+	return n
 }
+
+func retriesOf(gaps []result.Gap) int {
+	n := 0
+	for _, g := range gaps {
+		n += g.Retries
+	}
+	return n
+}
+
+// rpoOf names the bytes an RPO counts.
+func rpoOf(_ *result.ReplicaState, w result.ReplWords) string { return w.Unsent }
+
+// DiskPolls is how many polls in a row the standby's unflushed log must
+// grow before its disk is named the bottleneck: the first poll after an
+// outage receives a burst faster than any disk flushes it.
+const DiskPolls = 2
 
 func abs(d time.Duration) time.Duration { return max(d, -d) }
 

@@ -45,7 +45,11 @@ func TestReplVerdicts(t *testing.T) {
 				}
 			}},
 		{"standby disk", f64(20 * MB), result.ReplicaState{State: "streaming", Unsent: i64(0), Unwritten: i64(10_000_000), Unflushed: i64(20_000_000), Unreplayed: i64(0),
-			SendRate: f64(20 * MB), WriteRate: f64(20 * MB), FlushRate: f64(9 * MB), ReplayRate: f64(9 * MB)}, result.VerdictDisk, "disk is the bottleneck", nil},
+			SendRate: f64(20 * MB), WriteRate: f64(20 * MB), FlushRate: f64(9 * MB), ReplayRate: f64(9 * MB), UnflushedGrowing: DiskPolls}, result.VerdictDisk, "disk is the bottleneck", nil},
+		// One poll of it is a burst (a standby catching up after an
+		// outage receives faster than it flushes): not yet its disk.
+		{"one poll of a flush behind", f64(20 * MB), result.ReplicaState{State: "streaming", Unsent: i64(0), Unwritten: i64(10_000_000), Unflushed: i64(20_000_000), Unreplayed: i64(0),
+			SendRate: f64(20 * MB), WriteRate: f64(20 * MB), FlushRate: f64(9 * MB), ReplayRate: f64(9 * MB), UnflushedGrowing: 1}, result.VerdictCatchingUp, "behind by", nil},
 		{"catching up", f64(5 * MB), result.ReplicaState{State: "streaming", Unsent: i64(0), Unwritten: i64(0), Unflushed: i64(0), Unreplayed: i64(100_000_000),
 			SendRate: f64(5 * MB), WriteRate: f64(5 * MB), FlushRate: f64(5 * MB), ReplayRate: f64(25 * MB)}, result.VerdictCatchingUp, "caught up in about 5.00 s",
 			func(t *testing.T, st result.ReplicaState) {

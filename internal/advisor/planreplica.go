@@ -96,6 +96,21 @@ func PlanReplica(in ReplicaInput) (result.ReplicaPlan, error) {
 	p.Window = replicaWindow(p.Cases, s)
 	p.Notes = append(p.Notes, replicaNotes(in, s, p)...)
 	p.Notes = append(p.Notes, in.Notes...)
+	if why := idleLog(in.Log); why != "" {
+		// A replica "keeps up" with a primary that wrote nothing, and the
+		// margin is any: true of the watch, and no answer to the question,
+		// which is about the workload. No verdict, no what-if of a
+		// multiple of nothing.
+		p.Verdict, p.CannotJudge = result.VerdictCannotJudge, why
+		p.Window = result.ReplicaWindow{} // no settings for a peak of nothing
+		for i := range p.Cases {
+			p.Cases[i].Verdict = result.VerdictCannotJudge
+		}
+		if p.Link != nil {
+			p.Link.Verdict = result.VerdictCannotJudge
+		}
+		return p, nil
+	}
 
 	if in.RTT > 0 {
 		if w, note := rttWhatIf(in.Log, s, in.RTT, peakFor); note != "" {
@@ -116,6 +131,43 @@ func PlanReplica(in ReplicaInput) (result.ReplicaPlan, error) {
 		p.WhatIfs = append(p.WhatIfs, w)
 	}
 	return p, nil
+}
+
+// IdleLogPeak is the busiest second of log below which a watched primary
+// is too idle to judge a replica by: 16 kB/s, about two 8 KiB WAL pages a
+// second (a round figure, as it is printed). An
+// idle PostgreSQL writes a few bytes a second (a running-transactions
+// record every 15 s, a checkpoint's now and then), an idle MySQL nothing;
+// the lightest real workload writes tens of KB a second.
+const IdleLogPeak = 16e3
+
+// idleLog says why the log cannot be judged by, "" when it can: a rate of
+// 0 given by hand, or a watch whose busiest second stayed under
+// IdleLogPeak. A rate given by hand above 0 is the person's to give.
+func idleLog(logs []result.LogRate) string {
+	var peak, mean float64
+	var bytes int64
+	var watch result.Seconds
+	measured := false
+	for _, l := range logs {
+		peak += l.Peak
+		mean += l.Mean
+		bytes += l.Bytes
+		watch = max(watch, l.Watch)
+		measured = measured || l.Source != "assumed"
+	}
+	switch {
+	case peak <= 0 && !measured:
+		return "cannot judge: a log rate of 0 was given: give the busy hour's rate (--log-rate MEAN,PEAK, e.g. 3MB/s,8MB/s)"
+	case !measured || peak >= IdleLogPeak:
+		return ""
+	}
+	wrote := "wrote log at " + metric.FormatByteRate(mean) + " on average"
+	if watch > 0 {
+		wrote = fmt.Sprintf("wrote only %s of log in %s", metric.FormatDecimalBytes(bytes), metric.FormatDuration(watch.D()))
+	}
+	return fmt.Sprintf("cannot judge: the primary %s (its busiest second %s, under %s): too idle to judge a replica by; run plan replica while the workload runs (--dsn with a --watch over its busy time), or give the busy hour's rate (--log-rate MEAN,PEAK)",
+		wrote, metric.FormatByteRate(peak), metric.FormatByteRate(IdleLogPeak))
 }
 
 func dbName(db string) string {
@@ -435,6 +487,15 @@ func replicaPlan(p *result.ReplicaPlan) []result.Finding {
 	if len(p.Cases) == 0 {
 		return nil
 	}
+	if p.Verdict == result.VerdictCannotJudge {
+		why := p.CannotJudge
+		if why == "" {
+			why = "cannot judge: the log is too idle to judge a replica by"
+		}
+		return []result.Finding{{Code: "plan.replica_cannot_judge", Severity: "warning",
+			Summary: strings.ToUpper(why[:1]) + why[1:] + ".",
+			Values:  map[string]float64{"log_peak_bytes_per_second": busiest(p.Cases).Peak, "capacity_bytes_per_second": p.Stream.Capacity}}}
+	}
 	var out []result.Finding
 	c := busiest(p.Cases)
 	out = append(out, caseFinding("plan.replica_"+c.Verdict, c, p.PeakDuration.D(), p.Stream.LimitedBy, ""))
@@ -486,8 +547,8 @@ func caseFinding(code string, c result.ReplicaCase, peakFor time.Duration, limit
 	switch c.Verdict {
 	case result.VerdictKeepsUp:
 		f.Severity = "info"
-		f.Summary = fmt.Sprintf("%s keep%s up: %s carries %s, %s the peak of %s (%s the mean).",
-			who, verbS(carrier), carries, metric.FormatByteRate(c.Capacity), times(c.HeadroomPeak), metric.FormatByteRate(c.Peak), times(c.HeadroomMean))
+		f.Summary = fmt.Sprintf("%s keep%s up: %s carries %s%s.",
+			who, verbS(carrier), carries, metric.FormatByteRate(c.Capacity), times(c.HeadroomPeak, " the peak of "+metric.FormatByteRate(c.Peak))+parens(times(c.HeadroomMean, " the mean")))
 	case result.VerdictFallsBehindAtPeak:
 		f.Severity = "warning"
 		f.Summary = fmt.Sprintf("%s fall%s behind at the peak: %s of log against %s for %s, the send queue growing %s; after %s the RPO is %s (%s of log), caught up %s later at the mean rate.",
@@ -512,12 +573,30 @@ func verbS(carrier string) string {
 	return "s"
 }
 
-// times words a headroom: "1.43× ".
-func times(h *float64) string {
-	if h == nil {
-		return "any"
+// times words a headroom with what it is of, ", 1.43× the peak of 5 MB/s";
+// "" when there is none (a rate of 0: no ratio to it is a figure), so a
+// sentence drops the clause rather than print a word for infinity.
+func times(h *float64, of string) string {
+	if h == nil || math.IsInf(*h, 0) || math.IsNaN(*h) {
+		return ""
 	}
-	return fmt.Sprintf("%.2f×", *h)
+	return fmt.Sprintf(", %.2f×%s", *h, of)
+}
+
+// parens puts a clause of times in parentheses: " (2.10× the mean)".
+func parens(clause string) string {
+	if clause == "" {
+		return ""
+	}
+	return " (" + strings.TrimPrefix(clause, ", ") + ")"
+}
+
+// headroomAtPeak is ": headroom 1.43× at the peak", "" without a figure.
+func headroomAtPeak(h *float64) string {
+	if times(h, "") == "" {
+		return ""
+	}
+	return fmt.Sprintf(": headroom %.2f× at the peak", *h)
 }
 
 func limitAdvice(limit string) string {
@@ -597,14 +676,14 @@ func whatIfFinding(p *result.ReplicaPlan, w result.ReplicaWhatIf) result.Finding
 	}
 	if w.LogFactor > 0 {
 		f.Code = "plan.replica_log_factor"
-		f.Summary = fmt.Sprintf("With %s× the log (%s at the peak), the replica %s: headroom %s at the peak.",
-			trimRatio(w.LogFactor), metric.FormatByteRate(worstCase.Peak), verdict, times(worstCase.HeadroomPeak))
+		f.Summary = fmt.Sprintf("With %s× the log (%s at the peak), the replica %s%s.",
+			trimRatio(w.LogFactor), metric.FormatByteRate(worstCase.Peak), verdict, headroomAtPeak(worstCase.HeadroomPeak))
 		f.Values["log_factor"] = w.LogFactor
 		return f
 	}
 	f.Code = "plan.replica_rtt"
-	f.Summary = fmt.Sprintf("At %s RTT one stream would carry %s (limited by %s), and the replica %s: headroom %s at the peak.",
-		metric.FormatDuration(w.RTT.D()), metric.FormatByteRate(w.Capacity), w.LimitedBy, verdict, times(worstCase.HeadroomPeak))
+	f.Summary = fmt.Sprintf("At %s RTT one stream would carry %s (limited by %s), and the replica %s%s.",
+		metric.FormatDuration(w.RTT.D()), metric.FormatByteRate(w.Capacity), w.LimitedBy, verdict, headroomAtPeak(worstCase.HeadroomPeak))
 	var formulas []string
 	for _, b := range w.Bounds {
 		formulas = append(formulas, b.Formula)

@@ -292,6 +292,59 @@ func TestReplicaStreamOf(t *testing.T) {
 	}
 }
 
+// TestReplicaCannotJudge: a watch of a primary that wrote almost no log
+// (or a rate of 0 given by hand) is no ground for a verdict: the plan
+// says it cannot judge, what the primary wrote and what to run instead,
+// and nothing else; no sentence prints a word for an infinite margin.
+// A rate given by hand above 0, or a watch at IdleLogPeak, is judged.
+func TestReplicaCannotJudge(t *testing.T) {
+	stream := result.ReplicaStream{Capacity: 35.9e6, LimitedBy: result.LimitLink, MinRTT: result.Seconds(8 * time.Millisecond)}
+	idle := []result.LogRate{{Mean: 400, Peak: 900, Bytes: 24000, Watch: result.Seconds(60 * time.Second), Source: "measured"}}
+	cases := []struct {
+		name    string
+		log     []result.LogRate
+		verdict string
+		say     []string
+	}{
+		{"idle watch", idle, result.VerdictCannotJudge, []string{"Cannot judge: the primary wrote only 24 kB of log in 60.0 s (its busiest second 900 B/s, under 16 kB/s)", "run plan replica while the workload runs", "--log-rate MEAN,PEAK"}},
+		{"nothing written", []result.LogRate{{Source: "measured", Watch: result.Seconds(60 * time.Second)}}, result.VerdictCannotJudge, []string{"Cannot judge: the primary wrote only 0 B of log"}},
+		{"idle, from a saved run", []result.LogRate{{Mean: 400, Peak: 900, Source: "measured (run.jsonl)"}}, result.VerdictCannotJudge, []string{"Cannot judge: the primary wrote log at"}},
+		{"0 given", []result.LogRate{{Source: "assumed"}}, result.VerdictCannotJudge, []string{"Cannot judge: a log rate of 0 was given"}},
+		{"just busy enough", []result.LogRate{{Mean: 8000, Peak: IdleLogPeak, Source: "measured"}}, result.VerdictKeepsUp, []string{"keeps up", "× the peak of"}},
+		{"small, given by hand", []result.LogRate{{Mean: 1000, Peak: 2000, Source: "assumed"}}, result.VerdictKeepsUp, []string{"keeps up"}},
+		{"a mean of 0 given by hand", []result.LogRate{{Mean: 0, Peak: 5e6, Source: "assumed"}}, result.VerdictKeepsUp, []string{"7.18× the peak of 5 MB/s."}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := PlanReplica(ReplicaInput{Engine: "postgres", Log: c.log, Stream: stream, RTT: 80 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Verdict != c.verdict {
+				t.Fatalf("verdict %s, want %s", p.Verdict, c.verdict)
+			}
+			f := Advise(&result.Report{ReplicaPlan: &p})
+			var all strings.Builder
+			for _, x := range f {
+				all.WriteString(x.Code + ": " + x.Summary + " " + x.Detail + "\n")
+			}
+			for _, w := range c.say {
+				if !strings.Contains(all.String(), w) {
+					t.Errorf("findings lack %q:\n%s", w, all.String())
+				}
+			}
+			if strings.Contains(all.String(), "any") || strings.Contains(all.String(), "Inf") || strings.Contains(all.String(), "NaN") {
+				t.Errorf("a margin in words for infinity:\n%s", all.String())
+			}
+			if c.verdict == result.VerdictCannotJudge {
+				if len(f) != 1 || f[0].Code != "plan.replica_cannot_judge" || len(p.WhatIfs) != 0 || p.Window.BDP != 0 {
+					t.Errorf("want the one cannot-judge finding, no what-if, no window:\n%s", all.String())
+				}
+			}
+		})
+	}
+}
+
 // TestReplicaWindowNeverLowers: the printed tcp_rmem/tcp_wmem never set a
 // maximum below the host's own, and none is printed where the host's is
 // enough (issue 25, defect 1: 32 MiB cut to 6 MiB).

@@ -104,7 +104,11 @@ func (t *ReplTally) replica(st *result.ReplicaState, at, dt result.Seconds) {
 	if k := slices.Index(result.Verdicts, st.VerdictCode); k >= 0 {
 		v := &r.verdicts[k]
 		if v.Polls == 0 {
-			v.Verdict, v.First = st.VerdictCode, at
+			// A poll's verdict stands for the interval that ends with it,
+			// so the verdict began where that interval began: the same
+			// clock as the silence's start (at − silent for), not one
+			// interval later.
+			v.Verdict, v.First = st.VerdictCode, at-dt
 		}
 		if v.Polls == 0 || backlog >= r.worst[k] {
 			v.Worst, r.worst[k] = st.Verdict, backlog

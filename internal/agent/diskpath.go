@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
+	"github.com/narrows/narrows/internal/probe"
 	"github.com/narrows/narrows/internal/wire"
 )
 
@@ -39,10 +41,17 @@ func ResolveDiskPaths(dirs []string) ([]DiskRoot, error) {
 				return nil, fmt.Errorf("--disk-path %s is not a directory: name the directories clients may measure (e.g. the backup destination)", d)
 			}
 		}
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			return nil, fmt.Errorf("--disk-path %s does not exist: create it first, or name a directory that does", d)
-		case err != nil:
+		if err == nil {
+			// Every disk test creates its file there: an agent whose user
+			// may not write it would refuse every client later.
+			if err := probe.CheckDir("--disk-path", d, true); err != nil {
+				return nil, err
+			}
+		}
+		if err != nil {
+			if w, ok := probe.PathWords(abs, err); ok {
+				return nil, fmt.Errorf("--disk-path %s%s", d, w)
+			}
 			return nil, fmt.Errorf("--disk-path %s: %v", d, unwrapPath(err))
 		}
 		if !seen[abs] {
@@ -115,9 +124,12 @@ func (s *Server) diskDir(asked string) (clean, real string, _ *wire.RemoteError)
 	}
 	real, err := filepath.EvalSymlinks(clean)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
 		return "", "", &wire.RemoteError{Code: wire.CodeRefused, Message: fmt.Sprintf("--path %s does not exist on the agent", asked)}
 	case err != nil:
+		if w, ok := probe.PathWords(clean, err); ok {
+			return "", "", &wire.RemoteError{Code: wire.CodeRefused, Message: fmt.Sprintf("--path %s on the agent%s", asked, w)}
+		}
 		return "", "", &wire.RemoteError{Code: wire.CodeRefused, Message: fmt.Sprintf("--path %s on the agent: %v", asked, unwrapPath(err))}
 	case !s.inside(real, false):
 		return limit("--path %s leads to %s through a symbolic link, outside the directories this agent allows disk tests in: %s", asked, real, s.allowed())

@@ -14,6 +14,7 @@ import (
 	"github.com/narrows/narrows/internal/client"
 	"github.com/narrows/narrows/internal/doctor"
 	"github.com/narrows/narrows/internal/output/jsonl"
+	"github.com/narrows/narrows/internal/probe"
 	"github.com/narrows/narrows/internal/result"
 	"github.com/narrows/narrows/internal/untrusted"
 )
@@ -58,8 +59,11 @@ func doctorCmd(ctx context.Context, env Env, args []string) error {
 		if p.dir == "" {
 			continue
 		}
-		if st, err := os.Stat(p.dir); err != nil || !st.IsDir() {
-			return usagef("%s %s: not a directory here", p.flag, p.dir)
+		// Both are written (the disk steps' test files): a directory this
+		// user may not enter or write is said so here, in one line, not
+		// called "not a directory".
+		if err := probe.CheckDir(p.flag, p.dir, true); err != nil {
+			return &usageError{err.Error()}
 		}
 	}
 	if df.to == "" && in.DSN == "" && df.dataPath == "" && df.logPath == "" {

@@ -21,7 +21,8 @@ func TestDoctorBadInput(t *testing.T) {
 		{[]string{}, "give what to examine"},
 		{[]string{"--data-path", dir, "--budget", "5s"}, "--budget 5s"},
 		{[]string{"--data-path", dir, "--budget", "soon"}, "--budget"},
-		{[]string{"--data-path", filepath.Join(dir, "nowhere")}, "not a directory"},
+		{[]string{"--data-path", filepath.Join(dir, "nowhere")}, "nowhere does not exist"},
+		{[]string{"--log-path", taken}, "is not a directory (a file)"},
 		{[]string{"--data-path", dir, "--backup-path", "/backup"}, "give --to HOST too"},
 		{[]string{"--data-path", dir, "--out", taken}, "--out " + taken},
 	} {

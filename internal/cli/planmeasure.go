@@ -11,6 +11,7 @@ import (
 	"github.com/narrows/narrows/internal/advisor"
 	"github.com/narrows/narrows/internal/client"
 	"github.com/narrows/narrows/internal/metric"
+	"github.com/narrows/narrows/internal/probe"
 	"github.com/narrows/narrows/internal/probe/compress"
 	"github.com/narrows/narrows/internal/probe/disk"
 	"github.com/narrows/narrows/internal/probe/stream"
@@ -48,6 +49,12 @@ func (mf measureFlags) measure(ctx context.Context, env Env, files int, codecs [
 	size, err := metric.ParseSize(mf.diskSize)
 	if err != nil || size < disk.MinSize {
 		return "", false, usagef("--disk-size %q: %s", mf.diskSize, errOr(err, "use at least 1M"))
+	}
+	if mf.dataPath != "" {
+		// Read by a backup, written by a restore: the test file goes there.
+		if err := probe.CheckDir("--data-path", mf.dataPath, true); err != nil {
+			return "", false, &usageError{err.Error()}
+		}
 	}
 	sess, err := connect(ctx, opts)
 	if err != nil {

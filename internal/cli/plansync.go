@@ -11,6 +11,7 @@ import (
 	"github.com/narrows/narrows/internal/client"
 	"github.com/narrows/narrows/internal/dbconn"
 	"github.com/narrows/narrows/internal/metric"
+	"github.com/narrows/narrows/internal/probe"
 	commitprobe "github.com/narrows/narrows/internal/probe/commit"
 	"github.com/narrows/narrows/internal/probe/dbload"
 	"github.com/narrows/narrows/internal/probe/disk"
@@ -98,6 +99,11 @@ func planSync(ctx context.Context, env Env, args []string) error {
 	}
 	if sf.from == "" && len(sf.assume) == 0 && sf.to == "" && sf.logPath == "" && dsn == "" {
 		return usagef("plan sync: give the parts: measure them (--to AGENT for the replica's side, --log-path DIR for the local flush, --dsn for a commit today), read them --from a saved run, or --assume them (e.g. --assume rtt=10ms)")
+	}
+	if sf.logPath != "" {
+		if err := probe.CheckDir("--log-path", sf.logPath, true); err != nil {
+			return &usageError{err.Error()}
+		}
 	}
 	if sf.remotePath != "" && sf.to == "" {
 		return usagef("plan sync: --remote-path is on the agent: give --to AGENT too")

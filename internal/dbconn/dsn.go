@@ -248,31 +248,97 @@ func Redact(s string) string {
 	return secretParam.ReplaceAllString(scheme+"://"+rest, "${1}"+Mask)
 }
 
-// Secrets returns the forms in which the password (and any other secret
-// the DSN holds) could appear in text.
-func (d *DSN) Secrets() []string {
+// Scrub hides every DSN that s echoes, and escapes what a terminal would
+// act on (untrusted.Text): s holds a server's or a driver's words, on
+// their way to a person, and a server can put any bytes in an error
+// message, before the login as well as after.
+//
+// Only DSN-shaped text is touched: d's own DSN as given, and any
+// USER:PASSWORD@ in a URL or a MySQL DSN, password=... in key=value pairs
+// or a query. A server never echoes the password; a driver that shows it
+// shows it inside the DSN. Replacing each occurrence of the password as a
+// string garbled the server's words and narrows' own when the password was
+// a common word ("wrong" made "wrong user name or password" read "xxxxx
+// user name or password"), and the gap it left told the password.
+func (d *DSN) Scrub(s string) string {
+	var secrets []string
+	if d != nil {
+		if d.Raw != "" {
+			s = strings.ReplaceAll(s, d.Raw, d.Redacted)
+		}
+		secrets = d.secretForms()
+	}
+	return untrusted.Text(redactText(s, secrets))
+}
+
+// secretForms are the ways the DSN's secrets can be written as a value:
+// as they are, percent-encoded, quoted or braced; longest first, so that a
+// value is masked whole, even where it holds a separator (;, &, a space).
+func (d *DSN) secretForms() []string {
 	var out []string
 	for _, p := range append([]string{d.password}, d.secrets...) {
-		for _, s := range []string{p, url.QueryEscape(p), url.PathEscape(p)} {
-			if s != "" && !slices.Contains(out, s) {
-				out = append(out, s)
+		if p == "" {
+			continue
+		}
+		for _, f := range []string{p, url.QueryEscape(p), url.PathEscape(p),
+			"'" + strings.ReplaceAll(p, "'", `\'`) + "'",
+			`"` + strings.ReplaceAll(p, `"`, `""`) + `"`,
+			"{" + strings.ReplaceAll(p, "}", "}}") + "}"} {
+			if !slices.Contains(out, f) {
+				out = append(out, f)
 			}
 		}
 	}
+	slices.SortStableFunc(out, func(a, b string) int { return len(b) - len(a) })
 	return out
 }
 
-// Scrub removes every form of the password from s and escapes what a
-// terminal would act on (untrusted.Text): s holds a server's or a driver's
-// words, on their way to a person, and a server can put any bytes in an
-// error message, before the login as well as after.
-func (d *DSN) Scrub(s string) string {
-	if d != nil {
-		s = scrubAll(s, d.Secrets())
+// The shapes in which a DSN's secret stands inside other text.
+var (
+	// scheme://USER:PASSWORD@: the password runs to the authority's last '@'.
+	textUserinfo = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://[^\s:/?#@]*:)[^\s/?#]*@`)
+	// USER:PASSWORD@tcp(HOST) or @unix(PATH): go-sql-driver/mysql's form.
+	textMySQL = regexp.MustCompile(`(^|[\s"'\x60(=])([^\s:/@"'\x60()]*:)[^\s]*@(tcp|unix)\(`)
+	// password= after a separator: key=value pairs (libpq, ADO, ODBC)
+	// and query parameters.
+	textKey = regexp.MustCompile(`(?i)(?:^|[\s;,?&{("'\x60])(?:` + secretKeys + `|change\s+password)\s*=\s*`)
+	// A value of a key whose secret is not known: quoted, braced or bare.
+	textValue = regexp.MustCompile(`^(?:'(?:[^'\\]|\\.)*'|"[^"]*"|\{(?:[^}]|\}\})*\}|[^\s;&"'\x60)]*)`)
+)
+
+// RedactText hides the secret of every DSN-shaped piece of s and leaves
+// the rest as it stands.
+func RedactText(s string) string { return redactText(s, nil) }
+
+// redactText is RedactText knowing the secrets' forms (secretForms): a
+// key's value that begins with one is masked whole.
+func redactText(s string, secrets []string) string {
+	s = textUserinfo.ReplaceAllString(s, "${1}"+Mask+"@")
+	s = textMySQL.ReplaceAllString(s, "${1}${2}"+Mask+"@${3}(")
+	var b strings.Builder
+	for {
+		loc := textKey.FindStringIndex(s)
+		if loc == nil {
+			b.WriteString(s)
+			return b.String()
+		}
+		b.WriteString(s[:loc[1]])
+		s = s[loc[1]:]
+		n := len(textValue.FindString(s))
+		for _, f := range secrets {
+			if strings.HasPrefix(s, f) {
+				n = len(f)
+				break
+			}
+		}
+		b.WriteString(Mask)
+		s = s[n:]
 	}
-	return untrusted.Text(s)
 }
 
+// scrubAll hides every occurrence of secrets in s. Only for a driver's
+// words about a connection string it could not read: they quote pieces of
+// that string, and where a piece of the password ends cannot be known.
 func scrubAll(s string, secrets []string) string {
 	for _, sec := range secrets {
 		switch {

@@ -91,9 +91,11 @@ func TestConnStringSecretNeverShown(t *testing.T) {
 				shown = append(shown, err.Error())
 			} else {
 				shown = append(shown, d.Redacted, d.Where(),
-					// A driver error that repeats the password as the driver read it.
-					Classify(d, "connect", fmt.Errorf("login failed with %s", d.password)).Error(),
-					d.Brief(errors.New("mssql: login error with "+d.password)))
+					// A driver error that repeats the connection string, or
+					// its password as the driver read it.
+					Classify(d, "connect", fmt.Errorf("login failed with %s", c.in)).Error(),
+					Classify(d, "connect", fmt.Errorf("login failed with Password=%s;Encrypt=true", d.password)).Error(),
+					d.Brief(errors.New("mssql: login error with pwd="+d.password)))
 			}
 			for _, s := range shown {
 				for _, p := range c.pieces {

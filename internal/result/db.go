@@ -405,8 +405,12 @@ type ReplicaState struct {
 	// generated past the furthest position the replica is known to hold
 	// (its last flush reported to the primary, its slot's restart_lsn, or
 	// its own receive position): what a failover to it now would lose at
-	// most.
+	// most. Its RPO is unknown (RPOBytes absent): it may hold more.
 	Unconfirmed *int64 `json:"unconfirmed_bytes,omitempty"`
+	// UnflushedGrowing is how many polls in a row the log the standby
+	// received but has not flushed grew (PostgreSQL): one poll of it is a
+	// burst (a standby catching up after an outage), not yet a slow disk.
+	UnflushedGrowing int `json:"unflushed_growing_polls,omitempty"`
 	// ReplayPaused is read on a PostgreSQL standby given --replica-dsn.
 	ReplayPaused *bool `json:"replay_paused,omitempty"`
 

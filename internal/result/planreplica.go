@@ -15,8 +15,10 @@ type ReplicaPlan struct {
 	// PeakDuration is how long a peak is planned to last (--peak).
 	PeakDuration Seconds `json:"peak_duration_seconds"`
 	// Verdict is the worst of the cases: VerdictKeepsUp,
-	// VerdictFallsBehindAtPeak or VerdictFallsBehind.
-	Verdict string `json:"verdict"`
+	// VerdictFallsBehindAtPeak or VerdictFallsBehind; VerdictCannotJudge
+	// when the log is too idle to judge a replica by (CannotJudge says why).
+	Verdict     string `json:"verdict"`
+	CannotJudge string `json:"cannot_judge,omitempty"`
 	// Cases are one stream each (one per database for SQL Server).
 	Cases []ReplicaCase `json:"cases"`
 	// Link sets the streams together against the link: present with more
@@ -35,6 +37,9 @@ const (
 	VerdictKeepsUp           = "keeps_up"
 	VerdictFallsBehindAtPeak = "falls_behind_at_peak"
 	VerdictFallsBehind       = "falls_behind"
+	// VerdictCannotJudge: the primary wrote too little log while it was
+	// watched (or a rate of 0 was given) for any verdict to mean anything.
+	VerdictCannotJudge = "cannot_judge"
 )
 
 // LogRate is how fast a primary generates log.

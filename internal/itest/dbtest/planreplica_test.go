@@ -87,3 +87,67 @@ func TestPlanReplicaNotPrimary(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanReplicaIdlePrimary: plan replica watching a real primary that
+// writes (almost) nothing gives no verdict: it cannot judge, says what
+// the primary wrote in how long and what to run instead; never "keeps up"
+// and never a margin of "any". Before: `The replica keeps up: one stream
+// carries 35.9 MB/s, any the peak of 0 B/s (any the mean).` The truth is
+// the primary's own count of the log it wrote over the same watch.
+func TestPlanReplicaIdlePrimary(t *testing.T) {
+	cases := []struct {
+		engine, dsn, super string
+		need               func(*testing.T)
+		position           string // the primary's log position, in bytes
+	}{
+		{"postgres", pgDSN(), pgSuper(), needPG, "SELECT pg_current_wal_lsn() - '0/0'"},
+		{"mariadb", mySource(), "", needMaria, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.engine, func(t *testing.T) {
+			c.need(t)
+			var before int
+			if c.position != "" {
+				before = count(t, open(t, c.super), c.position)
+			}
+			r := itest.Run(t, time.Minute, nil, "plan", "replica", "--dsn", c.dsn, "--watch", "3s", "--assume", "stream=35.9MB/s", "--json")
+			if r.Code != 0 {
+				t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+			}
+			if c.position != "" {
+				wrote := count(t, open(t, c.super), c.position) - before
+				t.Logf("the primary wrote %d B of WAL over the watch", wrote)
+				if wrote >= 16000 {
+					t.Fatalf("the primary wrote %d B over the watch: not idle, the test's premise fails", wrote)
+				}
+			}
+			_, sum := itest.Records(t, r.Stdout)
+			p := itest.Obj(sum, "replica_plan")
+			if p["verdict"] != "cannot_judge" || !strings.HasPrefix(p["cannot_judge"].(string), "cannot judge: the primary wrote only ") {
+				t.Errorf("verdict %v (%v), want cannot_judge", p["verdict"], p["cannot_judge"])
+			}
+			codes := findingCodes(sum)
+			if len(codes) != 1 || codes[0] != "plan.replica_cannot_judge" {
+				t.Errorf("findings %v, want plan.replica_cannot_judge alone", codes)
+			}
+			table := itest.Run(t, time.Minute, nil, "plan", "replica", "--dsn", c.dsn, "--watch", "3s", "--assume", "stream=35.9MB/s")
+			if table.Code != 0 || !strings.Contains(table.Stdout, "Cannot judge: the primary wrote only ") ||
+				strings.Contains(table.Stdout, "keeps up") || strings.Contains(table.Stdout, "any") {
+				t.Errorf("exit %d, table:\n%s", table.Code, table.Stdout)
+			}
+			t.Log(table.Stdout)
+		})
+	}
+}
+
+// findingCodes are the codes of a summary's findings, in order.
+func findingCodes(sum map[string]any) []string {
+	var out []string
+	fs, _ := sum["findings"].([]any)
+	for _, f := range fs {
+		if m, ok := f.(map[string]any); ok {
+			out = append(out, m["code"].(string))
+		}
+	}
+	return out
+}

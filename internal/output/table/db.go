@@ -408,17 +408,31 @@ func replSummary(b *strings.Builder, rp *result.Repl) {
 			fmt.Fprintf(b, "  worst RPO  %s, at %.1f s\n", x, rr.WorstRPOAt.D().Seconds())
 		}
 	}
-	gapLines(b, rp.Gaps, rp.Stopped)
+	var primary []result.Gap
+	for _, g := range rp.Gaps {
+		if g.Of == "primary" {
+			primary = append(primary, g)
+			continue
+		}
+		// A replica's own session: the primary's figures of it go on.
+		end := "to the end"
+		if g.End != nil {
+			end = fmt.Sprintf("to %.1f s", g.End.D().Seconds())
+		}
+		fmt.Fprintf(b, "gap          %s's own session (--replica-dsn) lost from %.1f s %s (%d reconnects failed): %s; the rows keep what the primary tells of it\n",
+			g.Of, g.Start.D().Seconds(), end, g.Retries, g.Reason)
+	}
+	gapLines(b, primary, rp.Stopped)
 }
 
 func rpoText(st result.ReplicaState) string {
 	if st.RPOBytes == nil {
+		if st.State == result.ReplicaSilent && st.Unconfirmed != nil {
+			return "unknown (at most the " + metric.FormatBytes(*st.Unconfirmed) + " of log it has not confirmed)"
+		}
 		return "unknown"
 	}
 	rpo := metric.FormatBytes(*st.RPOBytes)
-	if st.State == result.ReplicaSilent {
-		rpo = "at most " + rpo
-	}
 	if st.RPOSeconds != nil {
 		rpo += " = " + zdur(*st.RPOSeconds) + " of log"
 	}

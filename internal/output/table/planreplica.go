@@ -128,6 +128,7 @@ func caseRows(b *strings.Builder, cases []result.ReplicaCase, link *result.Repli
 
 var verdictWords = map[string]string{
 	result.VerdictKeepsUp:           "keeps up",
+	result.VerdictCannotJudge:       "cannot judge",
 	result.VerdictFallsBehindAtPeak: "FALLS BEHIND AT PEAK",
 	result.VerdictFallsBehind:       "FALLS BEHIND",
 }

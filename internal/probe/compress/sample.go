@@ -181,12 +181,10 @@ func rootOf(path string) (string, error) {
 		return "", probe.UserErrorf(err, "cannot sample %s: %v", path, err)
 	}
 	real, err := filepath.EvalSymlinks(abs)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return "", probe.UserErrorf(err, "cannot sample %s: it does not exist", abs)
-	case errors.Is(err, fs.ErrPermission):
-		return "", probe.UserErrorf(err, "cannot sample %s: permission denied: run narrows as a user who can read it (the database's OS user)", abs)
-	case err != nil:
+	if err != nil {
+		if w, ok := probe.PathWords(abs, err); ok {
+			return "", probe.UserErrorf(err, "cannot sample %s%s", abs, w)
+		}
 		return "", probe.UserErrorf(err, "cannot sample %s: %v", abs, err)
 	}
 	return real, nil
@@ -209,8 +207,8 @@ func walk(ctx context.Context, root string, c *walkCounts, file func(path string
 		}
 		if err != nil {
 			if path == root {
-				if errors.Is(err, fs.ErrPermission) {
-					return probe.UserErrorf(err, "cannot sample %s: permission denied: run narrows as a user who can read it (the database's OS user)", root)
+				if w, ok := probe.PathWords(root, err); ok {
+					return probe.UserErrorf(err, "cannot sample %s%s", root, w)
 				}
 				return probe.UserErrorf(err, "cannot sample %s: %v", root, err)
 			}

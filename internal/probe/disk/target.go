@@ -9,9 +9,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/narrows/narrows/internal/metric"
+	"github.com/narrows/narrows/internal/probe"
 	"github.com/narrows/narrows/internal/result"
 )
 
@@ -120,11 +123,12 @@ func (t *Target) openFile() error {
 	dir := t.cfg.Dir
 	fi, err := os.Stat(dir)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
 		return userErrorf(err, "--path %s does not exist: give the directory that holds the database's files", dir)
-	case errors.Is(err, fs.ErrPermission):
-		return userErrorf(err, "--path %s: permission denied", dir)
 	case err != nil:
+		if w, ok := probe.PathWords(dir, err); ok {
+			return userErrorf(err, "--path %s%s", dir, w)
+		}
 		return userErrorf(err, "--path %s: %v", dir, unwrapPath(err))
 	case fi.Mode()&fs.ModeDevice != 0:
 		return userErrorf(nil, "--path %s is a device, not a directory: to read a block device use --device %s with a read pattern", dir, dir)
@@ -339,7 +343,8 @@ func placeError(dir, doing string, err error) error {
 	case isReadOnly(err):
 		return userErrorf(err, "--path %s is on a read-only filesystem: narrows needs to create its test file there (to read a block device, use --device with a read pattern)", dir)
 	case errors.Is(err, fs.ErrPermission):
-		return userErrorf(err, "--path %s: permission denied trying to %s: run narrows as a user who may create files there", dir, doing)
+		w, _ := probe.PathWords(dir, err)
+		return userErrorf(err, "--path %s: permission denied trying to %s%s", dir, doing, strings.TrimPrefix(w, ": permission denied"))
 	}
 	return fmt.Errorf("disk: %s in %s: %w", doing, dir, err)
 }

@@ -148,6 +148,23 @@ type replicaConn struct {
 	start       time.Time // of the run, for gap times
 }
 
+// backSooner retries at the next poll the own session of a replica the
+// primary sees streaming again, rather than at the end of its backoff: a
+// standby back from an outage is reachable again, and its own figures
+// should not stay missing for a backoff of up to 10 s.
+func backSooner(p *result.ReplPoll, reps []*replicaConn) {
+	for _, rc := range reps {
+		if rc.gap == nil {
+			continue
+		}
+		for _, st := range p.Replicas {
+			if st.Name == rc.Name && st.State == result.ReplicaStreaming {
+				rc.retryAt = time.Time{}
+			}
+		}
+	}
+}
+
 // fail records that the replica's own connection is lost.
 func (rc *replicaConn) fail(err error) {
 	if rc.conn != nil {
@@ -331,6 +348,7 @@ func Run(ctx context.Context, primary *dbconn.DSN, cfg Config, emit probe.Emit) 
 			default:
 				poll = t.compute(snap, string(primary.Engine))
 				poll.PollTime = result.Seconds(time.Since(p0))
+				backSooner(poll, reps)
 			}
 		}
 		if conn == nil {
@@ -384,6 +402,9 @@ type memo struct {
 	// lastReply is when the last reply reached the primary, on narrows'
 	// clock, once known.
 	lastReply time.Time
+	// flushGrew counts the polls in a row whose received-but-unflushed
+	// queue grew since the one before.
+	flushGrew int
 }
 
 // tracker turns snapshots into polls: bytes per stage, rates, silence.
@@ -579,6 +600,15 @@ func (t *tracker) state(r *raw, m *memo, s *snapshot) result.ReplicaState {
 		st.WriteRate = rate(r.write, m.prev.write, dt)
 		st.FlushRate = rate(r.flush, m.prev.flush, dt)
 		st.ReplayRate = rate(r.replay, m.prev.replay, dt)
+		cur, before := sub(r.sent, r.flush), sub(m.prev.sent, m.prev.flush)
+		if cur != nil && before != nil && *cur > *before {
+			m.flushGrew++
+		} else {
+			m.flushGrew = 0
+		}
+		st.UnflushedGrowing = m.flushGrew
+	} else {
+		m.flushGrew = 0
 	}
 	if r.sendRate != nil {
 		st.SendRate = r.sendRate
