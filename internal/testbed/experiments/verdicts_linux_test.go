@@ -77,6 +77,8 @@ type Case struct {
 	host  *hostWatch
 	// broken are the invariants its reports broke.
 	broken []string
+	// saved are runs' JSON lines kept for a later --from.
+	saved []string
 }
 
 // hostWatch sleeps a millisecond at a time for as long as a scenario runs

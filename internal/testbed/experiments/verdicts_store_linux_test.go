@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,7 +28,48 @@ func (c *Case) ext4(size int64) string {
 	return itest.MountImage(c.T, "mkfs.ext4", "ext4", size)
 }
 
+// syncFrom measures the replica's flush twice, as plan sync --from reads
+// a DBA's saved runs: net commit through the agent (its flush stalled by a
+// freezer when stall), then the disk's log profile on the agent, both
+// into one file; then plans sync from it.
+func (c *Case) syncFrom(stall bool) {
+	l := c.Line(testbed.DelayLineOptions{RTT: 2 * time.Millisecond, RateBitsPerSecond: 100e6})
+	dir := c.ext4(256 << 20)
+	addr := c.Agent(l.B, "--disk-path", dir)
+	if stall {
+		stop := freezer(c.T, dir, 15*time.Millisecond, 20*time.Millisecond)
+		_, _, commit := c.NarrowsExit(l.A, 0, "net", "commit", "--to", addr, "--duration", "3s")
+		stop()
+		c.saved = append(c.saved, commit.Stdout)
+	} else {
+		_, _, commit := c.NarrowsExit(l.A, 0, "net", "commit", "--to", addr, "--duration", "3s")
+		c.saved = append(c.saved, commit.Stdout)
+	}
+	_, _, disk := c.NarrowsExit(l.A, 0, "disk", "--on", addr, "--path", dir, "--profile", "log", "--size", "64M", "--duration", "1s")
+	file := filepath.Join(c.T.TempDir(), "runs.jsonl")
+	if err := os.WriteFile(file, []byte(strings.Join(append(c.saved, disk.Stdout), "")), 0o644); err != nil {
+		c.T.Fatal(err)
+	}
+	c.Narrows(nil, "plan", "sync", "--from", file, "--engine", "postgres", "--assume", "local-flush=150us")
+}
+
 var commitScenarios = []Scenario{
+	{
+		Name: "plan/sync-flush-disagree", CI: true,
+		Question: "what does a synchronous standby cost a commit? (the replica's disk stalled during one of two measures)",
+		Truth:    "the agent's filesystem frozen 15 ms in every 20 during net commit, not during the disk test: two measures of one flush, 100× apart",
+		Say:      []string{"plan.sync_flush_disagree"},
+		NotSay:   []string{"plan.sync_commit"},
+		Run:      func(c *Case) { c.syncFrom(true) },
+	},
+	{
+		Name: "plan/sync-flush-agree", CI: true,
+		Question: "what does a synchronous standby cost a commit?",
+		Truth:    "the same two measures of the agent's flush on a quiet ext4: they agree",
+		Say:      []string{"plan.sync_commit"},
+		NotSay:   []string{"plan.sync_flush_disagree"},
+		Run:      func(c *Case) { c.syncFrom(false) },
+	},
 	{
 		Name: "commit/one-session-4ms", CI: true,
 		Question: "what does a remote, durable commit cost one session?",
@@ -60,9 +103,10 @@ var commitScenarios = []Scenario{
 }
 
 // freezer freezes the filesystem at dir for hold, every every, until the
-// end of t: a stall of the whole filesystem, as a snapshot, another
-// writer's journal commit or a throttled cloud volume makes one.
-func freezer(t *testing.T, dir string, hold, every time.Duration) {
+// end of t or until the function it returns is called: a stall of the
+// whole filesystem, as a snapshot, another writer's journal commit or a
+// throttled cloud volume makes one.
+func freezer(t *testing.T, dir string, hold, every time.Duration) func() {
 	f, err := os.Open(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -87,12 +131,17 @@ func freezer(t *testing.T, dir string, hold, every time.Duration) {
 			}
 		}
 	}()
-	t.Cleanup(func() {
-		close(stop)
-		<-done
-		unix.IoctlSetInt(int(f.Fd()), fithaw, 0) //nolint:errcheck
-		f.Close()
-	})
+	var once sync.Once
+	end := func() {
+		once.Do(func() {
+			close(stop)
+			<-done
+			unix.IoctlSetInt(int(f.Fd()), fithaw, 0) //nolint:errcheck
+			f.Close()
+		})
+	}
+	t.Cleanup(end)
+	return end
 }
 
 var diskScenarios = []Scenario{
