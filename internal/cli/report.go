@@ -156,23 +156,25 @@ func withHTML(out sink, path string) sink {
 	if path == "" {
 		return out
 	}
-	return &htmlSink{out: out, path: path}
+	return &keepSink{out: out, then: func(r *result.Report, ivs []result.Interval) error { return writeHTML(path, r, ivs) }}
 }
 
-type htmlSink struct {
+// keepSink passes records on to out, keeps the intervals, and gives them
+// with the summary to then once out has it.
+type keepSink struct {
 	out  sink
-	path string
 	ivs  []result.Interval
+	then func(*result.Report, []result.Interval) error
 }
 
-func (h *htmlSink) Interval(iv result.Interval) error {
-	h.ivs = append(h.ivs, iv)
-	return h.out.Interval(iv)
+func (k *keepSink) Interval(iv result.Interval) error {
+	k.ivs = append(k.ivs, iv)
+	return k.out.Interval(iv)
 }
 
-func (h *htmlSink) Report(r *result.Report) error {
-	err := h.out.Report(r)
-	return errors.Join(err, writeHTML(h.path, r, h.ivs))
+func (k *keepSink) Report(r *result.Report) error {
+	err := k.out.Report(r)
+	return errors.Join(err, k.then(r, k.ivs))
 }
 
 // checkEnv, set (to 1) in the environment, makes every command hold each
@@ -192,24 +194,7 @@ func withCheck(env Env, out sink) sink {
 	if !isTrue(env.Getenv(checkEnv)) {
 		return out
 	}
-	return &checkSink{out: out, env: env}
-}
-
-type checkSink struct {
-	out sink
-	env Env
-	ivs []result.Interval
-}
-
-func (c *checkSink) Interval(iv result.Interval) error {
-	c.ivs = append(c.ivs, iv)
-	return c.out.Interval(iv)
-}
-
-func (c *checkSink) Report(r *result.Report) error {
-	err := c.out.Report(r)
-	reportBroken(c.env, r, c.ivs)
-	return err
+	return &keepSink{out: out, then: func(r *result.Report, ivs []result.Interval) error { reportBroken(env, r, ivs); return nil }}
 }
 
 // reportBroken writes each invariant r breaks to standard error.
