@@ -18,7 +18,8 @@ func underLoad(l *result.Loaded) []result.Finding {
 	idle, busy := q*l.Idle.Mean.D().Seconds(), q*l.Loaded.Mean.D().Seconds()
 	way := map[string]string{result.DirUp: "on the way to the agent", result.DirDown: "on the way back from the agent", result.DirBoth: "on the path"}[l.Config.Direction]
 	values := map[string]float64{"queries": q, "idle_wire_seconds": idle, "loaded_wire_seconds": busy, "rise_seconds": l.Rise.D().Seconds(),
-		"responsiveness_rpm": l.Responsiveness, "idle_responsiveness_rpm": l.IdleResponsiveness}
+		// Base units, as every figure's name has them: the draft's RPM ÷ 60.
+		"responsiveness_round_trips_per_second": l.Responsiveness / 60, "idle_responsiveness_round_trips_per_second": l.IdleResponsiveness / 60}
 	// A rise within a fifth of the idle round trip, or under 200 µs, is
 	// no queue worth the name: the path keeps it short (or flow-queues).
 	if l.Rise.D() <= max(l.Idle.P50.D()/5, 200_000) {
