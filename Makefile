@@ -7,7 +7,7 @@ export CGO_ENABLED := 0
 # The long steps of make test say how long they took.
 TIMED   := bash scripts/timed.sh
 
-.PHONY: build run test deps test-deps bench cross fuzz clean testbed experiments checks wintest testbins beside
+.PHONY: build run test deps test-deps bench cross fuzz clean testbed experiments verdicts checks wintest testbins beside
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/narrows
@@ -89,6 +89,13 @@ TESTBED_ARGS ?= --rtt 40ms --rate 100M
 testbed:
 	$(GO) build -o bin/narrows-testbed ./internal/testbed/cmd/narrows-testbed
 	exec ./bin/narrows-testbed $(TESTBED_ARGS)
+
+# The verdict matrix (docs/verdicts.md): every scenario, each finding code
+# held where it is true and where it is false, each prediction to the real
+# run; prints a row a scenario and "N passed, M failed", and rewrites the
+# table in docs/verdicts.md. (make test runs its CI subset.)
+verdicts: test-deps testbins
+	$(TESTENV) bash -c "set -o pipefail; $(GO) test -count=1 -v -timeout 40m -run '^TestVerdicts\$$' ./internal/testbed/experiments/ -args -all -write $(CURDIR)/docs/verdicts.md | grep --line-buffered -v -e '^=== ' -e '^    ' -e '^--- '"
 
 # The testbed's experiments at full length, with the figures for docs/testbed.md.
 experiments:

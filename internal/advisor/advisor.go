@@ -359,7 +359,9 @@ func (rd *reading) comparison() result.Finding {
 
 // wire accounts for the gap between payload and line rate.
 func wire(run result.StreamRun, sameHost bool) (result.Finding, bool) {
-	if run.WireThroughput <= 0 || run.TCP == nil || run.TCP.MSSBytes <= 0 {
+	// With the agent on this machine no wire was crossed: what an
+	// interface carried here says nothing of a link (say less).
+	if sameHost || run.WireThroughput <= 0 || run.TCP == nil || run.TCP.MSSBytes <= 0 {
 		return result.Finding{}, false
 	}
 	overhead := float64(run.HeaderBytes) / float64(run.TCP.MSSBytes+run.HeaderBytes)
@@ -370,9 +372,6 @@ func wire(run result.StreamRun, sameHost bool) (result.Finding, bool) {
 		// packets: its shaper counts these, with no Ethernet header.
 		where, headers = "In IP packets", "IP/TCP"
 		detail = "Payload is what a database can move; this end's interface carries bare IP packets (a tunnel), and a shaper on it counts them whole. An Ethernet link further on adds 14 bytes of header a packet, and 24 of preamble and gap."
-	}
-	if sameHost {
-		where, detail = "Through the loopback interface", "No wire here: the interface counts the payload with these headers, as a link would."
 	}
 	return result.Finding{Code: "stream.wire_overhead", Severity: "info",
 		Summary: fmt.Sprintf("%s ≈ %s: payload %s plus %d bytes of %s headers per %d-byte segment (%.1f%%) and %.2f%% sent again.",

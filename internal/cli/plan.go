@@ -106,6 +106,12 @@ func planBackup(ctx context.Context, env Env, args []string) error {
 	if pf.from == "" && len(pf.assume) == 0 && mf.to == "" {
 		return usagef("plan backup: give the stage rates: measure them through an agent (--to AGENT), read them --from a saved run, or --assume them (e.g. --assume network=117MB/s)")
 	}
+	// Figures given by hand with none for the network would plan a
+	// backup across a line of infinite speed, and name a disk as the
+	// limit of a transfer nothing says the line can carry: say less.
+	if pf.from == "" && mf.to == "" && len(in.Stages.NetworkOut) == 0 && len(in.Stages.NetworkIn) == 0 {
+		return usagef("plan backup: no figure for the network, so no time can be told: add --assume network=RATE (e.g. network=117MB/s), or measure it through an agent (--to AGENT)")
+	}
 	return planFinish(ctx, env, pf, in, target, software, unauth)
 }
 

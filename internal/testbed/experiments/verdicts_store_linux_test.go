@@ -1,0 +1,188 @@
+//go:build linux
+
+package experiments
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/narrows/narrows/internal/itest"
+	"github.com/narrows/narrows/internal/testbed"
+)
+
+// Storage's scenarios: a remote commit (net commit) and the local disk
+// profiles, on filesystems made for the scenario (a real ext4 on a loop
+// device, a tmpfs).
+
+// ext4 is a fresh ext4 filesystem of size bytes on a loop device.
+func (c *Case) ext4(size int64) string {
+	c.T.Helper()
+	itest.RequireRoot(c.T, "a loop device")
+	return itest.MountImage(c.T, "mkfs.ext4", "ext4", size)
+}
+
+var commitScenarios = []Scenario{
+	{
+		Name: "commit/one-session-4ms", CI: true,
+		Question: "what does a remote, durable commit cost one session?",
+		Truth:    "4 ms RTT; the agent writes and fdatasyncs each 8 KiB block on an ext4 file before it acknowledges",
+		Say:      []string{"commit.session_rate", "commit.split"},
+		NotSay:   []string{"commit.log_throughput"},
+		Run: func(c *Case) {
+			l := c.Line(testbed.DelayLineOptions{RTT: 4 * time.Millisecond, RateBitsPerSecond: 100e6})
+			dir := c.ext4(256 << 20)
+			addr := c.Agent(l.B, "--disk-path", dir)
+			rep := c.Narrows(l.A, "net", "commit", "--to", addr, "--duration", "3s")
+			if cm := rep.Commit; cm != nil && cm.Latency.P50 > 0 {
+				c.Within("p50 commit / the line's RTT", cm.Latency.P50.D().Seconds(), 0.004, 1.0, 3,
+					"the RTT plus the agent's write and fdatasync on a loop device (tens of µs to a ms)")
+			}
+		},
+	},
+	{
+		Name: "commit/log-stream-4ms", CI: true,
+		Question: "how fast can a bulk operation's log be made durable on the replica?",
+		Truth:    "4 ms RTT, 100 Mbit/s; 16 blocks in flight, as a bulk operation's log stream",
+		Say:      []string{"commit.log_throughput"},
+		NotSay:   []string{"commit.session_rate", "commit.split"},
+		Run: func(c *Case) {
+			l := c.Line(testbed.DelayLineOptions{RTT: 4 * time.Millisecond, RateBitsPerSecond: 100e6})
+			dir := c.ext4(256 << 20)
+			addr := c.Agent(l.B, "--disk-path", dir)
+			c.Narrows(l.A, "net", "commit", "--to", addr, "--in-flight", "16", "--duration", "3s")
+		},
+	},
+}
+
+// freezer freezes the filesystem at dir for hold, every every, until the
+// end of t: a stall of the whole filesystem, as a snapshot, another
+// writer's journal commit or a throttled cloud volume makes one.
+func freezer(t *testing.T, dir string, hold, every time.Duration) {
+	f, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const fifreeze, fithaw = 0xC0045877, 0xC0045878 // _IOWR('X', 119/120, int)
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		tk := time.NewTicker(every)
+		defer tk.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tk.C:
+				if err := unix.IoctlSetInt(int(f.Fd()), fifreeze, 0); err != nil {
+					t.Errorf("FIFREEZE %s: %v", dir, err)
+					return
+				}
+				time.Sleep(hold)
+				unix.IoctlSetInt(int(f.Fd()), fithaw, 0) //nolint:errcheck
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		close(stop)
+		<-done
+		unix.IoctlSetInt(int(f.Fd()), fithaw, 0) //nolint:errcheck
+		f.Close()
+	})
+}
+
+var diskScenarios = []Scenario{
+	{
+		Name: "disk/log-stalls", CI: true,
+		Question: "why are some saves slow when the disk is fast?",
+		Truth:    "an ext4 on a loop device frozen for 8 ms ten times a second: about one commit in several hundred waits for the thaw",
+		Say:      []string{"disk.log_tail"},
+		NotSay:   []string{"disk.memory_backed"},
+		Run: func(c *Case) {
+			dir := c.ext4(512 << 20)
+			freezer(c.T, dir, 8*time.Millisecond, 100*time.Millisecond)
+			c.Narrows(nil, "disk", "--path", dir, "--profile", "log", "--size", "64M", "--duration", "2s")
+		},
+	},
+	{
+		Name: "disk/flush-answered-by-memory", CI: true,
+		Question: "is this log disk's flush real?",
+		Truth:    "an ext4 on a loop device whose backing file is in a tmpfs: a flush reaches memory, no media",
+		Say:      []string{"disk.log_flush_fast", "disk.log_commit_floor"},
+		NotSay:   []string{"disk.memory_backed"},
+		Run: func(c *Case) {
+			itest.RequireRoot(c.T, "a tmpfs and a loop device")
+			shm := itest.Mount(c.T, "tmpfs", "size=600m")
+			image := filepath.Join(shm, "ext4.img")
+			if err := os.Truncate(image, 0); err != nil && !os.IsNotExist(err) {
+				c.T.Fatal(err)
+			}
+			if f, err := os.Create(image); err != nil || f.Truncate(512<<20) != nil || f.Close() != nil {
+				c.T.Fatalf("an image in the tmpfs: %v", err)
+			}
+			if out, err := exec.Command("mkfs.ext4", "-q", image).CombinedOutput(); err != nil {
+				c.T.Fatalf("mkfs.ext4: %v: %s", err, out)
+			}
+			dev := itest.LoopDevice(c.T, image)
+			dir := filepath.Join(c.T.TempDir(), "ext4")
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				c.T.Fatal(err)
+			}
+			if err := unix.Mount(dev, dir, "ext4", 0, ""); err != nil {
+				c.T.Fatal(err)
+			}
+			c.T.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) }) //nolint:errcheck
+			c.Narrows(nil, "disk", "--path", dir, "--profile", "log", "--size", "64M", "--duration", "1s")
+		},
+	},
+	{
+		Name: "disk/log-on-tmpfs", CI: true,
+		Question: "how fast does this log disk commit?",
+		Truth:    "the directory is a tmpfs: memory, not storage; nothing is durable",
+		Say:      []string{"disk.memory_backed"},
+		NotSay:   []string{"disk.log_flush_fast"},
+		Run: func(c *Case) {
+			itest.RequireRoot(c.T, "a tmpfs mount")
+			dir := itest.Mount(c.T, "tmpfs", "size=256m")
+			c.Narrows(nil, "disk", "--path", dir, "--profile", "log", "--size", "64M", "--duration", "1s")
+		},
+	},
+	{
+		Name: "disk/log-on-ext4", CI: true,
+		Question: "how fast does this log disk commit?",
+		Truth:    "a real ext4 on a loop device: each flush reaches the backing file",
+		Say:      []string{"disk.log_commit_floor", "disk.log_sync_method"},
+		Quiet:    []string{"disk.log_tail"},
+		NotSay:   []string{"disk.log_tail", "disk.memory_backed", "disk.buffered", "disk.log_flush_fast", "disk.data_random_reads", "disk.backup_time", "disk.small_test_file", "disk.custom_pattern"},
+		Run: func(c *Case) {
+			dir := c.ext4(512 << 20)
+			c.Narrows(nil, "disk", "--path", dir, "--profile", "log", "--size", "64M", "--duration", "1s")
+		},
+	},
+	{
+		Name: "disk/buffered", CI: true,
+		Question: "what does the page cache hide?",
+		Truth:    "--buffered: the I/Os go through the page cache, not to the disk",
+		Say:      []string{"disk.buffered", "disk.custom_pattern"},
+		NotSay:   []string{"disk.memory_backed"},
+		Run: func(c *Case) {
+			dir := c.ext4(512 << 20)
+			c.Narrows(nil, "disk", "--path", dir, "--profile", "custom", "--rw", "write", "--block", "64K", "--buffered", "--size", "64M", "--duration", "1s")
+		},
+	},
+	{
+		Name: "disk/data-and-backup", CI: true,
+		Question: "how fast does this disk read data pages, and how long would a backup of it take?",
+		Truth:    "a real ext4 on a loop device, a 256 MiB test file (far smaller than the page cache)",
+		Say:      []string{"disk.data_random_reads", "disk.backup_time", "disk.small_test_file"},
+		NotSay:   []string{"disk.memory_backed", "disk.buffered", "disk.log_commit_floor", "disk.log_sync_method"},
+		Run: func(c *Case) {
+			dir := c.ext4(1 << 30)
+			c.Narrows(nil, "disk", "--path", dir, "--profile", "data,backup", "--size", "256M", "--duration", "1s")
+		},
+	},
+}
