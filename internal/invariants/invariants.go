@@ -86,9 +86,12 @@ func (c *checker) add(rule, format string, a ...any) {
 func (c *checker) report(rep *result.Report, ivs []result.Interval, path Path, where string) {
 	c.startedAt(rep, ivs, where)
 	c.rates(rep, ivs, path, where)
-	if rep.Doctor == nil {
-		c.findings(rep, rep.Findings, where, true)
+	if rep.Doctor != nil {
+		// A doctor's findings are its steps' verdicts: each step is
+		// checked with its own figures, and says each broken rule once.
+		return
 	}
+	c.findings(rep, rep.Findings, where, true)
 	c.tuning(rep, where)
 	c.noData(rep, where)
 }
@@ -249,10 +252,12 @@ func subject(rep *result.Report, f result.Finding) (string, bool) {
 }
 
 // findings: known codes, no two contradicting, no two in the same words.
-func (c *checker) findings(rep *result.Report, fs []result.Finding, where string, pairs bool) {
+// own: fs are the report's own findings, not a doctor's verdicts drawn from
+// its steps (whose codes and pairs are checked in each step).
+func (c *checker) findings(rep *result.Report, fs []result.Finding, where string, own bool) {
 	said := map[string]int{}
 	for i, f := range fs {
-		if !advisor.KnownCode(f.Code) {
+		if own && !advisor.KnownCode(f.Code) {
 			c.add(RuleUnknownCode, "%sfinding %q is not in advisor.Codes", where, f.Code)
 		}
 		if j, ok := said[f.Summary]; ok {
@@ -261,7 +266,7 @@ func (c *checker) findings(rep *result.Report, fs []result.Finding, where string
 			said[f.Summary] = i
 		}
 	}
-	if !pairs {
+	if !own {
 		return
 	}
 	for i, a := range fs {
