@@ -232,7 +232,7 @@ var replScenarios = []Scenario{
 		Name: "repl/standby-outage", CI: true,
 		Question: "the standby went away for a while: what did it cost, and is it back?",
 		Truth:    "4 ms, 100 Mbit/s, 1 MB/s of log; the standby is stopped 3 s into a 14 s watch and started again 6 s later",
-		Say:      []string{"repl.run"},
+		Say:      []string{"repl.run", "repl.connection_lost"},
 		NotSay:   []string{"repl.silent", "repl.send_queue_growing", "repl.standby_disk_bottleneck", "repl.replay_bottleneck", "repl.no_replicas"},
 		Run: func(c *Case) {
 			l := c.Line(testbed.DelayLineOptions{RTT: 4 * time.Millisecond, RateBitsPerSecond: 100e6})
@@ -281,7 +281,7 @@ var replScenarios = []Scenario{
 		},
 	},
 	{
-		Name: "repl/monitor-killed", CI: true,
+		Name:     "repl/monitor-killed",
 		Question: "can I trust the whole watch?",
 		Truth:    "an administrator terminates narrows' monitoring session on the primary 2 s into a 6 s watch",
 		Say:      []string{"repl.connection_lost"},
@@ -404,7 +404,7 @@ var planScenarios = []Scenario{
 		},
 	},
 	{
-		Name: "plan/sync-10ms", CI: true,
+		Name:     "plan/sync-10ms",
 		Question: "what does a synchronous standby cost a commit?",
 		Truth:    "10 ms, 100 Mbit/s; a real synchronous standby (synchronous_commit on); pgbench's single-row commits are the truth",
 		Say:      []string{"plan.sync_commit", "plan.sync_operation"},
@@ -426,7 +426,7 @@ var planScenarios = []Scenario{
 		Run:      func(c *Case) { c.chattyAcross(2*time.Millisecond, 10*time.Millisecond) },
 	},
 	{
-		Name: "plan/chatty-10-to-2ms", CI: true,
+		Name:     "plan/chatty-10-to-2ms",
 		Question: "how long would 300 queries take from a site 2 ms away?",
 		Truth:    "planned across 10 ms; pgbench's 300 SELECT 1 in one session across a 2 ms line are the truth",
 		Say:      []string{"plan.chatty_what_if", "plan.chatty_wire"},
@@ -556,6 +556,21 @@ var assumedPlanScenarios = []Scenario{
 		},
 	},
 	{
+		Name: "plan/sync-assumed", CI: true,
+		Question: "what would a synchronous standby 10 ms away cost, and an index rebuild's 1 GB of log?",
+		Truth:    "given a commit of 0.9 ms today, 10 ms RTT, the replica's write + flush 150 µs, 11 MB/s of synchronous log: a commit waits 0.9 + 10 + 0.15 ms",
+		Say:      []string{"plan.sync_commit", "plan.sync_operation"},
+		Run: func(c *Case) {
+			rep := c.Narrows(nil, "plan", "sync", "--engine", "postgres", "--assume", "commit=0.9ms", "--assume", "rtt=10ms", "--assume", "remote-flush=150us",
+				"--assume", "remote-write=20us", "--assume", "throughput=11MB/s", "--op-log", "1GB", "--op-time", "60s")
+			for _, e := range rep.SyncPlan.Engines {
+				if e.Engine == "postgres" {
+					c.Within("the commit with the standby synchronous / 0.9 + 10 + 0.15 ms", e.PredictedCommitLatencySeconds, 0.01105, 0.99, 1.01, "the arithmetic of the figures given")
+				}
+			}
+		},
+	},
+	{
 		Name: "plan/replica-no-rtt", CI: true,
 		Question: "will the replica keep up, and what window does it need?",
 		Truth:    "given one stream 50 MB/s and 1 MB/s of log, but no round trip: the window it needs cannot be told",
@@ -581,7 +596,7 @@ var assumedPlanScenarios = []Scenario{
 // across the line, at two line rates.
 var backupScenarios = []Scenario{
 	{
-		Name: "plan/backup-100M", CI: true,
+		Name:     "plan/backup-100M",
 		Question: "how long will the backup take across this line?",
 		Truth:    "20 ms, 100 Mbit/s; a real pg_basebackup (tar, no compression) on the backup host of a pgbench -s 3 database",
 		Say:      []string{"plan.backup_largest"},
