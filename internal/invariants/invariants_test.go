@@ -64,6 +64,11 @@ func TestCheck(t *testing.T) {
 			r.Facts = &result.Facts{Interfaces: []result.NIC{{Name: "eth0", SpeedMbps: 1000}}}
 			return r
 		}, nil, Path{}, RuleRate},
+		{"a virtual interface's speed is no limit", func() *result.Report {
+			r := streamReport(14e9)
+			r.Facts = &result.Facts{Interfaces: []result.NIC{{Name: "veth0", Driver: "veth", SpeedMbps: 10000}}}
+			return r
+		}, nil, Path{}, ""},
 		{"no rate known: no rate check", func() *result.Report { return streamReport(40e9) }, nil, Path{}, ""},
 		{"the same host: no link to hold it to", func() *result.Report {
 			r := streamReport(40e9)
