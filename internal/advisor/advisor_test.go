@@ -36,7 +36,7 @@ func TestStreamVerdicts(t *testing.T) {
 		{"window: stalled on the send buffer", run(26e6, 5, 5, &result.TCPSummary{RTT: rtt, SndbufLimited: 0.7, RwndLimited: 0.1}), "stream.window_limited", "its own send buffer 70%"},
 		{"cpu beats everything", run(30e9, 95, 40, &result.TCPSummary{RTT: rtt, RwndLimited: 0.9}), "stream.cpu_limited", "the client used 95%"},
 		{"cpu on the agent", run(30e9, 40, 92, &result.TCPSummary{}), "stream.cpu_limited", "the agent used 92%"},
-		{"loss", run(5e6, 5, 5, &result.TCPSummary{RTT: rtt, RetransRatio: 0.03, Retransmits: 412}), "stream.loss_limited", "3.0% of the bytes"},
+		{"loss", run(5e6, 5, 5, &result.TCPSummary{RTT: rtt, RetransRatio: 0.03, Retransmits: 412}), "stream.loss_limited", "3.00% of the bytes"},
 		{"link", run(190e6, 10, 8, &result.TCPSummary{RTT: rtt, RetransRatio: 0.002}), "stream.link_limited", "filled the path"},
 		{"link, the agent's CPU unknown", func() result.StreamRun {
 			r := run(190e6, 0, 0, &result.TCPSummary{RTT: rtt})
@@ -279,5 +279,72 @@ func TestDiskCustomPatternsRead(t *testing.T) {
 	fs := Advise(&result.Report{Disk: &result.Disk{Direct: true, Patterns: []result.DiskPattern{one}}})
 	if codes(fs) != "disk.log_commit_floor" {
 		t.Fatalf("one committer: %s, want the commit floor alone", codes(fs))
+	}
+}
+
+// TestStartupIsNotLoss: retransmits confined to the start-up (slow start
+// overflowing a queue) with N streams no faster is the link; retransmits
+// through the steady state, at a rate a loss-held sender can reach, with
+// N streams faster, is loss. The figures are the shapes of the testbed's
+// 30 ms, 300 Mbit/s line (startup_linux_test.go).
+func TestStartupIsNotLoss(t *testing.T) {
+	rtt := result.Seconds(31 * time.Millisecond)
+	startup := &result.TCPSummary{RTT: rtt, MSSBytes: 1448, Retransmits: 1596, RetransRatio: 0.011,
+		StartupEnd: result.Seconds(time.Second), StartupRetransmits: 1596, SteadyIntervals: 7}
+	// reno at 0.1% random loss: about Mathis's 15 Mbit/s, retransmits in every interval.
+	random := &result.TCPSummary{RTT: rtt, MSSBytes: 1448, Retransmits: 900, RetransRatio: 0.0011,
+		StartupEnd: result.Seconds(4 * time.Second), StartupRetransmits: 500, SteadyIntervals: 4, SteadyLossIntervals: 4, SteadyRetransRatio: 0.001}
+	// bbr at 1% random loss: the line's rate all the same.
+	paced := &result.TCPSummary{RTT: rtt, MSSBytes: 1448, Retransmits: 19000, RetransRatio: 0.012,
+		StartupEnd: result.Seconds(4 * time.Second), StartupRetransmits: 9000, SteadyIntervals: 4, SteadyLossIntervals: 4, SteadyRetransRatio: 0.01}
+	// A loss-based sender at the line's rate, one overflow of the queue
+	// later in the run (its sawtooth): once is not sustained.
+	sawtooth := &result.TCPSummary{RTT: rtt, MSSBytes: 1448, Retransmits: 1700, RetransRatio: 0.012,
+		StartupEnd: result.Seconds(time.Second), StartupRetransmits: 1600, SteadyIntervals: 7, SteadyLossIntervals: 1, SteadyRetransRatio: 0.0005}
+	// A run saved before the split: judged on its whole ratio, and Mathis.
+	unsplit := &result.TCPSummary{RTT: rtt, MSSBytes: 1448, Retransmits: 1596, RetransRatio: 0.011}
+	for _, tc := range []struct {
+		name       string
+		tp         float64
+		tcp        *result.TCPSummary
+		ratio      float64 // N streams ÷ one; 0: none ran
+		want, text string
+		cmp        string // in the comparison's summary
+	}{
+		{"start-up overflow, 4 streams no faster: the link", 279e6, startup, 1.02, "stream.link_limited", "", "carry no more"},
+		{"start-up overflow alone: the link", 279e6, startup, 0, "stream.link_limited", "", ""},
+		{"random loss, 4 streams faster: loss", 15e6, random, 3.9, "stream.loss_limited", "0.10% of the bytes were sent again after the start-up, with retransmits in 4 of 4 intervals", "room that one stream cannot use"},
+		{"random loss alone: loss", 15e6, random, 0, "stream.loss_limited", "after the start-up", ""},
+		{"random loss a pacing sender fills the line through: the link", 268e6, paced, 1.04, "stream.link_limited", "", "carry no more"},
+		{"random loss a pacing sender fills the line through, alone: the link", 268e6, paced, 0, "stream.link_limited", "", ""},
+		{"one later overflow at the line's rate, alone: the link", 279e6, sawtooth, 0, "stream.link_limited", "", ""},
+		{"an older run, 1.1% sent again at the line's rate: not loss", 279e6, unsplit, 0, "stream.link_limited", "", ""},
+		{"an older run, 3% sent again at a loss-held rate: loss", 1e6, &result.TCPSummary{RTT: rtt, MSSBytes: 1448, Retransmits: 400, RetransRatio: 0.03}, 0, "stream.loss_limited", "3.00% of the bytes were sent again (400 retransmits)", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := Advise(streamReport(run(tc.tp, 5, 5, tc.tcp), tc.ratio, false))
+			if len(fs) < 2 || fs[1].Code != tc.want {
+				t.Fatalf("findings %s, want %s second", codes(fs), tc.want)
+			}
+			if !strings.Contains(fs[1].Summary, tc.text) {
+				t.Errorf("summary %q lacks %q", fs[1].Summary, tc.text)
+			}
+			for _, f := range fs {
+				if f.Code == "stream.loss_limited" && tc.want != f.Code {
+					t.Errorf("also said %s", f.Code)
+				}
+			}
+			if tc.want == "stream.link_limited" && tc.tcp.Retransmits > 0 && tc.tcp.SteadyIntervals > 0 &&
+				!strings.Contains(fs[1].Detail, "start-up") && !strings.Contains(fs[1].Detail, "did not set its rate") {
+				t.Errorf("a link verdict with retransmits does not say why they were not loss: %q", fs[1].Detail)
+			}
+			c := finding(fs, "stream.parallel_comparison")
+			switch {
+			case tc.ratio == 0 && c != nil:
+				t.Errorf("a comparison with no N streams: %+v", c)
+			case tc.ratio > 0 && (c == nil || !strings.Contains(c.Summary, tc.cmp)):
+				t.Errorf("comparison %+v lacks %q", c, tc.cmp)
+			}
+		})
 	}
 }

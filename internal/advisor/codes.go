@@ -25,10 +25,10 @@ var Codes = []Code{
 	{"stream.cpu_limited", "one core at one end was saturated: CPU, not the network, set the stream's rate"},
 	{"stream.limit_unknown", "the platform gives no TCP_INFO: what limited the stream cannot be told"},
 	{"stream.window_limited", "the receive window or send buffer held the stream below the path (window ÷ RTT)"},
-	{"stream.loss_limited", "random loss on the path held the stream down (more than LossBound of the bytes sent again)"},
+	{"stream.loss_limited", "loss on the path held the stream down: retransmits through the steady state, not only slow start's, at a rate a loss-held sender can reach, and N streams faster"},
 	{"stream.per_stream_limited", "something caps each connection: more streams carried more though one stream was held by nothing it could see"},
 	{"stream.host_limited", "the agent is on this machine: the rate is the host's copying, not a link's"},
-	{"stream.link_limited", "nothing in the stream held it back: the link or a shaper on it set the rate"},
+	{"stream.link_limited", "nothing in the stream held it back (retransmits only in its start-up, or ones that did not set its rate): the link or a shaper on it set the rate"},
 	{"stream.parallel_comparison", "N streams against one: room one stream cannot use, or none"},
 	{"stream.wire_overhead", "what the payload rate is on the wire, with the headers and retransmits"},
 	// net rr and db ping
@@ -83,6 +83,7 @@ var Codes = []Code{
 	{"plan.rto_missed", "a restore takes longer than the RTO"},
 	{"plan.more_files", "the backup and restore with more files in parallel"},
 	{"plan.compression", "the backup and restore with a compression codec"},
+	{"plan.backup_cannot_judge", "pg_basebackup compressing on the database server: its time cannot be planned from stages, only its least"},
 	// plan chatty
 	{"plan.chatty_wire", "how much of a chatty report's time is on the wire now"},
 	{"plan.chatty_what_if", "the chatty report at another round-trip time"},

@@ -2,6 +2,7 @@ package advisor
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -93,11 +94,13 @@ func TestPlanBackupStages(t *testing.T) {
 		{"zstd on the database host: three times the network", BackupInput{Compressions: []string{"zstd"}},
 			351 * mB, result.StageNetwork, 351 * mB, result.StageNetwork, 0, 0},
 		// One core of gzip takes 50 MB/s: compression helps only while the CPU keeps up.
-		{"gzip on one thread: the CPU", BackupInput{Compressions: []string{"gzip"}, Engine: result.EnginePGBaseBackup, CompressAt: result.CompressAtSource},
+		{"gzip on one thread: the CPU", BackupInput{Compressions: []string{"gzip"}, CompressAt: result.CompressAtSource},
 			50 * mB, result.StageCompress, 300 * mB, result.StageDecompress, 0, 0},
-		// pg_basebackup compresses where it runs: the wire carries it all.
+		// pg_basebackup compresses where it runs: the wire carries it all;
+		// then it syncs the last 30 s of what it wrote (117/3 MB/s of
+		// zstd) at the backup path's 800 MB/s.
 		{"pg_basebackup compressing on the backup host", BackupInput{Compressions: []string{"zstd"}, Engine: result.EnginePGBaseBackup},
-			117 * mB, result.StageNetwork, 351 * mB, result.StageNetwork, 0, 0},
+			100 * gB / (100*gB/(117*mB) + 117*mB/3*30/(800*mB)), result.StageNetwork, 351 * mB, result.StageNetwork, 0, 0},
 		// 8 processes of gzip: 400 MB/s of CPU; the network carries 3.5 × 117.
 		{"pgBackRest, 8 processes of gzip", BackupInput{Compressions: []string{"gzip"}, Engine: result.EnginePGBackRest, Files: 8},
 			400 * mB, result.StageCompress, 409.5 * mB, result.StageNetwork, 0, 0},
@@ -127,6 +130,97 @@ func TestPlanBackupStages(t *testing.T) {
 			near(t, "backup seconds", cell.BackupSeconds, 100*gB/cell.BackupRate, 1e-6)
 		})
 	}
+}
+
+// TestPlanBackupIssue25: what issue 25 §2.10 found against a real
+// pg_basebackup: stages too close to tell apart named as one, the final
+// sync left out, and a server-side codec planned from its own rate.
+func TestPlanBackupIssue25(t *testing.T) {
+	net := []result.StreamRate{{Streams: 1, Rate: *measured(25 * mB)}}
+	stages := func(gzipRate float64) result.BackupStages {
+		return result.BackupStages{SourceRead: measured(500 * mB), SourceWrite: measured(500 * mB), TargetWrite: measured(400 * mB), TargetRead: measured(500 * mB),
+			NetworkOut: net, NetworkIn: net, SourceCores: 2, TargetCores: 2,
+			Codecs: []result.CodecRate{
+				{Codec: "gzip-6", Side: result.SideSource, CompressPerCore: gzipRate, DecompressPerCore: 300 * mB, Ratio: 10, Source: "measured"},
+				{Codec: "gzip-6", Side: result.SideTarget, CompressPerCore: gzipRate, DecompressPerCore: 300 * mB, Ratio: 10, Source: "measured"}}}
+	}
+	plan := func(t *testing.T, in BackupInput) result.BackupCell {
+		t.Helper()
+		in.Sizes, in.Engine = []int64{667 * mB}, result.EnginePGBaseBackup
+		p, err := PlanBackup(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Cells[0]
+	}
+	for _, c := range []struct {
+		name     string
+		gzip     float64
+		by, also string
+	}{
+		{"gzip 10% faster than the line: both named", 27.5 * mB, result.StageNetwork, result.StageCompress},
+		{"gzip 20% slower than the line: both named", 20 * mB, result.StageCompress, result.StageNetwork},
+		{"gzip twice as fast: the line alone", 50 * mB, result.StageNetwork, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cell := plan(t, BackupInput{Stages: stages(c.gzip), Compressions: []string{"gzip"}})
+			if cell.BackupBottleneck != c.by || strings.Join(cell.BackupAlso, ",") != c.also {
+				t.Errorf("limited by %s, also %q; want %s, also %q", cell.BackupBottleneck, cell.BackupAlso, c.by, c.also)
+			}
+			f := backupPlan(&result.BackupPlan{Cells: []result.BackupCell{cell}})
+			if c.also != "" && !strings.Contains(f[0].Summary, " or ") {
+				t.Errorf("two stages within the margin, the finding names one: %s", f[0].Summary)
+			}
+		})
+	}
+	t.Run("a busy backup host: compression at the share of a core its thread got", func(t *testing.T) {
+		st := stages(100 * mB)
+		for i := range st.Codecs {
+			st.Codecs[i].CompressShare = 0.3
+		}
+		p, err := PlanBackup(BackupInput{Stages: st, Compressions: []string{"gzip"}, Sizes: []int64{667 * mB}, Engine: result.EnginePGBaseBackup})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cell := p.Cells[0]
+		// 30 MB/s of gzip against 25 MB/s of line: either.
+		if cell.BackupBottleneck != result.StageNetwork || strings.Join(cell.BackupAlso, ",") != result.StageCompress {
+			t.Errorf("limited by %s, also %q; want the network or compression", cell.BackupBottleneck, cell.BackupAlso)
+		}
+		if !slices.ContainsFunc(p.Notes, func(n string) bool { return strings.Contains(n, "got 30% of a core") }) {
+			t.Errorf("the busy host is not noted: %q", p.Notes)
+		}
+	})
+	t.Run("the final sync: all of a backup shorter than 30 s", func(t *testing.T) {
+		cell := plan(t, BackupInput{Stages: stages(50 * mB), Compressions: []string{"none"}})
+		near(t, "sync seconds", cell.SyncSeconds, 667*mB/(400*mB), 1e-6)
+		near(t, "backup seconds", cell.BackupSeconds, 667*mB/(25*mB)+667*mB/(400*mB), 1e-6)
+		in := BackupInput{Stages: stages(50 * mB), Compressions: []string{"none"}, Engine: result.EngineGeneric, Sizes: []int64{667 * mB}}
+		if p, _ := PlanBackup(in); p.Cells[0].SyncSeconds != 0 {
+			t.Errorf("a generic backup is not pg_basebackup: synced %v s", p.Cells[0].SyncSeconds)
+		}
+	})
+	t.Run("server-side compression: cannot judge, the least it takes", func(t *testing.T) {
+		st := stages(50 * mB)
+		for i := range st.Codecs {
+			st.Codecs[i].CompressShare = 0.3 // a busy host: the least time is still a core's
+		}
+		cell := plan(t, BackupInput{Stages: st, Compressions: []string{"gzip-6"}, CompressAt: result.CompressAtSource})
+		if cell.BackupBottleneck != result.StageCannotJudge || !strings.Contains(cell.CannotJudge, "pg_basebackup --compress=server-gzip:6") {
+			t.Errorf("limited by %s (%q)", cell.BackupBottleneck, cell.CannotJudge)
+		}
+		if least := 667 * mB / (50 * mB); cell.BackupSeconds < least || cell.BackupSeconds > least+cell.SyncSeconds+1e-9 {
+			t.Errorf("at least %.1f s, but the codec alone on a core takes %.1f s", cell.BackupSeconds, least)
+		}
+		f := backupPlan(&result.BackupPlan{Cells: []result.BackupCell{cell}})
+		if last := f[len(f)-1]; last.Code != "plan.backup_cannot_judge" || !strings.Contains(last.Summary, "--compress=server-gzip:6") {
+			t.Errorf("no plan.backup_cannot_judge with what to run: %+v", last)
+		}
+		backup, _, _ := strings.Cut(f[0].Summary, "; restore")
+		if !strings.Contains(backup, "at least") || !strings.Contains(backup, "cannot judge") || strings.Contains(backup, "limited by") {
+			t.Errorf("the finding: %s", f[0].Summary)
+		}
+	})
 }
 
 // TestPlanBackupStreams: the network figure follows the files, the

@@ -60,19 +60,10 @@ const (
 	// Linux's default buffer maxima (net.ipv4.tcp_rmem and tcp_wmem).
 	LinuxRmemDefault = 6 << 20
 	LinuxWmemDefault = 4 << 20
-	LinuxRmemMin     = "4096 131072"
-	LinuxWmemMin     = "4096 16384"
 	// WindowsNormal is the largest window Windows' default receive
 	// window auto-tuning level ("normal", window scale 8) advertises.
 	WindowsNormal = 16 << 20
 )
-
-// windowsLevels are Windows' receive window auto-tuning levels and the
-// largest window each allows (65,535 × 2^scale).
-var windowsLevels = []struct {
-	name string
-	max  int64
-}{{"disabled", 65535}, {"highlyrestricted", 65535 << 2}, {"restricted", 65535 << 4}, {"normal", 65535 << 8}, {"experimental", 65535 << 14}}
 
 // PlanReplica composes the plan. It fails only on a question it cannot
 // answer: no log rate, or no stream capacity.
@@ -270,12 +261,23 @@ func replicaWindow(cases []result.ReplicaCase, s result.ReplicaStream) result.Re
 	w.BDP = int64(math.Ceil(w.Rate * w.RTT.D().Seconds()))
 	w.Needed = int64(math.Ceil(float64(w.BDP) * WindowMargin))
 	w.Buffer = roundBuffer(int64(math.Ceil(float64(w.Needed) / PayloadRatio)))
-	// Never below the host's own maximum: a command pasted as printed
-	// must not cut a 32 MiB maximum to the 6 MiB default (issue 25,
-	// defect 1; the invariant tuning_lowers_setting holds it).
-	w.LinuxRmem = fmt.Sprintf("%s %d", LinuxRmemMin, max(w.Buffer, LinuxRmemDefault, s.ReceiverRmemMax))
-	w.LinuxWmem = fmt.Sprintf("%s %d", LinuxWmemMin, max(w.Buffer, LinuxWmemDefault, s.SenderWmemMax))
 	w.WindowsLevel = WindowsLevel(w.Needed)
+	w.Tuning = []result.Tuning{}
+	for _, e := range []BufferEnd{
+		{Host: "the replica's host", OS: s.ReceiverOS, Key: "net.ipv4.tcp_rmem", Max: s.ReceiverRmemMax, Low: s.ReceiverRmemLow, Receiver: true},
+		{Host: "the primary", OS: s.SenderOS, Key: "net.ipv4.tcp_wmem", Max: s.SenderWmemMax, Low: s.SenderWmemLow},
+	} {
+		if t, ok := Tune(e, w.Buffer, w.Needed); ok {
+			w.Tuning = append(w.Tuning, t)
+		}
+		if e.Receiver && e.OS == "" && e.Max <= 0 {
+			// A receiver not measured may be a Windows host (a SQL
+			// Server secondary): its setting too, to be read there.
+			e.OS = "windows"
+			t, _ := Tune(e, w.Buffer, w.Needed)
+			w.Tuning = append(w.Tuning, t)
+		}
+	}
 	if s.ReceiverRmemMax > 0 {
 		ok := s.ReceiverRmemMax >= w.Buffer
 		w.ReceiverEnough = &ok
@@ -294,17 +296,6 @@ func roundBuffer(n int64) int64 {
 		step = 64 << 10
 	}
 	return (n + step - 1) / step * step
-}
-
-// WindowsLevel is the least Windows receive window auto-tuning level that
-// allows a window of n bytes.
-func WindowsLevel(n int64) string {
-	for _, l := range windowsLevels {
-		if n <= l.max {
-			return l.name
-		}
-	}
-	return windowsLevels[len(windowsLevels)-1].name
 }
 
 // windowAt is the window a stream would have on a path of another RTT:
@@ -539,26 +530,41 @@ func windowFinding(p *result.ReplicaPlan) (result.Finding, bool) {
 	if w.BDP <= 0 {
 		return result.Finding{}, false
 	}
+	windows := "normal (the default)"
+	if w.WindowsLevel != "normal" {
+		windows = w.WindowsLevel
+	}
 	f := result.Finding{Code: "plan.replica_window", Severity: "info",
-		Summary: fmt.Sprintf("For its peak of %s at %s, a stream keeps %s in flight; with %.2f× margin it needs a %s window: tcp_rmem (replica) and tcp_wmem (primary) maximum at least %s; Windows auto-tuning level %s or above.",
+		Summary: fmt.Sprintf("For its peak of %s at %s, a stream keeps %s in flight; with %.2f× margin it needs a %s window: tcp_rmem (replica) and tcp_wmem (primary) maximum at least %s; Windows receive window auto-tuning %s.",
 			metric.FormatByteRate(w.Rate), metric.FormatDuration(w.RTT.D()), metric.FormatDecimalBytes(w.BDP), w.Margin, metric.FormatDecimalBytes(w.Needed),
-			metric.FormatBytes(w.Buffer), w.WindowsLevel),
+			metric.FormatBytes(w.Buffer), windows),
 		Values: map[string]float64{"bdp_bytes": float64(w.BDP), "window_bytes": float64(w.Needed), "buffer_bytes": float64(w.Buffer)}}
-	var short []string
-	if w.ReceiverEnough != nil && !*w.ReceiverEnough {
-		short = append(short, fmt.Sprintf("the replica's host allows %s (net.ipv4.tcp_rmem = %s)", metric.FormatBytes(w.ReceiverRmemMax), w.LinuxRmem))
+	var short, unknown []string
+	for _, t := range w.Tuning {
+		switch t.Status {
+		case result.TuningRaise:
+			short = append(short, fmt.Sprintf("%s allows %s; raise it: %s", t.Host, metric.FormatBytes(t.CurrentMax), t.Command))
+		case result.TuningUnknown:
+			unknown = append(unknown, t.Host+": "+TuningLine(t))
+		}
 	}
-	if w.SenderEnough != nil && !*w.SenderEnough {
-		short = append(short, fmt.Sprintf("the primary allows %s (net.ipv4.tcp_wmem = %s)", metric.FormatBytes(w.SenderWmemMax), w.LinuxWmem))
-	}
+	var detail []string
 	if len(short) > 0 {
 		f.Severity = "warning"
-		f.Detail = "Too small: " + strings.Join(short, "; ") + ". A buffer the kernel may grow to costs memory only while a stream uses it."
-	} else if p.Stream.LimitedBy == result.LimitWindow && p.Verdict != result.VerdictKeepsUp {
-		f.Severity = "warning"
-		f.Detail = fmt.Sprintf("The stream was held by its window (%s): set net.ipv4.tcp_rmem = %s on the replica's host and net.ipv4.tcp_wmem = %s on the primary (Linux), or the auto-tuning level (Windows: netsh interface tcp set global autotuninglevel=%s), then measure again.",
-			metric.FormatCount(p.Stream.PeerWindow)+" B", w.LinuxRmem, w.LinuxWmem, w.WindowsLevel)
+		detail = append(detail, "Too small: "+strings.Join(short, "; ")+". A buffer the kernel may grow to costs memory only while a stream uses it.")
 	}
+	if len(unknown) > 0 {
+		detail = append(detail, strings.Join(unknown, "; ")+".")
+	}
+	if len(short) == 0 && len(unknown) == 0 && p.Stream.LimitedBy == result.LimitWindow && p.Verdict != result.VerdictKeepsUp {
+		// The maxima allow the window, yet the stream was held by one:
+		// something below them fixed it, and raising them changes nothing.
+		f.Severity = "warning"
+		detail = append(detail, fmt.Sprintf("The stream was held by its window (%s) though both ends' maxima allow the %s it needs: a fixed socket buffer "+
+			"(SO_RCVBUF or SO_SNDBUF set by the application, or --window) or a window clamp on the path held it. Measure again without --window.",
+			metric.FormatCount(p.Stream.PeerWindow)+" B", metric.FormatBytes(w.Buffer)))
+	}
+	f.Detail = strings.Join(detail, " ")
 	return f, true
 }
 
@@ -628,9 +634,11 @@ func ReplicaStreamOf(s *result.Stream, source string) *result.ReplicaStream {
 	}
 	if b := s.Buffers; b != nil {
 		if one.Direction == "forward" {
-			rs.ReceiverRmemMax, rs.SenderWmemMax, rs.ReceiverOS = b.AgentRmemMax, b.ClientWmemMax, b.AgentOS
+			rs.ReceiverRmemMax, rs.SenderWmemMax, rs.ReceiverOS, rs.SenderOS = b.AgentRmemMax, b.ClientWmemMax, b.AgentOS, b.ClientOS
+			rs.ReceiverRmemLow, rs.SenderWmemLow = b.AgentRmemLow, b.ClientWmemLow
 		} else {
-			rs.ReceiverRmemMax, rs.SenderWmemMax = b.ClientRmemMax, b.AgentWmemMax
+			rs.ReceiverRmemMax, rs.SenderWmemMax, rs.ReceiverOS, rs.SenderOS = b.ClientRmemMax, b.AgentWmemMax, b.ClientOS, b.AgentOS
+			rs.ReceiverRmemLow, rs.SenderWmemLow = b.ClientRmemLow, b.AgentWmemLow
 		}
 	}
 	return rs

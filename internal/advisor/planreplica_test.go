@@ -165,8 +165,12 @@ func TestReplicaPlan(t *testing.T) {
 	if w.BDP != 216000 || w.Needed != 270000 || w.Buffer != 589824 {
 		t.Errorf("window: BDP %d, needed %d, buffer %d", w.BDP, w.Needed, w.Buffer)
 	}
-	if w.LinuxRmem != "4096 131072 6291456" || w.LinuxWmem != "4096 16384 4194304" || w.WindowsLevel != "restricted" {
-		t.Errorf("settings %q %q %q", w.LinuxRmem, w.LinuxWmem, w.WindowsLevel)
+	// The replica's 128 KiB is raised (its min and default, not told,
+	// kept by the command); the primary's 4 MiB is enough: no command.
+	if len(w.Tuning) != 2 || w.Tuning[0].Status != result.TuningRaise ||
+		w.Tuning[0].Command != `sysctl -w net.ipv4.tcp_rmem="$(cut -f1,2 /proc/sys/net/ipv4/tcp_rmem) 6291456"` ||
+		w.Tuning[1].Status != result.TuningEnough || w.Tuning[1].Command != "" || w.WindowsLevel != "normal" {
+		t.Errorf("settings %+v, Windows %q", w.Tuning, w.WindowsLevel)
 	}
 	if w.ReceiverEnough == nil || *w.ReceiverEnough || w.SenderEnough == nil || !*w.SenderEnough {
 		t.Errorf("enough: receiver %v, sender %v", w.ReceiverEnough, w.SenderEnough)
@@ -190,11 +194,13 @@ func TestReplicaPlan(t *testing.T) {
 	}
 
 	// Big windows: Windows' levels and a buffer above Linux's default.
-	if WindowsLevel(65535) != "disabled" || WindowsLevel(1e6) != "restricted" || WindowsLevel(1<<20) != "normal" || WindowsLevel(20<<20) != "experimental" {
+	// Never a level that caps the window (disabled: 64 KiB).
+	if WindowsLevel(65535) != "normal" || WindowsLevel(1e6) != "normal" || WindowsLevel(16<<20) != "experimental" || WindowsLevel(20<<20) != "experimental" {
 		t.Error("WindowsLevel")
 	}
-	big, _ := PlanReplica(ReplicaInput{Log: steady(100e6), Stream: result.ReplicaStream{Capacity: 1e9, MinRTT: result.Seconds(80 * time.Millisecond)}})
-	if big.Window.Buffer != 20<<20 || big.Window.LinuxRmem != "4096 131072 20971520" || big.Window.WindowsLevel != "normal" {
+	big, _ := PlanReplica(ReplicaInput{Log: steady(100e6), Stream: result.ReplicaStream{Capacity: 1e9, MinRTT: result.Seconds(80 * time.Millisecond),
+		ReceiverRmemMax: 6 << 20, ReceiverRmemLow: []int64{4096, 131072}, ReceiverOS: "linux"}})
+	if big.Window.Buffer != 20<<20 || big.Window.Tuning[0].Command != `sysctl -w net.ipv4.tcp_rmem="4096 131072 20971520"` || big.Window.WindowsLevel != "normal" {
 		t.Errorf("100 MB/s at 80 ms: %+v", big.Window)
 	}
 }
@@ -287,19 +293,26 @@ func TestReplicaStreamOf(t *testing.T) {
 }
 
 // TestReplicaWindowNeverLowers: the printed tcp_rmem/tcp_wmem never set a
-// maximum below the host's own (issue 25, defect 1: 32 MiB cut to 6 MiB).
+// maximum below the host's own, and none is printed where the host's is
+// enough (issue 25, defect 1: 32 MiB cut to 6 MiB).
 func TestReplicaWindowNeverLowers(t *testing.T) {
 	cases := []result.ReplicaCase{{Peak: 1e6}}
 	for _, c := range []struct {
 		rmem, wmem         int64
-		wantRmem, wantWmem string
+		wantRmem, wantWmem string // the command, "" none
 	}{
-		{32 << 20, 64 << 20, "4096 131072 33554432", "4096 16384 67108864"},
-		{128 << 10, 0, "4096 131072 6291456", "4096 16384 4194304"},
+		{32 << 20, 64 << 20, "", ""},
+		{128 << 10, 0, `sysctl -w net.ipv4.tcp_rmem="4096 131072 6291456"`, ""},
 	} {
-		w := replicaWindow(cases, result.ReplicaStream{RTT: result.Seconds(8 * time.Millisecond), ReceiverRmemMax: c.rmem, SenderWmemMax: c.wmem})
-		if w.LinuxRmem != c.wantRmem || w.LinuxWmem != c.wantWmem {
-			t.Errorf("rmem %d, wmem %d: tcp_rmem %q, tcp_wmem %q; want %q, %q", c.rmem, c.wmem, w.LinuxRmem, w.LinuxWmem, c.wantRmem, c.wantWmem)
+		w := replicaWindow(cases, result.ReplicaStream{RTT: result.Seconds(80 * time.Millisecond), ReceiverRmemMax: c.rmem, SenderWmemMax: c.wmem,
+			ReceiverRmemLow: []int64{4096, 131072}, SenderWmemLow: []int64{4096, 16384}, ReceiverOS: "linux", SenderOS: "linux"})
+		if len(w.Tuning) != 2 || w.Tuning[0].Command != c.wantRmem || w.Tuning[1].Command != c.wantWmem {
+			t.Errorf("rmem %d, wmem %d: %+v; want %q, %q", c.rmem, c.wmem, w.Tuning, c.wantRmem, c.wantWmem)
+		}
+		for _, x := range w.Tuning {
+			if err := CheckTuning(x); err != nil {
+				t.Error(err)
+			}
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/narrows/narrows/internal/advisor"
 	"github.com/narrows/narrows/internal/dbconn"
+	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/output/jsonl"
 	"github.com/narrows/narrows/internal/probe/compress"
 	"github.com/narrows/narrows/internal/probe/dbsize"
@@ -70,8 +71,16 @@ func planBackup(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	if pf.from != "" {
-		if in.Stages, err = stagesFrom(pf.from); err != nil {
+		var saved *result.BackupPlan
+		if saved, err = planFrom(pf.from); err != nil {
 			return err
+		}
+		in.Stages = saved.Stages
+		// The sizes planned then, the database's own among them, unless
+		// asked anew: a re-plan that dropped the one size read from the
+		// server answered a different question.
+		if !pf.sizeSet && pf.dsn == "" && env.Getenv("NARROWS_DSN") == "" {
+			in.Sizes, in.SizeNote = savedSizes(saved)
 		}
 	}
 	if err := pf.dbSize(ctx, env, &in); err != nil {
@@ -192,25 +201,8 @@ func knownCodec(c string) bool {
 
 // parseDBSize reads a database size: decimal for GB and TB, as DBAs and
 // storage vendors quote them (the field reports' "10 TB" is 10^13 bytes),
-// binary for GiB and TiB.
-func parseDBSize(s string) (int64, error) {
-	in := strings.TrimSpace(s)
-	low := strings.ToLower(in)
-	for _, u := range []struct {
-		suffix string
-		m      float64
-	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"tib", 1 << 40}, {"pib", 1 << 50},
-		{"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9}, {"tb", 1e12}, {"pb", 1e15}} {
-		if num, ok := strings.CutSuffix(low, u.suffix); ok {
-			f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
-			if err != nil || f <= 0 || math.IsInf(f, 0) || f*u.m > 1e18 {
-				break
-			}
-			return int64(f * u.m), nil
-		}
-	}
-	return 0, fmt.Errorf("invalid size %q: use e.g. 100GB, 1TB, 10TB (decimal) or 500GiB", s)
-}
+// binary for GiB and TiB, a bare count (with or without B) in bytes.
+func parseDBSize(s string) (int64, error) { return metric.ParseStorageSize(s) }
 
 // parseStageRate reads a stage's rate: bytes (20MB/s, decimal; 20MiB/s)
 // or, for a network, bits (1Gbit/s, 10Gbit/s, 100Mbit/s).
@@ -355,14 +347,32 @@ func lastSummary(path string, has func(*result.Report) bool) (*result.Report, er
 	return found, err
 }
 
-// stagesFrom reads the stages of the last plan in a saved run.
-func stagesFrom(path string) (result.BackupStages, error) {
+// savedSizes are a saved plan's sizes in its order, and the note that
+// said where the database's own came from.
+func savedSizes(p *result.BackupPlan) ([]int64, string) {
+	var sizes []int64
+	for _, c := range p.Cells {
+		if !slices.Contains(sizes, c.SizeBytes) {
+			sizes = append(sizes, c.SizeBytes)
+		}
+	}
+	note := ""
+	for _, n := range p.Notes {
+		if strings.HasPrefix(n, databaseSizeNote) {
+			note = n
+		}
+	}
+	return sizes, note
+}
+
+// planFrom reads the last plan in a saved run.
+func planFrom(path string) (*result.BackupPlan, error) {
 	r, err := lastSummary(path, func(r *result.Report) bool { return r.BackupPlan != nil })
 	if err != nil {
-		return result.BackupStages{}, err
+		return nil, err
 	}
 	if r == nil {
-		return result.BackupStages{}, usagef("--from %s: no backup plan in it: save one with `narrows plan backup --json > FILE`", path)
+		return nil, usagef("--from %s: no backup plan in it: save one with `narrows plan backup --json > FILE`", path)
 	}
 	found := &r.BackupPlan.Stages
 	for _, set := range [][]result.StreamRate{found.NetworkOut, found.NetworkIn} {
@@ -377,7 +387,7 @@ func stagesFrom(path string) (result.BackupStages, error) {
 			r.Source = "measured (" + path + ")"
 		}
 	}
-	return *found, nil
+	return r.BackupPlan, nil
 }
 
 // savedSummaries calls each with every summary record of a saved run
@@ -419,9 +429,13 @@ func (pf planFlags) dbSize(ctx context.Context, env Env, in *advisor.BackupInput
 		in.Sizes = nil
 	}
 	in.Sizes = append([]int64{sz.Bytes}, in.Sizes...)
-	in.SizeNote = "The database's size: " + sz.What + "."
+	in.SizeNote = databaseSizeNote + sz.What + "."
 	return nil
 }
+
+// databaseSizeNote begins the note that says where the database's size
+// came from.
+const databaseSizeNote = "The database's size: "
 
 // planCodecs are the codecs --compression asks to measure (the backup
 // tools' defaults when it is not given: lz4, zstd-3, gzip-6).

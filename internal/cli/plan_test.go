@@ -133,3 +133,37 @@ func TestPlanBackupMeasured(t *testing.T) {
 		t.Errorf("the agent left %v in %s", left, far)
 	}
 }
+
+// TestPlanBackupSizesCarry: a bare byte count is a size (issue 25 §2.10:
+// --size 666755437B, the size db ping's server read, was refused), and
+// --from without --size plans the saved plan's sizes, not the defaults:
+// a re-plan that dropped the database's own size answered another
+// question.
+func TestPlanBackupSizesCarry(t *testing.T) {
+	cells, stdout := planCells(t, "--size", "666755437B,10TB", "--assume", "network=117MB/s", "--assume", "disk=1GB/s", "--compression", "none")
+	if len(cells) != 2 || cells[0]["size_bytes"].(float64) != 666755437 {
+		t.Fatalf("cells %v, want 666755437 bytes and 10 TB", cells)
+	}
+	saved := filepath.Join(t.TempDir(), "plan.jsonl")
+	if err := os.WriteFile(saved, []byte(stdout), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cells, _ = planCells(t, "--from", saved, "--assume", "network=10Gbit/s", "--compression", "none")
+	var sizes []float64
+	for _, c := range cells {
+		sizes = append(sizes, c["size_bytes"].(float64))
+	}
+	if fmt.Sprint(sizes) != fmt.Sprint([]float64{666755437, 10e12}) {
+		t.Errorf("re-planned from the saved plan: sizes %v, want the saved 666755437 and 1e13", sizes)
+	}
+	// Asked anew, the new sizes.
+	cells, _ = planCells(t, "--from", saved, "--size", "1TB", "--compression", "none")
+	if len(cells) != 1 || cells[0]["size_bytes"].(float64) != 1e12 {
+		t.Errorf("--from with --size 1TB: %v", cells)
+	}
+	for _, bad := range []string{"0B", "-5GB", "12XB"} {
+		if _, stderr, code := run(t, nil, "plan", "backup", "--size", bad, "--assume", "network=117MB/s"); code != cli.ExitUsage || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("--size %s: exit %d, %q; want exit 2 and one line", bad, code, stderr)
+		}
+	}
+}

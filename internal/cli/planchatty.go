@@ -358,10 +358,10 @@ func applyAssume(f *result.ChattyFigures, assumed []string) error {
 				switch key {
 				case "rtt":
 					f.NetworkRTT, f.NetworkFrom = s, "assumed"
-					f.QueryRTT = nil
+					f.QueryRTT, f.QueryRTTMean = nil, nil
 				case "server":
 					f.ServerAndClient, f.ServerAndClientFrom = &s, "assumed"
-					f.QueryRTT = nil
+					f.QueryRTT, f.QueryRTTMean = nil, nil
 				case "floor":
 					f.Floor, f.FloorFrom = s, "assumed"
 				}

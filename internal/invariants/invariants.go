@@ -373,8 +373,14 @@ func (c *checker) tuning(rep *result.Report, where string) {
 		texts = append(texts, f.Summary, f.Detail)
 	}
 	if p := rep.ReplicaPlan; p != nil {
-		// The table prints these as commands (sysctl -w key="…").
-		texts = append(texts, "net.ipv4.tcp_rmem=\""+p.Window.LinuxRmem+"\"", "net.ipv4.tcp_wmem=\""+p.Window.LinuxWmem+"\"")
+		// The table prints these commands as they are; each is held to
+		// the rule whole (min and default too, and none where enough).
+		for _, t := range p.Window.Tuning {
+			texts = append(texts, t.Command, t.IfBelow)
+			if err := advisor.CheckTuning(t); err != nil {
+				c.add(RuleTuning, "%s%v", where, err)
+			}
+		}
 	}
 	seen := map[string]bool{}
 	for _, t := range texts {

@@ -128,14 +128,30 @@ func TestCheck(t *testing.T) {
 		}, nil, Path{}, RuleSameWords},
 		{"a sysctl that lowers the maximum", func() *result.Report {
 			r := result.NewReport("plan replica", "x", result.Tool{}, start)
-			r.ReplicaPlan = &result.ReplicaPlan{Window: result.ReplicaWindow{ReceiverRmemMax: 32 << 20, LinuxRmem: "4096 131072 6291456",
-				SenderWmemMax: 4 << 20, LinuxWmem: "4096 16384 4194304"}}
+			r.ReplicaPlan = &result.ReplicaPlan{Window: result.ReplicaWindow{ReceiverRmemMax: 32 << 20, Tuning: []result.Tuning{{Host: "the replica's host", OS: "linux",
+				Setting: "net.ipv4.tcp_rmem", Current: "4096 131072 33554432", CurrentMax: 32 << 20, Needed: 512 << 10, Status: result.TuningRaise,
+				Command: `sysctl -w net.ipv4.tcp_rmem="4096 131072 6291456"`}}}}
+			return r
+		}, nil, Path{}, RuleTuning},
+		{"a sysctl where the setting is enough", func() *result.Report {
+			r := result.NewReport("plan replica", "x", result.Tool{}, start)
+			r.ReplicaPlan = &result.ReplicaPlan{Window: result.ReplicaWindow{ReceiverRmemMax: 32 << 20, Tuning: []result.Tuning{{Host: "the replica's host", OS: "linux",
+				Setting: "net.ipv4.tcp_rmem", Current: "4096 131072 33554432", CurrentMax: 32 << 20, Needed: 512 << 10, Status: result.TuningEnough,
+				Command: `sysctl -w net.ipv4.tcp_rmem="4096 131072 33554432"`}}}}
+			return r
+		}, nil, Path{}, RuleTuning},
+		{"a sysctl that lowers the default", func() *result.Report {
+			r := result.NewReport("plan replica", "x", result.Tool{}, start)
+			r.ReplicaPlan = &result.ReplicaPlan{Window: result.ReplicaWindow{ReceiverRmemMax: 1 << 20, Tuning: []result.Tuning{{Host: "the replica's host", OS: "linux",
+				Setting: "net.ipv4.tcp_rmem", Current: "4096 1048576 1048576", CurrentMax: 1 << 20, Needed: 2 << 20, Status: result.TuningRaise,
+				Command: `sysctl -w net.ipv4.tcp_rmem="4096 131072 6291456"`}}}}
 			return r
 		}, nil, Path{}, RuleTuning},
 		{"a sysctl that raises it", func() *result.Report {
 			r := result.NewReport("plan replica", "x", result.Tool{}, start)
-			r.ReplicaPlan = &result.ReplicaPlan{Window: result.ReplicaWindow{ReceiverRmemMax: 128 << 10, LinuxRmem: "4096 131072 6291456",
-				SenderWmemMax: 4 << 20, LinuxWmem: "4096 16384 4194304"}}
+			r.ReplicaPlan = &result.ReplicaPlan{Window: result.ReplicaWindow{ReceiverRmemMax: 128 << 10, Tuning: []result.Tuning{{Host: "the replica's host", OS: "linux",
+				Setting: "net.ipv4.tcp_rmem", Current: "4096 131072 131072", CurrentMax: 128 << 10, Needed: 512 << 10, Status: result.TuningRaise,
+				Command: `sysctl -w net.ipv4.tcp_rmem="4096 131072 6291456"`}}}}
 			return r
 		}, nil, Path{}, ""},
 		{"a finding's command below this host's", func() *result.Report {

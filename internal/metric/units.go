@@ -51,6 +51,37 @@ func ParseSize(s string) (int64, error) {
 	return 0, fmt.Errorf("invalid size %q: use a number with B, K, M or G (binary: 64K = 65536 bytes), e.g. 128K", s)
 }
 
+// storageSuffixes are sizes as DBAs and storage vendors quote them
+// (STYLE: GB = 10⁹, GiB = 2³⁰, a bare count in bytes): a "10 TB" database
+// is 10¹³ bytes. ParseSize's table reads K, M, G as binary, as block
+// sizes are given; a database's size is not a block.
+var storageSuffixes = []struct {
+	suffix string
+	mult   float64
+}{
+	{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"tib", 1 << 40}, {"pib", 1 << 50},
+	{"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9}, {"tb", 1e12}, {"pb", 1e15},
+	{"b", 1}, {"", 1},
+}
+
+// ParseStorageSize reads a size of stored data: "100GB" (10¹¹ bytes),
+// "500GiB", "666755437B" or "666755437" (bytes), more than zero.
+func ParseStorageSize(s string) (int64, error) {
+	low := strings.ToLower(strings.TrimSpace(s))
+	for _, sf := range storageSuffixes {
+		num, ok := strings.CutSuffix(low, sf.suffix)
+		if !ok {
+			continue
+		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f <= 0 || f*sf.mult > 1e18 || f*sf.mult < 1 {
+			break
+		}
+		return int64(math.Round(f * sf.mult)), nil
+	}
+	return 0, fmt.Errorf("invalid size %q: use e.g. 100GB, 1TB, 10TB (decimal), 500GiB (binary) or a count of bytes (666755437B)", s)
+}
+
 // ParseDuration reads Go durations ("10s", "1m30s", "500ms"). A bare
 // number other than 0 is refused: iperf3 reads "-t 10" as seconds, but a
 // DBA who types "--duration 10" may mean minutes, and a run of the wrong

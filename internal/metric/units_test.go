@@ -102,3 +102,23 @@ func TestFormat(t *testing.T) {
 		t.Errorf("BitsPerSecond over zero time = %v, want 0", got)
 	}
 }
+
+// TestParseStorageSize: a database's size means what its suffix says,
+// decimal GB as DBAs quote them, and a bare count of bytes (with or
+// without B) is bytes: issue 25 §2.10 found --size 666755437B refused.
+func TestParseStorageSize(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want int64
+	}{{"666755437B", 666755437}, {"666755437", 666755437}, {"100GB", 100e9}, {"10TB", 10e12}, {"1.5 TB", 1.5e12},
+		{"500GiB", 500 << 30}, {"64KiB", 64 << 10}, {"2kb", 2000}, {"1PB", 1e15}} {
+		if got, err := ParseStorageSize(c.in); err != nil || got != c.want {
+			t.Errorf("ParseStorageSize(%q) = %d, %v; want %d", c.in, got, err, c.want)
+		}
+	}
+	for _, bad := range []string{"", "B", "0", "-5GB", "0.5B", "abc", "10XB", "NaNGB", "2000PB"} {
+		if got, err := ParseStorageSize(bad); err == nil {
+			t.Errorf("ParseStorageSize(%q) = %d, want an error", bad, got)
+		}
+	}
+}

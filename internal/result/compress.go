@@ -136,7 +136,8 @@ func (c *Compression) CodecRates(side, source string) []CodecRate {
 			continue
 		}
 		out = append(out, CodecRate{Codec: r.Codec, Side: side, CompressPerCore: r.Compress.PerCore,
-			DecompressPerCore: r.Decompress.PerCore, Ratio: r.Ratio, Sample: sample, Source: source})
+			DecompressPerCore: r.Decompress.PerCore, Ratio: r.Ratio, Sample: sample, Source: source,
+			CompressShare: min(1, r.Compress.CPUPercent/100), DecompressShare: min(1, r.Decompress.CPUPercent/100)})
 	}
 	return out
 }

@@ -26,6 +26,12 @@ type CodecRate struct {
 	DecompressPerCore float64 `json:"decompress_bytes_per_second_per_core"`
 	// Ratio is uncompressed over compressed bytes (3 = a third of the size).
 	Ratio float64 `json:"ratio"`
+	// CompressShare and DecompressShare are the share of a core the
+	// measuring thread got (its CPU time over wall time), 0 when not
+	// known: well under 1, the host was busy, and a backup's one thread
+	// there gets that much of the per-core rate.
+	CompressShare   float64 `json:"compress_share_of_core,omitempty"`
+	DecompressShare float64 `json:"decompress_share_of_core,omitempty"`
 	// Sample says what was compressed: a path, or "synthetic".
 	Sample string `json:"sample,omitempty"`
 	Source string `json:"source"`
@@ -69,6 +75,7 @@ const (
 	StageCompress    = "compression_cpu"
 	StageDecompress  = "decompression_cpu"
 	StageUnmeasured  = "unmeasured" // no stage of the pipeline was measured
+	StageCannotJudge = "cannot_judge"
 	CompressionNone  = "none"
 	CompressAtSource = SideSource
 	CompressAtTarget = SideTarget
@@ -106,6 +113,19 @@ type BackupCell struct {
 	RestoreRate       float64 `json:"restore_bytes_per_second"` // of database bytes
 	BackupBottleneck  string  `json:"backup_bottleneck"`
 	RestoreBottleneck string  `json:"restore_bottleneck"`
+	// BackupAlso and RestoreAlso are the stages whose rates are within
+	// the plan's margin of the bottleneck's: the measurements cannot tell
+	// which of them sets the pace, and the plan names them all.
+	BackupAlso  []string `json:"backup_bottleneck_also,omitempty"`
+	RestoreAlso []string `json:"restore_bottleneck_also,omitempty"`
+	// SyncSeconds is part of BackupSeconds: pg_basebackup flushes the
+	// files it wrote before it exits (unless --no-sync), and what the
+	// backup host's page cache still holds then is written at the backup
+	// path's rate.
+	SyncSeconds float64 `json:"final_sync_seconds,omitempty"`
+	// CannotJudge says why the backup's time is not judged and what to
+	// run instead; BackupSeconds is then the least it can take.
+	CannotJudge string `json:"backup_cannot_judge,omitempty"`
 	// ZeroingSeconds is part of RestoreSeconds: SQL Server without Instant
 	// File Initialization writes zeros over the data files first.
 	ZeroingSeconds float64 `json:"zeroing_seconds,omitempty"`

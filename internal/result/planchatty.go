@@ -21,8 +21,11 @@ type ChattyFigures struct {
 	// alone).
 	ServerAndClient     *Seconds `json:"server_and_client_seconds,omitempty"`
 	ServerAndClientFrom string   `json:"server_and_client_from,omitempty"`
-	// QueryRTT is a whole query's mean round trip, when one was measured.
-	QueryRTT *Seconds `json:"query_rtt_seconds,omitempty"`
+	// QueryRTT is a whole query's median round trip, when one was
+	// measured: the split's, like the network's medians it is set
+	// against. QueryRTTMean is their mean, which a slow tail lifts.
+	QueryRTT     *Seconds `json:"query_rtt_seconds,omitempty"`
+	QueryRTTMean *Seconds `json:"query_rtt_mean_seconds,omitempty"`
 	// Floor is a same-host round trip: the least any network can cost.
 	Floor     Seconds `json:"floor_rtt_seconds"`
 	FloorFrom string  `json:"floor_rtt_from"`

@@ -94,8 +94,12 @@ type ReplicaStream struct {
 	ReceiverRmemMax int64  `json:"receiver_tcp_rmem_max_bytes,omitempty"`
 	SenderWmemMax   int64  `json:"sender_tcp_wmem_max_bytes,omitempty"`
 	ReceiverOS      string `json:"receiver_os,omitempty"`
-	SameHost        bool   `json:"same_host,omitempty"`
-	Source          string `json:"source"`
+	SenderOS        string `json:"sender_os,omitempty"`
+	// The same settings' first two fields (min, default), when known.
+	ReceiverRmemLow []int64 `json:"receiver_tcp_rmem_min_default_bytes,omitempty"`
+	SenderWmemLow   []int64 `json:"sender_tcp_wmem_min_default_bytes,omitempty"`
+	SameHost        bool    `json:"same_host,omitempty"`
+	Source          string  `json:"source"`
 }
 
 // ReplicaCase is one stream (or the link, for the sum of the streams)
@@ -137,14 +141,16 @@ type ReplicaWindow struct {
 	// maximum both ends need.
 	PayloadRatio float64 `json:"payload_ratio"`
 	Buffer       int64   `json:"buffer_bytes"`
-	// Linux settings, and the Windows receive window auto-tuning level.
-	LinuxRmem       string `json:"linux_tcp_rmem"`
-	LinuxWmem       string `json:"linux_tcp_wmem"`
-	WindowsLevel    string `json:"windows_autotuning_level"`
-	ReceiverEnough  *bool  `json:"receiver_enough,omitempty"`
-	SenderEnough    *bool  `json:"sender_enough,omitempty"`
-	ReceiverRmemMax int64  `json:"receiver_tcp_rmem_max_bytes,omitempty"`
-	SenderWmemMax   int64  `json:"sender_tcp_wmem_max_bytes,omitempty"`
+	// WindowsLevel is the least Windows receive window auto-tuning level
+	// that allows the window: normal (the default) or experimental.
+	WindowsLevel string `json:"windows_autotuning_level"`
+	// Tuning is each end's setting against the buffer, with the command
+	// that raises it where it is too small.
+	Tuning          []Tuning `json:"tuning"`
+	ReceiverEnough  *bool    `json:"receiver_enough,omitempty"`
+	SenderEnough    *bool    `json:"sender_enough,omitempty"`
+	ReceiverRmemMax int64    `json:"receiver_tcp_rmem_max_bytes,omitempty"`
+	SenderWmemMax   int64    `json:"sender_tcp_wmem_max_bytes,omitempty"`
 }
 
 // ReplicaBound is one limit on a stream's rate in a what-if.
@@ -174,4 +180,33 @@ type ReplicaWhatIf struct {
 	Verdict    string         `json:"verdict"`
 	Cases      []ReplicaCase  `json:"cases"`
 	Link       *ReplicaCase   `json:"link,omitempty"`
+}
+
+// Tuning states of a setting against what a window needs.
+const (
+	TuningEnough  = "enough"  // the current setting allows it: no command
+	TuningRaise   = "raise"   // too small: Command raises it
+	TuningUnknown = "unknown" // not known here: Check reads it, IfBelow raises it
+)
+
+// Tuning is one host's setting that bounds a stream's window, against
+// what the window needs. A Command only ever raises: every number in it is
+// at least the current one, and there is none when the current setting is
+// enough or not known.
+type Tuning struct {
+	Host    string `json:"host"`              // the replica's host, the primary
+	OS      string `json:"os,omitempty"`      // linux, windows; "" not known
+	Setting string `json:"setting,omitempty"` // net.ipv4.tcp_rmem, autotuninglevel
+	// Current is the setting as read ("4096 131072 6291456"); "" not known.
+	Current string `json:"current,omitempty"`
+	// CurrentMax is the largest buffer the current setting allows; 0 not known.
+	CurrentMax int64  `json:"current_max_bytes,omitempty"`
+	Needed     int64  `json:"needed_bytes"` // the maximum the window needs
+	Status     string `json:"status"`
+	Command    string `json:"command,omitempty"`
+	// Check reads a setting not known here; IfBelow is what to run when
+	// it reads below Needed.
+	Check   string `json:"check,omitempty"`
+	IfBelow string `json:"if_below,omitempty"`
+	Note    string `json:"note,omitempty"`
 }

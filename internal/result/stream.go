@@ -27,6 +27,13 @@ type StreamBuffers struct {
 	AgentRmemMax  int64  `json:"agent_tcp_rmem_max_bytes,omitempty"`
 	AgentWmemMax  int64  `json:"agent_tcp_wmem_max_bytes,omitempty"`
 	AgentOS       string `json:"agent_os,omitempty"`
+	ClientOS      string `json:"client_os,omitempty"`
+	// The same settings' first two fields (min, default), when known: a
+	// command that raises a maximum keeps them.
+	ClientRmemLow []int64 `json:"client_tcp_rmem_min_default_bytes,omitempty"`
+	ClientWmemLow []int64 `json:"client_tcp_wmem_min_default_bytes,omitempty"`
+	AgentRmemLow  []int64 `json:"agent_tcp_rmem_min_default_bytes,omitempty"`
+	AgentWmemLow  []int64 `json:"agent_tcp_wmem_min_default_bytes,omitempty"`
 }
 
 // StreamConfig is what was asked for.
@@ -95,6 +102,21 @@ type TCPSummary struct {
 	StallsUnknown bool `json:"stalls_unknown,omitempty"`
 	// BDP is throughput × RTT: the bytes that must be in flight.
 	BDPBytes int64 `json:"bdp_bytes"`
+
+	// The run split at the end of its start-up, so that slow start
+	// overflowing a queue once is not read as loss on the line: the
+	// start-up is the first interval and those after it that still had
+	// retransmits, up to half the run; the steady state is the rest.
+	// SteadyIntervals is 0 when the run was too short to split (or was
+	// saved by an older narrows).
+	StartupEnd         Seconds `json:"startup_end_seconds,omitempty"`
+	StartupRetransmits int64   `json:"startup_retransmits,omitempty"`
+	// SteadyIntervals counts the steady state's whole intervals, and
+	// SteadyLossIntervals those of them with retransmits; the ratio is
+	// the steady state's bytes sent again over its bytes sent.
+	SteadyIntervals     int     `json:"steady_intervals,omitempty"`
+	SteadyLossIntervals int     `json:"steady_intervals_with_retransmits,omitempty"`
+	SteadyRetransRatio  float64 `json:"steady_retransmit_ratio,omitempty"`
 }
 
 // CPU is the CPU each end used during a run, in percent of one core.

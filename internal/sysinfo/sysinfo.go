@@ -67,13 +67,25 @@ func CPUTime() (time.Duration, error) { return cpuTime() }
 // namespace): the largest window autotuning can give one stream. 0: not
 // known.
 type TCPBuffers struct {
-	RmemMax int64  `json:"rmem_max_bytes,omitempty"`
-	WmemMax int64  `json:"wmem_max_bytes,omitempty"`
-	OS      string `json:"os"`
+	RmemMax int64 `json:"rmem_max_bytes,omitempty"`
+	WmemMax int64 `json:"wmem_max_bytes,omitempty"`
+	// RmemLow and WmemLow are the same settings' first two fields (min,
+	// default): a command that raises a maximum keeps them as they are.
+	// Absent when not known (not Linux, or an older agent).
+	RmemLow []int64 `json:"rmem_min_default_bytes,omitempty"`
+	WmemLow []int64 `json:"wmem_min_default_bytes,omitempty"`
+	OS      string  `json:"os"`
 }
 
-// ReadTCPBuffers reads this host's TCP buffer maxima.
+// ReadTCPBuffers reads this host's TCP buffer settings.
 func ReadTCPBuffers() TCPBuffers {
-	r, w := tcpBufferMax()
-	return TCPBuffers{RmemMax: r, WmemMax: w, OS: runtime.GOOS}
+	r, w := tcpBuffers()
+	b := TCPBuffers{RmemMax: r[2], WmemMax: w[2], OS: runtime.GOOS}
+	if r[2] > 0 {
+		b.RmemLow = r[:2]
+	}
+	if w[2] > 0 {
+		b.WmemLow = w[:2]
+	}
+	return b
 }

@@ -52,17 +52,31 @@ func ReadTCPInfo(rc Controller) (*TCPInfo, error) {
 
 // tcpBufferMax reads the third field of net.ipv4.tcp_rmem and tcp_wmem.
 func tcpBufferMax() (rmem, wmem int64) {
-	third := func(path string) int64 {
+	r, w := tcpBuffers()
+	return r[2], w[2]
+}
+
+// tcpBuffers reads net.ipv4.tcp_rmem and tcp_wmem whole (min, default,
+// max): a command that raises the maximum must keep the other two as they
+// are. Zeros where a file is missing or malformed.
+func tcpBuffers() (rmem, wmem [3]int64) {
+	three := func(path string) (v [3]int64) {
 		b, err := os.ReadFile(path)
 		if err != nil {
-			return 0
+			return v
 		}
 		f := strings.Fields(string(b))
 		if len(f) != 3 {
-			return 0
+			return v
 		}
-		n, _ := strconv.ParseInt(f[2], 10, 64)
-		return n
+		for i := range f {
+			n, err := strconv.ParseInt(f[i], 10, 64)
+			if err != nil {
+				return [3]int64{}
+			}
+			v[i] = n
+		}
+		return v
 	}
-	return third("/proc/sys/net/ipv4/tcp_rmem"), third("/proc/sys/net/ipv4/tcp_wmem")
+	return three("/proc/sys/net/ipv4/tcp_rmem"), three("/proc/sys/net/ipv4/tcp_wmem")
 }

@@ -327,8 +327,14 @@ func backupOf(id string, bp *result.BackupPlan) *backupView {
 	v := &backupView{ID: id + "-backup-table", RTO: dur(bp.RTO)}
 	for _, c := range bp.Cells {
 		r := backupRow{Size: metric.FormatDecimalBytes(c.SizeBytes), Compression: c.Compression, BackupBytes: metric.FormatDecimalBytes(c.BackupBytes),
-			Backup:  backupCell{Time: secs(c.BackupSeconds), Rate: metric.FormatByteRate(c.BackupRate), Bottleneck: stageWords(c.BackupBottleneck), Class: "bn-" + slug(c.BackupBottleneck)},
-			Restore: backupCell{Time: secs(c.RestoreSeconds), Rate: metric.FormatByteRate(c.RestoreRate), Bottleneck: stageWords(c.RestoreBottleneck), Class: "bn-" + slug(c.RestoreBottleneck)}}
+			Backup:  backupCell{Time: secs(c.BackupSeconds), Rate: metric.FormatByteRate(c.BackupRate), Bottleneck: stagesWords(c.BackupBottleneck, c.BackupAlso), Class: "bn-" + slug(c.BackupBottleneck)},
+			Restore: backupCell{Time: secs(c.RestoreSeconds), Rate: metric.FormatByteRate(c.RestoreRate), Bottleneck: stagesWords(c.RestoreBottleneck, c.RestoreAlso), Class: "bn-" + slug(c.RestoreBottleneck)}}
+		if c.CannotJudge != "" {
+			r.Backup.Time = "at least " + r.Backup.Time
+			r.Backup.Zeroing = c.CannotJudge
+		} else if c.SyncSeconds > 0 {
+			r.Backup.Zeroing = "incl. syncing the files " + secs(c.SyncSeconds)
+		}
 		if c.ZeroingSeconds > 0 {
 			r.Restore.Zeroing = "incl. zeroing " + secs(c.ZeroingSeconds)
 		}
@@ -345,7 +351,16 @@ func backupOf(id string, bp *result.BackupPlan) *backupView {
 
 var stageNames = map[string]string{
 	result.StageSourceDisk: "source disk", result.StageNetwork: "network", result.StageTargetDisk: "target disk",
-	result.StageCompress: "compression CPU", result.StageDecompress: "decompression CPU", result.StageUnmeasured: "unmeasured",
+	result.StageCompress: "compression CPU", result.StageDecompress: "decompression CPU", result.StageUnmeasured: "unmeasured", result.StageCannotJudge: "cannot judge",
+}
+
+// stagesWords is a bottleneck with the stages it cannot be told from.
+func stagesWords(s string, also []string) string {
+	w := stageWords(s)
+	for _, a := range also {
+		w += " or " + stageWords(a)
+	}
+	return w
 }
 
 func stageWords(s string) string {

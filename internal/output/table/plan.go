@@ -65,7 +65,9 @@ func planSummary(b *strings.Builder, p *result.BackupPlan) {
 	if p.RTO > 0 {
 		rto = "RTO " + advisor.FormatHours(p.RTO.D().Seconds())
 	}
-	const row = "%-8s %-11s %10s %10s  %-26s %10s %10s  %-26s %s\n"
+	// The limited-by columns hold two stages the measurements cannot tell
+	// apart: "compression (CPU) or the network".
+	const row = "%-8s %-11s %10s %10s  %-34s %10s %10s  %-34s %s\n"
 	fmt.Fprintf(b, row, "size", "compression", "backup", "rate", "limited by", "restore", "rate", "limited by", rto)
 	for _, c := range p.Cells {
 		verdict := ""
@@ -75,11 +77,21 @@ func planSummary(b *strings.Builder, p *result.BackupPlan) {
 				verdict = "MISSED"
 			}
 		}
+		backup := hours(c.BackupSeconds)
+		if c.CannotJudge != "" {
+			backup = "≥ " + backup
+		}
 		fmt.Fprintf(b, row, metric.FormatDecimalBytes(c.SizeBytes), c.Compression,
-			hours(c.BackupSeconds), rateOrDash(c.BackupRate), advisor.StageWords(c.BackupBottleneck),
-			hours(c.RestoreSeconds), rateOrDash(c.RestoreRate), advisor.StageWords(c.RestoreBottleneck), verdict)
+			backup, rateOrDash(c.BackupRate), advisor.StagesWords(c.BackupBottleneck, c.BackupAlso),
+			hours(c.RestoreSeconds), rateOrDash(c.RestoreRate), advisor.StagesWords(c.RestoreBottleneck, c.RestoreAlso), verdict)
+		if c.SyncSeconds > 0 {
+			fmt.Fprintf(b, "%-8s %-11s %10s %10s  %s\n", "", "", "", "", "incl. "+advisor.FormatHours(c.SyncSeconds)+" syncing the files written")
+		}
+		if c.CannotJudge != "" {
+			fmt.Fprintf(b, "%-8s %-11s %10s %10s  %s\n", "", "", "", "", c.CannotJudge)
+		}
 		if c.ZeroingSeconds > 0 {
-			fmt.Fprintf(b, "%-8s %-11s %10s %10s  %-26s %10s %10s  %s\n", "", "", "", "", "", "", "",
+			fmt.Fprintf(b, "%-8s %-11s %10s %10s  %-34s %10s %10s  %s\n", "", "", "", "", "", "", "",
 				"incl. "+advisor.FormatHours(c.ZeroingSeconds)+" zeroing the data files")
 		}
 	}

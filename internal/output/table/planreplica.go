@@ -65,9 +65,10 @@ func replicaSummary(b *strings.Builder, p *result.ReplicaPlan) {
 	if w.BDP > 0 {
 		fmt.Fprintf(b, "\nThe window for the peak: %s × %s = %s in flight, × %.2f margin = %s; buffers of %s (the window ÷ %.1f)\n",
 			metric.FormatByteRate(w.Rate), dur(w.RTT), metric.FormatDecimalBytes(w.BDP), w.Margin, metric.FormatDecimalBytes(w.Needed), metric.FormatBytes(w.Buffer), w.PayloadRatio)
-		fmt.Fprintf(b, "  %-28s sysctl -w net.ipv4.tcp_rmem=\"%s\"%s\n", "Linux, the replica's host:", w.LinuxRmem, enough(w.ReceiverRmemMax, w.ReceiverEnough))
-		fmt.Fprintf(b, "  %-28s sysctl -w net.ipv4.tcp_wmem=\"%s\"%s\n", "Linux, the primary:", w.LinuxWmem, enough(w.SenderWmemMax, w.SenderEnough))
-		fmt.Fprintf(b, "  %-28s netsh interface tcp set global autotuninglevel=%s (or a higher level)\n", "Windows, both:", w.WindowsLevel)
+		// Only what advisor.Tune made: a command there only raises.
+		for _, t := range w.Tuning {
+			fmt.Fprintf(b, "  %-28s %s\n", tuningLabel(t)+":", advisor.TuningLine(t))
+		}
 	}
 
 	if len(p.WhatIfs) > 0 {
@@ -152,14 +153,15 @@ func bytesOrUnknown(n int64) string {
 	return metric.FormatBytes(n)
 }
 
-func enough(now int64, ok *bool) string {
-	switch {
-	case ok == nil:
-		return ""
-	case *ok:
-		return "   (now " + metric.FormatBytes(now) + ": enough)"
+// tuningLabel names a tuning's host and OS: "Linux, the primary".
+func tuningLabel(t result.Tuning) string {
+	switch t.OS {
+	case "linux":
+		return "Linux, " + t.Host
+	case "windows":
+		return "Windows, " + t.Host
 	}
-	return "   (now " + metric.FormatBytes(now) + ": TOO SMALL)"
+	return strings.ToUpper(t.Host[:1]) + t.Host[1:]
 }
 
 func limitWords(l string) string {

@@ -510,11 +510,18 @@ func (m *meter) segment(conn *dbconn.Conn, cfg Config, stop *atomic.Bool, inflig
 
 // emptyRoundTrips sends round trips that do no work on the server, one
 // after another, right after the queries (the same session, as warm):
-// for a twentieth of the run, between 100 and 500 ms, and at most 2,000.
+// for a twentieth of the run, between 100 and 500 ms, and at least
+// minEmpty of them (a median of 4, all a 30 ms line allows in 100 ms, is
+// one sample's word), unless that takes past maxEmptyTime; at most 2,000.
 // Their p50 is the most the network can take of a round trip.
 func (m *meter) emptyRoundTrips(empty func() error, ran time.Duration, inflight *atomic.Int64) {
-	end := time.Now().Add(min(max(ran/20, 100*time.Millisecond), 500*time.Millisecond))
-	for i := 0; i < 2000 && time.Now().Before(end); i++ {
+	start := time.Now()
+	end := start.Add(min(max(ran/20, 100*time.Millisecond), 500*time.Millisecond))
+	for i := 0; i < 2000; i++ {
+		now := time.Now()
+		if !now.Before(end) && (i >= minEmpty || now.Sub(start) >= maxEmptyTime) {
+			break
+		}
 		t0 := time.Now()
 		inflight.Store(t0.UnixNano())
 		err := empty()
@@ -525,6 +532,13 @@ func (m *meter) emptyRoundTrips(empty func() error, ran time.Duration, inflight 
 		m.empty.Record(time.Since(t0))
 	}
 }
+
+// minEmpty and maxEmptyTime bound the empty round trips by count and
+// time: 30 take 0.9 s across 30 ms, 3 s across 100 ms.
+const (
+	minEmpty     = 30
+	maxEmptyTime = 3 * time.Second
+)
 
 // emptyFrom names each engine's round trip that does no work.
 var emptyFrom = map[dbconn.Engine]string{dbconn.Postgres: "empty_query", dbconn.MySQL: "com_ping"}

@@ -22,6 +22,16 @@ type direction struct {
 	rttSum time.Duration
 	rttN   int
 	maxCwd int64
+
+	// Per interval, for the start-up / steady split (splitStartup).
+	ivs                 []ivTCP
+	lastSent, lastBRetr int64
+}
+
+// ivTCP is one interval's sender counters, as deltas.
+type ivTCP struct {
+	end, span                   time.Duration
+	retrans, sent, bytesRetrans int64
 }
 
 type accumulator struct {
@@ -108,7 +118,9 @@ func (a *accumulator) interval(m *wire.Interval) []result.Interval {
 			iv.TCP = &result.TCPInterval{RTT: result.Seconds(t.RTT), RTTVar: result.Seconds(t.RTTVar),
 				MinRTT: result.Seconds(t.MinRTT), CwndBytes: t.CwndBytes(), Retransmits: t.Retransmits - d.lastRetr,
 				DeliveryRate: float64(t.DeliveryRate) * 8}
-			d.lastRetr = t.Retransmits
+			d.ivs = append(d.ivs, ivTCP{end: m.Elapsed, span: span, retrans: t.Retransmits - d.lastRetr,
+				sent: t.BytesSent - d.lastSent, bytesRetrans: t.BytesRetrans - d.lastBRetr})
+			d.lastRetr, d.lastSent, d.lastBRetr = t.Retransmits, t.BytesSent, t.BytesRetrans
 			if t.RTT > 0 {
 				d.rttSum += t.RTT
 				d.rttN++
@@ -172,6 +184,54 @@ func aggregate(ts []*sysinfo.TCPInfo) sysinfo.TCPInfo {
 		a.CwndSegments = cwnd / a.MSS
 	}
 	return a
+}
+
+// splitStartup sets s's start-up and steady-state figures from the run's
+// intervals. The start-up is the first interval (slow start) and those
+// after it that still had retransmits, but at most half the run: slow
+// start overshooting a queue loses a burst and recovers from it within a
+// few round trips, while loss on the line goes on. Too few intervals to
+// leave two steady ones: s is left unsplit.
+func splitStartup(s *result.TCPSummary, ivs []ivTCP) {
+	if len(ivs) < 3 {
+		return
+	}
+	var total, longest time.Duration
+	for _, iv := range ivs {
+		total += iv.span
+		longest = max(longest, iv.span)
+	}
+	end, elapsed := 0, time.Duration(0)
+	for end < len(ivs) && elapsed < total/2 {
+		if end >= 1 && ivs[end].retrans == 0 {
+			break
+		}
+		elapsed += ivs[end].span
+		s.StartupRetransmits += ivs[end].retrans
+		end++
+	}
+	var sent, retr int64
+	for _, iv := range ivs[end:] {
+		sent += iv.sent
+		retr += iv.bytesRetrans
+		// The closing stretch after the last report can be a fraction
+		// of an interval: its bytes count, it is not an interval.
+		if iv.span*2 < longest {
+			continue
+		}
+		s.SteadyIntervals++
+		if iv.retrans > 0 {
+			s.SteadyLossIntervals++
+		}
+	}
+	if s.SteadyIntervals < 2 {
+		s.StartupRetransmits, s.SteadyIntervals, s.SteadyLossIntervals = 0, 0, 0
+		return
+	}
+	s.StartupEnd = result.Seconds(ivs[end-1].end)
+	if sent > 0 {
+		s.SteadyRetransRatio = float64(retr) / float64(sent)
+	}
 }
 
 // headerBytes is what each segment carries besides its payload: the
@@ -258,6 +318,7 @@ func (a *accumulator) summary(done *wire.Done, cpu result.CPU) []result.StreamRu
 				s.SndbufLimited = float64(t.SndbufLimited) / float64(t.Busy)
 			}
 			s.BDPBytes = int64(r.Throughput / 8 * s.RTT.D().Seconds())
+			splitStartup(s, d.ivs)
 			r.TCP = s
 			if t.MSS > 0 && dur > 0 {
 				// The payload the receiver counted over its own time, and

@@ -126,12 +126,11 @@ func sameHost(c net.Conn) (same, ipv6 bool) {
 // as its Accepted told them (nil from an older agent).
 func buffers(far *sysinfo.TCPBuffers) *result.StreamBuffers {
 	here := sysinfo.ReadTCPBuffers()
-	b := &result.StreamBuffers{ClientRmemMax: here.RmemMax, ClientWmemMax: here.WmemMax}
+	b := &result.StreamBuffers{ClientRmemMax: here.RmemMax, ClientWmemMax: here.WmemMax, ClientOS: here.OS,
+		ClientRmemLow: here.RmemLow, ClientWmemLow: here.WmemLow}
 	if far != nil {
 		b.AgentRmemMax, b.AgentWmemMax, b.AgentOS = far.RmemMax, far.WmemMax, far.OS
-	}
-	if *b == (result.StreamBuffers{}) {
-		return nil
+		b.AgentRmemLow, b.AgentWmemLow = far.RmemLow, far.WmemLow
 	}
 	return b
 }

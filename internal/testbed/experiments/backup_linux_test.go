@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,13 +26,20 @@ import (
 // -i; the agent runs on host B with --disk-path; pg_basebackup runs on B,
 // as a backup server pulls from a primary.
 
-// backupCase is the database size (pgbench scale) and the line.
-func backupCase() (scale int, rate int64, rtt time.Duration) {
+// backupCase is the database size (pgbench scale) and the line's RTT;
+// backupRates are the line rates each setting runs at (issue 25: every
+// plan is proven at two settings).
+func backupCase() (scale int, rtt time.Duration) {
 	if long() {
-		return 30, 100_000_000, 20 * time.Millisecond // about 450 MB
+		return 30, 4 * time.Millisecond // about 450 MB
 	}
-	return 3, 100_000_000, 20 * time.Millisecond // about 70 MB: 6 s a copy across the line
+	return 6, 4 * time.Millisecond // about 170 MB: 14 s a copy across 100 Mbit/s, 7 s across 200
 }
+
+// At 400 Mbit/s an 88 MB backup took 2.45 s, of which pg_basebackup's
+// own start (the checkpoint, WAL) was a fifth: a plan of the stages does
+// not hold that, so the second setting is the issue's 200 Mbit/s.
+var backupRates = []int64{100_000_000, 200_000_000}
 
 // stageDuration is how long the plan measures each stage.
 func stageDuration() string {
@@ -50,6 +58,22 @@ type planCell struct {
 	BackupBy   string  `json:"backup_bottleneck"`
 	RestoreBy  string  `json:"restore_bottleneck"`
 	StoreBytes float64 `json:"backup_bytes"`
+	Sync       float64 `json:"final_sync_seconds"`
+	Also       []string
+	Cannot     string
+}
+
+// names says whether the cell names stage as its backup's limit, alone
+// or among those it cannot tell apart.
+func (c planCell) names(stage string) bool {
+	return c.BackupBy == stage || slices.Contains(c.Also, stage)
+}
+
+func (c planCell) limits() string {
+	if len(c.Also) == 0 {
+		return c.BackupBy
+	}
+	return c.BackupBy + " or " + strings.Join(c.Also, " or ")
 }
 
 // plan runs narrows plan backup on host A against the agent on B and
@@ -65,8 +89,8 @@ func plan(t *testing.T, l *testbed.DelayLine, pg *dbserver.Postgres, backupDir s
 	st := itest.Obj(p, "stages")
 	for _, c := range st["codecs"].([]any) {
 		m := c.(map[string]any)
-		t.Logf("plan stage: %v on the %v: compress %.1f MB/s a core, decompress %.1f MB/s, ratio %.2f (%v)", m["codec"], m["side"],
-			jnum(m, "compress_bytes_per_second_per_core")/1e6, jnum(m, "decompress_bytes_per_second_per_core")/1e6, jnum(m, "ratio"), m["sample"])
+		t.Logf("plan stage: %v on the %v: compress %.1f MB/s a core (its thread got %.0f%% of one), decompress %.1f MB/s, ratio %.2f (%v)", m["codec"], m["side"],
+			jnum(m, "compress_bytes_per_second_per_core")/1e6, 100*jnum(m, "compress_share_of_core"), jnum(m, "decompress_bytes_per_second_per_core")/1e6, jnum(m, "ratio"), m["sample"])
 	}
 	for _, k := range []string{"network_out", "network_in"} {
 		for _, r := range st[k].([]any) {
@@ -78,7 +102,12 @@ func plan(t *testing.T, l *testbed.DelayLine, pg *dbserver.Postgres, backupDir s
 	for _, c := range p["cells"].([]any) {
 		m := c.(map[string]any)
 		pc := planCell{Size: jnum(m, "size_bytes"), Comp: m["compression"].(string), Backup: jnum(m, "backup_seconds"), Restore: jnum(m, "restore_seconds"),
-			BackupBy: m["backup_bottleneck"].(string), RestoreBy: m["restore_bottleneck"].(string), StoreBytes: jnum(m, "backup_bytes")}
+			BackupBy: m["backup_bottleneck"].(string), RestoreBy: m["restore_bottleneck"].(string), StoreBytes: jnum(m, "backup_bytes"),
+			Sync: jnum(m, "final_sync_seconds")}
+		for _, a := range anyList(m["backup_bottleneck_also"]) {
+			pc.Also = append(pc.Also, a.(string))
+		}
+		pc.Cannot, _ = m["backup_cannot_judge"].(string)
 		name, _, _ := strings.Cut(pc.Comp, "-")
 		cells[name] = pc
 	}
@@ -149,19 +178,31 @@ func restoreCopy(t *testing.T, l *testbed.DelayLine, pg *dbserver.Postgres, back
 	return time.Since(t0)
 }
 
+func anyList(v any) []any { l, _ := v.([]any); return l }
+
 // within says how far a prediction is from the truth, as a ratio.
 func within(pred, real float64) float64 { return pred / real }
 
-// TestPlanBackupAgainstPGBaseBackup is the experiment: the predicted
-// backup time for the database's size against a real pg_basebackup
-// across a 100 Mbit/s, 20 ms line, without compression (within 15%) and
-// with gzip on the backup host (within 20%), each naming the stage the
-// real run was bound by; gzip on the database server (server-gzip),
-// where one core of gzip, not the line, is the limit (the line idles);
-// and the restore: the backup copied back and unpacked on A.
+// TestPlanBackupAgainstPGBaseBackup is the experiment, at two line rates
+// (100 and 400 Mbit/s, 4 ms): the predicted backup time for the
+// database's size against a real pg_basebackup, without compression
+// (within 15%: pg_basebackup's final sync of what it wrote is in the
+// plan) and with gzip on the backup host (within 20%); which stage the
+// plan names is held to the line's own counters during the real run (a
+// line used under 80% of its rate was not the limit, one used over 90%
+// was); gzip on the database server (server-gzip), which the plan must
+// not judge from the codec's rate (issue 25 §2.10: 0.30 of the truth) but
+// say what to run, with a least time that holds; and the restore: the
+// backup copied back and unpacked on A.
 func TestPlanBackupAgainstPGBaseBackup(t *testing.T) {
 	setUp(t)
-	scale, rate, rtt := backupCase()
+	for _, rate := range backupRates {
+		t.Run(fmt.Sprintf("%dMbit", rate/1_000_000), func(t *testing.T) { backupSetting(t, rate) })
+	}
+}
+
+func backupSetting(t *testing.T, rate int64) {
+	scale, rtt := backupCase()
 	l := testbed.NewTestDelayLine(t, testbed.DelayLineOptions{RTT: rtt, RateBitsPerSecond: rate})
 	pg := startPG(t, l)
 	ctx := context.Background()
@@ -178,17 +219,38 @@ func TestPlanBackupAgainstPGBaseBackup(t *testing.T) {
 	cells := plan(t, l, pg, agentDir, "--compression", "none,gzip-6")
 	none, gz := cells["none"], cells["gzip"]
 
-	// The truth: pg_basebackup on B, plain and with gzip on B (client side).
-	before := l.Stats()
-	took, size, plainDir := basebackup(t, pg, "bb-none", "")
-	lineNone := lineRecord(before, l.Stats())
-	tookGz, sizeGz, gzDir := basebackup(t, pg, "bb-gzip", "client-gzip:6")
-	// gzip on the database server: the line carries a fifth; one core of
-	// gzip on A sets the pace.
-	before = l.Stats()
-	tookSrv, _, _ := basebackup(t, pg, "bb-server-gzip", "server-gzip:6")
-	atob := float64(l.Stats().AtoB.Bytes - before.AtoB.Bytes)
-	srvLineUse := atob * 8 / tookSrv.Seconds() / float64(rate)
+	// lineUse is the share of the line's rate the A→B direction carried
+	// during a run: the truth of whether the line set its pace.
+	lineUse := func(before testbed.DelayLineStats, took time.Duration) float64 {
+		return float64(l.Stats().AtoB.Bytes-before.AtoB.Bytes) * 8 / took.Seconds() / float64(rate)
+	}
+	// The truth: pg_basebackup on B, plain and with gzip on B (client
+	// side), and gzip on the database server (the line carries a
+	// fraction; the walsender's one process reads, compresses and
+	// sends). Each the faster of two runs: other work on the machine
+	// only slows a run (at a load of 12 a 200 Mbit/s line carried 59% of
+	// its rate for a plain backup).
+	type truth struct {
+		took      time.Duration
+		size      int64
+		dir, line string
+		use       float64
+	}
+	real := func(name, compress string) truth {
+		var best truth
+		for i := range 2 {
+			before := l.Stats()
+			took, size, dir := basebackup(t, pg, fmt.Sprintf("%s-%d", name, i), compress)
+			if i == 0 || took < best.took {
+				best = truth{took, size, dir, lineRecord(before, l.Stats()), lineUse(before, took)}
+			}
+		}
+		return best
+	}
+	plain, gzc, srvT := real("bb-none", ""), real("bb-gzip", "client-gzip:6"), real("bb-server-gzip", "server-gzip:6")
+	took, size, plainDir, lineNone, noneUse := plain.took, plain.size, plain.dir, plain.line, plain.use
+	tookGz, sizeGz, gzDir, gzUse := gzc.took, gzc.size, gzc.dir, gzc.use
+	tookSrv, srvLineUse := srvT.took, srvT.use
 	srv := plan(t, l, pg, agentDir, "--compression", "gzip-6", "--compress-at", "source")["gzip"]
 
 	// Restore: the plain backup and the gzip one copied back to A.
@@ -203,13 +265,14 @@ func TestPlanBackupAgainstPGBaseBackup(t *testing.T) {
 	rGz := restoreCopy(t, l, pg, gzDir, into("restore-gzip"), true)
 
 	t.Logf("RESULT plan backup: line %v RTT, %d Mbit/s; database %.0f MB planned (pgbench -s %d), pg_basebackup wrote %.0f MB plain, %.0f MB gzip; "+
-		"backup none: predicted %.1f s (%s), real %.1f s (%.3f); gzip-6 on B: predicted %.1f s (%s), real %.1f s (%.3f); "+
-		"server-gzip-6 on A: predicted %.1f s (%s), real %.1f s (%.3f), line %.0f%% used; "+
-		"restore none: predicted %.1f s (%s), real %.1f s (%.3f); restore gzip: predicted %.1f s (%s), real %.1f s (%.3f); %s",
+		"backup none: predicted %.2f s incl. %.2f s final sync (%s), real %.2f s (%.3f; without the sync, as before, %.3f), line %.0f%% used; "+
+		"gzip-6 on B: predicted %.2f s (%s), real %.2f s (%.3f), line %.0f%% used; "+
+		"server-gzip-6 on A: predicted at least %.2f s (%s: %q), real %.2f s (%.3f), line %.0f%% used; "+
+		"restore none: predicted %.2f s (%s), real %.2f s (%.3f); restore gzip: predicted %.2f s (%s), real %.2f s (%.3f); %s",
 		rtt, rate/1_000_000, none.Size/1e6, scale, float64(size)/1e6, float64(sizeGz)/1e6,
-		none.Backup, none.BackupBy, took.Seconds(), within(none.Backup, took.Seconds()),
-		gz.Backup, gz.BackupBy, tookGz.Seconds(), within(gz.Backup, tookGz.Seconds()),
-		srv.Backup, srv.BackupBy, tookSrv.Seconds(), within(srv.Backup, tookSrv.Seconds()), 100*srvLineUse,
+		none.Backup, none.Sync, none.limits(), took.Seconds(), within(none.Backup, took.Seconds()), within(none.Backup-none.Sync, took.Seconds()), 100*noneUse,
+		gz.Backup, gz.limits(), tookGz.Seconds(), within(gz.Backup, tookGz.Seconds()), 100*gzUse,
+		srv.Backup, srv.limits(), srv.Cannot, tookSrv.Seconds(), within(srv.Backup, tookSrv.Seconds()), 100*srvLineUse,
 		none.Restore, none.RestoreBy, rNone.Seconds(), within(none.Restore, rNone.Seconds()),
 		gz.Restore, gz.RestoreBy, rGz.Seconds(), within(gz.Restore, rGz.Seconds()), lineNone)
 
@@ -221,22 +284,29 @@ func TestPlanBackupAgainstPGBaseBackup(t *testing.T) {
 	check("backup without compression", none.Backup, took.Seconds(), 0.15)
 	check("backup with gzip-6 on the backup host", gz.Backup, tookGz.Seconds(), 0.20)
 	check("restore without compression", none.Restore, rNone.Seconds(), 0.15)
-	// Not held to a bound, and docs/testbed.md says why: the server-side
-	// gzip run is bound by the walsender's one core, which compresses
-	// slower inside pg_basebackup (~60 MB/s of these pages, 2.6 s for 159 MB
-	// with no line at all) than zlib alone (88 MB/s) or narrows' gzip (72-81
-	// MB/s) does; and the compressed restore, a 10 MB copy, is over in a
-	// second or so, where starting the pipeline's programs weighs as much
-	// as the line.
-	if none.BackupBy != "network" || gz.BackupBy != "network" {
-		t.Errorf("across a 100 Mbit/s line the backup is bound by the line (pg_basebackup compresses on B, after it): narrows named %s and %s", none.BackupBy, gz.BackupBy)
+	// Not held to a bound, and docs/testbed.md says why: the compressed
+	// restore, a small copy, is over in a second or so, where starting
+	// the pipeline's programs weighs as much as the line.
+
+	// What the plan names, against what the line carried.
+	for _, c := range []struct {
+		what string
+		cell planCell
+		use  float64
+	}{{"without compression", none, noneUse}, {"with gzip-6 on the backup host", gz, gzUse}} {
+		switch {
+		case c.use >= 0.9 && !c.cell.names("network"):
+			t.Errorf("backup %s: the real run kept the line %.0f%% busy, narrows named %s and not the network", c.what, 100*c.use, c.cell.limits())
+		case c.use < 0.8 && c.cell.BackupBy == "network" && len(c.cell.Also) == 0:
+			t.Errorf("backup %s: the real run left the line %.0f%% idle, narrows named the network alone", c.what, 100*(1-c.use))
+		}
 	}
-	// The real server-side run left the line idle part of the time: the
-	// CPU, not the line, set its pace; narrows must say so.
-	if srvLineUse > 0.8 {
-		t.Errorf("pg_basebackup with server-gzip used %.0f%% of the line: not the compression-bound case this experiment needs", 100*srvLineUse)
+	// Server-side compression: the plan says it cannot judge and what to
+	// run, and the least time it gives holds.
+	if srv.BackupBy != "cannot_judge" || !strings.Contains(srv.Cannot, "--compress=server-gzip:6") {
+		t.Errorf("with gzip on the database server narrows named %s (%q): it cannot judge the walsender's pipeline from the codec's rate", srv.limits(), srv.Cannot)
 	}
-	if srv.BackupBy != "compression_cpu" {
-		t.Errorf("with gzip on the database server the real run left the line %.0f%% idle, bound by one core of gzip; narrows named %s", 100*(1-srvLineUse), srv.BackupBy)
+	if srv.Backup > tookSrv.Seconds()*1.1 {
+		t.Errorf("with gzip on the database server narrows said at least %.1f s, the real run took %.1f s", srv.Backup, tookSrv.Seconds())
 	}
 }

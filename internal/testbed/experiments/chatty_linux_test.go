@@ -126,35 +126,35 @@ func measureChattySide(t *testing.T, rtt, other time.Duration, n int, planFor st
 	return s
 }
 
-// TestPlanChattyAcrossRTT: measured across 2 ms, plan chatty --rtt 10ms
-// predicts N queries across 10 ms within 15% of pgbench's real time there;
-// measured across 10 ms, --rtt 2ms predicts the 2 ms line within 20%. The
-// bounds are the truth's own spread on this 2-vCPU VM, shared with other
-// work: pgbench's 300 queries in one session took 10.5–11.3 ms a query
-// across the 10 ms line and 2.26–3.05 ms across the 2 ms one from run to
-// run. What a query costs besides the path (0.1–0.8 ms here), which the
-// model keeps as measured, is a fortieth of a 10 ms query and up to a
-// third of a 2 ms one; it also grows with the idle time between packets
-// (the processes at both ends and the line's forwarder wake from a
-// longer sleep), so a plan from 10 ms to 2 ms keeps more of it than the
-// 2 ms line then costs.
+// TestPlanChattyAcrossRTT: measured across 1 ms, plan chatty --rtt 30ms
+// predicts N queries across 30 ms within 15% of pgbench's real time
+// there; measured across 30 ms, --rtt 1ms predicts the 1 ms line within
+// 15% (issue 25 §2.5: it read 1.43–1.83 when the server's share was a
+// mean query less a median network, 4.15 ms of a SELECT 1 after one slow
+// query). The bounds are the truth's own spread on this 2-vCPU VM, shared
+// with other work. What a query costs besides the path grows with the
+// idle time between packets (the processes at both ends and the line's
+// forwarder wake from a longer sleep: 0.5 ms of a query across 30 ms, 10
+// µs across 1 ms), which is why the plan's what-if takes the middle of
+// its bounds; pgbench's heavier client adds 0.1 ms a query on top of db
+// ping's.
 func TestPlanChattyAcrossRTT(t *testing.T) {
 	setUp(t)
 	n, planFor := 300, "2s"
 	if long() {
 		n, planFor = 2000, "5s"
 	}
-	const near, far = 2 * time.Millisecond, 10 * time.Millisecond
+	const near, far = 1 * time.Millisecond, 30 * time.Millisecond
 	var at2, at10 chattySide
-	t.Run("2ms", func(t *testing.T) { at2 = measureChattySide(t, near, far, n, planFor) })
-	t.Run("10ms", func(t *testing.T) { at10 = measureChattySide(t, far, near, n, planFor) })
+	t.Run("1ms", func(t *testing.T) { at2 = measureChattySide(t, near, far, n, planFor) })
+	t.Run("30ms", func(t *testing.T) { at10 = measureChattySide(t, far, near, n, planFor) })
 	if t.Failed() {
 		return
 	}
 	for _, c := range []struct {
 		from, to chattySide
 		bound    float64
-	}{{at2, at10, 0.15}, {at10, at2, 0.20}} {
+	}{{at2, at10, 0.15}, {at10, at2, 0.15}} {
 		ratio := c.from.predicted / c.to.pgbench
 		inRange := c.from.low <= c.to.pgbench && c.to.pgbench <= c.from.high
 		t.Logf("RESULT plan chatty: measured across %v (network %.3f ms, now %.3f s for %d queries; there pgbench %.3f s, db ping --count %.3f s), "+

@@ -419,18 +419,18 @@ var planScenarios = []Scenario{
 		Run:      func(c *Case) { c.syncAgainstPgbench(30 * time.Millisecond) },
 	},
 	{
-		Name:     "plan/chatty-2-to-10ms",
-		Question: "how long would 300 queries take from a site 10 ms away?",
-		Truth:    "planned across 2 ms; pgbench's 300 SELECT 1 in one session across a 10 ms line are the truth",
+		Name:     "plan/chatty-1-to-30ms",
+		Question: "how long would 300 queries take from a site 30 ms away?",
+		Truth:    "planned across 1 ms; pgbench's 300 SELECT 1 in one session across a 30 ms line are the truth",
 		Say:      []string{"plan.chatty_what_if", "plan.chatty_wire"},
-		Run:      func(c *Case) { c.chattyAcross(2*time.Millisecond, 10*time.Millisecond) },
+		Run:      func(c *Case) { c.chattyAcross(time.Millisecond, 30*time.Millisecond) },
 	},
 	{
-		Name:     "plan/chatty-10-to-2ms",
-		Question: "how long would 300 queries take from a site 2 ms away?",
-		Truth:    "planned across 10 ms; pgbench's 300 SELECT 1 in one session across a 2 ms line are the truth",
+		Name:     "plan/chatty-30-to-1ms",
+		Question: "how long would 300 queries take from the application server next to the database (1 ms)?",
+		Truth:    "planned across 30 ms; pgbench's 300 SELECT 1 in one session across a 1 ms line are the truth (issue 25 defect 5: it read 1.43–1.83×)",
 		Say:      []string{"plan.chatty_what_if", "plan.chatty_wire"},
-		Run:      func(c *Case) { c.chattyAcross(10*time.Millisecond, 2*time.Millisecond) },
+		Run:      func(c *Case) { c.chattyAcross(30*time.Millisecond, time.Millisecond) },
 	},
 }
 
@@ -479,8 +479,8 @@ func (c *Case) chattyAcross(from, to time.Duration) {
 	l2 := c.Line(testbed.DelayLineOptions{RTT: to, RateBitsPerSecond: 100e6})
 	pg2 := chattyPrimary(t, l2)
 	truth := min(pgbenchSession(t, l2, pg2, n), pgbenchSession(t, l2, pg2, n))
-	c.Within("plan chatty's "+strconv.Itoa(n)+" queries / pgbench's across the other line", pred, truth, 0.8, 1.2,
-		"pgbench's own spread from run to run here (10.5–11.3 ms a query across 10 ms, 2.26–3.05 ms across 2 ms)")
+	c.Within("plan chatty's "+strconv.Itoa(n)+" queries / pgbench's across the other line", pred, truth, 0.85, 1.15,
+		"experiment TestPlanChattyAcrossRTT's bound: what a query costs besides the path (both programs waking) grows with the idle time between packets, and the plan takes the middle of its bounds")
 }
 
 // The plans' words over figures given by hand (--assume): the truth is
@@ -489,6 +489,17 @@ func (c *Case) chattyAcross(from, to time.Duration) {
 // helping, round trips per query) in no time; the predictions are held to
 // real runs in the scenarios above.
 var assumedPlanScenarios = []Scenario{
+	{
+		Name: "plan/backup-server-side-offline", CI: true,
+		Question: "how long will pg_basebackup take compressing on the database server?",
+		Truth:    "pg_basebackup compressing server-side runs the codec inside the walsender's pipeline, which stage rates do not model: only a least time can be told",
+		Say:      []string{"plan.backup_cannot_judge", "plan.backup_largest"},
+		Run: func(c *Case) {
+			// A size in bytes with a B (issue 25 defect 10) is accepted.
+			c.Narrows(nil, "plan", "backup", "--engine", "pg_basebackup", "--compress-at", "source", "--size", "666755437B",
+				"--assume", "network=200Mbit/s", "--assume", "disk=400MB/s", "--assume", "gzip-6=compress:30MB/s,decompress:300MB/s,ratio:10", "--compression", "gzip-6")
+		},
+	},
 	{
 		Name: "plan/too-little-to-judge", CI: true,
 		Question: "how long will a backup take, what will a synchronous standby cost, how long will the report take?",
@@ -510,7 +521,7 @@ var assumedPlanScenarios = []Scenario{
 		Question: "can I restore 1 TB within an hour?",
 		Truth:    "given 117 MB/s of network (one stream) and faster disks: 1 TB takes 2.4 h to restore",
 		Say:      []string{"plan.backup_largest", "plan.rto_missed"},
-		NotSay:   []string{"plan.more_files", "plan.compression"},
+		NotSay:   []string{"plan.more_files", "plan.compression", "plan.backup_cannot_judge"},
 		Run: func(c *Case) {
 			rep := c.Narrows(nil, "plan", "backup", "--assume", "network=117MB/s", "--assume", "disk=1GB/s", "--assume", "target-write=200MB/s",
 				"--size", "1TB", "--rto", "1h", "--engine", "pg_basebackup", "--compression", "none")
@@ -598,33 +609,34 @@ var backupScenarios = []Scenario{
 	{
 		Name:     "plan/backup-100M",
 		Question: "how long will the backup take across this line?",
-		Truth:    "20 ms, 100 Mbit/s; a real pg_basebackup (tar, no compression) on the backup host of a pgbench -s 3 database",
+		Truth:    "4 ms, 100 Mbit/s; a real pg_basebackup (tar, no compression) on the backup host of a pgbench -s 6 database (134 MB)",
 		Say:      []string{"plan.backup_largest"},
 		NotSay:   []string{"plan.rto_missed"},
 		Run:      func(c *Case) { c.backupAgainstBasebackup(100e6) },
 	},
 	{
-		Name:     "plan/backup-40M",
+		Name:     "plan/backup-200M",
 		Question: "how long will the backup take across this line?",
-		Truth:    "20 ms, 40 Mbit/s; a real pg_basebackup (tar, no compression) on the backup host of a pgbench -s 3 database",
+		Truth:    "4 ms, 200 Mbit/s; a real pg_basebackup (tar, no compression) on the backup host of a pgbench -s 6 database (134 MB)",
 		Say:      []string{"plan.backup_largest"},
 		NotSay:   []string{"plan.rto_missed"},
-		Run:      func(c *Case) { c.backupAgainstBasebackup(40e6) },
+		Run:      func(c *Case) { c.backupAgainstBasebackup(200e6) },
 	},
 }
 
-// backupAgainstBasebackup plans a backup of a pgbench -s 3 database from A
-// to the agent on B across a 20 ms line of rate, then runs pg_basebackup
-// on B and holds the plan's time for the database's own size to it.
+// backupAgainstBasebackup plans a backup of a pgbench -s 6 database from A
+// to the agent on B across a 4 ms line of rate, then runs pg_basebackup
+// on B (the faster of two: other work only slows a run) and holds the
+// plan's time for the database's own size to it.
 func (c *Case) backupAgainstBasebackup(rate int64) {
 	t := c.T
-	l := c.Line(testbed.DelayLineOptions{RTT: 20 * time.Millisecond, RateBitsPerSecond: rate})
+	l := c.Line(testbed.DelayLineOptions{RTT: 4 * time.Millisecond, RateBitsPerSecond: rate})
 	pg := startPG(t, l)
 	ctx := context.Background()
 	if err := pg.StopStandby(ctx); err != nil { // the standby would share the line
 		t.Fatal(err)
 	}
-	if out, err := pg.Tool(ctx, pg.Primary, nil, "pgbench", "-i", "-s", "3", "-q", "-h", pg.Primary.Sock, "-p", strconv.Itoa(pg.Primary.Port), "-U", "postgres", "postgres"); err != nil {
+	if out, err := pg.Tool(ctx, pg.Primary, nil, "pgbench", "-i", "-s", "6", "-q", "-h", pg.Primary.Sock, "-p", strconv.Itoa(pg.Primary.Port), "-U", "postgres", "postgres"); err != nil {
 		t.Fatalf("pgbench -i: %v\n%s", err, out)
 	}
 	psql(t, pg, pg.Primary, "CHECKPOINT")
@@ -641,8 +653,10 @@ func (c *Case) backupAgainstBasebackup(rate int64) {
 		}
 	}
 	took, _, _ := basebackup(t, pg, "bb-none", "")
+	again, _, _ := basebackup(t, pg, "bb-none-2", "")
+	took = min(took, again)
 	c.Within("plan backup's time / pg_basebackup's", pred, took.Seconds(), 0.85, 1.15,
-		"the experiment's bound: the line sets both; pg_basebackup's start, its checkpoint and its final sync are not modelled")
+		"the experiment's bound: the line sets both; pg_basebackup's start-up and checkpoint are not modelled")
 }
 
 // doctorScenarios run doctor as a DBA starts: a primary and a standby

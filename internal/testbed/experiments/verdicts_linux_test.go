@@ -317,8 +317,8 @@ func judge(s Scenario, c *Case) row {
 
 // matrix is every scenario, by area.
 func matrix() []Scenario {
-	return slices.Concat(streamScenarios, rrScenarios, mtuScenarios, commitScenarios, diskScenarios,
-		dbScenarios, replScenarios, planScenarios, assumedPlanScenarios, backupScenarios, doctorScenarios)
+	return slices.Concat(streamScenarios, streamWordScenarios, rrScenarios, mtuScenarios, commitScenarios, diskScenarios,
+		dbScenarios, replScenarios, planScenarios, tuningScenarios, assumedPlanScenarios, backupScenarios, doctorScenarios)
 }
 
 // runAll is whether to run the whole matrix rather than its CI subset.

@@ -1,0 +1,59 @@
+package stream
+
+import (
+	"testing"
+	"time"
+
+	"github.com/narrows/narrows/internal/result"
+)
+
+// TestSplitStartup: slow start's burst of losses is the start-up; loss
+// that goes on is the steady state's, however long it has gone on.
+func TestSplitStartup(t *testing.T) {
+	ivs := func(retrans ...int64) []ivTCP {
+		var out []ivTCP
+		for i, r := range retrans {
+			out = append(out, ivTCP{end: time.Duration(i+1) * time.Second, span: time.Second, retrans: r, sent: 1e6, bytesRetrans: r * 1000})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name          string
+		ivs           []ivTCP
+		startupEnd    time.Duration
+		startup       int64
+		steady, lossy int
+		ratio         float64
+	}{
+		{"one burst in the first second", ivs(1596, 0, 0, 0, 0, 0, 0, 0), time.Second, 1596, 7, 0, 0},
+		{"a burst in the second second (a longer path's slow start)", ivs(0, 900, 3, 0, 0, 0, 0, 0), 3 * time.Second, 903, 5, 0, 0},
+		{"a clean run: the first second is the ramp", ivs(0, 0, 0, 0), time.Second, 0, 3, 0, 0},
+		{"loss all along: the start-up stops at half the run", ivs(50, 20, 20, 20, 20, 20, 20, 20), 4 * time.Second, 110, 4, 4, 0.02},
+		{"a sawtooth's single loss later on", ivs(1500, 0, 0, 0, 0, 7, 0, 0), time.Second, 1500, 7, 1, 7000.0 / 7e6},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var s result.TCPSummary
+			splitStartup(&s, tc.ivs)
+			if s.StartupEnd.D() != tc.startupEnd || s.StartupRetransmits != tc.startup || s.SteadyIntervals != tc.steady || s.SteadyLossIntervals != tc.lossy {
+				t.Errorf("start-up to %v with %d retransmits, steady %d intervals (%d lossy); want %v, %d, %d (%d)",
+					s.StartupEnd.D(), s.StartupRetransmits, s.SteadyIntervals, s.SteadyLossIntervals, tc.startupEnd, tc.startup, tc.steady, tc.lossy)
+			}
+			if d := s.SteadyRetransRatio - tc.ratio; d > 1e-9 || d < -1e-9 {
+				t.Errorf("steady ratio %v, want %v", s.SteadyRetransRatio, tc.ratio)
+			}
+		})
+	}
+	// Too short to leave two steady intervals: not split.
+	var s result.TCPSummary
+	splitStartup(&s, ivs(100, 0))
+	if s.SteadyIntervals != 0 || s.StartupEnd != 0 {
+		t.Errorf("a two-interval run split: %+v", s)
+	}
+	// A closing stretch shorter than half an interval is not an interval.
+	short := append(ivs(100, 0, 0), ivTCP{end: 3200 * time.Millisecond, span: 200 * time.Millisecond, retrans: 1, sent: 1e5, bytesRetrans: 1000})
+	s = result.TCPSummary{}
+	splitStartup(&s, short)
+	if s.SteadyIntervals != 2 || s.SteadyLossIntervals != 0 {
+		t.Errorf("the closing stretch counted: %+v", s)
+	}
+}
