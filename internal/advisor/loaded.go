@@ -18,15 +18,16 @@ func underLoad(l *result.Loaded) []result.Finding {
 	idle, busy := q*l.Idle.Mean.D().Seconds(), q*l.Loaded.Mean.D().Seconds()
 	way := map[string]string{result.DirUp: "on the way to the agent", result.DirDown: "on the way back from the agent", result.DirBoth: "on the path"}[l.Config.Direction]
 	values := map[string]float64{"queries": q, "idle_wire_seconds": idle, "loaded_wire_seconds": busy, "rise_seconds": l.Rise.D().Seconds(),
-		"responsiveness_rpm": l.Responsiveness, "idle_responsiveness_rpm": l.IdleResponsiveness}
+		// Base units, as every figure's name has them: the draft's RPM ÷ 60.
+		"responsiveness_round_trips_per_second": l.Responsiveness / 60, "idle_responsiveness_round_trips_per_second": l.IdleResponsiveness / 60}
 	// A rise within a fifth of the idle round trip, or under 200 µs, is
 	// no queue worth the name: the path keeps it short (or flow-queues).
 	if l.Rise.D() <= max(l.Idle.P50.D()/5, 200_000) {
 		if busy > 1.5*idle {
 			return []result.Finding{{Code: "rr.under_load_tail", Severity: "warning",
-				Summary: fmt.Sprintf("Under a load (%s) the median round trip held (%s idle, %s loaded) but the tail grew: p99 %s against %s, and a %s-query report's round trips take %.2f s instead of %.2f s.",
+				Summary: fmt.Sprintf("Under a load (%s) the median round trip held (%s idle, %s loaded) but the tail grew: p99 %s against %s, and the mean with it, so a %s-query report's round trips take %.2f s instead of %.2f s (%s × the mean round trip).",
 					metric.FormatBitRate(l.Throughput), metric.FormatDuration(l.Idle.P50.D()), metric.FormatDuration(l.Loaded.P50.D()),
-					metric.FormatDuration(l.Loaded.P99.D()), metric.FormatDuration(l.Idle.P99.D()), metric.FormatCount(int64(q)), busy, idle),
+					metric.FormatDuration(l.Loaded.P99.D()), metric.FormatDuration(l.Idle.P99.D()), metric.FormatCount(int64(q)), busy, idle, metric.FormatCount(int64(q))),
 				Detail: "No queue built up on the path; the load took something else the round trips need: the two hosts' CPUs (the load's copies and interrupts), " +
 					"or a busy virtual switch. Look at the CPU figures of both hosts during a backup.",
 				Values: values}}
@@ -35,13 +36,16 @@ func underLoad(l *result.Loaded) []result.Finding {
 			Summary: fmt.Sprintf("A load filling the path (%s) barely moves the round trips: p50 %s idle, %s under load.",
 				metric.FormatBitRate(l.Throughput), metric.FormatDuration(l.Idle.P50.D()), metric.FormatDuration(l.Loaded.P50.D())),
 			Detail: fmt.Sprintf("The path keeps its queue short %s (a small buffer, active queue management or flow queueing): a backup or a replica catching up "+
-				"leaves a chatty session's %s queries at %.2f s of round trips instead of %.2f s. Responsiveness %s RPM under load.",
+				"leaves a chatty session's %s queries at %.2f s of round trips instead of %.2f s (at the mean round trip). Responsiveness %s RPM under load.",
 				way, metric.FormatCount(int64(q)), busy, idle, metric.FormatCount(int64(l.Responsiveness+0.5))),
 			Values: values}}
 	}
 	out := []result.Finding{{Code: "rr.bufferbloat", Severity: "warning",
-		Summary: fmt.Sprintf("During a backup over this link a %s-query report takes %.2f s of round trips instead of %.2f s: a queue of %s builds up %s.",
-			metric.FormatCount(int64(q)), busy, idle, metric.FormatDuration(l.Rise.D()), way),
+		// One statistic in the headline, and said: the mean, which is what a
+		// report's total is made of (5,000 × the mean round trip). The
+		// median rise (the queue the draft reads) is in the detail, named.
+		Summary: fmt.Sprintf("During a backup over this link a %s-query report takes %.2f s of round trips instead of %.2f s: the mean round trip rises from %s to %s as a queue builds up %s.",
+			metric.FormatCount(int64(q)), busy, idle, metric.FormatDuration(l.Idle.Mean.D()), metric.FormatDuration(l.Loaded.Mean.D()), way),
 		Detail: fmt.Sprintf("With %d streams filling the path (%s), the median round trip on a connection of its own went from %s to %s (p99 %s). "+
 			"A device's buffer at the narrowest hop (a switch, a router, a firewall, a virtual switch or the NIC) holds that much data before it sends it; "+
 			"every query waits behind the backup. Limit the bulk transfer below the path's rate (pg_basebackup --max-rate, RMAN RATE, a QoS class), "+

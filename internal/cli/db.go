@@ -282,7 +282,7 @@ func dbRepl(ctx context.Context, env Env, args []string) error {
 		cfg.Replicas = append(cfg.Replicas, r)
 		dsns = append(dsns, d)
 	}
-	exp := prom.New()
+	exp := prom.New(s.dsn.Engine == dbconn.SQLServer)
 	if *promListen != "" {
 		at, stop, err := serveMetrics(*promListen, exp.Registry())
 		if err != nil {

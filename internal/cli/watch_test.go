@@ -150,19 +150,19 @@ func TestWatch(t *testing.T) {
 		return up && down && mtu
 	})
 	want := map[string][][]string{
-		"narrows_watch_info":                              {{"version"}},
-		"narrows_watch_up":                                {nil},
-		"narrows_watch_round_trip_seconds":                {{"load", "idle"}, {"load", "loaded"}},
-		"narrows_watch_round_trips_total":                 {nil},
-		"narrows_watch_errors_total":                      {{"kind", "connect"}, {"kind", "rr"}, {"kind", "stream"}, {"kind", "mtu"}},
-		"narrows_watch_path_mtu_bytes":                    {nil},
-		"narrows_watch_sessions_total":                    {nil},
-		"narrows_watch_down_seconds_total":                {nil},
-		"narrows_watch_stream_throughput_bits_per_second": {{"direction", "up"}, {"direction", "down"}},
-		"narrows_watch_stream_last_timestamp_seconds":     {{"direction", "up"}, {"direction", "down"}},
-		"narrows_watch_stream_loaded_round_trips":         {{"direction", "up"}, {"direction", "down"}},
-		"narrows_watch_responsiveness_rpm":                {{"direction", "up"}, {"direction", "down"}},
-		"narrows_watch_interface_mtu_bytes":               {{"end", "here"}, {"end", "agent"}},
+		"narrows_watch_info":                                  {{"version"}},
+		"narrows_watch_up":                                    {nil},
+		"narrows_watch_round_trip_seconds":                    {{"load", "idle"}, {"load", "loaded"}},
+		"narrows_watch_round_trips_total":                     {nil},
+		"narrows_watch_errors_total":                          {{"kind", "connect"}, {"kind", "rr"}, {"kind", "stream"}, {"kind", "mtu"}},
+		"narrows_watch_path_mtu_bytes":                        {nil},
+		"narrows_watch_sessions_total":                        {nil},
+		"narrows_watch_down_seconds_total":                    {nil},
+		"narrows_watch_stream_throughput_bits_per_second":     {{"direction", "up"}, {"direction", "down"}},
+		"narrows_watch_stream_last_timestamp_seconds":         {{"direction", "up"}, {"direction", "down"}},
+		"narrows_watch_stream_loaded_round_trips":             {{"direction", "up"}, {"direction", "down"}},
+		"narrows_watch_responsiveness_round_trips_per_second": {{"direction", "up"}, {"direction", "down"}},
+		"narrows_watch_interface_mtu_bytes":                   {{"end", "here"}, {"end", "agent"}},
 	}
 	for name, sets := range want {
 		f := first[name]

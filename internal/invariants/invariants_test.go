@@ -64,6 +64,11 @@ func TestCheck(t *testing.T) {
 			r.Facts = &result.Facts{Interfaces: []result.NIC{{Name: "eth0", SpeedMbps: 1000}}}
 			return r
 		}, nil, Path{}, RuleRate},
+		{"a virtual interface's speed is no limit", func() *result.Report {
+			r := streamReport(14e9)
+			r.Facts = &result.Facts{Interfaces: []result.NIC{{Name: "veth0", Driver: "veth", SpeedMbps: 10000}}}
+			return r
+		}, nil, Path{}, ""},
 		{"no rate known: no rate check", func() *result.Report { return streamReport(40e9) }, nil, Path{}, ""},
 		{"the same host: no link to hold it to", func() *result.Report {
 			r := streamReport(40e9)
@@ -202,9 +207,26 @@ func TestCheck(t *testing.T) {
 			return r
 		}, nil, Path{line}, RuleRate},
 	}
+	cases = append(cases, struct {
+		name string
+		rep  func() *result.Report
+		ivs  []result.Interval
+		path Path
+		want string
+	}{"a doctor's step breaks a rule: said once", func() *result.Report {
+		step := result.NewReport("plan replica", "x", result.Tool{}, start)
+		step.Findings = []result.Finding{finding("plan.replica_keeps_up", "The replica keeps up: …", map[string]float64{"log_peak_bytes_per_second": 0})}
+		r := result.NewReport("doctor", "x", result.Tool{}, start)
+		r.Doctor = &result.Doctor{Steps: []result.DoctorStep{{Name: "plan replica", Report: step}}, Verdicts: step.Findings}
+		r.Findings = r.Doctor.Verdicts
+		return r
+	}, nil, Path{}, RuleNoData})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			vs := Check(c.rep(), c.ivs, c.path)
+			if strings.HasSuffix(c.name, "said once") && len(vs) != 1 {
+				t.Errorf("said %d times: %v", len(vs), vs)
+			}
 			got := strings.Join(rules(vs), ",")
 			if got != c.want {
 				t.Fatalf("broke %q, want %q: %v", got, c.want, vs)

@@ -790,8 +790,8 @@ func TestPrometheus(t *testing.T) {
 			break
 		}
 	}
-	for _, want := range []string{"narrows_repl_up 1", `narrows_repl_queue_bytes{database="",replica="standby1",stage="send"}`,
-		`narrows_repl_queue_bytes{database="",replica="standby1",stage="replay"}`, `narrows_repl_verdict{database="",replica="standby1",verdict="keeping_up"}`,
+	for _, want := range []string{"narrows_repl_up 1", `narrows_repl_queue_bytes{replica="standby1",stage="send"}`,
+		`narrows_repl_queue_bytes{replica="standby1",stage="replay"}`, `narrows_repl_verdict{replica="standby1",verdict="keeping_up"}`,
 		"narrows_repl_polls_total", "narrows_repl_rpo_bytes", "narrows_repl_last_reply_age_seconds", "narrows_repl_log_position_bytes"} {
 		if !strings.Contains(body, want) {
 			t.Fatalf("/metrics lacks %s:\n%s", want, body)

@@ -367,7 +367,7 @@ func TestReplRunSummary(t *testing.T) {
 	if !found {
 		t.Fatalf("no finding tells of the stall: %v", sum["findings"])
 	}
-	m := regexp.MustCompile(`narrows_repl_verdict_seconds_total\{database="",replica="replica1",verdict="replay_bottleneck"\} (\S+)`).FindStringSubmatch(string(body))
+	m := regexp.MustCompile(`narrows_repl_verdict_seconds_total\{replica="replica1",verdict="replay_bottleneck"\} (\S+)`).FindStringSubmatch(string(body))
 	if m == nil {
 		t.Fatalf("no verdict seconds in /metrics:\n%s", body)
 	}

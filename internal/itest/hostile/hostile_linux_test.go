@@ -286,7 +286,7 @@ func TestHostileAgent(t *testing.T) {
 		}
 		dir := t.TempDir()
 		agent := itest.StartAgent(t, []string{"--disk-path", dir})
-		honest[c.name] = startHeavy(bin, run{args: c.argv(agent.Addr, dir, t.TempDir(), kase{}), limit: 90 * time.Second})
+		honest[c.name] = startHeavy(bin, run{args: c.argv(agent.Addr, dir, t.TempDir(), kase{}), limit: 90 * time.Second, check: true})
 		for _, k := range ks {
 			a := hostile.New(t, hostile.Config{Mode: k.mode, MaxDuration: k.maxDuration, Refusal: k.refusal})
 			r := run{args: c.argv(a.Addr, hostile.DiskPath, t.TempDir(), k), signals: k.signals, after: 500 * time.Millisecond,
@@ -309,6 +309,11 @@ func TestHostileAgent(t *testing.T) {
 			t.Logf("%s", o)
 			if o.code != 0 || o.killed != "" {
 				t.Errorf("against the real agent: %s", o)
+			}
+			for _, l := range o.stderr.lines() {
+				if strings.HasPrefix(l, "narrows: invariant broken: ") {
+					t.Errorf("against the real agent: %s", l)
+				}
 			}
 		})
 	}

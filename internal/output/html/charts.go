@@ -117,18 +117,38 @@ func throughputChart(id string, rep *result.Report, ivs []result.Interval, facts
 		ss[i].pts = append(ss[i].pts, point{iv.Start.D().Seconds(), iv.Throughput}, point{iv.End.D().Seconds(), iv.Throughput})
 	}
 	var refs []hline
-	if link, name := linkRate(facts); link > 0 && !rep.Stream.SameHost {
-		refs = append(refs, hline{link, "link " + metric.FormatBitRate(link) + " (" + name + ")"})
-	}
-	if rep.Stream.SameHost {
-		refs = append(refs, hline{0, "same host: no link crossed"})
-	}
 	for _, r := range rep.Stream.Runs {
 		if r.WireThroughput > 0 && len(ss) == 0 {
 			ss = append(ss, series{name: "run mean", pts: []point{{0, r.Throughput}, {r.Duration.D().Seconds(), r.Throughput}}})
 		}
 	}
-	return lineChart(id+"-"+ChartThroughput, ChartThroughput, "Throughput per interval, with the link rate", ss, refs, bitRateTick)
+	title := "Throughput per interval"
+	// The interface's speed is what its driver says, not the path's rate
+	// (a TUN device says 10 Gbit/s on a 300 Mbit/s line): it is drawn,
+	// and named for what it is, only when the readings come near it; far
+	// above them it would only flatten them.
+	if link, name := linkRate(facts); link > 0 && !rep.Stream.SameHost && peakOf(ss) >= link/nearNominal {
+		refs = append(refs, hline{link, "nominal speed of " + name + " " + metric.FormatBitRate(link)})
+		title += ", with the interface's nominal speed"
+	}
+	if rep.Stream.SameHost {
+		refs = append(refs, hline{0, "same host: no link crossed"})
+	}
+	return lineChart(id+"-"+ChartThroughput, ChartThroughput, title, ss, refs, bitRateTick)
+}
+
+// nearNominal: readings within this factor of an interface's nominal speed
+// are drawn against it.
+const nearNominal = 4
+
+func peakOf(ss []series) float64 {
+	var p float64
+	for _, s := range ss {
+		for _, pt := range s.pts {
+			p = max(p, pt.y)
+		}
+	}
+	return p
 }
 
 // linkRate is the fastest NIC's speed the facts name, in bits per second.

@@ -129,6 +129,7 @@ func lineChart(id, class, title string, ss []series, refs []hline, yfmt func(flo
 	if yTop <= 0 {
 		yTop = 1
 	}
+	yTop = distinctTop(yTop, yfmt)
 	legendRows := (len(ss) + 2) / 3
 	h := padT + lineH + padB + legendRows*legendH
 	var b strings.Builder
@@ -304,6 +305,26 @@ func open(b *strings.Builder, id, class, title string, h int) {
 }
 
 // niceCeil rounds up to 1, 2, 2.5 or 5 times a power of ten.
+// distinctTop raises a scale's top until its ticks read apart: a queue of
+// nothing on a 1-byte scale read "1 B, 0 B, 0 B, 0 B, 0 B, 0 B", five ticks
+// saying 0 (issue 25, defect 12). Whole units then step by one at least.
+func distinctTop(top float64, yfmt func(float64) string) float64 {
+	for range 30 {
+		seen := map[string]bool{}
+		ok := true
+		for i := 0; i <= lineChartTickCount && ok; i++ {
+			l := yfmt(top * float64(i) / lineChartTickCount)
+			ok = !seen[l]
+			seen[l] = true
+		}
+		if ok {
+			break
+		}
+		top = niceCeil(top * 1.5) // the next nice value past it
+	}
+	return top
+}
+
 func niceCeil(v float64) float64 {
 	if v <= 0 {
 		return 0

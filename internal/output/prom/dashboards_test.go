@@ -17,7 +17,7 @@ func exported(t *testing.T) map[string]bool {
 	t.Helper()
 	names := map[string]bool{}
 	fq := regexp.MustCompile(`fqName: "([^"]+)"`)
-	for _, c := range []prometheus.Collector{New(), NewWatch("test", "")} {
+	for _, c := range []prometheus.Collector{New(false), New(true), NewWatch("test", "")} {
 		ch := make(chan *prometheus.Desc, 64)
 		c.Describe(ch)
 		close(ch)

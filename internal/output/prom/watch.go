@@ -48,7 +48,7 @@ func NewWatch(version, target string) *WatchExporter {
 		down:       nd("down_seconds_total", "Time the agent was out of reach since the watch began."),
 		throughput: nd("stream_throughput_bits_per_second", "Throughput of the last short stream, one stream, by direction (up: this host sends).", "direction"),
 		streamAt:   nd("stream_last_timestamp_seconds", "When the last short stream in a direction ended (Unix time).", "direction"),
-		rpm:        nd("responsiveness_rpm", "Responsiveness under the last short stream's load: round trips per minute as the IETF responsiveness draft computes it.", "direction"),
+		rpm:        nd("responsiveness_round_trips_per_second", "Responsiveness under the last short stream's load, in round trips per second: the IETF responsiveness draft's RPM ÷ 60 (Prometheus takes base units).", "direction"),
 		loaded:     nd("stream_loaded_round_trips", "Round trips the last short stream's responsiveness stands on.", "direction"),
 		ifMTU:      nd("interface_mtu_bytes", "MTU of the interface routing between the two hosts, at each end (here: this host, agent: the agent's host).", "end"),
 		pathMTU:    nd("path_mtu_bytes", "Path MTU to the agent as measured (present once a path-MTU step runs)."),
@@ -122,7 +122,7 @@ func (e *WatchExporter) Collect(ch chan<- prometheus.Metric) {
 		gauge(ch, d.streamAt, float64(s.At.UnixNano())/1e9, s.Direction)
 		gauge(ch, d.loaded, float64(s.Loaded), s.Direction)
 		if s.RPM > 0 {
-			gauge(ch, d.rpm, s.RPM, s.Direction)
+			gauge(ch, d.rpm, s.RPM/60, s.Direction)
 		}
 	}
 	if w.MTUHere > 0 {

@@ -36,7 +36,7 @@ func TestWatchMetrics(t *testing.T) {
 		`narrows_watch_errors_total{kind="rr"} 2`,
 		`narrows_watch_errors_total{kind="connect"} 0`,
 		`narrows_watch_stream_throughput_bits_per_second{direction="down"} 9e+08`,
-		`narrows_watch_responsiveness_rpm{direction="down"} 1200`,
+		`narrows_watch_responsiveness_round_trips_per_second{direction="down"} 20`, // 1200 RPM
 		`narrows_watch_stream_last_timestamp_seconds{direction="down"} 1000`,
 		`narrows_watch_interface_mtu_bytes{end="here"} 1500`,
 	} {
