@@ -492,7 +492,7 @@ func wire(run result.StreamRun, sameHost bool) (result.Finding, bool) {
 		detail = "Payload is what a database can move; this end's interface carries bare IP packets (a tunnel), and a shaper on it counts them whole. An Ethernet link further on adds 14 bytes of header a packet, and 24 of preamble and gap."
 	}
 	return result.Finding{Code: "stream.wire_overhead", Severity: "info",
-		Summary: fmt.Sprintf("%s ≈ %s: payload %s plus %d bytes of %s headers per %d-byte segment (%.1f%%) and %.2f%% sent again.",
+		Summary: fmt.Sprintf("%s ≈ %s: payload %s plus %d bytes of %s headers per %d-byte segment (%.1f%%); besides, %.2f%% of the bytes were sent again.",
 			where, metric.FormatBitRate(run.WireThroughput), metric.FormatBitRate(run.Throughput), run.HeaderBytes, headers, run.TCP.MSSBytes, 100*overhead, 100*run.TCP.RetransRatio),
 		Detail: detail,
 		Values: map[string]float64{"wire_throughput_bits_per_second": run.WireThroughput, "header_overhead_ratio": overhead}}, true

@@ -65,8 +65,9 @@ type StreamRun struct {
 	Throughput    float64   `json:"throughput_bits_per_second"` // receiver's
 	PerStream     []float64 `json:"per_stream_bits_per_second"`
 	// WireThroughput estimates the line rate these bytes used: the payload
-	// received and the share sent again, each segment (MSS from TCP_INFO)
-	// with its link, IP and TCP headers (HeaderBytes), of which
+	// received, each segment (MSS from TCP_INFO) with its link, IP and TCP
+	// headers (HeaderBytes); not what was sent again, which a full queue
+	// may have dropped before the line (a lower bound, then), of which
 	// LinkHeaderBytes the link's (14 on Ethernet, 0 on a TUN device).
 	WireThroughput  float64 `json:"wire_throughput_bits_per_second,omitempty"`
 	HeaderBytes     int64   `json:"header_bytes_per_segment,omitempty"`
