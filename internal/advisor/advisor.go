@@ -128,9 +128,17 @@ func stream(s *result.Stream) []result.Finding {
 				"if the primary generates log faster than %s, the send queue, which is the data a failover would lose, grows.", mbps(run.Throughput)),
 			Values: map[string]float64{"throughput_bits_per_second": run.Throughput, "throughput_bytes_per_second": run.Throughput / 8},
 		})
-		out = append(out, rd.limit())
+		// Both directions measured (--bidir, doctor's two runs): each
+		// verdict names its direction, or two read the same words.
+		named := func(f result.Finding) result.Finding {
+			if singles(s) > 1 {
+				f.Summary = strings.ToUpper(run.Direction[:1]) + run.Direction[1:] + ": " + f.Summary
+			}
+			return f
+		}
+		out = append(out, named(rd.limit()))
 		if f, ok := wire(run, s.SameHost); ok {
-			out = append(out, f)
+			out = append(out, named(f))
 		}
 	}
 	if c := s.Comparison; c != nil {
@@ -141,6 +149,17 @@ func stream(s *result.Stream) []result.Finding {
 		out = append(out, rd.comparison())
 	}
 	return out
+}
+
+// singles counts a stream's one-stream runs (one a direction measured).
+func singles(s *result.Stream) int {
+	n := 0
+	for _, r := range s.Runs {
+		if r.Phase == result.PhaseSingle {
+			n++
+		}
+	}
+	return n
 }
 
 // What held one stream back: one cause per run, read once.
