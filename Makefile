@@ -27,12 +27,15 @@ test-deps:
 # and abuse tests and the hostile agent's tests assert behaviour, not
 # speed, and mostly wait: they run beside vet, the cross builds and the
 # fuzz, and beside each other; every other package runs alone (-p 1), as
-# its timings need.
+# its timings need. The testbed's experiments and the verdict matrix's CI
+# subset (docs/verdicts.md) run last, on their own deadline: together they
+# take longer than one package's ten minutes.
 BESIDE := ./internal/output/html/ ./internal/itest/mssqltest/ ./internal/agent/ ./internal/itest/hostile/
 test: test-deps
 	@unformatted=$$(gofmt -l cmd internal); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(MAKE) -O -j2 checks wintest beside
-	$(TESTENV) $(TIMED) $(GO) test -count=1 -p 1 -timeout 10m $$($(GO) list ./... | grep -v -e /internal/itest/wintest -e /internal/output/html -e /internal/itest/mssqltest -e /internal/agent$$ -e /internal/itest/hostile)
+	$(TESTENV) $(TIMED) $(GO) test -count=1 -p 1 -timeout 10m $$($(GO) list ./... | grep -v -e /internal/itest/wintest -e /internal/output/html -e /internal/itest/mssqltest -e /internal/agent$$ -e /internal/itest/hostile -e /internal/testbed/experiments)
+	$(TESTENV) $(TIMED) $(GO) test -count=1 -timeout 40m ./internal/testbed/experiments/
 
 # The programs the tests run, built once from this tree before any test,
 # as the tests would build them themselves (internal/itest): narrows for
