@@ -208,17 +208,19 @@ func read(run result.StreamRun, s *result.Stream) reading {
 	roomy := rd.cmp != nil && rd.cmp.Ratio >= Headroom
 	flat := rd.cmp != nil && rd.cmp.Ratio < Headroom
 	switch {
+	case rd.sameHost && s.Config.WindowBytes == 0 && t != nil:
+		// With no network between the ends, the host is the limit,
+		// whichever part of it shows: one core (its words quote the CPU
+		// figure), or waiting on the receiver's window, which is waiting
+		// on the receiving process, not a window a buffer setting would
+		// widen (seen 20-34% of the time, worded "window-limited", on a
+		// busy machine). A --window asked for is a window: that case
+		// reads on.
+		rd.cause = causeHost
 	case run.CPU.Available && rd.cpuPct >= CPUBound:
 		rd.cause = causeCPU
 	case t == nil:
 		rd.cause = causeUnknown
-	case rd.sameHost && s.Config.WindowBytes == 0:
-		// With no network between the ends, waiting on the receiver's
-		// window is waiting on the receiving process: the host, not a
-		// window a buffer setting would widen (seen 20-34% of the time,
-		// worded "window-limited", on a busy machine). A --window asked
-		// for is a window: that case reads on.
-		rd.cause = causeHost
 	case (rd.stall >= WindowSome || rd.fullWindow) && !flat:
 		rd.cause = causeWindow
 	case rd.lossLimited():
