@@ -105,7 +105,7 @@ func TestDiskOnWindows(t *testing.T) {
 		// write-through, each write durable when it returns.
 		d, ps := diskRun(t, w, t.TempDir(), "--profile", "log", "--duration", "400ms")
 		want(t, d, "iocp", true)
-		for _, kb := range []string{"4", "16", "60"} {
+		for _, kb := range []string{"8", "16", "60"} {
 			p := ps["write "+kb+" KiB + FlushFileBuffers"]
 			if p == nil {
 				t.Errorf("no %s KiB pattern named for FlushFileBuffers in %v", kb, ps)
