@@ -219,6 +219,12 @@ func splitStartup(s *result.TCPSummary, ivs []ivTCP) {
 		total += iv.span
 		longest = max(longest, iv.span)
 	}
+	if total <= 0 {
+		// Reports with no time between them (an agent that drips its
+		// reports, then a stop): nothing to split (this panicked on
+		// ivs[end-1] with end 0).
+		return
+	}
 	end, elapsed := 0, time.Duration(0)
 	for end < len(ivs) && elapsed < total/2 {
 		if end >= 1 && ivs[end].retrans == 0 {

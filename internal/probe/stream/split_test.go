@@ -30,6 +30,9 @@ func TestSplitStartup(t *testing.T) {
 		{"a clean run: the first second is the ramp", ivs(0, 0, 0, 0), time.Second, 0, 3, 0, 0},
 		{"loss all along: the start-up stops at half the run", ivs(50, 20, 20, 20, 20, 20, 20, 20), 4 * time.Second, 110, 4, 4, 0.02},
 		{"a sawtooth's single loss later on", ivs(1500, 0, 0, 0, 0, 7, 0, 0), time.Second, 1500, 7, 1, 7000.0 / 7e6},
+		// An agent that dripped its reports with no time between them
+		// (the hostile agent's Drip): unsplit, and no panic.
+		{"reports with no time between them", []ivTCP{{retrans: 1}, {retrans: 2}, {retrans: 3}}, 0, 0, 0, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var s result.TCPSummary
