@@ -528,12 +528,13 @@ func busiest(cases []result.ReplicaCase) result.ReplicaCase {
 // stream's 2.50 MB/s" was the link's figure, and "The replica" all of
 // them).
 func caseFinding(code string, c result.ReplicaCase, peakFor time.Duration, limit, carrier string) result.Finding {
-	who, carries := "The replica", "one stream"
+	// The subject and its verbs: one replica, or the replicas together.
+	who, carries, s, it := "The replica", "one stream", "s", "it generates"
 	if c.Database != "" {
 		who = "Database " + c.Database
 	}
 	if carrier != "" {
-		who, carries = "The databases' replicas together", carrier
+		who, carries, s, it = "The databases' replicas together", carrier, "", "they generate"
 	}
 	v := map[string]float64{"log_mean_bytes_per_second": c.Mean, "log_peak_bytes_per_second": c.Peak, "capacity_bytes_per_second": c.Capacity,
 		"send_queue_growth_bytes_per_second": c.Growth, "rpo_bytes": float64(c.RPOBytes), "rpo_seconds": c.RPOSeconds}
@@ -548,29 +549,21 @@ func caseFinding(code string, c result.ReplicaCase, peakFor time.Duration, limit
 	case result.VerdictKeepsUp:
 		f.Severity = "info"
 		f.Summary = fmt.Sprintf("%s keep%s up: %s carries %s%s.",
-			who, verbS(carrier), carries, metric.FormatByteRate(c.Capacity), times(c.HeadroomPeak, " the peak of "+metric.FormatByteRate(c.Peak))+parens(times(c.HeadroomMean, " the mean")))
+			who, s, carries, metric.FormatByteRate(c.Capacity), times(c.HeadroomPeak, " the peak of "+metric.FormatByteRate(c.Peak))+parens(times(c.HeadroomMean, " the mean")))
 	case result.VerdictFallsBehindAtPeak:
 		f.Severity = "warning"
 		f.Summary = fmt.Sprintf("%s fall%s behind at the peak: %s of log against %s for %s, the send queue growing %s; after %s the RPO is %s (%s of log), caught up %s later at the mean rate.",
-			who, verbS(carrier), metric.FormatByteRate(c.Peak), metric.FormatByteRate(c.Capacity), carries, metric.FormatByteRate(c.Growth), FormatHours(peakFor.Seconds()),
+			who, s, metric.FormatByteRate(c.Peak), metric.FormatByteRate(c.Capacity), carries, metric.FormatByteRate(c.Growth), FormatHours(peakFor.Seconds()),
 			metric.FormatDecimalBytes(c.RPOBytes), FormatHours(c.RPOSeconds), FormatHours(*c.CatchUp))
 		v["catch_up_seconds"] = *c.CatchUp
 	default:
 		f.Severity = "warning"
 		f.Summary = fmt.Sprintf("%s fall%s behind: %s %s of log on average, more than %s's %s; the send queue, the data a failover loses, grows %s for as long as the load lasts (%s at the peak) and never catches up.",
-			who, verbS(carrier), map[bool]string{true: "they generate", false: "it generates"}[carrier != ""], metric.FormatByteRate(c.Mean), carries, metric.FormatByteRate(c.Capacity), metric.FormatByteRate(c.GrowthMean), metric.FormatByteRate(c.Growth))
+			who, s, it, metric.FormatByteRate(c.Mean), carries, metric.FormatByteRate(c.Capacity), metric.FormatByteRate(c.GrowthMean), metric.FormatByteRate(c.Growth))
 		v["send_queue_growth_at_mean_bytes_per_second"] = c.GrowthMean
 	}
 	f.Detail = limitAdvice(limit)
 	return f
-}
-
-// verbS is a verb's s for one replica, none for the replicas together.
-func verbS(carrier string) string {
-	if carrier != "" {
-		return ""
-	}
-	return "s"
 }
 
 // times words a headroom with what it is of, ", 1.43× the peak of 5 MB/s";

@@ -264,16 +264,6 @@ type outcome struct {
 // path that is not a directory each get one clear line and exit code 2,
 // and leave nothing behind.
 func TestDiskPlaceProblems(t *testing.T) {
-	runIn := func(t *testing.T, cmd *exec.Cmd) (int, string) {
-		var errb bytes.Buffer
-		cmd.Stderr, cmd.Stdout = &errb, io.Discard
-		if err := cmd.Run(); err != nil {
-			if _, ok := err.(*exec.ExitError); !ok {
-				t.Fatal(err)
-			}
-		}
-		return cmd.ProcessState.ExitCode(), errb.String()
-	}
 	cases := []struct {
 		name string
 		run  func(t *testing.T) outcome
@@ -282,24 +272,24 @@ func TestDiskPlaceProblems(t *testing.T) {
 		{"not a directory", func(t *testing.T) outcome {
 			f := filepath.Join(t.TempDir(), "f")
 			os.WriteFile(f, nil, 0o600)
-			code, e := runIn(t, exec.Command(itest.Binary(t), append([]string{"disk", "--path", f}, short...)...))
+			code, e := runExit(t, exec.Command(itest.Binary(t), append([]string{"disk", "--path", f}, short...)...))
 			return outcome{code, e, filepath.Dir(f)}
 		}, regexp.QuoteMeta("is not a directory")},
 		{"permission denied (EACCES)", func(t *testing.T) outcome {
 			dir := worldDir(t, false)
-			code, e := runIn(t, nobody(t, append([]string{"disk", "--path", dir}, short...)...))
+			code, e := runExit(t, nobody(t, append([]string{"disk", "--path", dir}, short...)...))
 			return outcome{code, e, dir}
 		}, regexp.QuoteMeta("permission denied trying to create the test file")},
 		{"read-only filesystem", func(t *testing.T) outcome {
 			dir := itest.Mount(t, "tmpfs", "size=32m")
 			itest.RemountReadOnly(t, dir)
-			code, e := runIn(t, exec.Command(itest.Binary(t), append([]string{"disk", "--path", dir}, short...)...))
+			code, e := runExit(t, exec.Command(itest.Binary(t), append([]string{"disk", "--path", dir}, short...)...))
 			return outcome{code, e, dir}
 		}, regexp.QuoteMeta("is on a read-only filesystem")},
 		{"full before the run", func(t *testing.T) outcome {
 			dir := itest.Mount(t, "tmpfs", "size=32m")
 			os.WriteFile(filepath.Join(dir, "filler"), make([]byte, 24<<20), 0o600)
-			code, e := runIn(t, exec.Command(itest.Binary(t), append([]string{"disk", "--path", dir}, short...)...))
+			code, e := runExit(t, exec.Command(itest.Binary(t), append([]string{"disk", "--path", dir}, short...)...))
 			return outcome{code, e, dir}
 		}, regexp.QuoteMeta("would leave 0.0% of the filesystem free")},
 		// Filled while narrows is stopped mid-layout: either its check

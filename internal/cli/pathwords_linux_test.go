@@ -97,7 +97,7 @@ func TestPathWords(t *testing.T) {
 				cmd := nobody(t, f.args(p.dir)...)
 				cmd.Env = append(os.Environ(), "NARROWS_SECRET="+itest.Secret, "NARROWS_NO_HISTORY=1", "HOME=/nonexistent")
 				cmd.Dir = base
-				code, stderr := runNobody(t, cmd)
+				code, stderr := runExit(t, cmd)
 				line := strings.TrimSuffix(stderr, "\n")
 				if code != cli.ExitUsage || strings.Contains(line, "\n") || !regexp.MustCompile(regexp.QuoteMeta(p.dir)+".*"+p.want).MatchString(line) {
 					t.Fatalf("exit %d, stderr %q; want exit 2 and one line naming %s and matching %q", code, stderr, p.dir, p.want)
@@ -114,7 +114,8 @@ func TestPathWords(t *testing.T) {
 	}
 }
 
-func runNobody(t *testing.T, cmd *exec.Cmd) (int, string) {
+// runExit runs cmd and returns its exit code and standard error.
+func runExit(t *testing.T, cmd *exec.Cmd) (int, string) {
 	t.Helper()
 	var errb bytes.Buffer
 	cmd.Stderr, cmd.Stdout = &errb, io.Discard

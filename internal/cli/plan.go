@@ -164,7 +164,7 @@ func (pf planFlags) input() (advisor.BackupInput, error) {
 		return in, usagef("--compress-at %q: use source (the database host) or target (the backup host)", pf.compressAt)
 	}
 	for _, s := range strings.Split(pf.sizes, ",") {
-		n, err := parseDBSize(s)
+		n, err := metric.ParseStorageSize(s)
 		if err != nil {
 			return in, usagef("--size: %v", err)
 		}
@@ -198,11 +198,6 @@ func knownCodec(c string) bool {
 	}
 	return name == "lz4" || name == "zstd" || name == "gzip"
 }
-
-// parseDBSize reads a database size: decimal for GB and TB, as DBAs and
-// storage vendors quote them (the field reports' "10 TB" is 10^13 bytes),
-// binary for GiB and TiB, a bare count (with or without B) in bytes.
-func parseDBSize(s string) (int64, error) { return metric.ParseStorageSize(s) }
 
 // parseStageRate reads a stage's rate: bytes (20MB/s, decimal; 20MiB/s)
 // or, for a network, bits (1Gbit/s, 10Gbit/s, 100Mbit/s).

@@ -70,7 +70,7 @@ func planSync(ctx context.Context, env Env, args []string) error {
 		return usagef("plan sync: an operation needs both --op-log (its log, e.g. 7GB) and --op-time (its time alone, e.g. 9s)")
 	}
 	if sf.opLog != "" {
-		n, err := parseDBSize(sf.opLog)
+		n, err := metric.ParseStorageSize(sf.opLog)
 		if err != nil {
 			return usagef("--op-log: %v", err)
 		}

@@ -237,13 +237,23 @@ const (
 
 const brokenPrefix = "narrows: invariant broken: "
 
+// Broken is the invariants a run said it broke (CheckInvariants), one
+// line each.
+func Broken(stderr string) []string {
+	var out []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if v, ok := strings.CutPrefix(l, brokenPrefix); ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 // brokenInvariants fails the test on each invariant a run broke.
 func brokenInvariants(t testing.TB, args []string, stderr string) {
 	t.Helper()
-	for _, l := range strings.Split(stderr, "\n") {
-		if strings.HasPrefix(l, brokenPrefix) {
-			t.Errorf("narrows %s: %s", strings.Join(args, " "), l)
-		}
+	for _, v := range Broken(stderr) {
+		t.Errorf("narrows %s: %s%s", strings.Join(args, " "), brokenPrefix, v)
 	}
 }
 

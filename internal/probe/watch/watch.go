@@ -13,6 +13,7 @@ package watch
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -282,10 +283,8 @@ func (w *Watcher) trip(d time.Duration) {
 			h.Record(d)
 		}
 	}
-	i := 0
-	for i < len(result.WatchBuckets) && d > result.WatchBuckets[i] {
-		i++
-	}
+	// The first bound d is at or below (the last, +Inf, past them all).
+	i, _ := slices.BinarySearch(result.WatchBuckets, d)
 	w.buckets[l][i]++
 	w.sum[l] += d
 	w.all[l].Record(d)

@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/narrows/narrows/internal/invariants"
 	"github.com/narrows/narrows/internal/itest"
 	"github.com/narrows/narrows/internal/output/jsonl"
 	"github.com/narrows/narrows/internal/result"
@@ -64,7 +63,6 @@ type Scenario struct {
 // the truth.
 type Case struct {
 	T    *testing.T
-	s    Scenario
 	said map[string][]string // code → its summaries
 	// figures are the predictions and readings held to the truth.
 	figures []figure
@@ -77,8 +75,6 @@ type Case struct {
 	host  *hostWatch
 	// broken are the invariants its reports broke.
 	broken []string
-	// saved are runs' JSON lines kept for a later --from.
-	saved []string
 }
 
 // hostWatch sleeps a millisecond at a time for as long as a scenario runs
@@ -196,8 +192,14 @@ func (c *Case) Narrows(h *testbed.Host, args ...string) *result.Report {
 	return rep
 }
 
-// NarrowsExit is Narrows for a run that must exit with code (-1: any
-// failure; -2: any code at all); its report
+// Exit codes NarrowsExit takes besides a code itself.
+const (
+	anyFailure = -1 // any code but 0
+	anyExit    = -2 // any code at all
+)
+
+// NarrowsExit is Narrows for a run that must exit with code (or
+// anyFailure, anyExit); its report
 // is nil when it wrote none.
 func (c *Case) NarrowsExit(h *testbed.Host, code int, args ...string) (*result.Report, []result.Interval, itest.Result) {
 	c.T.Helper()
@@ -208,8 +210,18 @@ func (c *Case) NarrowsExit(h *testbed.Host, code int, args ...string) (*result.R
 	if h != nil { // nil: this host, outside the testbed's namespaces
 		wrap = inNS(h)
 	}
-	res := itest.RunWrapped(c.T, 10*time.Minute, nil, wrap, args...)
-	if res.Code != code && !(code == -1 && res.Code > 0) && code != -2 {
+	// Every report is held to the invariants by the run itself (itest
+	// asks every run to check what it emits), with the line's rate as
+	// what the path can carry.
+	var env []string
+	if c.rate > 0 {
+		env = []string{fmt.Sprintf("%s=%.0f", itest.PathRate, c.rate)}
+	}
+	res := itest.RunWrapped(c.T, 10*time.Minute, env, wrap, args...)
+	for _, v := range itest.Broken(res.Stderr) {
+		c.broken = append(c.broken, strings.Join(args[:min(2, len(args))], " ")+": "+v)
+	}
+	if res.Code != code && !(code == anyFailure && res.Code > 0) && code != anyExit {
 		c.T.Fatalf("narrows %s exited %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), res.Code, code, res.Stdout, res.Stderr)
 	}
 	rep, ivs, err := jsonl.Last(strings.NewReader(res.Stdout), "stdout")
@@ -217,11 +229,6 @@ func (c *Case) NarrowsExit(h *testbed.Host, code int, args ...string) (*result.R
 		return nil, nil, res
 	}
 	c.Heard(rep)
-	// Every report is held to the invariants, with the line's rate as
-	// what the path can carry.
-	for _, v := range invariants.Check(rep, ivs, invariants.Path{RateBitsPerSecond: c.rate}) {
-		c.broken = append(c.broken, strings.Join(args[:min(2, len(args))], " ")+": "+v.String())
-	}
 	return rep, ivs, res
 }
 
@@ -340,7 +347,7 @@ func TestVerdicts(t *testing.T) {
 			continue
 		}
 		t.Run(s.Name, func(t *testing.T) {
-			c := &Case{T: t, s: s, said: map[string][]string{}, host: watchHost()}
+			c := &Case{T: t, said: map[string][]string{}, host: watchHost()}
 			t0 := time.Now()
 			// The row is made in a defer: a scenario that stops with
 			// t.Fatal (a run that exits as it should not) unwinds past

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -67,23 +66,19 @@ func (c *Case) mountExt4(image string) string {
 // each time), and plan sync rightly declined to judge.
 func (c *Case) syncFrom(stall bool) {
 	l := c.Line(testbed.DelayLineOptions{RTT: 2 * time.Millisecond, RateBitsPerSecond: 100e6})
-	dir := c.T.TempDir()
+	dir, thaw := c.T.TempDir(), func() {}
 	if stall {
 		dir = c.ext4(256 << 20)
 	}
 	addr := c.Agent(l.B, "--disk-path", dir)
 	if stall {
-		stop := freezer(c.T, dir, 15*time.Millisecond, 20*time.Millisecond)
-		_, _, commit := c.NarrowsExit(l.A, 0, "net", "commit", "--to", addr, "--duration", "3s")
-		stop()
-		c.saved = append(c.saved, commit.Stdout)
-	} else {
-		_, _, commit := c.NarrowsExit(l.A, 0, "net", "commit", "--to", addr, "--duration", "3s")
-		c.saved = append(c.saved, commit.Stdout)
+		thaw = freezer(c.T, dir, 15*time.Millisecond, 20*time.Millisecond)
 	}
+	_, _, commit := c.NarrowsExit(l.A, 0, "net", "commit", "--to", addr, "--duration", "3s")
+	thaw()
 	_, _, disk := c.NarrowsExit(l.A, 0, "disk", "--on", addr, "--path", dir, "--profile", "log", "--size", "64M", "--duration", "1s")
 	file := filepath.Join(c.T.TempDir(), "runs.jsonl")
-	if err := os.WriteFile(file, []byte(strings.Join(append(c.saved, disk.Stdout), "")), 0o644); err != nil {
+	if err := os.WriteFile(file, []byte(commit.Stdout+disk.Stdout), 0o644); err != nil {
 		c.T.Fatal(err)
 	}
 	c.Narrows(nil, "plan", "sync", "--from", file, "--engine", "postgres", "--assume", "local-flush=150us")
