@@ -493,13 +493,16 @@ var assumedPlanScenarios = []Scenario{
 		Truth:    "asked with no figure of the network at all: there is nothing to judge by",
 		NotSay:   []string{"plan.backup_largest", "plan.rto_missed", "plan.sync_commit", "plan.sync_operation", "plan.chatty_wire", "plan.chatty_what_if", "plan.chatty_most_saved", "plan.chatty_bandwidth"},
 		Run: func(c *Case) {
-			for _, args := range [][]string{
-				{"plan", "backup", "--assume", "disk=1GB/s", "--size", "1TB", "--rto", "1h"},
-				{"plan", "sync"},
-				{"plan", "chatty", "--queries", "1000"},
+			for _, q := range []struct {
+				args []string
+				give string // the flag that gives the missing figure
+			}{
+				{[]string{"plan", "backup", "--assume", "disk=1GB/s", "--size", "1TB", "--rto", "1h"}, "--assume network="},
+				{[]string{"plan", "sync"}, "--assume rtt="},
+				{[]string{"plan", "chatty", "--queries", "1000"}, "--dsn"},
 			} {
-				_, _, res := c.NarrowsExit(nil, 2, args...)
-				c.Expect(args[1]+" names what to give", strings.Contains(res.Stderr, "--"), res.Stderr)
+				_, _, res := c.NarrowsExit(nil, 2, q.args...)
+				c.Expect(q.args[1]+" names what to give ("+q.give+")", strings.Contains(res.Stderr, q.give) && strings.Count(strings.TrimSpace(res.Stderr), "\n") == 0, res.Stderr)
 			}
 		},
 	},
