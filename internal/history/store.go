@@ -212,7 +212,7 @@ func (s *Store) prepare(ctx context.Context) error {
 		// WAL lets a second narrows read while one writes, and keeps
 		// the file consistent through a crash at any point; it stays
 		// set in the file.
-		if err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode); err != nil {
+		if err := s.toWAL(ctx); err != nil {
 			return s.wrap(err)
 		}
 	}
@@ -239,6 +239,33 @@ func (s *Store) prepare(ctx context.Context) error {
 		return s.wrap(err)
 	}
 	return s.wrap(tx.Commit())
+}
+
+// toWAL switches the store's file to WAL. The switch takes the file
+// whole, and SQLite answers SQLITE_BUSY at once, without its busy
+// handler, while another narrows holds it (two processes opening a new
+// store: 2-6 in 240 opens failed, "database is locked", and a run's
+// history was lost): it is tried again until the busy timeout.
+func (s *Store) toWAL(ctx context.Context) error {
+	deadline := time.Now().Add(busyTimeout)
+	for {
+		var mode string
+		err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode)
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// isBusy is SQLite's SQLITE_BUSY (5), with any extended code.
+func isBusy(err error) bool {
+	var c interface{ Code() int }
+	return errors.As(err, &c) && c.Code()&0xff == 5
 }
 
 func (s *Store) version(ctx context.Context) (int, error) {
