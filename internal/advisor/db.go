@@ -163,7 +163,11 @@ func replica(st *result.ReplicaState, pollGen *float64, w result.ReplWords) {
 	case st.State == result.ReplicaSilent:
 		set(result.VerdictSilent, silentVerdict(st))
 	case !hasUnsent && !hasUnreplayed:
-		set(result.VerdictUnknown, "no position figures for this replica in this poll")
+		why := "no position figures for this replica in this poll"
+		if st.EngineState == "startup" { // PostgreSQL's walsender before START_REPLICATION
+			why += ": the primary lists its connection as starting up, not streaming (a standby starting, or a tool connected for replication that has not begun)"
+		}
+		set(result.VerdictUnknown, why)
 	case st.IOThread != "" && st.IOThread != "Yes":
 		// MySQL: nothing is fetched while the IO thread is off.
 		set(result.VerdictSendQueue, fmt.Sprintf("%s queue growing: the IO thread is not running (%s), so nothing is fetched%s; %s %s",

@@ -59,6 +59,14 @@ func TestReplVerdicts(t *testing.T) {
 			}},
 		{"silent, not zero lag", f64(5 * MB), result.ReplicaState{State: "silent", SilentFor: sec(12 * time.Second), EngineState: "not connected to the primary"},
 			result.VerdictSilent, "replica silent for 12 s", nil},
+		{"a replication connection not streaming yet", f64(5 * MB), result.ReplicaState{State: "streaming", EngineState: "startup"},
+			result.VerdictUnknown, "starting up, not streaming", nil},
+		{"no positions, no word for why", f64(5 * MB), result.ReplicaState{State: "streaming", EngineState: "catchup"},
+			result.VerdictUnknown, "no position figures for this replica in this poll", func(t *testing.T, st result.ReplicaState) {
+				if strings.Contains(st.Verdict, "starting") {
+					t.Fatalf("%q says starting up of a walsender in catchup", st.Verdict)
+				}
+			}},
 		{"mysql io thread stopped, SBM NULL", f64(2 * MB), result.ReplicaState{State: "stopped", Unsent: i64(3_000_000), Unreplayed: i64(0),
 			SendRate: f64(0), ReplayRate: f64(0), IOThread: "No", SQLThread: "Yes", SecondsBehindNull: true}, result.VerdictSendQueue, "IO thread is not running", nil},
 		{"sql server per-database generation", nil, result.ReplicaState{State: "streaming", Generation: f64(7 * MB), Unsent: i64(14_000_000), Unreplayed: i64(0),

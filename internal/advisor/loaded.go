@@ -24,21 +24,21 @@ func underLoad(l *result.Loaded) []result.Finding {
 	// no queue worth the name: the path keeps it short (or flow-queues).
 	if l.Rise.D() <= max(l.Idle.P50.D()/5, 200_000) {
 		if busy > 1.5*idle {
-			return []result.Finding{{Code: "rr.under_load_tail", Severity: "warning",
+			return append([]result.Finding{{Code: "rr.under_load_tail", Severity: "warning",
 				Summary: fmt.Sprintf("Under a load (%s) the median round trip held (%s idle, %s loaded) but the tail grew: p99 %s against %s, and the mean with it, so a %s-query report's round trips take %.2f s instead of %.2f s (%s × the mean round trip).",
 					metric.FormatBitRate(l.Throughput), metric.FormatDuration(l.Idle.P50.D()), metric.FormatDuration(l.Loaded.P50.D()),
 					metric.FormatDuration(l.Loaded.P99.D()), metric.FormatDuration(l.Idle.P99.D()), metric.FormatCount(int64(q)), busy, idle, metric.FormatCount(int64(q))),
 				Detail: "No queue built up on the path; the load took something else the round trips need: the two hosts' CPUs (the load's copies and interrupts), " +
 					"or a busy virtual switch. Look at the CPU figures of both hosts during a backup.",
-				Values: values}}
+				Values: values}}, selfQueue(l, false)...)
 		}
-		return []result.Finding{{Code: "rr.under_load_ok", Severity: "info",
+		return append([]result.Finding{{Code: "rr.under_load_ok", Severity: "info",
 			Summary: fmt.Sprintf("A load filling the path (%s) barely moves the round trips: p50 %s idle, %s under load.",
 				metric.FormatBitRate(l.Throughput), metric.FormatDuration(l.Idle.P50.D()), metric.FormatDuration(l.Loaded.P50.D())),
 			Detail: fmt.Sprintf("The path keeps its queue short %s (a small buffer, active queue management or flow queueing): a backup or a replica catching up "+
 				"leaves a chatty session's %s queries at %.2f s of round trips instead of %.2f s (at the mean round trip). Responsiveness %s RPM under load.",
 				way, metric.FormatCount(int64(q)), busy, idle, metric.FormatCount(int64(l.Responsiveness+0.5))),
-			Values: values}}
+			Values: values}}, selfQueue(l, false)...)
 	}
 	out := []result.Finding{{Code: "rr.bufferbloat", Severity: "warning",
 		// One statistic in the headline, and said: the mean, which is what a
@@ -53,11 +53,27 @@ func underLoad(l *result.Loaded) []result.Finding {
 			l.Config.Streams, metric.FormatBitRate(l.Throughput), metric.FormatDuration(l.Idle.P50.D()), metric.FormatDuration(l.Loaded.P50.D()),
 			metric.FormatDuration(l.Loaded.P99.D()), metric.FormatCount(int64(l.Responsiveness+0.5)), metric.FormatCount(int64(l.IdleResponsiveness+0.5))),
 		Values: values}}
-	if self, sep := l.Self.D(), l.Loaded.P50.D(); self > 2*sep && sep > 0 {
-		out = append(out, result.Finding{Code: "rr.self_queue", Severity: "info",
-			Summary: fmt.Sprintf("On the loaded connections themselves the kernel's round trip is %s, %.1f× a separate connection's.", metric.FormatDuration(self), float64(self)/float64(sep)),
-			Detail: "That is what a replication stream's own acknowledgements wait when it is the load: its sender keeps more in flight than the path's queue, " +
-				"so a synchronous replica's commit waits behind its own stream's backlog as well as the queue."})
+	return append(out, selfQueue(l, true)...)
+}
+
+// selfQueue is the loaded connections' own round trip when it is over
+// twice a separate connection's: a queue only they wait in. Behind a
+// shared queue (queued) it adds to the queue; without one (flow queueing,
+// a per-connection shaper) it is the only queue, and a separate
+// connection's calm hides it.
+func selfQueue(l *result.Loaded, queued bool) []result.Finding {
+	self, sep := l.Self.D(), l.Loaded.P50.D()
+	if sep <= 0 || self <= 2*sep {
+		return nil
 	}
-	return out
+	detail := "That is what a replication stream's own acknowledgements wait when it is the load: its sender keeps more in flight than the path's queue, " +
+		"so a synchronous replica's commit waits behind its own stream's backlog as well as the queue."
+	if !queued {
+		detail = "The path queues each connection apart (flow queueing, or a per-connection shaper): a separate connection's queries do not wait, " +
+			"but a connection that is itself the load waits behind its own backlog. A synchronous replica's commit waits that long whenever its own stream is busy " +
+			"(a large transaction's log, a replica catching up), though a ping beside it shows nothing."
+	}
+	return []result.Finding{{Code: "rr.self_queue", Severity: "info",
+		Summary: fmt.Sprintf("On the loaded connections themselves the kernel's round trip is %s, %.1f× a separate connection's.", metric.FormatDuration(self), float64(self)/float64(sep)),
+		Detail:  detail, Values: map[string]float64{"self_rtt_seconds": self.Seconds(), "separate_rtt_seconds": sep.Seconds()}}}
 }

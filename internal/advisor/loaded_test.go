@@ -40,3 +40,43 @@ func TestBufferbloatHeadlineOneStatistic(t *testing.T) {
 		t.Errorf("detail %q does not name the median it quotes", d)
 	}
 }
+
+// TestSelfQueueWithoutASharedQueue: behind flow queueing a separate
+// connection sees no queue, yet the loaded connections wait behind their
+// own backlog; that is said beside "barely moves", in the words of a
+// path that queues connections apart. Behind a shared queue it is said
+// beside the bufferbloat, and not at all when the loaded connections'
+// round trip is the separate one's.
+func TestSelfQueueWithoutASharedQueue(t *testing.T) {
+	ms := func(v float64) result.Seconds { return result.Seconds(time.Duration(v * float64(time.Millisecond))) }
+	phase := func(p50 float64) result.LoadedPhase {
+		return result.LoadedPhase{RoundTrips: 500, Latency: result.Latency{Min: ms(p50 - 0.1), Mean: ms(p50 + 0.1), P50: ms(p50), P99: ms(p50 + 1)}}
+	}
+	tests := []struct {
+		name            string
+		loaded, rise    float64
+		self            float64
+		want            []string
+		wantDetailWords string
+	}{
+		{"flow-queued: calm beside, a queue of their own", 10.2, 0.2, 45, []string{"rr.under_load_ok", "rr.self_queue"}, "queues each connection apart"},
+		{"flow-queued, their own round trip as calm", 10.2, 0.2, 11, []string{"rr.under_load_ok"}, ""},
+		{"one shared queue", 30, 20, 62, []string{"rr.bufferbloat", "rr.self_queue"}, "as well as the queue"},
+		{"one shared queue, all wait alike", 30, 20, 31, []string{"rr.bufferbloat"}, ""},
+	}
+	for _, tc := range tests {
+		l := &result.Loaded{Config: result.LoadedConfig{Streams: 4, Direction: result.DirUp, Queries: 5000},
+			Idle: phase(10), Loaded: phase(tc.loaded), Rise: ms(tc.rise), Self: ms(tc.self), Throughput: 80e6}
+		fs := underLoad(l)
+		var codes []string
+		for _, f := range fs {
+			codes = append(codes, f.Code)
+			if f.Code == "rr.self_queue" && !strings.Contains(f.Detail, tc.wantDetailWords) {
+				t.Errorf("%s: self_queue's detail %q lacks %q", tc.name, f.Detail, tc.wantDetailWords)
+			}
+		}
+		if strings.Join(codes, " ") != strings.Join(tc.want, " ") {
+			t.Errorf("%s: said %v, want %v", tc.name, codes, tc.want)
+		}
+	}
+}

@@ -44,6 +44,17 @@ type Path struct {
 	// a device in between with a smaller MTU that sends no ICMP "packet
 	// too big" back, as a switch set to 1500 between jumbo-frame hosts.
 	MaxPacket int
+	// FlowRateBitsPerSecond, instead of a line rate, caps each flow (IP
+	// protocol, addresses and ports) at this rate, each in a drop-tail
+	// queue of its own: a per-connection shaper, or a cloud's limit on one
+	// flow (AWS: 5 Gbit/s outside a placement group). N connections carry
+	// N times one; a connection's queue delays only itself. Not with
+	// RateBitsPerSecond (a per-flow stage before a shared line is not
+	// modelled).
+	FlowRateBitsPerSecond int64
+	// FlowQueueBytes is each flow's queue. 0 = QueueDelay's worth of the
+	// flow rate, as QueueBytes is of the line's.
+	FlowQueueBytes int64
 }
 
 // DefaultQueueDelay is the least default router buffer, as time at the rate.
@@ -68,6 +79,9 @@ type DelayLineOptions struct {
 	QueueBytes        int64
 	QueueDelay        time.Duration
 	Reorder           bool
+	// FlowRateBitsPerSecond and FlowQueueBytes: Path's, both ways.
+	FlowRateBitsPerSecond int64
+	FlowQueueBytes        int64
 
 	AtoB, BtoA *Path
 
@@ -90,7 +104,8 @@ type DelayLineOptions struct {
 func (o DelayLineOptions) paths() (ab, ba Path, err error) {
 	shared := func(delay time.Duration) Path {
 		return Path{Delay: delay, Jitter: o.Jitter, RateBitsPerSecond: o.RateBitsPerSecond, Loss: o.Loss,
-			QueueBytes: o.QueueBytes, QueueDelay: o.QueueDelay, Reorder: o.Reorder}
+			QueueBytes: o.QueueBytes, QueueDelay: o.QueueDelay, Reorder: o.Reorder,
+			FlowRateBitsPerSecond: o.FlowRateBitsPerSecond, FlowQueueBytes: o.FlowQueueBytes}
 	}
 	if o.RTT < 0 {
 		return ab, ba, errors.New("testbed: negative RTT")
@@ -115,7 +130,7 @@ func (p Path) withDefaults(mtu int) (Path, error) {
 	switch {
 	case p.Delay < 0 || p.Jitter < 0 || p.QueueDelay < 0:
 		return p, errors.New("negative delay, jitter or queue delay")
-	case p.RateBitsPerSecond < 0 || p.QueueBytes < 0:
+	case p.RateBitsPerSecond < 0 || p.QueueBytes < 0 || p.FlowRateBitsPerSecond < 0 || p.FlowQueueBytes < 0:
 		return p, errors.New("negative rate or queue size")
 	case math.IsNaN(p.Loss) || p.Loss < 0 || p.Loss >= 1:
 		return p, fmt.Errorf("loss %v: use a probability from 0 to below 1", p.Loss)
@@ -124,6 +139,22 @@ func (p Path) withDefaults(mtu int) (Path, error) {
 	case p.Delay > time.Hour || p.Jitter > time.Hour:
 		return p, errors.New("delay or jitter over an hour")
 	}
+	if p.FlowRateBitsPerSecond > 0 {
+		if p.RateBitsPerSecond > 0 || p.QueueBytes > 0 {
+			return p, errors.New("a per-flow rate with a line rate or its queue is not modelled: give one or the other")
+		}
+		p.QueueDelay = queueDelay(p)
+		if p.FlowQueueBytes == 0 {
+			p.FlowQueueBytes = max(int64(float64(p.FlowRateBitsPerSecond)/8*p.QueueDelay.Seconds()), int64(mtu))
+		}
+		if p.FlowQueueBytes < int64(mtu) {
+			return p, fmt.Errorf("flow queue of %d bytes cannot hold one %d-byte packet", p.FlowQueueBytes, mtu)
+		}
+		return p, nil
+	}
+	if p.FlowQueueBytes != 0 {
+		return p, errors.New("a flow queue needs a per-flow rate")
+	}
 	if p.RateBitsPerSecond == 0 {
 		if p.QueueBytes != 0 || p.QueueDelay != 0 {
 			return p, errors.New("a queue limit needs a rate: without one nothing ever waits")
@@ -131,10 +162,7 @@ func (p Path) withDefaults(mtu int) (Path, error) {
 		return p, nil
 	}
 	if p.QueueBytes == 0 {
-		d := p.QueueDelay
-		if d == 0 {
-			d = max(DefaultQueueDelay, 2*p.Delay)
-		}
+		d := queueDelay(p)
 		p.QueueBytes = int64(float64(p.RateBitsPerSecond) / 8 * d.Seconds())
 		p.QueueDelay = d
 		p.QueueBytes = max(p.QueueBytes, int64(mtu)) // a full-size packet must fit
@@ -143,6 +171,15 @@ func (p Path) withDefaults(mtu int) (Path, error) {
 		return p, fmt.Errorf("queue of %d bytes cannot hold one %d-byte packet", p.QueueBytes, mtu)
 	}
 	return p, nil
+}
+
+// queueDelay is p's queue as time at its rate: QueueDelay, else at least
+// one round trip's worth.
+func queueDelay(p Path) time.Duration {
+	if p.QueueDelay != 0 {
+		return p.QueueDelay
+	}
+	return max(DefaultQueueDelay, 2*p.Delay)
 }
 
 // CheckDelayLineOptions returns o with its defaults filled in (AtoB and

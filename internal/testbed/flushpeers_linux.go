@@ -92,7 +92,12 @@ type FioFlush struct {
 // WAL segment), then block-sized writes through the page cache
 // (ioengine psync: one pwrite, then one fdatasync), each made durable
 // before the next, front to back and round again.
-func FioLogFlush(t testing.TB, bin, dir string, size, block int64, d time.Duration) FioFlush {
+//
+// think, when set, is an idle between one write's flush and the next
+// write (fio's thinktime, a sleep), as a replica waits on the network for
+// the next block: on VMs whose idle vCPUs halt, a flush after an idle
+// reads slower than one back to back.
+func FioLogFlush(t testing.TB, bin, dir string, size, block int64, d, think time.Duration) FioFlush {
 	t.Helper()
 	file := filepath.Join(dir, "fio-log.dat")
 	defer os.Remove(file)
@@ -112,9 +117,13 @@ func FioLogFlush(t testing.TB, bin, dir string, size, block int64, d time.Durati
 	f.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), d+time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, bin, "--name=log", "--filename="+file, fmt.Sprintf("--size=%d", size), fmt.Sprintf("--bs=%d", block),
+	args := []string{"--name=log", "--filename=" + file, fmt.Sprintf("--size=%d", size), fmt.Sprintf("--bs=%d", block),
 		"--rw=write", "--ioengine=psync", "--fdatasync=1", "--fallocate=none", "--time_based", fmt.Sprintf("--runtime=%dms", d.Milliseconds()),
-		"--output-format=json").Output()
+		"--output-format=json"}
+	if us := think.Microseconds(); us > 0 {
+		args = append(args, fmt.Sprintf("--thinktime=%d", us))
+	}
+	out, err := exec.CommandContext(ctx, bin, args...).Output()
 	if err != nil {
 		t.Fatalf("fio: %v\n%s", err, out)
 	}

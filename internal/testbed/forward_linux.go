@@ -213,7 +213,7 @@ func (f *forwarder) readSome() (drained bool, err error) {
 			f.free = append(f.free, buf)
 			continue
 		}
-		switch dep, wait, v := f.sh.arriveWait(now, n); v {
+		switch dep, wait, v := f.sh.arriveWait(now, n, buf[:n]); v {
 		case dropTooBig:
 			f.st.DroppedTooBig++
 			f.free = append(f.free, buf)

@@ -171,3 +171,92 @@ func TestPktQueue(t *testing.T) {
 		t.Errorf("popped %v, want %v", got, want)
 	}
 }
+
+// tcp4 is a 1250-byte IPv4 TCP packet from 10.0.0.1:sport to 10.0.0.2:dport.
+func tcp4(sport, dport uint16) []byte {
+	p := make([]byte, 1250)
+	p[0], p[9] = 0x45, 6
+	copy(p[12:], []byte{10, 0, 0, 1, 10, 0, 0, 2})
+	p[20], p[21], p[22], p[23] = byte(sport>>8), byte(sport), byte(dport>>8), byte(dport)
+	return p
+}
+
+func TestShaperPerFlow(t *testing.T) {
+	const ms = time.Millisecond
+	// 10 Mbit/s per flow: 1250 bytes take 1 ms; each flow queues 5.
+	p, err := Path{Delay: 5 * ms, FlowRateBitsPerSecond: 10_000_000, FlowQueueBytes: 5 * 1250}.withDefaults(1500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newShaper(p, 1, 1)
+	a, b := tcp4(40000, 5201), tcp4(40001, 5201)
+	at := func(now time.Duration, pkt []byte) time.Duration {
+		dep, _, v := s.arriveWait(now, len(pkt), pkt)
+		if v != forward {
+			return -1
+		}
+		return dep
+	}
+	// A burst of six on one flow: five fit its queue, each a millisecond
+	// after the one before; the sixth is dropped.
+	var got []time.Duration
+	for range 6 {
+		got = append(got, at(0, a))
+	}
+	if want := []time.Duration{6 * ms, 7 * ms, 8 * ms, 9 * ms, 10 * ms, -1}; !slices.Equal(got, want) {
+		t.Errorf("one flow's burst departs %v, want %v", got, want)
+	}
+	// Another flow at the same instant waits for nothing of the first's.
+	if dep := at(0, b); dep != 6*ms {
+		t.Errorf("a second flow's packet behind the first's full queue departs %v, want 6ms: each flow has its own queue", dep)
+	}
+	// Its reply direction, the same ports swapped, is a flow of its own too.
+	if k, r := flowOf(a), flowOf(tcp4(5201, 40000)); k == r || k.sport != 40000 || k.dport != 5201 || k.proto != 6 {
+		t.Errorf("flow keys %+v and %+v", k, r)
+	}
+
+	// N flows offered far above the rate carry N times one.
+	s = newShaper(Path{FlowRateBitsPerSecond: 50_000_000, FlowQueueBytes: 1 << 30}, 1, 1)
+	const n = 4000
+	var last time.Duration
+	for i := range n {
+		pkt := tcp4(uint16(40000+i%4), 5201)
+		dep, _, v := s.arriveWait(time.Duration(i), len(pkt), pkt)
+		if v != forward {
+			t.Fatalf("packet %d dropped", i)
+		}
+		last = max(last, dep)
+	}
+	if got := float64(n*1250*8) / last.Seconds(); math.Abs(got/200e6-1) > 1e-3 {
+		t.Errorf("four flows at 50 Mbit/s each carried %.6g bit/s, want 200M", got)
+	}
+}
+
+func TestFlowOf(t *testing.T) {
+	frag := tcp4(1, 2)
+	frag[7] = 0x10 // fragment offset 16: no ports in it
+	v6 := make([]byte, 48)
+	v6[0], v6[6] = 0x60, 17
+	v6[23], v6[39] = 1, 2
+	v6[40], v6[41], v6[42], v6[43] = 0x9c, 0x40, 0x14, 0x51
+	tests := []struct {
+		name string
+		pkt  []byte
+		want flowKey
+	}{
+		{"nothing", nil, flowKey{}},
+		{"not IP", []byte{0x10, 1, 2, 3}, flowKey{}},
+		{"IPv4 cut short", tcp4(1, 2)[:19], flowKey{}},
+		{"IPv4 TCP", tcp4(40000, 5201), flowKey{proto: 6, src: [16]byte{10, 0, 0, 1}, dst: [16]byte{10, 0, 0, 2}, sport: 40000, dport: 5201}},
+		{"IPv4 with options", func() []byte { p := tcp4(0, 0); p[0] = 0x46; p[24], p[25] = 0x9c, 0x40; return p }(),
+			flowKey{proto: 6, src: [16]byte{10, 0, 0, 1}, dst: [16]byte{10, 0, 0, 2}, sport: 40000}},
+		{"IPv4 later fragment", frag, flowKey{proto: 6, src: [16]byte{10, 0, 0, 1}, dst: [16]byte{10, 0, 0, 2}}},
+		{"IPv6 UDP", v6, flowKey{proto: 17, src: [16]byte{15: 1}, dst: [16]byte{15: 2}, sport: 40000, dport: 5201}},
+		{"IPv6 with no room for ports", v6[:42], flowKey{proto: 17, src: [16]byte{15: 1}, dst: [16]byte{15: 2}}},
+	}
+	for _, tc := range tests {
+		if got := flowOf(tc.pkt); got != tc.want {
+			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -117,9 +117,9 @@ func TestLogFlushMatchesPeers(t *testing.T) {
 		var p result.DiskPattern
 		var f testbed.FioFlush
 		if r%2 == 0 {
-			p, f = narrows(d), testbed.FioLogFlush(t, fio, dir, segment, 8<<10, d)
+			p, f = narrows(d), testbed.FioLogFlush(t, fio, dir, segment, 8<<10, d, 0)
 		} else {
-			f = testbed.FioLogFlush(t, fio, dir, segment, 8<<10, d)
+			f = testbed.FioLogFlush(t, fio, dir, segment, 8<<10, d, 0)
 			p = narrows(d)
 		}
 		ours := p.FlushLatency.P50.D().Seconds()

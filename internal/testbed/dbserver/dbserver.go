@@ -465,6 +465,10 @@ func (p *Postgres) StartStandby(ctx context.Context) error {
 	return p.WaitStreaming(ctx, 3*time.Minute)
 }
 
+// LaunchStandby starts the standby again and returns once it takes
+// connections, before it has caught up with the primary.
+func (p *Postgres) LaunchStandby(ctx context.Context) error { return p.start(ctx, p.Standby) }
+
 // Close stops both servers and removes their files.
 func (p *Postgres) Close() {
 	for _, n := range []*PGNode{p.Standby, p.Primary} {

@@ -18,17 +18,11 @@ import (
 var notYet = map[string]string{
 	"stream.limit_unknown": "true only where the OS gives no TCP_INFO (Windows before 10 1703); the matrix runs on Linux, where it always does: " +
 		"held by internal/advisor's tests on a recorded run",
-	"stream.per_stream_limited": "needs a per-flow shaper (a per-connection policer, one member of a bond): this kernel has tbf and htb but no flow classifier or fq, " +
-		"and the delay line shapes the line as a whole",
-	"rr.self_queue": "needs flow queueing at the bottleneck (the loaded connections queue, a separate one does not): no fq, fq_codel or sfq in this kernel, " +
-		"and the delay line is one FIFO",
 	"stream.cpu_limited": "needs narrows' own process at 85% of a core: on a veth pair with no rate the kernel's copying, counted partly outside the " +
 		"process, sets the rate, and narrows then says link-limited (wrong there: docs/verdicts.md, what the matrix found)",
 	"rr.under_load_tail": "needs the hosts' CPUs, not a queue, to slow round trips under load: two busy loops on the client's host did not (p50 2.13 to 2.41 ms, " +
 		"the tail held)",
 	"repl.standby_disk_bottleneck": "needs the standby's WAL on a filesystem of its own to slow (dbserver puts both servers in one directory tree)",
-	"repl.catching_up":             "a state between polls: not yet made to last long enough to be the last poll's",
-	"repl.unknown":                 "a replica listed with no position figures: not yet made on PostgreSQL",
 }
 
 // coverage counts, for each code, the scenarios that must say it and the

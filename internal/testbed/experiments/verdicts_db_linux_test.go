@@ -4,6 +4,7 @@ package experiments
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -151,7 +152,7 @@ var replScenarios = []Scenario{
 		Question: "does the standby keep up?",
 		Truth:    "4 ms, 100 Mbit/s; 500 kB/s of log: a fiftieth of the line",
 		Say:      []string{"repl.keeping_up"},
-		NotSay:   []string{"repl.send_queue_growing", "repl.silent", "repl.replay_bottleneck", "repl.no_replicas", "repl.run", "repl.connection_lost"},
+		NotSay:   []string{"repl.send_queue_growing", "repl.silent", "repl.replay_bottleneck", "repl.no_replicas", "repl.run", "repl.connection_lost", "repl.catching_up", "repl.unknown"},
 		Run: func(c *Case) {
 			l := c.Line(testbed.DelayLineOptions{RTT: 4 * time.Millisecond, RateBitsPerSecond: 100e6})
 			pg := startPG(c.T, l)
@@ -263,6 +264,40 @@ var replScenarios = []Scenario{
 				c.T.Fatal(err)
 			}
 			ld.wait(c.T, time.Minute)
+		},
+	},
+	catchingUp(16e6, true),
+	catchingUp(32e6, false),
+	{
+		Name: "repl/not-streaming", CI: true,
+		Question: "does every replication connection keep up?",
+		Truth: "besides the streaming standby, a replication connection (psql with replication=database, as a logical replication tool opens) " +
+			"has not started streaming: the primary lists it with no position at all",
+		Say:    []string{"repl.unknown", "repl.keeping_up"},
+		NotSay: []string{"repl.send_queue_growing", "repl.silent", "repl.no_replicas", "repl.catching_up"},
+		Run: func(c *Case) {
+			l := c.Line(testbed.DelayLineOptions{RTT: 2 * time.Millisecond})
+			pg := startPG(c.T, l)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				pg.Tool(ctx, pg.Primary, nil, "psql", "-X", "-q", "-At", "-c", "SELECT pg_sleep(60)", //nolint:errcheck // ended by cancel
+					"-d", fmt.Sprintf("host=%s port=%d user=postgres dbname=postgres replication=database application_name=etl", pg.Primary.Sock, pg.Primary.Port))
+			}()
+			defer func() { cancel(); <-done }()
+			for i := 0; psql(c.T, pg, pg.Primary, "SELECT count(*) FROM pg_stat_replication WHERE application_name = 'etl'") != "1"; i++ {
+				if i == 100 {
+					c.T.Fatal("the replication connection did not show in pg_stat_replication within 10 s")
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			rep := c.Narrows(l.A, "db", "repl", "--dsn", primaryDSN(pg), "--interval", "500ms", "--duration", "3s")
+			for _, f := range rep.Findings {
+				if f.Code == "repl.unknown" {
+					c.Expect("the finding names the connection", strings.Contains(f.Summary, "etl"), f.Summary)
+				}
+			}
 		},
 	},
 	{
@@ -666,4 +701,55 @@ var doctorScenarios = []Scenario{
 				"--log-path", filepath.Dir(pg.Primary.Dir), "--budget", "90s", "--out", filepath.Join(c.T.TempDir(), "doctor.jsonl"))
 		},
 	},
+}
+
+// catchingUp is the scenario of a standby catching up across a line of
+// rate bits/s after an outage, its catch-up time held to the real one.
+func catchingUp(rate float64, ci bool) Scenario {
+	return Scenario{
+		Name: fmt.Sprintf("repl/catching-up-%.0fM", rate/1e6), CI: ci,
+		Question: "the standby was down: is it catching up, and when will it be in step again?",
+		Truth: fmt.Sprintf("4 ms, %.0f Mbit/s; the standby is stopped while the primary writes about 27 MB of log, then started, with no new log: it fetches the backlog at the line's %.0f MB/s. ", rate/1e6, rate/8e6) +
+			"When db repl says it will be in step is held to when the standby's replay reached the log's end",
+		Say:    []string{"repl.catching_up"},
+		NotSay: []string{"repl.keeping_up", "repl.send_queue_growing", "repl.silent", "repl.standby_disk_bottleneck", "repl.replay_bottleneck", "repl.unknown"},
+		Run: func(c *Case) {
+			ctx := context.Background()
+			l := c.Line(testbed.DelayLineOptions{RTT: 4 * time.Millisecond, RateBitsPerSecond: int64(rate)})
+			pg := startPG(c.T, l)
+			if err := pg.StopStandby(ctx); err != nil {
+				c.T.Fatal(err)
+			}
+			// The backlog: about 27 MB of log, written while it is down.
+			lsn := "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint"
+			from := psql(c.T, pg, pg.Primary, lsn)
+			psql(c.T, pg, pg.Primary, "CREATE TABLE narrows_backlog AS SELECT g, repeat('x', 1000) AS pad FROM generate_series(1, 25000) g; DROP TABLE narrows_backlog")
+			to := psql(c.T, pg, pg.Primary, lsn)
+			a, _ := strconv.ParseInt(from, 10, 64)
+			b, _ := strconv.ParseInt(to, 10, 64)
+			c.T.Logf("the primary wrote %d bytes of log while the standby was down", b-a)
+			if err := pg.LaunchStandby(ctx); err != nil {
+				c.T.Fatal(err)
+			}
+			rep := c.Narrows(l.A, "db", "repl", "--dsn", primaryDSN(pg), "--replica-dsn", "standby1="+pg.DSN(pg.Standby, "narrows", dbserver.NarrowsPassword),
+				"--interval", "500ms", "--duration", "3s")
+			last := rep.Repl.Last
+			if last == nil || last.LogBytes == nil || len(last.Replicas) != 1 || last.Replicas[0].CatchUp == nil {
+				c.T.Fatalf("db repl's last poll has no log position or no catch-up time for the one standby: %+v", last)
+			}
+			predicted, end := last.Replicas[0].CatchUp.D(), *last.LogBytes
+			var caught time.Duration
+			for caught == 0 {
+				out := psql(c.T, pg, pg.Standby, "SELECT pg_wal_lsn_diff(pg_last_wal_replay_lsn(), '0/0')::bigint")
+				if n, err := strconv.ParseInt(out, 10, 64); err == nil && n >= end {
+					caught = time.Since(last.At)
+				} else if time.Since(last.At) > time.Minute+2*predicted {
+					c.T.Fatalf("the standby's replay is at %s, short of the log's end %d, %v after db repl's last poll (it said %v)", out, end, time.Since(last.At), predicted)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			c.Within("the time the standby took to replay the log's end / db repl's catch-up time at its last poll", caught.Seconds(), predicted.Seconds(), 0.8, 1.25,
+				"the line's rate sets both; the prediction is made from one 500 ms interval's rates, the truth is sampled every 50 ms")
+		},
+	}
 }

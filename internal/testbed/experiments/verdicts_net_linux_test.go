@@ -104,6 +104,27 @@ var streamScenarios = []Scenario{
 		},
 	},
 	{
+		Name: "stream/per-flow-cap", CI: true,
+		Question: "one stream is slow, four are faster: what caps it?",
+		Truth: "10 ms, each connection capped at 20 Mbit/s in a queue of its own (a per-connection shaper, a cloud's per-flow limit), no line rate, no random loss, " +
+			"BBR at both ends (it keeps the flow's queue short): nothing in one stream's own figures holds it, and four carry four times one",
+		Say:    []string{"stream.per_stream_limited", "stream.parallel_comparison"},
+		NotSay: []string{"stream.link_limited", "stream.loss_limited", "stream.window_limited", "stream.cpu_limited", "stream.host_limited"},
+		Run: func(c *Case) {
+			l := c.Line(testbed.DelayLineOptions{RTT: 10 * time.Millisecond, FlowRateBitsPerSecond: 20e6})
+			ccOn(c, l, "bbr")
+			addr := c.Agent(l.B)
+			rep := c.stream(l.A, addr, 6*time.Second, "--streams", "4")
+			c.Within("one stream / the payload share of the per-flow cap", rep.Stream.Throughput, payload*20e6, 0.85, 1.02,
+				"slow start and BBR's probing cost a little; above 1.02 would be faster than the cap")
+			if cmp := rep.Stream.Comparison; cmp != nil {
+				c.Within("four streams / one", cmp.Ratio, 4, 0.85, 1.1, "each connection has the cap to itself")
+			} else {
+				c.Expect("a four-stream comparison", false, "none")
+			}
+		},
+	},
+	{
 		Name: "stream/same-host", CI: true,
 		Question: "what does one stream carry to an agent on this machine?",
 		Truth:    "the agent listens on the client's own address: no network is crossed",
@@ -163,7 +184,7 @@ var rrScenarios = []Scenario{
 		Question: "will a backup on this link slow the chatty reports?",
 		Truth:    "50 Mbit/s, 2 ms, a 50 ms drop-tail queue: four bulk streams keep it partly full, and every round trip waits in it",
 		Say:      []string{"rr.bufferbloat"},
-		NotSay:   []string{"rr.under_load_ok", "rr.under_load_tail"},
+		NotSay:   []string{"rr.under_load_ok", "rr.under_load_tail", "rr.self_queue"},
 		Run: func(c *Case) {
 			// The hosts' own share first: the same load through a queue
 			// of two of the line's round trips, which Reno needs to keep
@@ -174,6 +195,33 @@ var rrScenarios = []Scenario{
 			rep, wait := c.underLoad(0, 50*time.Millisecond)
 			c.Within("the rise of the round trip beyond the hosts' share / the queue's wait for small packets", (rise(rep) - hosts).Seconds(), wait.Seconds(), 0.9, 1.1,
 				"the line's own count of how long small packets waited in its queue is the truth")
+		},
+	},
+	{
+		Name: "rr/flow-queued", CI: true,
+		Question: "will a backup on this link slow the chatty reports, and a synchronous replica's own stream?",
+		Truth: "2 ms, each connection capped at 20 Mbit/s in a 50 ms queue of its own (flow queueing at the bottleneck), Reno at both ends: " +
+			"the four load streams fill their own queues, a separate connection waits in none",
+		Say:    []string{"rr.self_queue", "rr.under_load_ok"},
+		NotSay: []string{"rr.bufferbloat"},
+		Quiet:  []string{"rr.under_load_ok"},
+		Run: func(c *Case) {
+			l := c.Line(testbed.DelayLineOptions{RTT: 2 * time.Millisecond, FlowRateBitsPerSecond: 20e6})
+			ccOn(c, l, "reno")
+			addr := c.Agent(l.B)
+			before := l.Stats()
+			rep := c.Narrows(l.A, "net", "rr", "--to", addr, "--under-load", "--load-streams", "4", "--duration", "5s")
+			after := l.Stats()
+			if rep.Loaded == nil {
+				c.T.Fatal("net rr --under-load wrote no under-load summary")
+			}
+			queued := after.AtoB.Queued - before.AtoB.Queued
+			if queued <= 0 {
+				c.T.Fatal("the line queued nothing")
+			}
+			wait := (after.AtoB.QueueWait - before.AtoB.QueueWait) / time.Duration(queued)
+			c.Within("the loaded connections' own round trip less the line's / the line's mean queue wait toward the agent", (rep.Loaded.Self.D() - 2*time.Millisecond).Seconds(), wait.Seconds(), 0.5, 1.5,
+				"the kernel's smoothed round trip at the end against the mean wait of every packet over the run (the idle phase's included)")
 		},
 	},
 	{

@@ -42,6 +42,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	loss := fs.String("loss", "0", "random loss each way: 0.1% (or a probability, 0.001)")
 	jitter := fs.String("jitter", "0", "each packet's delay varies by up to ± this much, e.g. 1ms (order is kept)")
 	reorder := fs.Bool("reorder", false, "let jitter reorder packets")
+	flowRate := fs.String("flow-rate", "0", "instead of --rate, cap each connection at this rate, each in a queue of its own: a per-connection shaper, a cloud's per-flow limit (0: none)")
 	queue := fs.String("queue", "", "router buffer, as time at the rate (50ms) or bytes (256K); default: max(50ms, RTT)")
 	mtu := fs.Int("mtu", testbed.DefaultMTU, "MTU of both hosts' devices")
 	seed := fs.Uint64("seed", 1, "seed for loss and jitter")
@@ -67,6 +68,12 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	if o.RateBitsPerSecond, err = parseRate(*rate); err != nil {
 		return c, usagef("--rate %v", err)
 	}
+	if o.FlowRateBitsPerSecond, err = parseRate(*flowRate); err != nil {
+		return c, usagef("--flow-rate %v", err)
+	}
+	if o.FlowRateBitsPerSecond > 0 && o.RateBitsPerSecond > 0 {
+		return c, usagef("--flow-rate with --rate: a per-connection limit before a shared line is not modelled; give one of them")
+	}
 	if o.Loss, err = parseLoss(*loss); err != nil {
 		return c, usagef("--loss %v", err)
 	}
@@ -74,12 +81,14 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 		return c, err
 	}
 	if *queue != "" {
-		if o.RateBitsPerSecond == 0 {
-			return c, usagef("--queue %s: a queue needs a --rate (without one nothing waits)", *queue)
+		if o.RateBitsPerSecond == 0 && o.FlowRateBitsPerSecond == 0 {
+			return c, usagef("--queue %s: a queue needs a --rate or a --flow-rate (without one nothing waits)", *queue)
 		}
 		if d, derr := time.ParseDuration(*queue); derr == nil && d > 0 {
 			o.QueueDelay = d
-		} else if b, serr := metric.ParseSize(*queue); serr == nil && b > 0 {
+		} else if b, serr := metric.ParseSize(*queue); serr == nil && b > 0 && o.FlowRateBitsPerSecond > 0 {
+			o.FlowQueueBytes = b
+		} else if serr == nil && b > 0 {
 			o.QueueBytes = b
 		} else {
 			return c, usagef("--queue %q: give a time at the rate (50ms) or a size (256K)", *queue)

@@ -41,6 +41,11 @@ func TestParseFlags(t *testing.T) {
 				t.Errorf("got %+v", c.opts)
 			}
 		}, ""},
+		{"per-flow rate, its queue as bytes", []string{"--flow-rate", "20M", "--queue", "128K"}, func(t *testing.T, c config) {
+			if o := c.opts; o.FlowRateBitsPerSecond != 20_000_000 || o.FlowQueueBytes != 128<<10 || o.QueueBytes != 0 || o.RateBitsPerSecond != 0 {
+				t.Errorf("got %+v", o)
+			}
+		}, ""},
 		{"bare probability", []string{"--loss", "0.02"}, func(t *testing.T, c config) {
 			if c.opts.Loss != 0.02 {
 				t.Errorf("got %v", c.opts.Loss)
@@ -54,6 +59,7 @@ func TestParseFlags(t *testing.T) {
 		{"loss of 1", []string{"--loss", "1"}, nil, "below 100%"},
 		{"bad rtt", []string{"--rtt", "forty"}, nil, `--rtt "forty"`},
 		{"queue without rate", []string{"--queue", "50ms"}, nil, "needs a --rate"},
+		{"per-flow rate with a line rate", []string{"--rate", "100M", "--flow-rate", "20M"}, nil, "not modelled"},
 		{"reorder without jitter", []string{"--reorder"}, nil, "needs --jitter"},
 		{"tiny MTU", []string{"--mtu", "100"}, nil, "MTU"},
 		{"queue below a packet", []string{"--rate", "1M", "--queue", "1K"}, nil, "cannot hold one"},
