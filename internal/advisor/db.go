@@ -172,9 +172,19 @@ func replica(st *result.ReplicaState, pollGen *float64, w result.ReplWords) {
 		// MySQL: nothing is fetched while the IO thread is off.
 		set(result.VerdictSendQueue, fmt.Sprintf("%s queue growing: the IO thread is not running (%s), so nothing is fetched%s; %s %s",
 			w.Send, st.IOThread, atGeneration(gen, genKnown), size(unsent), w.Unsent))
+	case hasUnsent && unsent > small && genKnown && hasSend && gen-sendRate > growth && st.ReceiverOnDisk >= DiskPolls:
+		// PostgreSQL's walreceiver writes and flushes between its reads:
+		// a standby's slow disk holds the network back and grows the
+		// send queue on the primary, not the unflushed log.
+		set(result.VerdictDisk, fmt.Sprintf("the standby's disk is the bottleneck: its walreceiver was waiting on its own disk (%s) at the last %d polls, and it reads the network only between its writes, "+
+			"so the %s queue grows at %s (generation %s > %s %s): %s %s", st.ReceiverWait, st.ReceiverOnDisk, w.Send, mb(gen-sendRate), mb(gen), w.Send, mb(sendRate), size(unsent), w.Unsent))
 	case hasUnsent && unsent > small && genKnown && hasSend && gen-sendRate > growth:
+		who := senderOf(w)
+		if st.ReceiverWait != "" && !strings.HasPrefix(st.ReceiverWait, "IO/") {
+			who += "; the standby's walreceiver waits on the network (" + st.ReceiverWait + "), not on its disk"
+		}
 		set(result.VerdictSendQueue, fmt.Sprintf("%s queue growing at %s because generation %s > %s %s: %s %s (%s)",
-			w.Send, mb(gen-sendRate), mb(gen), w.Send, mb(sendRate), size(unsent), w.Unsent, senderOf(w)))
+			w.Send, mb(gen-sendRate), mb(gen), w.Send, mb(sendRate), size(unsent), w.Unsent, who))
 	case st.Unflushed != nil && unwritten+unflushed > small && hasSend && hasFlush && sendRate-flushRate > growth && st.UnflushedGrowing >= DiskPolls:
 		set(result.VerdictDisk, fmt.Sprintf("the standby's disk is the bottleneck: %s received but not flushed, growing at %s (received %s, flushed %s)",
 			size(unwritten+unflushed), mb(sendRate-flushRate), mb(sendRate), mb(flushRate)))

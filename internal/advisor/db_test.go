@@ -46,6 +46,17 @@ func TestReplVerdicts(t *testing.T) {
 			}},
 		{"standby disk", f64(20 * MB), result.ReplicaState{State: "streaming", Unsent: i64(0), Unwritten: i64(10_000_000), Unflushed: i64(20_000_000), Unreplayed: i64(0),
 			SendRate: f64(20 * MB), WriteRate: f64(20 * MB), FlushRate: f64(9 * MB), ReplayRate: f64(9 * MB), UnflushedGrowing: DiskPolls}, result.VerdictDisk, "disk is the bottleneck", nil},
+		// PostgreSQL's walreceiver writes between its reads: a slow disk
+		// grows the send queue, and the walreceiver's wait tells.
+		{"standby disk behind the walreceiver", f64(4 * MB), result.ReplicaState{State: "streaming", Unsent: i64(20_000_000), Unwritten: i64(0), Unflushed: i64(0), Unreplayed: i64(0),
+			SendRate: f64(1 * MB), WriteRate: f64(1 * MB), FlushRate: f64(1 * MB), ReplayRate: f64(1 * MB), ReceiverWait: "IO/WALInitSync", ReceiverOnDisk: DiskPolls},
+			result.VerdictDisk, "walreceiver was waiting on its own disk (IO/WALInitSync) at the last 2 polls", nil},
+		{"one poll of the walreceiver on its disk", f64(4 * MB), result.ReplicaState{State: "streaming", Unsent: i64(20_000_000), Unwritten: i64(0), Unflushed: i64(0), Unreplayed: i64(0),
+			SendRate: f64(1 * MB), WriteRate: f64(1 * MB), FlushRate: f64(1 * MB), ReplayRate: f64(1 * MB), ReceiverWait: "IO/WALWrite", ReceiverOnDisk: 1},
+			result.VerdictSendQueue, "send queue growing", nil},
+		{"send queue, the walreceiver on the network", f64(4 * MB), result.ReplicaState{State: "streaming", Unsent: i64(20_000_000), Unwritten: i64(0), Unflushed: i64(0), Unreplayed: i64(0),
+			SendRate: f64(1 * MB), WriteRate: f64(1 * MB), FlushRate: f64(1 * MB), ReplayRate: f64(1 * MB), ReceiverWait: "Activity/WalReceiverMain"},
+			result.VerdictSendQueue, "waits on the network (Activity/WalReceiverMain), not on its disk", nil},
 		// One poll of it is a burst (a standby catching up after an
 		// outage receives faster than it flushes): not yet its disk.
 		{"one poll of a flush behind", f64(20 * MB), result.ReplicaState{State: "streaming", Unsent: i64(0), Unwritten: i64(10_000_000), Unflushed: i64(20_000_000), Unreplayed: i64(0),

@@ -413,6 +413,12 @@ type ReplicaState struct {
 	UnflushedGrowing int `json:"unflushed_growing_polls,omitempty"`
 	// ReplayPaused is read on a PostgreSQL standby given --replica-dsn.
 	ReplayPaused *bool `json:"replay_paused,omitempty"`
+	// ReceiverWait is what the standby's walreceiver waited on at this
+	// poll, as type/event (PostgreSQL, with --replica-dsn): IO/... is its
+	// own disk, Activity/WalReceiverMain the network. ReceiverOnDisk is
+	// how many polls in a row it waited on its disk.
+	ReceiverWait   string `json:"receiver_wait,omitempty"`
+	ReceiverOnDisk int    `json:"receiver_on_disk_polls,omitempty"`
 
 	// MySQL/MariaDB.
 	SecondsBehind     *Seconds `json:"seconds_behind_source_seconds,omitempty"`

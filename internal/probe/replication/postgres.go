@@ -43,8 +43,14 @@ WHERE r.state IS DISTINCT FROM 'backup' ORDER BY r.application_name, r.pid`
 	pgStandbyCheck = `SELECT pg_is_in_recovery()::text AS recovery, current_setting('cluster_name') AS cluster,
   (SELECT conninfo FROM pg_stat_wal_receiver) AS conninfo,
   coalesce((SELECT slot_name FROM pg_stat_wal_receiver), current_setting('primary_slot_name', true)) AS slot`
+	// receiver_wait is what the walreceiver waits on at this instant: the
+	// network (Activity/WalReceiverMain) or its own disk (IO/WALWrite,
+	// IO/WALSync, IO/WALInitSync, a new segment zero-filled and synced).
+	// It reads the network only between its writes and flushes.
 	pgStandby = `SELECT pg_last_wal_receive_lsn()::text AS receive, pg_last_wal_replay_lsn()::text AS replay,
   pg_is_wal_replay_paused()::text AS paused, (SELECT status FROM pg_stat_wal_receiver) AS status,
+  (SELECT coalesce(wait_event_type, '') || '/' || coalesce(wait_event, '') FROM pg_stat_activity
+   WHERE backend_type = 'walreceiver' LIMIT 1) AS receiver_wait,
   coalesce((SELECT slot_name FROM pg_stat_wal_receiver), current_setting('primary_slot_name', true)) AS slot,
   extract(epoch FROM clock_timestamp())::float8 AS now`
 )
@@ -106,6 +112,21 @@ func (*pgWatcher) check(ctx context.Context, c *sql.Conn) error {
 		return dbconn.Permissionf("user %q is not a member of pg_monitor, so pg_stat_replication hides the standbys' positions: GRANT pg_monitor TO %s", user, quoteIdent(user))
 	}
 	return nil
+}
+
+// waitEvent keeps a wait event the server named as type/event, in the
+// words PostgreSQL uses (letters, digits, _), and nothing else: it is
+// the server's text, printed.
+func waitEvent(v string) string {
+	if len(v) > 64 || v == "/" {
+		return ""
+	}
+	for _, r := range v {
+		if !(r == '/' || r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return ""
+		}
+	}
+	return v
 }
 
 func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
@@ -344,6 +365,7 @@ func (*pgWatcher) poll(ctx context.Context, c *sql.Conn, reps []*replicaConn) (*
 			}
 		}
 		x.held = maxPos(x.held, lsnPtr(r["receive"]))
+		x.receiverWait = waitEvent(str(r, "receiver_wait"))
 		status := str(r, "status")
 		if !x.present {
 			if status == "" {

@@ -78,6 +78,7 @@ type raw struct {
 	io, sqlThread, lastErr        string
 	secondaryLag                  *time.Duration
 	replayPaused                  *bool
+	receiverWait                  string // PostgreSQL: the walreceiver's wait event, type/event
 	positions                     map[string]string
 	gap                           *result.Gap
 }
@@ -384,6 +385,7 @@ func closeGaps(res *result.Repl, primary *outage, reps []*replicaConn) {
 // memo is what the tracker remembers of one replica between polls.
 type memo struct {
 	prev     *raw
+	onDisk   int // polls in a row its walreceiver waited on its disk
 	prevAt   time.Time
 	slot     string
 	since    time.Time // the first poll that listed it
@@ -562,7 +564,13 @@ func (t *tracker) state(r *raw, m *memo, s *snapshot) result.ReplicaState {
 		IOThread: r.io, SQLThread: r.sqlThread, LastError: r.lastErr, ReplayPaused: r.replayPaused,
 		SecondsBehind: secs(r.secondsBehind), SecondsBehindNull: r.sbmNull, SecondaryLag: secs(r.secondaryLag),
 		WriteLag: secs(r.writeLag), FlushLag: secs(r.flushLag), ReplayLag: secs(r.replayLag), Positions: r.positions,
-		Generation: r.generation, Gap: r.gap}
+		Generation: r.generation, Gap: r.gap, ReceiverWait: r.receiverWait}
+	if strings.HasPrefix(r.receiverWait, "IO/") {
+		m.onDisk++
+	} else {
+		m.onDisk = 0
+	}
+	st.ReceiverOnDisk = m.onDisk
 	if r.present {
 		st.ClientAddr = r.clientAddr
 	}

@@ -1,6 +1,7 @@
 package replication
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -307,5 +308,29 @@ func TestMySQLPrivilege(t *testing.T) {
 	}
 	if got := account("nar'rows@10.0.%"); got != "'nar''rows'@'10.0.%'" {
 		t.Errorf("account: %s", got)
+	}
+}
+
+// TestReceiverOnDisk counts the polls in a row a standby's walreceiver
+// waited on its own disk, and keeps only a wait event's own words.
+func TestReceiverOnDisk(t *testing.T) {
+	tr := &tracker{cfg: Config{SilentAfter: 15 * time.Second}, memos: map[string]*memo{}}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var got []int
+	for i, w := range []string{"IO/WALInitSync", "IO/WALWrite", "Activity/WalReceiverMain", "IO/WALSync", "", "IO/WALSync"} {
+		at := t0.Add(time.Duration(i) * time.Second)
+		p := tr.compute(&snapshot{at: at, serverNow: at, logBytes: i64(1000), replicas: []raw{{name: "s1", present: true, sent: i64(1000), replyTime: at, receiverWait: w}}}, "postgres")
+		if p.Replicas[0].ReceiverWait != w {
+			t.Errorf("poll %d: wait %q, want %q", i, p.Replicas[0].ReceiverWait, w)
+		}
+		got = append(got, p.Replicas[0].ReceiverOnDisk)
+	}
+	if want := []int{1, 2, 0, 1, 0, 1}; !slices.Equal(got, want) {
+		t.Errorf("polls on disk in a row %v, want %v", got, want)
+	}
+	for in, want := range map[string]string{"IO/WALSync": "IO/WALSync", "/": "", "IO/WAL\x1b[2J": "", "IO/" + strings.Repeat("x", 70): "", "": ""} {
+		if got := waitEvent(in); got != want {
+			t.Errorf("waitEvent(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

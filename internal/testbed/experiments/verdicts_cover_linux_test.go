@@ -22,7 +22,6 @@ var notYet = map[string]string{
 		"process, sets the rate, and narrows then says link-limited (wrong there: docs/verdicts.md, what the matrix found)",
 	"rr.under_load_tail": "needs the hosts' CPUs, not a queue, to slow round trips under load: two busy loops on the client's host did not (p50 2.13 to 2.41 ms, " +
 		"the tail held)",
-	"repl.standby_disk_bottleneck": "needs the standby's WAL on a filesystem of its own to slow (dbserver puts both servers in one directory tree)",
 }
 
 // coverage counts, for each code, the scenarios that must say it and the

@@ -164,7 +164,7 @@ var replScenarios = []Scenario{
 		Question: "does the standby keep up?",
 		Truth:    "40 ms, the standby's receive buffer capped at 128 KiB: one stream carries about 2 MB/s; 5 MB/s of log. plan replica, run before the load, is held to the send queue's growth db repl then measures",
 		Say:      []string{"repl.send_queue_growing", "plan.replica_falls_behind"},
-		NotSay:   []string{"repl.keeping_up", "repl.replay_bottleneck"},
+		NotSay:   []string{"repl.keeping_up", "repl.replay_bottleneck", "repl.standby_disk_bottleneck"},
 		Run: func(c *Case) {
 			l := fallingLine(c.T)
 			pg := startPG(c.T, l)

@@ -1,0 +1,130 @@
+//go:build linux
+
+package experiments
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/narrows/narrows/internal/itest"
+	"github.com/narrows/narrows/internal/testbed"
+	"github.com/narrows/narrows/internal/testbed/dbserver"
+)
+
+// walOnOwnFS moves the stopped standby's pg_wal onto an ext4 of its own
+// (a loop device) and returns that filesystem's mount point and device.
+func (c *Case) walOnOwnFS(pg *dbserver.Postgres) (string, string) {
+	c.T.Helper()
+	itest.RequireRoot(c.T, "a loop device")
+	image := filepath.Join(c.T.TempDir(), "wal.img")
+	if f, err := os.Create(image); err != nil || f.Truncate(1<<30) != nil || f.Close() != nil {
+		c.T.Fatalf("an image for the standby's WAL: %v", err)
+	}
+	if out, err := exec.Command("mkfs.ext4", "-q", "-E", "lazy_itable_init=0,lazy_journal_init=0", image).CombinedOutput(); err != nil {
+		c.T.Fatalf("mkfs.ext4: %v: %s", err, out)
+	}
+	dev := itest.LoopDevice(c.T, image)
+	dir, err := pg.ScratchDir("walfs")
+	if err != nil {
+		c.T.Fatal(err)
+	}
+	if err := unix.Mount(dev, dir, "ext4", 0, ""); err != nil {
+		c.T.Fatal(err)
+	}
+	c.T.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) }) //nolint:errcheck
+	// Stop the standby before the filesystem goes (cleanups run last first).
+	c.T.Cleanup(func() { pg.StopStandby(context.Background()) }) //nolint:errcheck
+	wal := filepath.Join(pg.Standby.Dir, "pg_wal")
+	for _, cmd := range [][]string{
+		{"cp", "-a", wal, filepath.Join(dir, "pg_wal")},
+		{"rm", "-rf", wal},
+		{"ln", "-s", filepath.Join(dir, "pg_wal"), wal},
+		{"chown", "-h", "postgres:", wal},
+		{"chown", "postgres:", dir},
+	} {
+		if out, err := exec.Command(cmd[0], cmd[1:]...).CombinedOutput(); err != nil {
+			c.T.Fatalf("%v: %v: %s", cmd, err, out)
+		}
+	}
+	return dir, dev
+}
+
+// throttleStandby holds the running standby's processes to bps bytes a
+// second of writes to dev: with cgroup v1's blkio, the writes a process
+// submits itself (an fsync's among them); with cgroup v2's io.max, the
+// writeback of what it dirtied too.
+func (c *Case) throttleStandby(pg *dbserver.Postgres, dev string, bps int64) {
+	c.T.Helper()
+	num, err := os.ReadFile(filepath.Join("/sys/block", filepath.Base(dev), "dev"))
+	if err != nil {
+		c.T.Fatal(err)
+	}
+	majMin := strings.TrimSpace(string(num))
+	root, file, limit := "/sys/fs/cgroup/blkio", "blkio.throttle.write_bps_device", fmt.Sprintf("%s %d", majMin, bps)
+	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil { // v2 only
+		root, file, limit = "/sys/fs/cgroup", "io.max", fmt.Sprintf("%s wbps=%d", majMin, bps)
+		os.WriteFile(filepath.Join(root, "cgroup.subtree_control"), []byte("+io +memory"), 0) //nolint:errcheck // may be on already
+	}
+	cg := filepath.Join(root, fmt.Sprintf("narrows-standby-%d", os.Getpid()))
+	if err := os.Mkdir(cg, 0o755); err != nil {
+		c.T.Fatalf("a cgroup to throttle the standby's disk: %v", err)
+	}
+	c.T.Cleanup(func() {
+		// Its processes back to the root (the standby stops first), then the group.
+		if b, err := os.ReadFile(filepath.Join(cg, "cgroup.procs")); err == nil {
+			for _, p := range strings.Fields(string(b)) {
+				os.WriteFile(filepath.Join(root, "cgroup.procs"), []byte(p), 0) //nolint:errcheck
+			}
+		}
+		os.Remove(cg) //nolint:errcheck
+	})
+	if err := os.WriteFile(filepath.Join(cg, file), []byte(limit), 0); err != nil {
+		c.T.Fatalf("%s %q: %v", file, limit, err)
+	}
+	pid, err := os.ReadFile(filepath.Join(pg.Standby.Dir, "postmaster.pid"))
+	if err != nil {
+		c.T.Fatal(err)
+	}
+	main := strings.SplitN(string(pid), "\n", 2)[0]
+	kids, _ := exec.Command("pgrep", "-P", main).Output()
+	for _, p := range append([]string{main}, strings.Fields(string(kids))...) {
+		if err := os.WriteFile(filepath.Join(cg, "cgroup.procs"), []byte(p), 0); err != nil {
+			c.T.Fatalf("moving %s into %s: %v", p, cg, err)
+		}
+	}
+}
+
+var standbyDiskScenarios = []Scenario{
+	{
+		Name: "repl/standby-disk-slow", CI: true,
+		Question: "the standby falls behind: is it the network?",
+		Truth: "4 ms, 100 Mbit/s, 4 MB/s of log; the standby's WAL is on a filesystem of its own whose writes are held to 1 MiB/s: " +
+			"its walreceiver, which writes and flushes between its reads, holds the stream back, and the send queue grows on the primary",
+		Say:    []string{"repl.standby_disk_bottleneck"},
+		NotSay: []string{"repl.keeping_up", "repl.send_queue_growing"},
+		Run: func(c *Case) {
+			l := c.Line(testbed.DelayLineOptions{RTT: 4 * time.Millisecond, RateBitsPerSecond: 100e6})
+			pg := startPG(c.T, l)
+			if err := pg.StopStandby(context.Background()); err != nil {
+				c.T.Fatal(err)
+			}
+			_, dev := c.walOnOwnFS(pg)
+			if err := pg.StartStandby(context.Background()); err != nil {
+				c.T.Fatal(err)
+			}
+			c.throttleStandby(pg, dev, 1<<20)
+			rep := c.replWatch(l, pg, "4MB/s", 12*time.Second, 2*time.Second, 8*time.Second)
+			if last := rep.Repl.Last; last != nil && len(last.Replicas) == 1 {
+				st := last.Replicas[0]
+				c.Expect("the walreceiver waited on its disk at the last poll (the throttle holds)", strings.HasPrefix(st.ReceiverWait, "IO/"), st.ReceiverWait)
+			}
+		},
+	},
+}
