@@ -11,34 +11,25 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/narrows/narrows/internal/itest"
 	"github.com/narrows/narrows/internal/testbed"
 	"github.com/narrows/narrows/internal/testbed/dbserver"
 )
 
 // walOnOwnFS moves the stopped standby's pg_wal onto an ext4 of its own
-// (a loop device) and returns that filesystem's mount point and device.
-func (c *Case) walOnOwnFS(pg *dbserver.Postgres) (string, string) {
+// (a loop device) and returns that device.
+func (c *Case) walOnOwnFS(pg *dbserver.Postgres) string {
 	c.T.Helper()
 	itest.RequireRoot(c.T, "a loop device")
 	image := filepath.Join(c.T.TempDir(), "wal.img")
 	if f, err := os.Create(image); err != nil || f.Truncate(1<<30) != nil || f.Close() != nil {
 		c.T.Fatalf("an image for the standby's WAL: %v", err)
 	}
-	if out, err := exec.Command("mkfs.ext4", "-q", "-E", "lazy_itable_init=0,lazy_journal_init=0", image).CombinedOutput(); err != nil {
-		c.T.Fatalf("mkfs.ext4: %v: %s", err, out)
-	}
-	dev := itest.LoopDevice(c.T, image)
 	dir, err := pg.ScratchDir("walfs")
 	if err != nil {
 		c.T.Fatal(err)
 	}
-	if err := unix.Mount(dev, dir, "ext4", 0, ""); err != nil {
-		c.T.Fatal(err)
-	}
-	c.T.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) }) //nolint:errcheck
+	dev := c.mountExt4At(image, dir)
 	// Stop the standby before the filesystem goes (cleanups run last first).
 	c.T.Cleanup(func() { pg.StopStandby(context.Background()) }) //nolint:errcheck
 	wal := filepath.Join(pg.Standby.Dir, "pg_wal")
@@ -53,7 +44,7 @@ func (c *Case) walOnOwnFS(pg *dbserver.Postgres) (string, string) {
 			c.T.Fatalf("%v: %v: %s", cmd, err, out)
 		}
 	}
-	return dir, dev
+	return dev
 }
 
 // throttleStandby holds the running standby's processes to bps bytes a
@@ -115,7 +106,7 @@ var standbyDiskScenarios = []Scenario{
 			if err := pg.StopStandby(context.Background()); err != nil {
 				c.T.Fatal(err)
 			}
-			_, dev := c.walOnOwnFS(pg)
+			dev := c.walOnOwnFS(pg)
 			if err := pg.StartStandby(context.Background()); err != nil {
 				c.T.Fatal(err)
 			}

@@ -39,19 +39,27 @@ func (c *Case) ext4(size int64) string {
 // device on a new directory until the end of the case.
 func (c *Case) mountExt4(image string) string {
 	c.T.Helper()
-	if out, err := exec.Command("mkfs.ext4", "-q", "-E", "lazy_itable_init=0,lazy_journal_init=0", image).CombinedOutput(); err != nil {
-		c.T.Fatalf("mkfs.ext4: %v: %s", err, out)
-	}
-	dev := itest.LoopDevice(c.T, image)
 	dir := filepath.Join(c.T.TempDir(), "ext4")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		c.T.Fatal(err)
 	}
+	c.mountExt4At(image, dir)
+	return dir
+}
+
+// mountExt4At makes an ext4 on image, eagerly, and mounts it through a
+// loop device on dir until the end of the case; it returns the device.
+func (c *Case) mountExt4At(image, dir string) string {
+	c.T.Helper()
+	if out, err := exec.Command("mkfs.ext4", "-q", "-E", "lazy_itable_init=0,lazy_journal_init=0", image).CombinedOutput(); err != nil {
+		c.T.Fatalf("mkfs.ext4: %v: %s", err, out)
+	}
+	dev := itest.LoopDevice(c.T, image)
 	if err := unix.Mount(dev, dir, "ext4", 0, ""); err != nil {
 		c.T.Fatal(err)
 	}
 	c.T.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) }) //nolint:errcheck
-	return dir
+	return dev
 }
 
 // syncFrom measures the replica's flush twice, as plan sync --from reads
