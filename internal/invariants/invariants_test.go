@@ -26,6 +26,13 @@ func iv(start, end time.Duration, tp float64) result.Interval {
 	return i
 }
 
+// ivTCP is iv with the sender's window at its end.
+func ivTCP(start, end time.Duration, tp float64, cwnd int64) result.Interval {
+	i := iv(start, end, tp)
+	i.TCP = &result.TCPInterval{CwndBytes: cwnd}
+	return i
+}
+
 func finding(code, summary string, values map[string]float64) result.Finding {
 	return result.Finding{Code: code, Severity: "info", Summary: summary, Values: values}
 }
@@ -53,6 +60,14 @@ func TestCheck(t *testing.T) {
 			[]result.Interval{iv(0, time.Second, line), iv(time.Second, 2*time.Second, 1.04*line)}, Path{line}, ""},
 		{"a closing fragment faster than the line", func() *result.Report { return streamReport(0.99 * line) },
 			[]result.Interval{iv(0, 5*time.Second, line), iv(5*time.Second, 5*time.Second+500*time.Microsecond, 8.7*line)}, Path{line}, RuleRate},
+		// 1% loss with BBR at 30 ms: bytes held behind a hole are read in
+		// the next second, up to what was in flight when it began.
+		{"a second reads what waited behind a loss", func() *result.Report { return streamReport(0.99 * line) },
+			[]result.Interval{ivTCP(0, time.Second, 0.98*line, 2<<20), ivTCP(time.Second, 2*time.Second, 1.057*line, 2<<20)}, Path{line}, ""},
+		{"more than was in flight", func() *result.Report { return streamReport(0.99 * line) },
+			[]result.Interval{ivTCP(0, time.Second, 0.98*line, 256<<10), ivTCP(time.Second, 2*time.Second, 1.07*line, 2<<20)}, Path{line}, RuleRate},
+		{"a fragment is held to the line alone", func() *result.Report { return streamReport(0.99 * line) },
+			[]result.Interval{ivTCP(0, time.Second, 0.98*line, 2<<20), ivTCP(time.Second, 1100*time.Millisecond, 1.2*line, 2<<20)}, Path{line}, RuleRate},
 		{"a summary faster than the line", func() *result.Report { return streamReport(1.06 * line) }, nil, Path{line}, RuleRate},
 		{"the wire rate faster than the line", func() *result.Report {
 			r := streamReport(0.98 * line)
