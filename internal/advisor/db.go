@@ -172,7 +172,7 @@ func replica(st *result.ReplicaState, pollGen *float64, w result.ReplWords) {
 		// MySQL: nothing is fetched while the IO thread is off.
 		set(result.VerdictSendQueue, fmt.Sprintf("%s queue growing: the IO thread is not running (%s), so nothing is fetched%s; %s %s",
 			w.Send, st.IOThread, atGeneration(gen, genKnown), size(unsent), w.Unsent))
-	case hasUnsent && unsent > small && genKnown && hasSend && gen-sendRate > growth && st.ReceiverOnDisk >= DiskPolls:
+	case hasUnsent && unsent > small && genKnown && hasSend && gen-sendRate > growth && st.ReceiverOnDisk >= ReceiverDiskPolls:
 		// PostgreSQL's walreceiver writes and flushes between its reads:
 		// a standby's slow disk holds the network back and grows the
 		// send queue on the primary, not the unflushed log.
@@ -557,6 +557,14 @@ func rpoOf(_ *result.ReplicaState, w result.ReplWords) string { return w.Unsent 
 // grow before its disk is named the bottleneck: the first poll after an
 // outage receives a burst faster than any disk flushes it.
 const DiskPolls = 2
+
+// ReceiverDiskPolls is how many polls in a row a PostgreSQL standby's
+// walreceiver must be seen waiting on its own disk before the disk is
+// named for a growing send queue. Each poll is one sample of an instant:
+// a walreceiver on its disk 30% of the time would be seen there at two
+// polls in a row 9% of the time, at three 2.7%. (One whose disk holds the
+// stream waited on it in 94 of 94 samples: repl/standby-disk-slow.)
+const ReceiverDiskPolls = 3
 
 func abs(d time.Duration) time.Duration { return max(d, -d) }
 

@@ -49,10 +49,10 @@ func TestReplVerdicts(t *testing.T) {
 		// PostgreSQL's walreceiver writes between its reads: a slow disk
 		// grows the send queue, and the walreceiver's wait tells.
 		{"standby disk behind the walreceiver", f64(4 * MB), result.ReplicaState{State: "streaming", Unsent: i64(20_000_000), Unwritten: i64(0), Unflushed: i64(0), Unreplayed: i64(0),
-			SendRate: f64(1 * MB), WriteRate: f64(1 * MB), FlushRate: f64(1 * MB), ReplayRate: f64(1 * MB), ReceiverWait: "IO/WALInitSync", ReceiverOnDisk: DiskPolls},
-			result.VerdictDisk, "walreceiver was waiting on its own disk (IO/WALInitSync) at the last 2 polls", nil},
-		{"one poll of the walreceiver on its disk", f64(4 * MB), result.ReplicaState{State: "streaming", Unsent: i64(20_000_000), Unwritten: i64(0), Unflushed: i64(0), Unreplayed: i64(0),
-			SendRate: f64(1 * MB), WriteRate: f64(1 * MB), FlushRate: f64(1 * MB), ReplayRate: f64(1 * MB), ReceiverWait: "IO/WALWrite", ReceiverOnDisk: 1},
+			SendRate: f64(1 * MB), WriteRate: f64(1 * MB), FlushRate: f64(1 * MB), ReplayRate: f64(1 * MB), ReceiverWait: "IO/WALInitSync", ReceiverOnDisk: ReceiverDiskPolls},
+			result.VerdictDisk, "walreceiver was waiting on its own disk (IO/WALInitSync) at the last 3 polls", nil},
+		{"two polls of the walreceiver on its disk: a sample of an instant", f64(4 * MB), result.ReplicaState{State: "streaming", Unsent: i64(20_000_000), Unwritten: i64(0), Unflushed: i64(0), Unreplayed: i64(0),
+			SendRate: f64(1 * MB), WriteRate: f64(1 * MB), FlushRate: f64(1 * MB), ReplayRate: f64(1 * MB), ReceiverWait: "IO/WALWrite", ReceiverOnDisk: ReceiverDiskPolls - 1},
 			result.VerdictSendQueue, "send queue growing", nil},
 		{"send queue, the walreceiver on the network", f64(4 * MB), result.ReplicaState{State: "streaming", Unsent: i64(20_000_000), Unwritten: i64(0), Unflushed: i64(0), Unreplayed: i64(0),
 			SendRate: f64(1 * MB), WriteRate: f64(1 * MB), FlushRate: f64(1 * MB), ReplayRate: f64(1 * MB), ReceiverWait: "Activity/WalReceiverMain"},
