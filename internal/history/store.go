@@ -244,7 +244,7 @@ func (s *Store) prepare(ctx context.Context) error {
 // toWAL switches the store's file to WAL. The switch takes the file
 // whole, and SQLite answers SQLITE_BUSY at once, without its busy
 // handler, while another narrows holds it (two processes opening a new
-// store: 2-6 in 240 opens failed, "database is locked", and a run's
+// store: 1-6 in 240 opens failed, "database is locked", and a run's
 // history was lost): it is tried again until the busy timeout.
 func (s *Store) toWAL(ctx context.Context) error {
 	deadline := time.Now().Add(busyTimeout)

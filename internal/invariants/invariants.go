@@ -38,14 +38,6 @@ const Slack = 1.05
 // the bytes the receiver held behind a loss when it began.
 const HeldMinimum = 250 * time.Millisecond
 
-// heldWords says what an interval was allowed beyond the line's rate.
-func heldWords(held int64, length time.Duration) string {
-	if held <= 0 || length < HeldMinimum {
-		return ""
-	}
-	return fmt.Sprintf(" + the %s in flight when it began", metric.FormatBytes(held))
-}
-
 // Path is what the measured path can carry, when the caller knows it (a
 // test's delay line, a shaper). Zero: the report's own facts give the
 // interfaces' speed, when they tell it.
@@ -194,14 +186,14 @@ func (c *checker) rates(rep *result.Report, ivs []result.Interval, path Path, wh
 		if iv.TCP != nil {
 			prevCwnd[key] = iv.TCP.CwndBytes
 		}
-		length := (iv.End - iv.Start).D()
-		allowed := limit * Slack
-		if length >= HeldMinimum {
+		allowed, also := limit*Slack, ""
+		if length := (iv.End - iv.Start).D(); length >= HeldMinimum && held > 0 {
 			allowed += float64(8*held) / length.Seconds()
+			also = " + the " + metric.FormatBytes(held) + " in flight when it began"
 		}
 		if iv.Throughput > allowed {
 			c.add(RuleRate, "%sinterval %s %.2f-%.2f s reads %s, above %s %s × %.2f%s", where, iv.Direction, iv.Start.D().Seconds(), iv.End.D().Seconds(),
-				metric.FormatBitRate(iv.Throughput), what, metric.FormatBitRate(limit), Slack, heldWords(held, length))
+				metric.FormatBitRate(iv.Throughput), what, metric.FormatBitRate(limit), Slack, also)
 		}
 	}
 	if s := rep.Stream; s != nil {

@@ -141,7 +141,7 @@ func (p Path) withDefaults(mtu int) (Path, error) {
 	}
 	if p.FlowRateBitsPerSecond > 0 {
 		if p.RateBitsPerSecond > 0 || p.QueueBytes > 0 {
-			return p, errors.New("a per-flow rate with a line rate or its queue is not modelled: give one or the other")
+			return p, errors.New("a per-flow rate with a line rate or its queue is not modelled: give the rate per flow or for the line, not both")
 		}
 		p.QueueDelay = queueDelay(p)
 		if p.FlowQueueBytes == 0 {
@@ -153,7 +153,7 @@ func (p Path) withDefaults(mtu int) (Path, error) {
 		return p, nil
 	}
 	if p.FlowQueueBytes != 0 {
-		return p, errors.New("a flow queue needs a per-flow rate")
+		return p, errors.New("a flow queue needs a per-flow rate: give one (FlowRateBitsPerSecond, --flow-rate) or leave the flow queue out")
 	}
 	if p.RateBitsPerSecond == 0 {
 		if p.QueueBytes != 0 || p.QueueDelay != 0 {

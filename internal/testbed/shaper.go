@@ -24,7 +24,7 @@ const (
 // The line is a single server: a packet's transmission starts at
 // max(arrival, the end of the previous transmission) and takes
 // size×8/rate; the bytes still waiting for the line when a packet arrives
-// are (linkFree − arrival) × rate, and the packet is dropped when they and
+// are (free − arrival) × rate, and the packet is dropped when they and
 // it would exceed the queue. It then travels Delay ± Jitter.
 //
 // With a per-flow rate (Path.FlowRateBitsPerSecond) there is no shared
@@ -34,8 +34,12 @@ const (
 type shaper struct {
 	p     Path
 	rng   *rand.Rand
-	line  server              // the line, or every flow's when flows is nil
+	line  server              // the shared line (unused with a per-flow rate)
 	flows map[flowKey]*server // per flow, with a per-flow rate
+	// sweepAt is the number of flows at which the idle ones are next
+	// forgotten: twice what a sweep left, so a sweep is paid for by as
+	// many new flows as it kept.
+	sweepAt int
 }
 
 // server is one FIFO served at a rate: the line, or one flow's shaper.
@@ -121,12 +125,13 @@ func (s *shaper) flow(k flowKey, now time.Duration) *server {
 	if sv, ok := s.flows[k]; ok {
 		return sv
 	}
-	if len(s.flows) >= maxIdleFlows {
+	if len(s.flows) >= max(s.sweepAt, maxIdleFlows) {
 		for fk, sv := range s.flows {
 			if sv.free <= now && sv.lastDep <= now {
 				delete(s.flows, fk)
 			}
 		}
+		s.sweepAt = 2 * len(s.flows)
 	}
 	sv := &server{}
 	s.flows[k] = sv

@@ -260,3 +260,20 @@ func TestFlowOf(t *testing.T) {
 		}
 	}
 }
+
+// TestShaperForgetsIdleFlows: flows that have nothing queued or in flight
+// are forgotten once there are many, so a long run of short connections
+// keeps the shaper's memory bounded.
+func TestShaperForgetsIdleFlows(t *testing.T) {
+	s := newShaper(Path{FlowRateBitsPerSecond: 1e9, FlowQueueBytes: 1 << 20}, 1, 1)
+	for i := range 5 * maxIdleFlows {
+		pkt := tcp4(uint16(i), uint16(i>>16)+1)
+		// One packet each, a millisecond apart: each flow idle by the next.
+		if _, _, v := s.arriveWait(time.Duration(i)*time.Millisecond, len(pkt), pkt); v != forward {
+			t.Fatalf("packet %d dropped", i)
+		}
+		if len(s.flows) > 2*maxIdleFlows {
+			t.Fatalf("%d flows kept after %d connections, most of them idle", len(s.flows), i+1)
+		}
+	}
+}

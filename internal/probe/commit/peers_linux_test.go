@@ -22,8 +22,8 @@ import (
 // within 10% of fio's. Without the idle, fio's back-to-back flushes read
 // faster on this VM: the agent's median was 1.13-1.22 of them in five
 // runs on an idle machine (a flush after an idle waits longer), and
-// 0.98-1.09 of fio's with the idle in three. The agent is its own process, as on a replica's
-// host (in the test's process, beside the client's goroutines, its flush
+// 0.98-1.09 of fio's with the idle in three. The agent is its own
+// process, as on a replica's host (in the test's process, beside the client's goroutines, its flush
 // read 1.14 of fio's: two programs' threads on two vCPUs, not the
 // agent's). The tools run in turn, each first in every other round, and
 // the median of the rounds' ratios is held: on a machine others load, a

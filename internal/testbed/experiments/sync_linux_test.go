@@ -78,16 +78,31 @@ func walSince(t *testing.T, pg *dbserver.Postgres, from string) float64 {
 // position at, and returns how long that took.
 func waitFlushed(t *testing.T, pg *dbserver.Postgres, at string, limit time.Duration) time.Duration {
 	t.Helper()
-	t0 := time.Now()
-	for {
-		if psql(t, pg, pg.Primary, fmt.Sprintf("SELECT coalesce(bool_or(flush_lsn >= '%s'), false) FROM pg_stat_replication WHERE application_name = '%s'", at, pg.Standby.Name)) == "t" {
-			return time.Since(t0)
-		}
-		if time.Since(t0) > limit {
-			t.Fatalf("the standby did not flush up to %s within %v", at, limit)
+	return waitUntil(t, time.Now(), limit, "the standby to flush up to "+at, func() bool {
+		return psql(t, pg, pg.Primary, fmt.Sprintf("SELECT coalesce(bool_or(flush_lsn >= '%s'), false) FROM pg_stat_replication WHERE application_name = '%s'", at, pg.Standby.Name)) == "t"
+	})
+}
+
+// waitReplayed waits until the standby itself has replayed the primary's
+// WAL up to position at, and returns how long that took from since.
+func waitReplayed(t *testing.T, pg *dbserver.Postgres, at string, since time.Time, limit time.Duration) time.Duration {
+	t.Helper()
+	return waitUntil(t, since, limit, "the standby to replay up to "+at, func() bool {
+		return psql(t, pg, pg.Standby, fmt.Sprintf("SELECT pg_last_wal_replay_lsn() >= '%s'", at)) == "t"
+	})
+}
+
+// waitUntil asks cond every 50 ms until it holds and returns the time
+// from since; it fails the test once limit has passed since since.
+func waitUntil(t *testing.T, since time.Time, limit time.Duration, what string, cond func() bool) time.Duration {
+	t.Helper()
+	for !cond() {
+		if time.Since(since) > limit {
+			t.Fatalf("waited %v for %s", limit, what)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	return time.Since(since)
 }
 
 // loadCommits runs `narrows db load` on host A against the primary at a

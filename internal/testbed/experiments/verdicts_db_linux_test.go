@@ -286,12 +286,9 @@ var replScenarios = []Scenario{
 					"-d", fmt.Sprintf("host=%s port=%d user=postgres dbname=postgres replication=database application_name=etl", pg.Primary.Sock, pg.Primary.Port))
 			}()
 			defer func() { cancel(); <-done }()
-			for i := 0; psql(c.T, pg, pg.Primary, "SELECT count(*) FROM pg_stat_replication WHERE application_name = 'etl'") != "1"; i++ {
-				if i == 100 {
-					c.T.Fatal("the replication connection did not show in pg_stat_replication within 10 s")
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
+			waitUntil(c.T, time.Now(), 10*time.Second, "the replication connection to show in pg_stat_replication", func() bool {
+				return psql(c.T, pg, pg.Primary, "SELECT count(*) FROM pg_stat_replication WHERE application_name = 'etl'") == "1"
+			})
 			rep := c.Narrows(l.A, "db", "repl", "--dsn", primaryDSN(pg), "--interval", "500ms", "--duration", "3s")
 			for _, f := range rep.Findings {
 				if f.Code == "repl.unknown" {
@@ -721,34 +718,23 @@ func catchingUp(rate float64, ci bool) Scenario {
 				c.T.Fatal(err)
 			}
 			// The backlog: about 27 MB of log, written while it is down.
-			lsn := "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint"
-			from := psql(c.T, pg, pg.Primary, lsn)
+			from := lsn(c.T, pg)
 			psql(c.T, pg, pg.Primary, "CREATE TABLE narrows_backlog AS SELECT g, repeat('x', 1000) AS pad FROM generate_series(1, 25000) g; DROP TABLE narrows_backlog")
-			to := psql(c.T, pg, pg.Primary, lsn)
-			a, _ := strconv.ParseInt(from, 10, 64)
-			b, _ := strconv.ParseInt(to, 10, 64)
-			c.T.Logf("the primary wrote %d bytes of log while the standby was down", b-a)
+			c.T.Logf("the primary wrote %.0f bytes of log while the standby was down", walSince(c.T, pg, from))
 			if err := pg.LaunchStandby(ctx); err != nil {
 				c.T.Fatal(err)
 			}
 			rep := c.Narrows(l.A, "db", "repl", "--dsn", primaryDSN(pg), "--replica-dsn", "standby1="+pg.DSN(pg.Standby, "narrows", dbserver.NarrowsPassword),
 				"--interval", "500ms", "--duration", "3s")
 			last := rep.Repl.Last
-			if last == nil || last.LogBytes == nil || len(last.Replicas) != 1 || last.Replicas[0].CatchUp == nil {
+			if last == nil || last.LogPosition == "" || len(last.Replicas) != 1 || last.Replicas[0].CatchUp == nil {
 				c.T.Fatalf("db repl's last poll has no log position or no catch-up time for the one standby: %+v", last)
 			}
-			predicted, end := last.Replicas[0].CatchUp.D(), *last.LogBytes
-			var caught time.Duration
-			for caught == 0 {
-				out := psql(c.T, pg, pg.Standby, "SELECT pg_wal_lsn_diff(pg_last_wal_replay_lsn(), '0/0')::bigint")
-				if n, err := strconv.ParseInt(out, 10, 64); err == nil && n >= end {
-					caught = time.Since(last.At)
-				} else if time.Since(last.At) > time.Minute+2*predicted {
-					c.T.Fatalf("the standby's replay is at %s, short of the log's end %d, %v after db repl's last poll (it said %v)", out, end, time.Since(last.At), predicted)
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
-			c.Within("the time the standby took to replay the log's end / db repl's catch-up time at its last poll", caught.Seconds(), predicted.Seconds(), 0.8, 1.25,
+			// The truth: when the standby replayed the log's end as that
+			// poll saw it, from the poll.
+			predicted := last.Replicas[0].CatchUp.D()
+			caught := waitReplayed(c.T, pg, last.LogPosition, last.At, time.Minute+2*predicted)
+			c.Within("db repl's catch-up time at its last poll / the time the standby took to replay the log's end", predicted.Seconds(), caught.Seconds(), 0.8, 1.25,
 				"the line's rate sets both; the prediction is made from one 500 ms interval's rates, the truth is sampled every 50 ms")
 		},
 	}

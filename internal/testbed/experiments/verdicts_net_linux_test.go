@@ -206,21 +206,20 @@ var rrScenarios = []Scenario{
 		NotSay: []string{"rr.bufferbloat"},
 		Quiet:  []string{"rr.under_load_ok"},
 		Run: func(c *Case) {
-			l := c.Line(testbed.DelayLineOptions{RTT: 2 * time.Millisecond, FlowRateBitsPerSecond: 20e6})
+			const rtt = 2 * time.Millisecond
+			l := c.Line(testbed.DelayLineOptions{RTT: rtt, FlowRateBitsPerSecond: 20e6})
 			ccOn(c, l, "reno")
 			addr := c.Agent(l.B)
-			before := l.Stats()
+			before := l.Stats().AtoB
 			rep := c.Narrows(l.A, "net", "rr", "--to", addr, "--under-load", "--load-streams", "4", "--duration", "5s")
-			after := l.Stats()
+			run := l.Stats().AtoB.Sub(before)
 			if rep.Loaded == nil {
 				c.T.Fatal("net rr --under-load wrote no under-load summary")
 			}
-			queued := after.AtoB.Queued - before.AtoB.Queued
-			if queued <= 0 {
+			if run.Queued == 0 {
 				c.T.Fatal("the line queued nothing")
 			}
-			wait := (after.AtoB.QueueWait - before.AtoB.QueueWait) / time.Duration(queued)
-			c.Within("the loaded connections' own round trip less the line's / the line's mean queue wait toward the agent", (rep.Loaded.Self.D() - 2*time.Millisecond).Seconds(), wait.Seconds(), 0.5, 1.5,
+			c.Within("the loaded connections' own round trip less the line's / the line's mean queue wait toward the agent", (rep.Loaded.Self.D() - rtt).Seconds(), run.QueueWaitMean().Seconds(), 0.5, 1.5,
 				"the kernel's smoothed round trip at the end against the mean wait of every packet over the run (the idle phase's included)")
 		},
 	},

@@ -71,9 +71,6 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	if o.FlowRateBitsPerSecond, err = parseRate(*flowRate); err != nil {
 		return c, usagef("--flow-rate %v", err)
 	}
-	if o.FlowRateBitsPerSecond > 0 && o.RateBitsPerSecond > 0 {
-		return c, usagef("--flow-rate with --rate: a per-connection limit before a shared line is not modelled; give one of them")
-	}
 	if o.Loss, err = parseLoss(*loss); err != nil {
 		return c, usagef("--loss %v", err)
 	}
