@@ -19,6 +19,11 @@ const (
 	// CPUBound: a single stream is one thread at each end; past this share
 	// of a core that thread, not the link, sets the rate.
 	CPUBound = 85.0
+	// CPUThrottled: the share of its CPU limit's periods in which an end
+	// used up its quota and was held off the CPU, past which that limit
+	// (a container's, a service's), not the link, sets the rate: the end
+	// wanted more CPU than it was given most of the time.
+	CPUThrottled = 0.5
 	// WindowBound: share of busy time stalled on the receiver's window or
 	// the sender's buffer past which the window is what limits the stream.
 	WindowBound = 0.5
@@ -186,7 +191,9 @@ type reading struct {
 	cause    string
 	cpuSide  string
 	cpuPct   float64
-	stall    float64 // share of busy time stalled on a window
+	// throttled: the client's CPU limit held it off the CPU (CPUThrottled).
+	throttled bool
+	stall     float64 // share of busy time stalled on a window
 	// fullWindow: rate × RTT reached the peer's window (a paced sender
 	// keeps it full without stalling on it).
 	fullWindow bool
@@ -208,6 +215,12 @@ func read(run result.StreamRun, s *result.Stream) reading {
 	roomy := rd.cmp != nil && rd.cmp.Ratio >= Headroom
 	flat := rd.cmp != nil && rd.cmp.Ratio < Headroom
 	switch {
+	case run.CPU.LocalLimitCores > 0 && run.CPU.LocalThrottledShare >= CPUThrottled:
+		// A limit that held this end off the CPU in most of its periods
+		// is what sets the rate, on one machine or across a network; its
+		// CPU figure reads the limit (20% of a core under a 0.2 limit),
+		// never CPUBound.
+		rd.cause, rd.throttled, rd.cpuSide, rd.cpuPct = causeCPU, true, "client", run.CPU.Local
 	case rd.sameHost && s.Config.WindowBytes == 0 && t != nil:
 		// With no network between the ends, the host is the limit,
 		// whichever part of it shows: one core (its words quote the CPU
@@ -362,6 +375,16 @@ func (rd *reading) limit() result.Finding {
 	run, t := rd.run, rd.run.TCP
 	switch rd.cause {
 	case causeCPU:
+		if rd.throttled {
+			c := run.CPU
+			return result.Finding{Code: "stream.cpu_limited", Severity: "warning",
+				Summary: fmt.Sprintf("CPU-limited: the client runs under a CPU limit of %.3g of a core (its cgroup's quota), and used it up in %.0f%% of the limit's periods.",
+					c.LocalLimitCores, 100*c.LocalThrottledShare),
+				Detail: fmt.Sprintf("It used %.0f%% of a core and was held off the CPU for the rest of each period it ran out: the limit, not the link, set this rate, "+
+					"and more streams share the same limit. A container's or a service's limit (Kubernetes resources.limits.cpu, docker --cpus, systemd CPUQuota) "+
+					"holds a database in it the same way. Measure the network from a host or container without the limit.", c.Local),
+				Values: map[string]float64{"cpu_percent_of_core": c.Local, "cpu_limit_cores": c.LocalLimitCores, "cpu_throttled_share": c.LocalThrottledShare}}
+		}
 		f := result.Finding{Code: "stream.cpu_limited", Severity: "warning",
 			Summary: fmt.Sprintf("CPU-limited: the %s used %.0f%% of a core.", rd.cpuSide, rd.cpuPct),
 			Detail: "One stream is one thread at each end, so one core sets its rate here, not the link. Database replication has the same limit; " +

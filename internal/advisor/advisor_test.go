@@ -44,6 +44,16 @@ func TestStreamVerdicts(t *testing.T) {
 			return r
 		}(), "stream.link_limited", "CPU not measured"},
 		{"no tcp_info", run(190e6, 10, 8, nil), "stream.limit_unknown", "not available"},
+		{"a CPU limit that held the client off the CPU", func() result.StreamRun {
+			r := run(900e6, 20, 30, &result.TCPSummary{RTT: rtt, RwndLimited: 0.6})
+			r.CPU.LocalLimitCores, r.CPU.LocalThrottledShare = 0.2, 0.93
+			return r
+		}(), "stream.cpu_limited", "a CPU limit of 0.2 of a core (its cgroup's quota), and used it up in 93%"},
+		{"a CPU limit the client stayed within: the link", func() result.StreamRun {
+			r := run(190e6, 10, 8, &result.TCPSummary{RTT: rtt, RetransRatio: 0.002})
+			r.CPU.LocalLimitCores, r.CPU.LocalThrottledShare = 2, 0.01
+			return r
+		}(), "stream.link_limited", "filled the path"},
 		{"link, on a Windows that gives no stall times (TCP_INFO_v0)", run(190e6, 10, 8, &result.TCPSummary{RTT: rtt, StallsUnknown: true}), "stream.link_limited", "stall times not reported by the sender's system"},
 		{"window on TCP_INFO_v0: the full window still tells", run(26e6, 5, 5, &result.TCPSummary{RTT: rtt, BDPBytes: 80000, SndWndBytes: 81920, StallsUnknown: true}), "stream.window_limited", "reached the peer's window"},
 	}

@@ -125,6 +125,13 @@ type CPU struct {
 	Local     float64 `json:"local_percent_of_core"`
 	Remote    float64 `json:"remote_percent_of_core"`
 	Available bool    `json:"available"`
+	// LocalLimitCores is the CPU limit this end ran under (its cgroup's
+	// quota ÷ period: a container's or a service's CPU limit), in cores;
+	// absent when there is none. LocalThrottledShare is the share of the
+	// limit's periods during the run in which this end used up its quota
+	// and was held off the CPU.
+	LocalLimitCores     float64 `json:"local_cpu_limit_cores,omitempty"`
+	LocalThrottledShare float64 `json:"local_cpu_throttled_share,omitempty"`
 }
 
 // Comparison sets the single stream against N parallel streams.

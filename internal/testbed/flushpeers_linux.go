@@ -8,66 +8,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
 
-// The log flush's peers: what a DBA checks narrows' log flush against.
-// PostgreSQL's pg_test_fsync times 8 kB writes each made durable, its
-// fdatasync line writing through the page cache into a preallocated file;
-// fio, given the same pattern, times the flush alone.
-
-// PgTestFsync finds PostgreSQL's pg_test_fsync (Debian installs it under
-// /usr/lib/postgresql/VERSION/bin), or skips the test.
-func PgTestFsync(t testing.TB) string {
-	t.Helper()
-	found, _ := filepath.Glob("/usr/lib/postgresql/*/bin/pg_test_fsync")
-	if p, err := exec.LookPath("pg_test_fsync"); err == nil {
-		found = append(found, p)
-	}
-	if len(found) == 0 {
-		t.Skip("pg_test_fsync not found (Debian: apt-get install -y postgresql)")
-	}
-	slices.Sort(found)
-	return found[len(found)-1]
-}
-
-// PgTestFsyncRate runs pg_test_fsync with its test file in dir, secs
-// seconds a test, and returns its "one 8kB write" fdatasync line in
-// operations per second.
-func PgTestFsyncRate(t testing.TB, bin, dir string, secs int) float64 {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(30*secs+60)*time.Second)
-	defer cancel()
-	file := filepath.Join(dir, "pg_test_fsync.out")
-	out, err := exec.CommandContext(ctx, bin, "-f", file, "-s", strconv.Itoa(secs)).CombinedOutput()
-	os.Remove(file)
-	if err != nil {
-		t.Fatalf("pg_test_fsync: %v\n%s", err, out)
-	}
-	// Compare file sync methods using one 8kB write:
-	// ...
-	//         fdatasync                          7257.102 ops/sec     138 usecs/op
-	section := false
-	for _, line := range strings.Split(string(out), "\n") {
-		if strings.Contains(line, "using one 8kB write") {
-			section = true
-			continue
-		}
-		f := strings.Fields(line)
-		if section && len(f) >= 3 && f[0] == "fdatasync" && f[2] == "ops/sec" {
-			v, err := strconv.ParseFloat(f[1], 64)
-			if err != nil || v <= 0 {
-				break
-			}
-			return v
-		}
-	}
-	t.Fatalf("pg_test_fsync printed no fdatasync rate for one 8kB write:\n%s", out)
-	return 0
-}
+// The log flush's peer: fio, given the pattern a database writes its log
+// in, times the flush alone. (PostgreSQL's pg_test_fsync rewrites one
+// block at offset 0: bench/commit.sh sets it beside narrows.)
 
 // Fio finds fio, or skips the test.
 func Fio(t testing.TB) string {
@@ -99,12 +47,25 @@ type FioFlush struct {
 // reads slower than one back to back.
 func FioLogFlush(t testing.TB, bin, dir string, size, block int64, d, think time.Duration) FioFlush {
 	t.Helper()
-	file := filepath.Join(dir, "fio-log.dat")
+	file := FioLogFile(t, dir, size)
 	defer os.Remove(file)
+	f := FioLogFlushOn(t, bin, file, size, block, d, think)
+	if f.IOPS == 0 {
+		t.FailNow()
+	}
+	return f
+}
+
+// FioLogFile lays out fio's log file in dir: size bytes of zeros, made
+// durable (a preallocated, zero-filled WAL segment). The caller removes it.
+func FioLogFile(t testing.TB, dir string, size int64) string {
+	t.Helper()
+	file := filepath.Join(dir, "fio-log.dat")
 	f, err := os.OpenFile(file, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer f.Close()
 	zero := make([]byte, 1<<20)
 	for off := int64(0); off < size; off += int64(len(zero)) {
 		if _, err := f.Write(zero[:min(int64(len(zero)), size-off)]); err != nil {
@@ -114,7 +75,13 @@ func FioLogFlush(t testing.TB, bin, dir string, size, block int64, d, think time
 	if err := f.Sync(); err != nil {
 		t.Fatal(err)
 	}
-	f.Close()
+	return file
+}
+
+// FioLogFlushOn runs fio's log pattern (see FioLogFlush) on file, laid
+// out by FioLogFile, for d. It may run on a goroutine of its own: it
+// reports a failure with t.Error and returns a zero FioFlush.
+func FioLogFlushOn(t testing.TB, bin, file string, size, block int64, d, think time.Duration) FioFlush {
 	ctx, cancel := context.WithTimeout(context.Background(), d+time.Minute)
 	defer cancel()
 	args := []string{"--name=log", "--filename=" + file, fmt.Sprintf("--size=%d", size), fmt.Sprintf("--bs=%d", block),
@@ -125,7 +92,8 @@ func FioLogFlush(t testing.TB, bin, dir string, size, block int64, d, think time
 	}
 	out, err := exec.CommandContext(ctx, bin, args...).Output()
 	if err != nil {
-		t.Fatalf("fio: %v\n%s", err, out)
+		t.Errorf("fio: %v\n%s", err, out)
+		return FioFlush{}
 	}
 	var r struct {
 		Jobs []struct {
@@ -147,12 +115,14 @@ func FioLogFlush(t testing.TB, bin, dir string, size, block int64, d, think time
 		s = s[i:] // some versions print notes before the JSON
 	}
 	if err := json.Unmarshal([]byte(s), &r); err != nil || len(r.Jobs) != 1 {
-		t.Fatalf("fio's output: %v\n%s", err, out)
+		t.Errorf("fio's output: %v\n%s", err, out)
+		return FioFlush{}
 	}
 	j := r.Jobs[0]
 	sync, write := j.Sync.Lat.Percentile["50.000000"], j.Write.Clat.Percentile["50.000000"]
 	if j.Write.IOPS <= 0 || sync <= 0 {
-		t.Fatalf("fio measured no flushed writes:\n%s", out)
+		t.Errorf("fio measured no flushed writes:\n%s", out)
+		return FioFlush{}
 	}
 	return FioFlush{IOPS: j.Write.IOPS, SyncP50: time.Duration(sync), WriteP50: time.Duration(write)}
 }

@@ -4,6 +4,8 @@ package disk
 
 import (
 	"fmt"
+	"math"
+	"os"
 	"testing"
 	"time"
 
@@ -65,78 +67,80 @@ func TestLogWriterThroughCache(t *testing.T) {
 }
 
 // TestLogFlushMatchesPeers holds the log profile's 8 KiB write +
-// fdatasync to the database's own tool and to fio on the same filesystem:
-// its commits per second within 10% of pg_test_fsync's fdatasync line for
-// one 8kB write, and its flush's median within 10% of fio's, fio writing
-// the same pattern (8 KiB through the page cache, each fdatasync'ed, over
-// a preallocated, zero-filled 16 MiB file: a WAL segment). Each peer's
-// run is paired with narrows' next to it in time (pg_test_fsync between
-// two of narrows', whose mean it is held to; fio and narrows in turn, each
-// first in every other round), and the median of the pairs' ratios is
-// held: on a machine others load, a run a minute later meets another
-// disk (here one pg_test_fsync of three read 684 ops/s between narrows'
-// 3,499 and 4,659). Before the log pattern wrote through the page cache with plain
-// system calls it read 0.71-0.79 of pg_test_fsync's rate on a quiet
-// ext4 (O_DIRECT, with io_uring's fsync), and 1.9 times it under other
-// writers' load.
+// fdatasync to fio on the same filesystem: its flush's median within 10%
+// of fio's, fio writing the same pattern (8 KiB through the page cache,
+// each fdatasync'ed, over a preallocated, zero-filled 16 MiB file: a WAL
+// segment).
+//
+// What this VM's disk does: its flush drifts by a third within a second
+// (fio's own median read 146-246 µs in runs a second apart), so one
+// run of each, even side by side in time, differs by up to 0.67-1.45
+// (24 pairs of 250 ms), with no bias by which ran first (1.006 and 1.013
+// over 48 pairs each). The test therefore pairs short runs, fio and
+// narrows in turn, each first in every other pair, on segments laid out
+// once (no file made or removed between the runs compared), and holds the
+// geometric mean of 40 pairs' ratios: the spread of one pair's log ratio
+// is about 0.14, so the mean's is about 0.022, and ±10% is four and a
+// half of it. Held to the median of 9 pairs of 500 ms, it failed one CI
+// run at 0.899 (pairs 0.66-1.24). Run side by side (both at once, each on
+// its own segment) narrows read 1.05-1.11 of fio: two writers' flushes
+// queue on one device, and that is not the pattern compared.
+//
+// pg_test_fsync's fdatasync test rewrites one 8 KiB block at offset 0
+// every time (strace: pwrite64(fd, buf, 8192, 0), then fdatasync), where a
+// WAL and narrows move on through a laid-out file: bench/disk.sh sets it
+// beside narrows; it is not the same pattern to hold narrows to.
 func TestLogFlushMatchesPeers(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs pg_test_fsync and fio for about two minutes")
+		t.Skip("runs fio for about half a minute")
 	}
-	pgtf, fio := testbed.PgTestFsync(t), testbed.Fio(t)
+	fio := testbed.Fio(t)
 	testbed.LockTiming(t)
 	dir := t.TempDir()
 	const segment = 16 << 20
-	narrows := func(d time.Duration) result.DiskPattern {
-		cfg := Config{Dir: dir, Size: segment, Patterns: []Pattern{logPattern()}, Duration: d, Interval: d, Engine: EngineAuto, Seed: 1}
-		tg, err := Open(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tg.Close()
-		if err := tg.Layout(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+	const d = 200 * time.Millisecond
+	tg, err := Open(Config{Dir: dir, Size: segment, Patterns: []Pattern{logPattern()}, Duration: d, Interval: d, Engine: EngineAuto, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	if err := tg.Layout(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	file := testbed.FioLogFile(t, dir, segment)
+	defer os.Remove(file)
+	ours := func() result.DiskPattern {
 		res, err := tg.Run(t.Context(), func(result.Interval) {})
 		if err != nil || len(res.Patterns) != 1 || res.Patterns[0].FlushLatency == nil || !res.Patterns[0].ThroughCache {
 			t.Fatalf("narrows' log pattern: %v %+v", err, res)
 		}
 		return res.Patterns[0]
 	}
-	var rates, flushes []float64
-	for r := range 5 {
-		before := narrows(time.Second)
-		pg := testbed.PgTestFsyncRate(t, pgtf, dir, 1)
-		after := narrows(time.Second)
-		ours := (before.IOPS + after.IOPS) / 2
-		rates = append(rates, ours/pg)
-		t.Logf("pg_test_fsync %d: narrows %.0f and %.0f commits/s around pg_test_fsync's fdatasync %.0f ops/s: %.3f", r+1, before.IOPS, after.IOPS, pg, ours/pg)
+	theirs := func() testbed.FioFlush {
+		f := testbed.FioLogFlushOn(t, fio, file, segment, 8<<10, d, 0)
+		if f.IOPS == 0 {
+			t.FailNow()
+		}
+		return f
 	}
-	for r := range 9 {
-		d := 500 * time.Millisecond
+	const pairs = 40
+	var logSum float64
+	for r := range pairs {
 		var p result.DiskPattern
 		var f testbed.FioFlush
 		if r%2 == 0 {
-			p, f = narrows(d), testbed.FioLogFlush(t, fio, dir, segment, 8<<10, d, 0)
+			p, f = ours(), theirs()
 		} else {
-			f = testbed.FioLogFlush(t, fio, dir, segment, 8<<10, d, 0)
-			p = narrows(d)
+			f, p = theirs(), ours()
 		}
-		ours := p.FlushLatency.P50.D().Seconds()
-		flushes = append(flushes, ours/f.SyncP50.Seconds())
-		t.Logf("fio %d: narrows' fdatasync p50 %.1f µs (%.0f commits/s), fio's %.1f µs (%.0f writes/s): %.3f", r+1, ours*1e6, p.IOPS, f.SyncP50.Seconds()*1e6, f.IOPS, ours/f.SyncP50.Seconds())
+		ratio := p.FlushLatency.P50.D().Seconds() / f.SyncP50.Seconds()
+		logSum += math.Log(ratio)
+		t.Logf("pair %d: narrows' fdatasync p50 %v (%.0f commits/s), fio's %v (%.0f writes/s): %.3f", r+1, p.FlushLatency.P50.D(), p.IOPS, f.SyncP50, f.IOPS, ratio)
 	}
-	rate, flush := testbed.Median(rates), testbed.Median(flushes)
-	msg := fmt.Sprintf("narrows' 8 KiB write + fdatasync on %s: commits/s %.3f of pg_test_fsync's fdatasync (median of %d pairs), flush p50 %.3f of fio's (median of %d pairs)",
-		dir, rate, len(rates), flush, len(flushes))
+	flush := math.Exp(logSum / pairs)
+	msg := fmt.Sprintf("narrows' 8 KiB write + fdatasync on %s: flush p50 %.3f of fio's (geometric mean of %d pairs of %v)", dir, flush, pairs, d)
 	t.Log("RESULT " + msg)
-	// Held to fio, which writes the same pattern. pg_test_fsync's
-	// fdatasync test rewrites one 8 KiB block at offset 0 every time
-	// (strace: pwrite64(fd, buf, 8192, 0), then fdatasync), where a WAL
-	// and narrows move on through a laid-out file: its rate is logged
-	// beside narrows', not held to it (0.78-0.95 of it in one CI proof on
-	// an idle machine, while the flush read 0.93-1.07 of fio's).
 	if flush < 0.9 || flush > 1.1 {
-		t.Error(msg + ": the flush outside ±10% of fio's")
+		t.Error(msg + ": outside ±10% of fio's")
 	}
 }

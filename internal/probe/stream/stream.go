@@ -161,6 +161,7 @@ func runPhase(ctx context.Context, s *client.Session, cfg Config, phase string, 
 	}
 	start := time.Now()
 	cpu0, cpuErr := sysinfo.CPUTime()
+	lim0, limErr := sysinfo.ReadCPULimit()
 	// stop ends the senders at the duration; halt ends everything.
 	var stop, halt atomic.Bool
 	stopTimer := time.AfterFunc(cfg.Duration, func() { stop.Store(true) })
@@ -253,6 +254,9 @@ func runPhase(ctx context.Context, s *client.Session, cfg Config, phase string, 
 		cpu = result.CPU{Local: 100 * float64(c1-cpu0) / float64(wall), Available: done.CPU > 0}
 		if done.Elapsed > 0 {
 			cpu.Remote = 100 * float64(done.CPU) / float64(done.Elapsed)
+		}
+		if lim1, err := sysinfo.ReadCPULimit(); limErr == nil && err == nil && lim1.Cores > 0 {
+			cpu.LocalLimitCores, cpu.LocalThrottledShare = lim1.Cores, lim1.ThrottledShare(lim0)
 		}
 	}
 	runs := acc.summary(done, cpu)

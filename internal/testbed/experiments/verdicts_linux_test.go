@@ -75,6 +75,12 @@ type Case struct {
 	host  *hostWatch
 	// broken are the invariants its reports broke.
 	broken []string
+	// cgroup, when set, is a cgroup narrows' own runs are started in
+	// (cpuQuota): a container's limits.
+	cgroup string
+	// cgroupMount mounts the cgroup file system cgroup is in, at the
+	// place the host has it, inside a namespace's own /sys.
+	cgroupMount string
 }
 
 // hostWatch sleeps a millisecond at a time for as long as a scenario runs
@@ -210,6 +216,16 @@ func (c *Case) NarrowsExit(h *testbed.Host, code int, args ...string) (*result.R
 	if h != nil { // nil: this host, outside the testbed's namespaces
 		wrap = inNS(h)
 	}
+	if c.cgroup != "" {
+		if h != nil {
+			// ip netns exec mounts a /sys of its own, without the
+			// cgroup file systems: mount them again in there, as a
+			// container's runtime mounts them in the container.
+			wrap = append(wrap, "sh", "-c", c.cgroupMount+` && exec "$@"`, "sh")
+		}
+		// A shell that moves itself in, then runs the rest.
+		wrap = append([]string{"sh", "-c", `echo $$ > "$0/cgroup.procs" && exec "$@"`, c.cgroup}, wrap...)
+	}
 	// Every report is held to the invariants by the run itself (itest
 	// asks every run to check what it emits), with the line's rate as
 	// what the path can carry.
@@ -327,7 +343,7 @@ func judge(s Scenario, c *Case) row {
 // matrix is every scenario, by area.
 func matrix() []Scenario {
 	return slices.Concat(streamScenarios, streamWordScenarios, rrScenarios, mtuScenarios, commitScenarios, diskScenarios,
-		dbScenarios, replScenarios, planScenarios, tuningScenarios, assumedPlanScenarios, backupScenarios, doctorScenarios, dbWordsScenarios, standbyDiskScenarios)
+		dbScenarios, replScenarios, planScenarios, tuningScenarios, assumedPlanScenarios, backupScenarios, doctorScenarios, dbWordsScenarios, standbyDiskScenarios, cpuScenarios)
 }
 
 // runAll is whether to run the whole matrix rather than its CI subset.

@@ -60,26 +60,11 @@ func (c *Case) throttleStandby(pg *dbserver.Postgres, dev string, bps int64) {
 		c.T.Fatal(err)
 	}
 	majMin := strings.TrimSpace(string(num))
-	root, file, limit := "/sys/fs/cgroup/blkio", "blkio.throttle.write_bps_device", fmt.Sprintf("%s %d", majMin, bps)
-	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil { // v2 only
-		root, file, limit = "/sys/fs/cgroup", "io.max", fmt.Sprintf("%s wbps=%d", majMin, bps)
-		os.WriteFile(filepath.Join(root, "cgroup.subtree_control"), []byte("+io +memory"), 0) //nolint:errcheck // may be on already
-	}
-	cg := filepath.Join(root, fmt.Sprintf("narrows-standby-%d", os.Getpid()))
-	if err := os.Mkdir(cg, 0o755); err != nil {
-		c.T.Fatalf("a cgroup to throttle the standby's disk: %v", err)
-	}
-	c.T.Cleanup(func() {
-		// Its processes back to the root (the standby stops first), then the group.
-		if b, err := os.ReadFile(filepath.Join(cg, "cgroup.procs")); err == nil {
-			for _, p := range strings.Fields(string(b)) {
-				os.WriteFile(filepath.Join(root, "cgroup.procs"), []byte(p), 0) //nolint:errcheck
-			}
-		}
-		os.Remove(cg) //nolint:errcheck
-	})
-	if err := os.WriteFile(filepath.Join(cg, file), []byte(limit), 0); err != nil {
-		c.T.Fatalf("%s %q: %v", file, limit, err)
+	cg, v2 := c.newCgroup("standby", "blkio", "+io +memory")
+	if v2 {
+		c.setCgroup(cg, "io.max", fmt.Sprintf("%s wbps=%d", majMin, bps))
+	} else {
+		c.setCgroup(cg, "blkio.throttle.write_bps_device", fmt.Sprintf("%s %d", majMin, bps))
 	}
 	pid, err := os.ReadFile(filepath.Join(pg.Standby.Dir, "postmaster.pid"))
 	if err != nil {

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package sysinfo
+
+func readCPULimit() (CPULimit, error) { return CPULimit{}, ErrUnavailable }

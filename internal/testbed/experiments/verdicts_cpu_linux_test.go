@@ -1,0 +1,98 @@
+//go:build linux
+
+package experiments
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/narrows/narrows/internal/testbed"
+)
+
+// cpuQuota makes a cgroup whose CPU quota is cores (a container's
+// limits.cpu, docker --cpus, systemd's CPUQuota) and runs narrows' own
+// commands in it from now on; the cgroup goes at the scenario's end.
+func (c *Case) cpuQuota(cores float64) {
+	c.T.Helper()
+	const period = 100000
+	cg, v2 := c.newCgroup("cpu", "cpu", "+cpu")
+	if v2 {
+		c.setCgroup(cg, "cpu.max", fmt.Sprintf("%d %d", int(cores*period), period))
+	} else {
+		c.setCgroup(cg, "cpu.cfs_period_us", fmt.Sprint(period))
+		c.setCgroup(cg, "cpu.cfs_quota_us", fmt.Sprint(int(cores*period)))
+	}
+	c.cgroup = cg
+	c.cgroupMount = "mount -t cgroup2 cgroup2 /sys/fs/cgroup"
+	if !v2 {
+		c.cgroupMount = "mount -t tmpfs cgroup /sys/fs/cgroup && mkdir /sys/fs/cgroup/cpu && mount -t cgroup -o " + cpuHierarchy(c) + " cgroup /sys/fs/cgroup/cpu"
+	}
+}
+
+// cpuHierarchy is the controllers mounted with cgroup v1's cpu controller
+// on this host ("cpu", or "cpu,cpuacct"): mounted again elsewhere, the
+// hierarchy must be named by all of them.
+func cpuHierarchy(c *Case) string {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		c.T.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		_, post, ok := strings.Cut(line, " - ")
+		g := strings.Fields(post)
+		if !ok || len(g) < 3 || g[0] != "cgroup" {
+			continue
+		}
+		var ctl []string
+		for _, o := range strings.Split(g[2], ",") {
+			if o != "rw" && o != "ro" && !strings.Contains(o, "=") {
+				ctl = append(ctl, o)
+			}
+		}
+		if slices.Contains(ctl, "cpu") {
+			return strings.Join(ctl, ",")
+		}
+	}
+	c.T.Fatal("no cgroup v1 hierarchy with the cpu controller in /proc/self/mountinfo")
+	return ""
+}
+
+var cpuScenarios = []Scenario{
+	{
+		Name: "stream/cpu-quota", CI: true,
+		Question: "one stream is far below this fast link: is it the network?",
+		Truth: "a veth pair with no rate limit (one stream crosses it at several Gbit/s); narrows runs in a cgroup whose CPU quota is a fifth of a core, " +
+			"as in a container with limits.cpu 200m: the quota sets the rate",
+		Say:    []string{"stream.cpu_limited"},
+		NotSay: []string{"stream.link_limited", "stream.window_limited", "stream.loss_limited", "stream.per_stream_limited", "stream.host_limited"},
+		Run: func(c *Case) {
+			ln := testbed.NewTestLink(c.T, testbed.LinkOptions{})
+			addr := c.Agent(ln.B)
+			c.cpuQuota(0.2)
+			rep := c.stream(ln.A, addr, 4*time.Second)
+			r := rep.Stream.Runs[0]
+			c.Within("the client's CPU limit read / the quota set", r.CPU.LocalLimitCores, 0.2, 1, 1, "read from the cgroup narrows ran in")
+			c.Within("the client's CPU use / its quota", r.CPU.Local, 20, 0.8, 1.05,
+				"a process held to its quota uses all of it, less what it waits for the network; above 1.05 would be more than the quota gives")
+		},
+	}, {
+		Name: "stream/cpu-quota-roomy", CI: true,
+		Question: "is it the network, or the container's CPU limit?",
+		Truth: "100 Mbit/s, 8 ms; narrows runs in a cgroup whose CPU quota is one core, as in a container with limits.cpu 1: " +
+			"one stream needs a small part of it, and the line's rate is the limit",
+		Say:    []string{"stream.link_limited"},
+		NotSay: []string{"stream.cpu_limited", "stream.window_limited", "stream.loss_limited"},
+		Run: func(c *Case) {
+			l := c.Line(testbed.DelayLineOptions{RTT: 8 * time.Millisecond, RateBitsPerSecond: 100e6})
+			addr := c.Agent(l.B)
+			c.cpuQuota(1)
+			rep := c.stream(l.A, addr, 5*time.Second)
+			c.Within("the client's CPU limit read / the quota set", rep.Stream.Runs[0].CPU.LocalLimitCores, 1, 1, 1, "read from the cgroup narrows ran in")
+			c.Within("throughput / payload share of the line", rep.Stream.Throughput, payload*100e6, 0.85, 1.02,
+				"slow start costs the first round trips; above 1.02 would be faster than the line")
+		},
+	},
+}
