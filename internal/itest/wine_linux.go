@@ -27,6 +27,10 @@ type Wine struct {
 	dir    string // the prefix, the shim and the set-up's logs
 	loader string // wine64
 	env    []string
+	// wrap runs the prefix's server and programs inside something (a
+	// network namespace: Wine's sockets are made by its server, so a
+	// program is on the network its prefix's server is on).
+	wrap []string
 }
 
 var (
@@ -45,7 +49,7 @@ var wineLoaders = []string{"/usr/lib/wine/wine64", "/usr/bin/wine64"}
 // (CI=true or NARROWS_REQUIRE_WINE=1). CloseWine ends it.
 func NewWine(t testing.TB) *Wine {
 	t.Helper()
-	wineOnce.Do(func() { wine, wineErr = setUpWine() })
+	wineOnce.Do(func() { wine, wineErr = setUpWine(nil) })
 	if wineErr != nil {
 		testenv.Need(t, testenv.Wine, "%v", wineErr)
 	}
@@ -58,14 +62,33 @@ func CloseWine() {
 	if wine == nil {
 		return
 	}
-	k := exec.Command(wine.server(), "-k")
-	k.Env = append(os.Environ(), wine.env...)
-	k.Run()
-	os.RemoveAll(wine.dir)
+	wine.close()
 }
 
-func setUpWine() (*Wine, error) {
-	w := &Wine{}
+// NewWineIn is a Wine of t's own whose server and programs run under
+// wrap (["ip", "netns", "exec", NS]: narrows.exe on that namespace's
+// network, which it cannot reach from the process's Wine, whose server
+// made its sockets outside). It has a prefix of its own (about 15 s to
+// make), removed with its server at t's end.
+func NewWineIn(t testing.TB, wrap []string) *Wine {
+	t.Helper()
+	w, err := setUpWine(wrap)
+	if err != nil {
+		testenv.Need(t, testenv.Wine, "%v", err)
+	}
+	t.Cleanup(func() { w.close() })
+	return w
+}
+
+func (w *Wine) close() {
+	k := exec.Command(w.server(), "-k")
+	k.Env = append(os.Environ(), w.env...)
+	k.Run() //nolint:errcheck // none may run
+	os.RemoveAll(w.dir)
+}
+
+func setUpWine(wrap []string) (*Wine, error) {
+	w := &Wine{wrap: wrap}
 	for _, l := range wineLoaders {
 		if _, err := os.Stat(l); err == nil {
 			w.loader = l
@@ -109,7 +132,8 @@ func setUpWine() (*Wine, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	inPrefix := func(name string, args ...string) *exec.Cmd {
-		c := exec.CommandContext(ctx, name, args...)
+		full := append(append(append([]string{}, wrap...), name), args...)
+		c := exec.CommandContext(ctx, full[0], full[1:]...)
 		c.Env = append(os.Environ(), w.env...)
 		return c
 	}
@@ -185,7 +209,7 @@ func (w *Wine) Env() []string { return append([]string{}, w.env...) }
 // Run runs narrows.exe with args under Wine, as Run runs narrows.
 func (w *Wine) Run(t testing.TB, timeout time.Duration, env []string, args ...string) Result {
 	t.Helper()
-	return run(t, timeout, append(w.Env(), env...), append([]string{w.loader, w.Exe}, args...))
+	return run(t, timeout, append(w.Env(), env...), append(append(append([]string{}, w.wrap...), w.loader, w.Exe), args...))
 }
 
 // Command is narrows.exe with args under Wine, not yet started: for a

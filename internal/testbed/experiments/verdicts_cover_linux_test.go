@@ -16,8 +16,6 @@ import (
 // matrix and this list, and on a code listed here that the matrix now
 // covers: the list only shrinks.
 var notYet = map[string]string{
-	"stream.limit_unknown": "true only where the OS gives no TCP_INFO (Windows before 10 1703, and narrows.exe under Wine); the matrix's hosts are " +
-		"Linux namespaces, where it always does, and narrows.exe under Wine inside one is not made yet: held by internal/advisor's tests on a recorded run",
 	"rr.under_load_tail": "needs the hosts' CPUs, not a queue, to slow round trips under load: two busy loops on the client's host did not (p50 2.13 to 2.41 ms, " +
 		"the tail held)",
 }

@@ -229,11 +229,22 @@ func (c *Case) NarrowsExit(h *testbed.Host, code int, args ...string) (*result.R
 	// Every report is held to the invariants by the run itself (itest
 	// asks every run to check what it emits), with the line's rate as
 	// what the path can carry.
-	var env []string
+	return c.record(code, args, itest.RunWrapped(c.T, 10*time.Minute, c.pathEnv(), wrap, args...))
+}
+
+// pathEnv is the environment a run of narrows is given for the reports'
+// invariants: the line's rate, what the path can carry.
+func (c *Case) pathEnv() []string {
 	if c.rate > 0 {
-		env = []string{fmt.Sprintf("%s=%.0f", itest.PathRate, c.rate)}
+		return []string{fmt.Sprintf("%s=%.0f", itest.PathRate, c.rate)}
 	}
-	res := itest.RunWrapped(c.T, 10*time.Minute, env, wrap, args...)
+	return nil
+}
+
+// record takes what a run of narrows (args) said: the invariants its
+// reports broke, its exit code held to code, and its report's findings.
+func (c *Case) record(code int, args []string, res itest.Result) (*result.Report, []result.Interval, itest.Result) {
+	c.T.Helper()
 	for _, v := range itest.Broken(res.Stderr) {
 		c.broken = append(c.broken, strings.Join(args[:min(2, len(args))], " ")+": "+v)
 	}
@@ -343,7 +354,7 @@ func judge(s Scenario, c *Case) row {
 // matrix is every scenario, by area.
 func matrix() []Scenario {
 	return slices.Concat(streamScenarios, streamWordScenarios, rrScenarios, mtuScenarios, commitScenarios, diskScenarios,
-		dbScenarios, replScenarios, planScenarios, tuningScenarios, assumedPlanScenarios, backupScenarios, doctorScenarios, dbWordsScenarios, standbyDiskScenarios, cpuScenarios)
+		dbScenarios, replScenarios, planScenarios, tuningScenarios, assumedPlanScenarios, backupScenarios, doctorScenarios, dbWordsScenarios, standbyDiskScenarios, cpuScenarios, wineScenarios)
 }
 
 // runAll is whether to run the whole matrix rather than its CI subset.
