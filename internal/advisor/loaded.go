@@ -28,8 +28,7 @@ func underLoad(l *result.Loaded) []result.Finding {
 				Summary: fmt.Sprintf("Under a load (%s) the median round trip held (%s idle, %s loaded) but the tail grew: p99 %s against %s, and the mean with it, so a %s-query report's round trips take %.2f s instead of %.2f s (%s × the mean round trip).",
 					metric.FormatBitRate(l.Throughput), metric.FormatDuration(l.Idle.P50.D()), metric.FormatDuration(l.Loaded.P50.D()),
 					metric.FormatDuration(l.Loaded.P99.D()), metric.FormatDuration(l.Idle.P99.D()), metric.FormatCount(int64(q)), busy, idle, metric.FormatCount(int64(q))),
-				Detail: "No queue built up on the path; the load took something else the round trips need: the two hosts' CPUs (the load's copies and interrupts), " +
-					"or a busy virtual switch. Look at the CPU figures of both hosts during a backup.",
+				Detail: tailCause(l, values),
 				Values: values}}, selfQueue(l, false)...)
 		}
 		return append([]result.Finding{{Code: "rr.under_load_ok", Severity: "info",
@@ -76,4 +75,27 @@ func selfQueue(l *result.Loaded, queued bool) []result.Finding {
 	return []result.Finding{{Code: "rr.self_queue", Severity: "info",
 		Summary: fmt.Sprintf("On the loaded connections themselves the kernel's round trip is %s, %.1f× a separate connection's.", metric.FormatDuration(self), float64(self)/float64(sep)),
 		Detail:  detail, Values: map[string]float64{"self_rtt_seconds": self.Seconds(), "separate_rtt_seconds": sep.Seconds()}}}
+}
+
+// CPULimitTail is the share of its CPU limit's periods in which this end
+// was held off the CPU during the loaded round trips, past which the
+// limit is named as what the load took from them: a round trip that comes
+// due while the group is throttled waits for the next period (up to 100
+// ms by default), so even a few throttled periods in a hundred make a
+// tail while the median holds.
+const CPULimitTail = 0.05
+
+// tailCause words what the load took from the round trips when no queue
+// built up on the path: this end's CPU limit where it held the process
+// off the CPU, else the hosts' CPUs or a virtual switch, to look at.
+func tailCause(l *result.Loaded, values map[string]float64) string {
+	if l.CPULimitCores > 0 && l.LoadedThrottledShare >= CPULimitTail {
+		values["cpu_limit_cores"], values["loaded_cpu_throttled_share"] = l.CPULimitCores, l.LoadedThrottledShare
+		return fmt.Sprintf("No queue built up on the path; the load took this host's CPU: narrows runs under a CPU limit of %.3g of a core (its cgroup's quota), "+
+			"which held it off the CPU in %.0f%% of the limit's periods under the load (%.0f%% idle), and a round trip that came due then waited for the next period. "+
+			"A chatty application in one container (or service) with a backup or a replica's stream meets the same: raise the limit, "+
+			"or run the bulk transfer outside it.", l.CPULimitCores, 100*l.LoadedThrottledShare, 100*l.IdleThrottledShare)
+	}
+	return "No queue built up on the path; the load took something else the round trips need: the two hosts' CPUs (the load's copies and interrupts), " +
+		"or a busy virtual switch. Look at the CPU figures of both hosts during a backup."
 }

@@ -80,3 +80,34 @@ func TestSelfQueueWithoutASharedQueue(t *testing.T) {
 		}
 	}
 }
+
+// TestTailNamesTheCPULimit: a tail under load with no queue on the path
+// names this end's CPU limit where it held the process off the CPU during
+// the load, and the hosts' CPUs to look at where it did not (or there is
+// none).
+func TestTailNamesTheCPULimit(t *testing.T) {
+	ms := func(v float64) result.Seconds { return result.Seconds(time.Duration(v * float64(time.Millisecond))) }
+	base := result.Loaded{Config: result.LoadedConfig{Streams: 4, Direction: result.DirUp, Queries: 5000},
+		Idle:   result.LoadedPhase{RoundTrips: 2000, Latency: result.Latency{Min: ms(2.1), Mean: ms(2.3), P50: ms(2.2), P99: ms(2.5)}},
+		Loaded: result.LoadedPhase{RoundTrips: 1500, Latency: result.Latency{Min: ms(2.1), Mean: ms(6.7), P50: ms(2.4), P99: ms(78)}},
+		Rise:   ms(0.2), Throughput: 16e6}
+	for _, c := range []struct {
+		name         string
+		cores, share float64
+		want, not    string
+	}{
+		{"throttled under the load", 0.05, 0.31, "a CPU limit of 0.05 of a core (its cgroup's quota), which held it off the CPU in 31% of the limit's periods", "two hosts' CPUs"},
+		{"a limit that did not bind", 2, 0.01, "the two hosts' CPUs", "CPU limit"},
+		{"no limit", 0, 0, "the two hosts' CPUs", "CPU limit"},
+	} {
+		l := base
+		l.CPULimitCores, l.LoadedThrottledShare = c.cores, c.share
+		fs := underLoad(&l)
+		if len(fs) == 0 || fs[0].Code != "rr.under_load_tail" {
+			t.Fatalf("%s: findings %s", c.name, codes(fs))
+		}
+		if d := fs[0].Detail; !strings.Contains(d, c.want) || strings.Contains(d, c.not) {
+			t.Errorf("%s: detail %q: want %q, not %q", c.name, d, c.want, c.not)
+		}
+	}
+}

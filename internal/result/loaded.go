@@ -31,7 +31,15 @@ type Loaded struct {
 	// (the same formula on the idle round trips, for contrast).
 	Responsiveness     float64 `json:"responsiveness_rpm"`
 	IdleResponsiveness float64 `json:"idle_responsiveness_rpm"`
-	Stopped            string  `json:"stopped,omitempty"`
+	// CPULimitCores is the CPU limit this end ran under (its cgroup's
+	// quota ÷ period: a container's or a service's), absent with none;
+	// IdleThrottledShare and LoadedThrottledShare are the shares of the
+	// limit's periods in which it used up its quota and was held off the
+	// CPU, during the idle round trips and the loaded ones.
+	CPULimitCores        float64 `json:"cpu_limit_cores,omitempty"`
+	IdleThrottledShare   float64 `json:"idle_cpu_throttled_share,omitempty"`
+	LoadedThrottledShare float64 `json:"loaded_cpu_throttled_share,omitempty"`
+	Stopped              string  `json:"stopped,omitempty"`
 }
 
 // LoadedConfig is what was asked for.

@@ -5,10 +5,13 @@ package experiments
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/narrows/narrows/internal/result"
 	"github.com/narrows/narrows/internal/testbed"
 )
 
@@ -93,6 +96,76 @@ var cpuScenarios = []Scenario{
 			c.Within("the client's CPU limit read / the quota set", rep.Stream.Runs[0].CPU.LocalLimitCores, 1, 1, 1, "read from the cgroup narrows ran in")
 			c.Within("throughput / payload share of the line", rep.Stream.Throughput, payload*100e6, 0.85, 1.02,
 				"slow start costs the first round trips; above 1.02 would be faster than the line")
+		},
+	},
+}
+
+// cgroupThrottled is a cgroup's count of periods in which it was
+// throttled (cpu.stat's nr_throttled, v1 and v2 alike).
+func cgroupThrottled(c *Case) int64 {
+	c.T.Helper()
+	b, err := os.ReadFile(filepath.Join(c.cgroup, "cpu.stat"))
+	if err != nil {
+		c.T.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "nr_throttled "); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				c.T.Fatal(err)
+			}
+			return n
+		}
+	}
+	c.T.Fatalf("no nr_throttled in %s/cpu.stat", c.cgroup)
+	return 0
+}
+
+// underLoadQuota runs `net rr --under-load` as underLoad does on its
+// short queue (no queue can build on the path), with narrows in a cgroup
+// whose CPU quota is cores, and returns the report and how many periods
+// the cgroup was throttled in, by its own count.
+func (c *Case) underLoadQuota(cores float64) (*result.Report, int64) {
+	var before int64
+	rep, _ := c.underLoadAfter(3000, 0, func() {
+		c.cpuQuota(cores)
+		before = cgroupThrottled(c)
+	})
+	return rep, cgroupThrottled(c) - before
+}
+
+var cpuRRScenarios = []Scenario{
+	{
+		Name: "rr/cpu-quota-tail", CI: true,
+		Question: "will a backup from this container slow its chatty reports?",
+		Truth: "50 Mbit/s, 2 ms, a queue of two packets (no queue can build on the path); narrows runs in a cgroup whose CPU quota is a twentieth of a core: " +
+			"the load's copies use it up, and a round trip that comes due then waits for the next period, while most do not",
+		Say:    []string{"rr.under_load_tail"},
+		NotSay: []string{"rr.bufferbloat", "rr.under_load_ok"},
+		Run: func(c *Case) {
+			rep, throttled := c.underLoadQuota(0.05)
+			l := rep.Loaded
+			c.Expect("the cgroup was throttled during the run, by its own count", throttled > 0, fmt.Sprintf("%d periods", throttled))
+			c.Within("the CPU limit narrows read / the quota set", l.CPULimitCores, 0.05, 1, 1, "read from the cgroup narrows ran in")
+			var detail string
+			for _, f := range rep.Findings {
+				if f.Code == "rr.under_load_tail" {
+					detail = f.Detail
+				}
+			}
+			c.Expect("the tail's words name the CPU limit", strings.Contains(detail, "CPU limit of 0.05 of a core"), detail)
+		},
+	},
+	{
+		Name:     "rr/cpu-quota-roomy",
+		Question: "will a backup from this container slow its chatty reports?",
+		Truth:    "50 Mbit/s, 2 ms, a queue of two packets; narrows runs in a cgroup whose CPU quota is one core, far more than the load needs: on a quiet machine the round trips hold",
+		Say:      []string{"rr.under_load_ok"},
+		NotSay:   []string{"rr.bufferbloat", "rr.under_load_tail"},
+		Quiet:    []string{"rr.under_load_ok", "rr.under_load_tail"},
+		Run: func(c *Case) {
+			_, throttled := c.underLoadQuota(1)
+			c.Expect("the cgroup was not throttled, by its own count", throttled == 0, fmt.Sprintf("%d periods", throttled))
 		},
 	},
 }

@@ -241,12 +241,19 @@ var rrScenarios = []Scenario{
 // the report and the line's own mean queue wait of small packets while
 // the line ran full.
 func (c *Case) underLoad(queueBytes int64, queue time.Duration) (*result.Report, time.Duration) {
+	return c.underLoadAfter(queueBytes, queue, func() {})
+}
+
+// underLoadAfter is underLoad with set-up of its own, done once the agent
+// runs and just before narrows does.
+func (c *Case) underLoadAfter(queueBytes int64, queue time.Duration, setUp func()) (*result.Report, time.Duration) {
 	l := c.Line(testbed.DelayLineOptions{RTT: 2 * time.Millisecond, RateBitsPerSecond: underLoadRate, QueueDelay: queue, QueueBytes: queueBytes})
 	for _, h := range l.Hosts() {
 		setCC(c.T, h, "reno")
 	}
 	addr := c.Agent(l.B)
 	truth := watchQueue(l, underLoadRate)
+	setUp()
 	rep := c.Narrows(l.A, "net", "rr", "--to", addr, "--under-load", "--load-streams", "4", "--duration", "5s")
 	wait, _, _, _ := truth.mean()
 	if rep.Loaded == nil {
