@@ -27,6 +27,7 @@ const (
 	RuleNotFinite     = "not_finite"
 	RuleUnknownCode   = "unknown_code"
 	RuleNoData        = "verdict_without_data"
+	RuleDisagree      = "disagreeing_measures"
 )
 
 // Slack is how far above the path's rate a figure may read: a shaper's
@@ -99,6 +100,51 @@ func (c *checker) report(rep *result.Report, ivs []result.Interval, path Path, w
 	c.findings(rep, rep.Findings, where, true)
 	c.tuning(rep, where)
 	c.noData(rep, where)
+	c.agree(rep, where)
+}
+
+// agree: where a report holds two measures of one quantity, they agree,
+// or the report says they disagree and concludes from neither.
+func (c *checker) agree(rep *result.Report, where string) {
+	// A disk pattern's rate and its latency: by Little's law the I/Os in
+	// flight on average are its IOPS × its mean latency, never more than
+	// it keeps outstanding (a tenth over, and a tenth of an I/O, for the
+	// edges of the measured window).
+	if d := rep.Disk; d != nil {
+		for _, p := range d.Patterns {
+			outstanding := float64(max(p.QueueDepth, 1) * max(p.Threads, 1))
+			if inFlight := p.IOPS * p.Mean.D().Seconds(); p.IOs > 0 && inFlight > 1.1*outstanding+0.1 {
+				c.add(RuleDisagree, "%sdisk %s: %.0f IOPS at a mean latency of %s is %.1f I/Os in flight, more than the %.0f it keeps outstanding",
+					where, p.Name, p.IOPS, metric.FormatDuration(p.Mean.D()), inFlight, outstanding)
+			}
+		}
+	}
+	// A stream's bytes: never more received than sent.
+	if s := rep.Stream; s != nil {
+		for _, r := range s.Runs {
+			if r.ReceivedBytes > r.SentBytes {
+				c.add(RuleDisagree, "%sstream %s %s: %d bytes received of %d sent", where, r.Phase, r.Direction, r.ReceivedBytes, r.SentBytes)
+			}
+		}
+	}
+	// A query's network share: the agent's round trip is taken within
+	// the bounds the database's own round trips set, or at the high
+	// bound, and said so.
+	if p := rep.DBPing; p != nil && p.Network != nil && p.Network.NetworkP50 != nil {
+		n := p.Network
+		if got := n.NetworkP50.D(); got > n.NetworkHigh.D()+time.Microsecond || (n.AgentAboveHigh && got != n.NetworkHigh.D()) {
+			c.add(RuleDisagree, "%sdb ping: the split takes a network round trip of %s, above the database's own cheapest round trip %s (agent above it said: %v)",
+				where, metric.FormatDuration(got), metric.FormatDuration(n.NetworkHigh.D()), n.AgentAboveHigh)
+		}
+	}
+	// The replica's log flush measured twice: where the two disagree,
+	// the plan says so.
+	if ps := rep.SyncPlan; ps != nil {
+		if why := advisor.FlushDisagreement(ps.Parts.RemoteFlush, ps.Parts.RemoteFlushCheck); why != "" &&
+			!slices.ContainsFunc(rep.Findings, func(f result.Finding) bool { return f.Code == "plan.sync_flush_disagree" }) {
+			c.add(RuleDisagree, "%splan sync: %s, and the plan does not say so", where, why)
+		}
+	}
 }
 
 // startedAt: the report's start is set, and nothing in it happened before.

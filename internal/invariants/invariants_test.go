@@ -276,3 +276,80 @@ func TestContradictionsNameKnownCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestAgree: two measures of one quantity in one report agree, or the
+// report says they disagree. Each case sits just inside (want none) or
+// breaks it (want RuleDisagree).
+func TestAgree(t *testing.T) {
+	us := func(v float64) result.Seconds { return result.Seconds(time.Duration(v * float64(time.Microsecond))) }
+	disk := func(iops, meanUS float64, qd int) func() *result.Report {
+		return func() *result.Report {
+			r := result.NewReport("disk", "/pg", result.Tool{}, start)
+			p := result.DiskPattern{Name: "randread 4 KiB QD32", QueueDepth: qd, Threads: 1, IOs: int64(iops * 3), IOPS: iops}
+			p.Mean = us(meanUS)
+			r.Disk = &result.Disk{Patterns: []result.DiskPattern{p}}
+			return r
+		}
+	}
+	stream := func(sent, received int64) func() *result.Report {
+		return func() *result.Report {
+			r := streamReport(1e8)
+			r.Stream.Runs[0].SentBytes, r.Stream.Runs[0].ReceivedBytes = sent, received
+			return r
+		}
+	}
+	ping := func(network, high float64, above bool) func() *result.Report {
+		return func() *result.Report {
+			r := result.NewReport("db ping", "db2", result.Tool{}, start)
+			n, h := us(network), us(high)
+			r.DBPing = &result.DBPing{Network: &result.NetworkSplit{NetworkHigh: h, NetworkP50: &n, AgentAboveHigh: above}}
+			return r
+		}
+	}
+	sync := func(flush, check float64, said bool) func() *result.Report {
+		return func() *result.Report {
+			r := result.NewReport("plan sync", "db2", result.Tool{}, start)
+			r.SyncPlan = &result.SyncPlan{Parts: result.SyncParts{RemoteFlush: &result.Figure{Seconds: us(flush), Source: "measured on the agent"},
+				RemoteFlushCheck: &result.Figure{Seconds: us(check), Source: "measured on the agent"}}}
+			if said {
+				r.Findings = []result.Finding{finding("plan.sync_flush_disagree", "cannot judge the replica's storage", nil)}
+			}
+			return r
+		}
+	}
+	for _, c := range []struct {
+		name string
+		rep  func() *result.Report
+		want string
+	}{
+		{"disk: 116,653 IOPS at 192 µs is 22.4 in flight of 32", disk(116653, 192, 32), ""},
+		{"disk: a CPU limit's waits in the latency, 30.6 in flight of 32", disk(5611, 5463, 32), ""},
+		{"disk: 40 in flight of 32", disk(100000, 400, 32), RuleDisagree},
+		{"disk: a log flush, one at a time, 0.9 in flight", disk(4500, 200, 1), ""},
+		{"disk: a log flush, one at a time, 2 in flight", disk(4500, 450, 1), RuleDisagree},
+		{"stream: all sent received", stream(1<<30, 1<<30), ""},
+		{"stream: more received than sent", stream(1<<30, 1<<30+1), RuleDisagree},
+		{"db ping: the agent within the high bound", ping(900, 1000, false), ""},
+		{"db ping: the agent above it, taken at it and said", ping(1000, 1000, true), ""},
+		{"db ping: the split above the high bound", ping(1200, 1000, false), RuleDisagree},
+		{"db ping: said above, but not taken at it", ping(1200, 1000, true), RuleDisagree},
+		{"plan sync: two flushes that agree", sync(160, 200, false), ""},
+		{"plan sync: 456 against 162 µs, said", sync(162, 456, true), ""},
+		{"plan sync: 456 against 162 µs, not said", sync(162, 456, false), RuleDisagree},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var got []string
+			for _, v := range Check(c.rep(), nil, Path{}) {
+				if v.Rule == RuleDisagree {
+					got = append(got, v.Rule)
+				}
+				if strings.ContainsAny(v.Line, "\n\x1b") {
+					t.Errorf("violation line not one safe line: %q", v.Line)
+				}
+			}
+			if strings.Join(slices.Compact(got), ",") != c.want {
+				t.Fatalf("broke %v, want %q", got, c.want)
+			}
+		})
+	}
+}
