@@ -292,6 +292,30 @@ func TestDiskCustomPatternsRead(t *testing.T) {
 	}
 }
 
+// TestDiskCPULimited: patterns a CPU limit held narrows off the CPU
+// during are named and concluded from by nothing else; the rest are read
+// as ever, and a limit that did not bind is not named.
+func TestDiskCPULimited(t *testing.T) {
+	l := result.Latencies{Mean: result.Seconds(5463 * time.Microsecond), P50: result.Seconds(209 * time.Microsecond), P99: result.Seconds(95 * time.Millisecond)}
+	throttled := result.DiskPattern{Profile: "custom", Name: "randread 4 KiB QD32", RW: "randread", Sync: "none", BlockBytes: 4096, QueueDepth: 32, Threads: 1,
+		IOs: 16833, IOPS: 5611, Throughput: 23e6, Latencies: l, CPULimitCores: 0.05, CPUThrottledShare: 0.9}
+	log := result.DiskPattern{Profile: "log", Name: "write 8 KiB + fdatasync", RW: "write", Sync: "fdatasync", BlockBytes: 8192, QueueDepth: 1, Threads: 1,
+		IOs: 5000, IOPS: 5000, FlushRate: 5000, Latencies: result.Latencies{P50: result.Seconds(180 * time.Microsecond), P99: result.Seconds(400 * time.Microsecond)},
+		CPULimitCores: 0.05, CPUThrottledShare: 0.01}
+	fs := Advise(&result.Report{Disk: &result.Disk{Direct: true, FileBytes: 64 << 20, Patterns: []result.DiskPattern{throttled, log}}})
+	f := finding(fs, "disk.cpu_limited")
+	if f == nil || !strings.Contains(f.Summary, "a CPU limit of 0.05 of a core (its cgroup's quota), which held it off the CPU during randread 4 KiB QD32 (90% of the limit") {
+		t.Fatalf("findings %s: %+v", codes(fs), f)
+	}
+	if finding(fs, "disk.custom_pattern") != nil || finding(fs, "disk.log_commit_floor") == nil {
+		t.Errorf("findings %s: want the throttled pattern concluded from by nothing, the log read as ever", codes(fs))
+	}
+	throttled.CPUThrottledShare = 0.01
+	if fs := Advise(&result.Report{Disk: &result.Disk{Direct: true, FileBytes: 64 << 20, Patterns: []result.DiskPattern{throttled}}}); finding(fs, "disk.cpu_limited") != nil || finding(fs, "disk.custom_pattern") == nil {
+		t.Errorf("a limit that did not bind: %s", codes(fs))
+	}
+}
+
 // TestStartupIsNotLoss: retransmits confined to the start-up (slow start
 // overflowing a queue) with N streams no faster is the link; retransmits
 // through the steady state, at a rate a loss-held sender can reach, with

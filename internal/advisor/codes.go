@@ -48,6 +48,7 @@ var Codes = []Code{
 	{"mtu.mismatch", "the two ends' interfaces have different MTUs"},
 	{"mtu.ok", "full-size packets pass each way tested and the interfaces agree"},
 	// disk
+	{"disk.cpu_limited", "a CPU limit held narrows off the CPU during some patterns: their figures are the limit's, and nothing is concluded from them"},
 	{"disk.memory_backed", "the tested path is on memory (tmpfs): the figures are not a disk's"},
 	{"disk.buffered", "measured through the page cache, not straight to the device"},
 	{"disk.small_test_file", "the test file is small enough for a controller or SAN cache to serve the reads"},

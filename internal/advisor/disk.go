@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/narrows/narrows/internal/metric"
@@ -36,8 +37,9 @@ const (
 const tib = 1 << 40
 
 func disk(d *result.Disk) []result.Finding {
+	limited, d := cpuLimitedPatterns(d)
 	place, cache := diskPlace(d)
-	out := place
+	out := append(limited, place...)
 	floor := floorPattern(d)
 	if f, ok := logFloor(floor); ok {
 		out = append(out, f)
@@ -51,6 +53,46 @@ func disk(d *result.Disk) []result.Finding {
 		out = append(out, f)
 	}
 	return append(out, cache...)
+}
+
+// cpuLimitedPatterns takes out of d the patterns that a CPU limit (a
+// container's) held narrows off the CPU during, in CPULimitTail of its
+// periods or more: their latencies include the waits for the next period
+// and their rates are the limit's, so nothing is concluded from them. It
+// says so, naming them.
+func cpuLimitedPatterns(d *result.Disk) ([]result.Finding, *result.Disk) {
+	var names []string
+	var worst result.DiskPattern
+	kept := make([]result.DiskPattern, 0, len(d.Patterns))
+	for _, p := range d.Patterns {
+		if p.CPULimitCores > 0 && p.CPUThrottledShare >= CPULimitTail {
+			names = append(names, p.Name)
+			if p.CPUThrottledShare > worst.CPUThrottledShare {
+				worst = p
+			}
+			continue
+		}
+		kept = append(kept, p)
+	}
+	if len(names) == 0 {
+		return nil, d
+	}
+	where := "here"
+	if d.Agent != "" {
+		where = "on the agent's host"
+	}
+	share := fmt.Sprintf("%.0f%% of the limit's periods", 100*worst.CPUThrottledShare)
+	if len(names) > 1 {
+		share = fmt.Sprintf("up to %s, in %s", share, worst.Name)
+	}
+	c := *d
+	c.Patterns = kept
+	return []result.Finding{{Code: "disk.cpu_limited", Severity: "warning",
+		Summary: fmt.Sprintf("Not the storage's figures: narrows runs %s under a CPU limit of %.3g of a core (its cgroup's quota), which held it off the CPU during %s (%s).",
+			where, worst.CPULimitCores, strings.Join(names, ", "), share),
+		Detail: "An I/O that completes while narrows is held off waits for the next period, so those patterns' latencies include the waits and their rates are the limit's: " +
+			"nothing is concluded from them. A database in the same container meets the same limit. Measure the storage from a host or container without it.",
+		Values: map[string]float64{"cpu_limit_cores": worst.CPULimitCores, "cpu_throttled_share": worst.CPUThrottledShare, "patterns": float64(len(names))}}}, &c
 }
 
 func patternsOf(d *result.Disk, profile string) []result.DiskPattern {

@@ -128,6 +128,12 @@ type DiskPattern struct {
 	// CPU is what narrows used while the pattern ran, in percent of one core.
 	CPU            float64 `json:"cpu_percent_of_core,omitempty"`
 	CPUUnavailable string  `json:"cpu_unavailable,omitempty"`
+	// CPULimitCores is the CPU limit narrows ran under (its cgroup's
+	// quota ÷ period: a container's or a service's), absent with none;
+	// CPUThrottledShare the share of the limit's periods during the
+	// pattern in which it used up its quota and was held off the CPU.
+	CPULimitCores     float64 `json:"cpu_limit_cores,omitempty"`
+	CPUThrottledShare float64 `json:"cpu_throttled_share,omitempty"`
 	// Stopped says why the pattern ended early, if it did.
 	Stopped string `json:"stopped,omitempty"`
 }

@@ -167,5 +167,19 @@ var cpuRRScenarios = []Scenario{
 			_, throttled := c.underLoadQuota(1)
 			c.Expect("the cgroup was not throttled, by its own count", throttled == 0, fmt.Sprintf("%d periods", throttled))
 		},
+	}, {
+		Name: "disk/cpu-quota", CI: true,
+		Question: "how many random reads does this storage take at queue depth 32?",
+		Truth: "a real ext4 on a loop device; narrows runs in a cgroup whose CPU quota is a twentieth of a core, as in a container with limits.cpu 50m: " +
+			"it cannot keep 32 reads in flight or reap their completions for most of each period, so the figures are the limit's, not the storage's",
+		Say:    []string{"disk.cpu_limited"},
+		NotSay: []string{"disk.custom_pattern", "disk.memory_backed"},
+		Run: func(c *Case) {
+			dir := c.ext4(512 << 20)
+			c.cpuQuota(0.05)
+			rep := c.Narrows(nil, "disk", "--path", dir, "--profile", "custom", "--rw", "randread", "--block", "4K", "--qd", "32", "--size", "64M", "--duration", "2s")
+			p := rep.Disk.Patterns[0]
+			c.Within("the CPU limit narrows read / the quota set", p.CPULimitCores, 0.05, 1, 1, "read from the cgroup narrows ran in")
+		},
 	},
 }

@@ -234,7 +234,7 @@ var diskScenarios = []Scenario{
 		Truth:    "a real ext4 on a loop device: each flush reaches the backing file",
 		Say:      []string{"disk.log_commit_floor", "disk.log_sync_method"},
 		Quiet:    []string{"disk.log_tail"},
-		NotSay:   []string{"disk.log_tail", "disk.memory_backed", "disk.buffered", "disk.log_flush_fast", "disk.data_random_reads", "disk.backup_time", "disk.small_test_file", "disk.custom_pattern"},
+		NotSay:   []string{"disk.log_tail", "disk.memory_backed", "disk.buffered", "disk.log_flush_fast", "disk.data_random_reads", "disk.backup_time", "disk.small_test_file", "disk.custom_pattern", "disk.cpu_limited"},
 		Run: func(c *Case) {
 			dir := c.ext4(512 << 20)
 			c.Narrows(nil, "disk", "--path", dir, "--profile", "log", "--size", "64M", "--duration", "1s")
@@ -256,7 +256,7 @@ var diskScenarios = []Scenario{
 		Question: "how fast does this disk read data pages, and how long would a backup of it take?",
 		Truth:    "a real ext4 on a loop device, a 256 MiB test file (far smaller than the page cache)",
 		Say:      []string{"disk.data_random_reads", "disk.backup_time", "disk.small_test_file"},
-		NotSay:   []string{"disk.memory_backed", "disk.buffered", "disk.log_commit_floor", "disk.log_sync_method"},
+		NotSay:   []string{"disk.memory_backed", "disk.buffered", "disk.log_commit_floor", "disk.log_sync_method", "disk.cpu_limited"},
 		Run: func(c *Case) {
 			dir := c.ext4(1 << 30)
 			c.Narrows(nil, "disk", "--path", dir, "--profile", "data,backup", "--size", "256M", "--duration", "1s")
