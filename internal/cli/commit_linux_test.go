@@ -144,6 +144,9 @@ func TestNetCommitClientKilled(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q:\n%s", code, errb.String(), out.String())
 	}
 	waitReleased(t, a, dir, 20*time.Second, "client interrupted")
+	// The slot is given back after the file, before the test's end is
+	// logged (TestDiskOnClientKilled).
+	waitLog(t, a, `end="stopped by the client"`)
 	r := itest.Run(t, time.Minute, nil, "net", "commit", "--to", a.Addr, "--duration", "300ms", "--size", "4M", "--json")
 	if r.Code != 0 {
 		t.Fatalf("the next client: exit %d: %s\nagent log:\n%s", r.Code, r.Stderr, a.Log())
