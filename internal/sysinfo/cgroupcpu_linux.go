@@ -115,12 +115,9 @@ func tightest(a, b CPULimit) CPULimit {
 // walkCgroups reads each level from the process's cgroup up to the
 // mount's root and keeps the tightest limit.
 func walkCgroups(m *cgroupMount, path string, level func(dir string) CPULimit) CPULimit {
-	rel, ok := strings.CutPrefix(path, m.root)
-	if !ok && m.root != "/" {
+	rel, ok := strings.CutPrefix(path, strings.TrimSuffix(m.root, "/"))
+	if !ok || (rel != "" && !strings.HasPrefix(rel, "/")) {
 		return CPULimit{} // the process's cgroup is outside what is mounted here
-	}
-	if !ok {
-		rel = path
 	}
 	dir := filepath.Join(m.point, rel)
 	var best CPULimit

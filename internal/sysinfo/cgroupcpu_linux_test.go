@@ -68,6 +68,12 @@ func TestWalkCgroupsTightest(t *testing.T) {
 	if got.Cores != 0.5 || got.Periods != 200 || got.Throttled != 150 {
 		t.Fatalf("limit %+v, want the pod's 0.5 core, 150 of 200 periods", got)
 	}
+	if got := walkCgroups(&cgroupMount{root: "/kubepods/pod1", point: root}, "/kubepods/pod10/c1", v2Level); got.Cores != 0 {
+		t.Fatalf("a cgroup beside the mount's root read as under it: %+v", got)
+	}
+	if got := walkCgroups(&cgroupMount{root: "/kubepods", point: filepath.Join(root, "kubepods")}, "/kubepods/pod1/c1", v2Level); got.Cores != 0.5 {
+		t.Fatalf("a container whose mount's root is its pod's parent: %+v", got)
+	}
 	v1 := filepath.Join(t.TempDir(), "svc")
 	write(t, v1, "cpu.cfs_quota_us", "-1\n")
 	write(t, v1, "cpu.cfs_period_us", "100000\n")

@@ -83,12 +83,13 @@ func TestLogWriterThroughCache(t *testing.T) {
 // is about 0.14, so the mean's is about 0.022, and ±10% is four and a
 // half of it. Held to the median of 9 pairs of 500 ms, it failed one CI
 // run at 0.899 (pairs 0.66-1.24). Run side by side (both at once, each on
-// its own segment) narrows read 1.05-1.11 of fio: two writers' flushes
-// queue on one device, and that is not the pattern compared.
+// its own segment) narrows read a median 1.106 of fio over 9 pairs
+// (0.985-1.318): two writers' flushes queue on one device, and that is
+// not the pattern compared.
 //
 // pg_test_fsync's fdatasync test rewrites one 8 KiB block at offset 0
 // every time (strace: pwrite64(fd, buf, 8192, 0), then fdatasync), where a
-// WAL and narrows move on through a laid-out file: bench/disk.sh sets it
+// WAL and narrows move on through a laid-out file: bench/commit.sh sets it
 // beside narrows; it is not the same pattern to hold narrows to.
 func TestLogFlushMatchesPeers(t *testing.T) {
 	if testing.Short() {
