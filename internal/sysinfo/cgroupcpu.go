@@ -28,3 +28,18 @@ func (b CPULimit) ThrottledShare(a CPULimit) float64 {
 // cgroup and the cgroups above it. ErrUnavailable where there are none
 // (not Linux).
 func ReadCPULimit() (CPULimit, error) { return readCPULimit() }
+
+// CPULimitSince reads the CPU limit now and returns a function that, at
+// the end of a span, gives the limit in cores and the share of its periods
+// since then in which the group was held off the CPU: both 0 with no
+// limit, or where either reading failed.
+func CPULimitSince() func() (cores, throttled float64) {
+	a, errA := ReadCPULimit()
+	return func() (float64, float64) {
+		b, errB := ReadCPULimit()
+		if errA != nil || errB != nil || b.Cores == 0 {
+			return 0, 0
+		}
+		return b.Cores, b.ThrottledShare(a)
+	}
+}

@@ -139,9 +139,11 @@ func readInt(path string) (int64, bool) {
 	return n, err == nil
 }
 
-// cpuStat reads nr_periods and nr_throttled from a cpu.stat.
-func cpuStat(path string) (periods, throttled int64) {
-	b, err := os.ReadFile(path)
+// CgroupThrottled reads the enforcement periods and the throttled ones
+// from the cpu.stat of the cgroup at dir (v1 and v2 alike): 0, 0 where
+// it cannot be read.
+func CgroupThrottled(dir string) (periods, throttled int64) {
+	b, err := os.ReadFile(filepath.Join(dir, "cpu.stat"))
 	if err != nil {
 		return 0, 0
 	}
@@ -166,7 +168,7 @@ func v1Level(dir string) CPULimit {
 	if !ok1 || !ok2 || quota <= 0 || period <= 0 {
 		return CPULimit{}
 	}
-	p, t := cpuStat(filepath.Join(dir, "cpu.stat"))
+	p, t := CgroupThrottled(dir)
 	return CPULimit{Cores: float64(quota) / float64(period), Periods: p, Throttled: t}
 }
 
@@ -186,6 +188,6 @@ func v2Level(dir string) CPULimit {
 	if err1 != nil || err2 != nil || quota <= 0 || period <= 0 {
 		return CPULimit{}
 	}
-	p, t := cpuStat(filepath.Join(dir, "cpu.stat"))
+	p, t := CgroupThrottled(dir)
 	return CPULimit{Cores: float64(quota) / float64(period), Periods: p, Throttled: t}
 }

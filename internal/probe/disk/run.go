@@ -109,7 +109,7 @@ func (t *Target) runPattern(ctx context.Context, idx int, p Pattern, emit probe.
 	interval := t.cfg.Interval
 	total, iv := newStats(p), newStats(p)
 	cpu0, cpuErr := sysinfo.CPUTime()
-	lim0, limErr := sysinfo.ReadCPULimit()
+	cpuLimit := sysinfo.CPULimitSince()
 	start := clockNow()
 	j.deadline = start.Add(t.cfg.Duration)
 	done := make(chan error, len(workers))
@@ -163,9 +163,7 @@ func (t *Target) runPattern(ctx context.Context, idx int, p Pattern, emit probe.
 	} else {
 		pr.CPUUnavailable = "CPU time " + cpuErr.Error()
 	}
-	if lim1, err := sysinfo.ReadCPULimit(); limErr == nil && err == nil && lim1.Cores > 0 {
-		pr.CPULimitCores, pr.CPUThrottledShare = lim1.Cores, lim1.ThrottledShare(lim0)
-	}
+	pr.CPULimitCores, pr.CPUThrottledShare = cpuLimit()
 	switch {
 	case ctx.Err() != nil:
 		pr.Stopped = probe.Interrupted

@@ -68,20 +68,12 @@ func Run(ctx context.Context, s *client.Session, opts client.Options, cfg Config
 		return rr.Run(ctx, s, rr.Config{Request: cfg.Request, Response: cfg.Response, Duration: d, Interval: cfg.Interval,
 			Queries: cfg.Queries, Trip: h.Record}, tag(phase))
 	}
-	// throttled reads how much of a phase a CPU limit (a container's)
-	// held this end off the CPU: a round trip due then waits it out.
-	throttled := func(share *float64) func() {
-		a, err := sysinfo.ReadCPULimit()
-		return func() {
-			if b, err2 := sysinfo.ReadCPULimit(); err == nil && err2 == nil && b.Cores > 0 {
-				res.CPULimitCores, *share = b.Cores, b.ThrottledShare(a)
-			}
-		}
-	}
 	idle := metric.NewHistogram()
-	idleDone := throttled(&res.IdleThrottledShare)
+	// How much of each phase a CPU limit (a container's) held this end
+	// off the CPU: a round trip due then waits it out.
+	cpuLimit := sysinfo.CPULimitSince()
 	ri, err := round(cfg.Idle, idle, PhaseIdle)
-	idleDone()
+	res.CPULimitCores, res.IdleThrottledShare = cpuLimit()
 	res.Idle = phase(idle)
 	if err != nil || ctx.Err() != nil {
 		return res, err
@@ -132,9 +124,9 @@ func Run(ctx context.Context, s *client.Session, opts client.Options, cfg Config
 	select {
 	case <-done: // the load failed before its warm-up ended
 	case <-time.After(cfg.Warmup):
-		loadedDone := throttled(&res.LoadedThrottledShare)
+		cpuLimit := sysinfo.CPULimitSince()
 		rl, err = round(cfg.Loaded, loaded, PhaseLoaded)
-		loadedDone()
+		res.CPULimitCores, res.LoadedThrottledShare = cpuLimit()
 	case <-ctx.Done():
 	}
 	<-done

@@ -161,7 +161,7 @@ func runPhase(ctx context.Context, s *client.Session, cfg Config, phase string, 
 	}
 	start := time.Now()
 	cpu0, cpuErr := sysinfo.CPUTime()
-	lim0, limErr := sysinfo.ReadCPULimit()
+	cpuLimit := sysinfo.CPULimitSince()
 	// stop ends the senders at the duration; halt ends everything.
 	var stop, halt atomic.Bool
 	stopTimer := time.AfterFunc(cfg.Duration, func() { stop.Store(true) })
@@ -255,9 +255,7 @@ func runPhase(ctx context.Context, s *client.Session, cfg Config, phase string, 
 		if done.Elapsed > 0 {
 			cpu.Remote = 100 * float64(done.CPU) / float64(done.Elapsed)
 		}
-		if lim1, err := sysinfo.ReadCPULimit(); limErr == nil && err == nil && lim1.Cores > 0 {
-			cpu.LocalLimitCores, cpu.LocalThrottledShare = lim1.Cores, lim1.ThrottledShare(lim0)
-		}
+		cpu.LocalLimitCores, cpu.LocalThrottledShare = cpuLimit()
 	}
 	runs := acc.summary(done, cpu)
 	reason := ""

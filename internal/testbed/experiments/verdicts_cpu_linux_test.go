@@ -5,13 +5,12 @@ package experiments
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/sysinfo"
 	"github.com/narrows/narrows/internal/testbed"
 )
 
@@ -100,27 +99,6 @@ var cpuScenarios = []Scenario{
 	},
 }
 
-// cgroupThrottled is a cgroup's count of periods in which it was
-// throttled (cpu.stat's nr_throttled, v1 and v2 alike).
-func cgroupThrottled(c *Case) int64 {
-	c.T.Helper()
-	b, err := os.ReadFile(filepath.Join(c.cgroup, "cpu.stat"))
-	if err != nil {
-		c.T.Fatal(err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "nr_throttled "); ok {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				c.T.Fatal(err)
-			}
-			return n
-		}
-	}
-	c.T.Fatalf("no nr_throttled in %s/cpu.stat", c.cgroup)
-	return 0
-}
-
 // underLoadQuota runs `net rr --under-load` as underLoad does on its
 // short queue (no queue can build on the path), with narrows in a cgroup
 // whose CPU quota is cores, and returns the report and how many periods
@@ -129,9 +107,15 @@ func (c *Case) underLoadQuota(cores float64) (*result.Report, int64) {
 	var before int64
 	rep, _ := c.underLoadAfter(3000, 0, func() {
 		c.cpuQuota(cores)
-		before = cgroupThrottled(c)
+		_, before = sysinfo.CgroupThrottled(c.cgroup)
 	})
-	return rep, cgroupThrottled(c) - before
+	periods, after := sysinfo.CgroupThrottled(c.cgroup)
+	if periods == 0 {
+		// Not one period under the quota: narrows did not run in it,
+		// and no count of throttling could tell anything.
+		c.T.Fatalf("the cgroup %s counted no periods under its quota", c.cgroup)
+	}
+	return rep, after - before
 }
 
 var cpuRRScenarios = []Scenario{
