@@ -462,17 +462,23 @@ func TestReindexStandby(t *testing.T) {
 	// 3. A synchronous standby.
 	setSync(t, pg, true)
 	defer setSync(t, pg, false)
+	// The best of three as well: the same argument holds (other work on
+	// the machine only makes a rebuild slower), and timed once it read
+	// 3.77 s in a CI run whose rebuild alone took 931 ms (559-655 ms on
+	// the same machine idle): 1.04 of plan sync's "at worst", past the
+	// sort and the shipping added end to end, which only a machine busy
+	// elsewhere explains.
 	before := l.Stats()
-	syncT, walSync, _ := reindex()
+	syncT, walSync, syncRuns := best(nil)
 	line := lineRecord(before, l.Stats())
 	floor := time.Duration(walSync * 8 / float64(rate) * float64(time.Second))
 	predicted := time.Duration(walSync / capacity * float64(time.Second))
 
 	t.Logf("RESULT reindex: index %.0f MB (%d rows); line RTT %v, %.0f Mbit/s; no standby %v (best of %v; WAL %.0f MB); asynchronous standby %v (best of %v; WAL %.0f MB), the standby flushed the last of it up to %v later; "+
-		"synchronous standby %v (WAL %.0f MB; shipping it at the line rate takes %v, at the %.2f MB/s narrows net stream read %v: %.2f of the time taken); sync/no standby %.1f×; "+
+		"synchronous standby %v (best of %v; WAL %.0f MB; shipping it at the line rate takes %v, at the %.2f MB/s narrows net stream read %v: %.2f of the time taken); sync/no standby %.1f×; "+
 		"plan sync (net commit %.2f MB/s): synchronous %.2f s (%.3f of the real), at worst %.2f s (%.3f), the asynchronous standby %.2f s behind (real: up to %v); %s",
 		size/1e6, rows, rtt, float64(rate)/1e6, alone.Round(time.Millisecond), aloneRuns, walAlone/1e6, async.Round(time.Millisecond), asyncRuns, walAsync/1e6, behind.Round(time.Millisecond),
-		syncT.Round(time.Millisecond), walSync/1e6, floor.Round(time.Millisecond), capacity/1e6, predicted.Round(time.Millisecond), predicted.Seconds()/syncT.Seconds(),
+		syncT.Round(time.Millisecond), syncRuns, walSync/1e6, floor.Round(time.Millisecond), capacity/1e6, predicted.Round(time.Millisecond), predicted.Seconds()/syncT.Seconds(),
 		syncT.Seconds()/alone.Seconds(), pred.throughput/1e6, pred.opSync, pred.opSync/syncT.Seconds(), pred.opWorst, pred.opWorst/syncT.Seconds(),
 		pred.opBehind, behind.Round(time.Millisecond), line)
 	if walSync < 0.8*size {
