@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/narrows/narrows/internal/errext"
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/probe"
 	"github.com/narrows/narrows/internal/probe/compress"
@@ -62,7 +63,7 @@ func (c *cpuTest) prepare(ctx context.Context) error {
 func (c *cpuTest) run(ctx context.Context, _ probe.Emit, done *wire.Done) error {
 	res, err := compress.Measure(ctx, c.sample, compress.Config{Codecs: c.spec.CPU.Codecs, Duration: c.spec.Duration})
 	done.Compression = res
-	if ue := (*probe.UserError)(nil); errors.As(err, &ue) {
+	if errext.IsUser(err) {
 		return refusedError{err}
 	}
 	return err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/narrows/narrows/internal/errext"
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/probe"
 	"github.com/narrows/narrows/internal/probe/disk"
@@ -76,10 +77,9 @@ func (s *Server) openDisk(spec wire.TestSpec) (farTest, *wire.RemoteError) {
 // link swapped in since the check is caught here, before anything but
 // the marker is written).
 func (s *Server) created(dir string, t *disk.Target, err error) *wire.RemoteError {
-	var ue *disk.UserError
 	switch {
-	case errors.As(err, &ue):
-		return &wire.RemoteError{Code: wire.CodeRefused, Message: ue.Error()}
+	case errext.IsUser(err):
+		return &wire.RemoteError{Code: wire.CodeRefused, Message: err.Error()}
 	case err != nil:
 		return &wire.RemoteError{Code: wire.CodeInternal, Message: err.Error()}
 	case !s.inside(t.Dir(), false):
@@ -159,7 +159,7 @@ func (s *Server) letFS(key string) {
 
 // refused marks the probe's errors that a person fixes.
 func refused(err error) error {
-	if ue := (*disk.UserError)(nil); errors.As(err, &ue) {
+	if errext.IsUser(err) {
 		return refusedError{err}
 	}
 	return err

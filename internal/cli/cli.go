@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/narrows/narrows/internal/errext"
 	"github.com/narrows/narrows/internal/result"
 	"github.com/narrows/narrows/internal/untrusted"
 	"github.com/narrows/narrows/internal/wire"
@@ -73,18 +74,18 @@ func (env Env) warn(line string) {
 
 // Exit codes.
 const (
-	ExitOK          = 0
-	ExitFailed      = 1   // the run failed or stopped part way
-	ExitUsage       = 2   // bad input: the message says what to change
-	ExitInterrupted = 130 // SIGINT; another signal gives 128 + its number (SIGTERM 143, SIGHUP 129, a closed stdout 141)
+	ExitOK          = errext.ExitOK
+	ExitFailed      = errext.ExitFailed // the run failed or stopped part way
+	ExitUsage       = errext.ExitUsage  // bad input: the message says what to change
+	ExitInterrupted = 130               // SIGINT; another signal gives 128 + its number (SIGTERM 143, SIGHUP 129, a closed stdout 141)
 )
 
-// usageError is bad input: one line, exit code 2.
-type usageError struct{ msg string }
+// usagef is bad input (errext.User): one line, exit code 2.
+func usagef(format string, a ...any) error { return errext.Userf(nil, format, a...) }
 
-func (e *usageError) Error() string { return e.msg }
-
-func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
+// userError makes err, a mistake a person fixes, one line with exit code
+// 2, its message as it is.
+func userError(err error) error { return errext.Userf(err, "%s", err.Error()) }
 
 // interrupted marks a run the user stopped; its partial results are out.
 var errInterrupted = errors.New("interrupted")
@@ -147,7 +148,6 @@ func run(ctx context.Context, env Env, args []string) (int, error) {
 	env.rawStderr = env.Stderr
 	env.Stdout, env.Stderr = stdout, stderr
 	err := dispatch(ctx, env, args)
-	var ue *usageError
 	switch {
 	case err == nil:
 		return ExitOK, nil
@@ -157,12 +157,13 @@ func run(ctx context.Context, env Env, args []string) (int, error) {
 		code, line := stopped(ctx)
 		fmt.Fprintf(env.Stderr, "narrows: %s\n", line)
 		return code, err
-	case errors.As(err, &ue):
-		fmt.Fprintf(env.Stderr, "narrows: %s\n", oneLine(err.Error()))
-		return ExitUsage, err
 	default:
+		// The one place an error becomes an exit code: a mistake a person
+		// fixes says so itself (errext.HasExitCode: narrows' own, an
+		// agent's refusal, a database's "wrong password"), however deep
+		// it was wrapped.
 		fmt.Fprintf(env.Stderr, "narrows: %s\n", oneLine(err.Error()))
-		return ExitFailed, err
+		return errext.ExitCode(err), err
 	}
 }
 

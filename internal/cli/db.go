@@ -5,14 +5,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"math"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/narrows/narrows/internal/advisor"
 	"github.com/narrows/narrows/internal/client"
 	"github.com/narrows/narrows/internal/dbconn"
+	"github.com/narrows/narrows/internal/errext"
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/output/prom"
 	"github.com/narrows/narrows/internal/probe/dbload"
@@ -78,8 +77,8 @@ func dbErr(err error, dsns ...*dbconn.DSN) error {
 	for _, d := range dsns {
 		msg = d.Scrub(msg)
 	}
-	if dbconn.UserFixable(err) {
-		return &usageError{msg}
+	if errext.IsUser(err) {
+		return errext.Userf(err, "%s", msg)
 	}
 	if errors.Is(err, context.Canceled) {
 		return errInterrupted
@@ -320,28 +319,6 @@ func dbRepl(ctx context.Context, env Env, args []string) error {
 	return dbFinish(ctx, s.out, rep, runErr, res.Polls > 0, dsns...)
 }
 
-// parseRate reads a log rate: "20MB/s" (decimal, as the output shows
-// rates), "20MiB/s" (binary), "500KB/s", or a bare number of bytes/s.
-func parseRate(s string) (float64, error) {
-	in := strings.TrimSpace(s)
-	low := strings.TrimSuffix(strings.TrimSuffix(strings.ToLower(in), "/s"), "ps")
-	mult := 1.0
-	for _, u := range []struct {
-		suffix string
-		m      float64
-	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9}, {"k", 1e3}, {"m", 1e6}, {"g", 1e9}, {"b", 1}} {
-		if strings.HasSuffix(low, u.suffix) {
-			low, mult = strings.TrimSuffix(low, u.suffix), u.m
-			break
-		}
-	}
-	f, err := strconv.ParseFloat(strings.TrimSpace(low), 64)
-	if err != nil || f <= 0 || math.IsInf(f, 0) || math.IsNaN(f) {
-		return 0, fmt.Errorf("invalid rate %q: use e.g. 20MB/s (decimal, as shown in the output) or 20MiB/s", s)
-	}
-	return f * mult, nil
-}
-
 func dbLoad(ctx context.Context, env Env, args []string) error {
 	fs := newFlags(env, "db load")
 	var c dbCommon
@@ -363,7 +340,7 @@ func dbLoad(ctx context.Context, env Env, args []string) error {
 		return usagef("db load: --rate is required, e.g. --rate 20MB/s")
 	}
 	cfg := dbload.Config{Interval: s.interval, Timeout: s.timeout, Table: *tableName}
-	if cfg.Rate, err = parseRate(*rateFlag); err != nil {
+	if cfg.Rate, err = metric.ParseRate(*rateFlag); err != nil {
 		return usagef("--rate: %v", err)
 	}
 	var until string

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"slices"
@@ -114,7 +113,7 @@ func diskCmd(ctx context.Context, env Env, args []string) (err error) {
 		}
 	}
 	if err := cfg.Check(); err != nil {
-		return diskError(err)
+		return err
 	}
 	if *on != "" {
 		opts, err := af.options(env, "--on", *on)
@@ -126,7 +125,7 @@ func diskCmd(ctx context.Context, env Env, args []string) (err error) {
 
 	t, err := disk.Open(cfg)
 	if err != nil {
-		return diskError(err)
+		return err
 	}
 	defer func() {
 		if cerr := t.Close(); cerr != nil && err == nil {
@@ -145,12 +144,12 @@ func diskCmd(ctx context.Context, env Env, args []string) (err error) {
 		if ctx.Err() != nil {
 			return errInterrupted
 		}
-		return diskError(err)
+		return err
 	}
 	rep := result.NewReport("disk", sum.Path, tool(), env.Now())
 	res, runErr := t.Run(ctx, emitter(out))
 	rep.Disk = res
-	return diskError(finish(ctx, out, rep, runErr))
+	return finish(ctx, out, rep, runErr)
 }
 
 // pickProfiles reads --profile. The custom flags alone mean --profile custom.
@@ -236,16 +235,6 @@ func describe(file, dir string, d *result.Disk, cfg disk.Config) string {
 	return b.String()
 }
 
-// diskError makes the disk probe's person-fixable errors usage errors:
-// one line, exit code 2.
-func diskError(err error) error {
-	var ue *disk.UserError
-	if errors.As(err, &ue) {
-		return &usageError{ue.Error()}
-	}
-	return err
-}
-
 // removeStale is --clean-stale: it removes only what disk.FindStale proves
 // is a killed run's test file, and says what it removed.
 func removeStale(env Env, dir string) error {
@@ -257,7 +246,7 @@ func removeStale(env Env, dir string) error {
 		fmt.Fprintf(env.Stdout, "removed %s (%s, left by narrows pid %d started %s)\n", s.Path, metric.FormatBytes(s.Bytes), s.PID, s.Started.Format(time.RFC3339))
 	}
 	if err != nil {
-		return diskError(err)
+		return err
 	}
 	if len(gone) == 0 {
 		fmt.Fprintf(env.Stdout, "no test files left by killed narrows runs in %s\n", dir)
@@ -325,18 +314,8 @@ func diskOn(ctx context.Context, env Env, cfg disk.Config, opts client.Options, 
 		// saying Done in time after the Stop changes nothing of that.
 		return errInterrupted
 	default:
-		return remoteError(runErr)
+		return runErr
 	}
 	rep.Disk.Agent = addr
-	return remoteError(finish(ctx, out, rep, runErr))
-}
-
-// remoteError makes an agent's refusal of what was asked a usage error:
-// one line, exit code 2.
-func remoteError(err error) error {
-	var r *client.Refusal
-	if errors.As(err, &r) {
-		return &usageError{r.Error()}
-	}
-	return err
+	return finish(ctx, out, rep, runErr)
 }

@@ -63,7 +63,7 @@ func doctorCmd(ctx context.Context, env Env, args []string) error {
 		// user may not enter or write is said so here, in one line, not
 		// called "not a directory".
 		if err := probe.CheckDir(p.flag, p.dir, true); err != nil {
-			return &usageError{err.Error()}
+			return err
 		}
 	}
 	if df.to == "" && in.DSN == "" && df.dataPath == "" && df.logPath == "" {

@@ -102,7 +102,7 @@ func storeError(err error) error {
 	var ne *history.NewerError
 	var te *history.TooLargeError
 	if errors.As(err, &ce) || errors.As(err, &ne) || errors.As(err, &te) || errors.Is(err, history.ErrNotFound) {
-		return &usageError{err.Error()}
+		return userError(err)
 	}
 	return err
 }

@@ -198,7 +198,7 @@ func connect(ctx context.Context, opts client.Options) (*client.Session, error) 
 	s, err := client.Dial(ctx, opts)
 	if err != nil {
 		if errors.Is(err, client.ErrAuth) || errors.Is(err, client.ErrVersion) || errors.Is(err, client.ErrNoAgent) {
-			return nil, &usageError{err.Error()}
+			return nil, userError(err)
 		}
 		return nil, err
 	}

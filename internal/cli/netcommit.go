@@ -2,12 +2,10 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 
 	"github.com/narrows/narrows/internal/metric"
-	"github.com/narrows/narrows/internal/probe"
 	commitprobe "github.com/narrows/narrows/internal/probe/commit"
 	"github.com/narrows/narrows/internal/result"
 	"github.com/narrows/narrows/internal/wire"
@@ -102,13 +100,9 @@ func netCommit(ctx context.Context, env Env, args []string) error {
 		banner(env, nf.json, "narrows net commit → %s: %s blocks, %s, %s, %s", s.opts.Addr, metric.FormatBytes(c.BlockBytes), flight, ack, flagDuration(s.duration))
 	}
 	res, runErr := commitprobe.Run(ctx, sess, cfg, emitter(s.out))
-	var ue *probe.UserError
-	if errors.As(runErr, &ue) {
-		return &usageError{ue.Error()}
-	}
 	if res.Commits == 0 && runErr != nil && ctx.Err() == nil {
-		return remoteError(runErr) // refused, or failed before anything was measured
+		return runErr // refused, or failed before anything was measured
 	}
 	rep.Commit = res
-	return remoteError(finish(ctx, s.out, rep, runErr))
+	return finish(ctx, s.out, rep, runErr)
 }

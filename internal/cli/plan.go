@@ -2,10 +2,8 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -13,8 +11,10 @@ import (
 
 	"github.com/narrows/narrows/internal/advisor"
 	"github.com/narrows/narrows/internal/dbconn"
+	"github.com/narrows/narrows/internal/errext"
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/output/jsonl"
+	"github.com/narrows/narrows/internal/plan"
 	"github.com/narrows/narrows/internal/probe/compress"
 	"github.com/narrows/narrows/internal/probe/dbsize"
 	"github.com/narrows/narrows/internal/result"
@@ -50,7 +50,7 @@ func planBackup(ctx context.Context, env Env, args []string) error {
 	fs.StringVar(&pf.rto, "rto", "", "the recovery time objective to judge each restore by, e.g. 4h")
 	fs.StringVar(&pf.from, "from", "", "re-plan from a saved run: the JSON lines of an earlier `plan backup --json`")
 	fs.Var(&pf.assume, "assume", "a stage rate given by hand (repeatable), e.g. network=117MB/s, network@4=450MB/s, disk=1GB/s, "+
-		"target-write=200MB/s, zstd-3=compress:400MB/s,decompress:1.2GB/s,ratio:4, cores=8")
+		"target-write=200MB/s, cores=8, zstd-3.compress=400MB/s,zstd-3.decompress=1.2GB/s,zstd-3.ratio=4 (a codec's three figures)")
 	fs.BoolVar(&pf.json, "json", false, "write JSON lines instead of a table")
 	htmlFlag(fs, &pf.html)
 	var mf measureFlags
@@ -66,6 +66,10 @@ func planBackup(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	fs.Visit(func(f *flag.Flag) { pf.sizeSet = pf.sizeSet || f.Name == "size" })
+	assumed, err := readAssume(pf.assume, backupAssumeNames, "network=117MB/s,disk=1GB/s", applyBackupAssume)
+	if err != nil {
+		return err
+	}
 	in, err := pf.input()
 	if err != nil {
 		return err
@@ -107,10 +111,8 @@ func planBackup(ctx context.Context, env Env, args []string) error {
 	case pf.from != "":
 		target = pf.from
 	}
-	for _, a := range pf.assume {
-		if err := assume(&in.Stages, a); err != nil {
-			return err
-		}
+	if err := applyBackupAssume(&in.Stages, assumed); err != nil {
+		return err
 	}
 	if pf.from == "" && len(pf.assume) == 0 && mf.to == "" {
 		return usagef("plan backup: give the stage rates: measure them through an agent (--to AGENT), read them --from a saved run, or --assume them (e.g. --assume network=117MB/s)")
@@ -199,133 +201,124 @@ func knownCodec(c string) bool {
 	return name == "lz4" || name == "zstd" || name == "gzip"
 }
 
-// parseStageRate reads a stage's rate: bytes (20MB/s, decimal; 20MiB/s)
-// or, for a network, bits (1Gbit/s, 10Gbit/s, 100Mbit/s).
-func parseStageRate(s string) (float64, error) {
-	low := strings.ToLower(strings.TrimSpace(s))
-	for _, u := range []struct {
-		suffix string
-		m      float64
-	}{{"kbit/s", 1e3}, {"mbit/s", 1e6}, {"gbit/s", 1e9}, {"bit/s", 1}} {
-		if num, ok := strings.CutSuffix(low, u.suffix); ok {
-			f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
-			if err != nil || f <= 0 || math.IsInf(f, 0) {
-				break
-			}
-			return f * u.m / 8, nil
-		}
-	}
-	return parseRate(s)
-}
+// backupAssumeNames are the figures plan backup takes by hand (@N: for N
+// streams; CODEC: lz4, zstd or gzip, with a level: zstd-3).
+var backupAssumeNames = []string{"network", "network@N", "network-out", "network-out@N", "network-in", "network-in@N",
+	"disk", "source-disk", "target-disk", "source-read", "source-write", "target-read", "target-write",
+	"cores", "source-cores", "target-cores", "CODEC.compress", "CODEC.decompress", "CODEC.ratio", "CODEC.side"}
 
-// assume applies one --assume to the stages.
-func assume(s *result.BackupStages, a string) error {
-	key, val, ok := strings.Cut(a, "=")
-	key = strings.ToLower(strings.TrimSpace(key))
-	if !ok || key == "" || strings.TrimSpace(val) == "" {
-		return usagef("--assume %q: use STAGE=RATE, e.g. network=117MB/s or disk=1GB/s", a)
-	}
-	assumed := func(bps float64) *result.Rate { return &result.Rate{BytesPerSecond: bps, Source: "assumed"} }
-	if name, _, _ := strings.Cut(key, "-"); knownCodec(key) && (name == "lz4" || name == "zstd" || name == "gzip") {
-		return assumeCodec(s, key, val, a)
-	}
-	switch key {
-	case "cores", "source-cores", "target-cores":
-		n, err := strconv.Atoi(strings.TrimSpace(val))
-		if err != nil || n < 1 || n > 4096 {
-			return usagef("--assume %q: cores must be a whole number from 1", a)
-		}
-		if key != "target-cores" {
-			s.SourceCores = n
-		}
-		if key != "source-cores" {
-			s.TargetCores = n
-		}
-		return nil
-	}
-	bps, err := parseStageRate(val)
+// readAssume reads a plan's --assume by the one grammar and applies it to
+// a scratch T, so that a mistyped figure is said before minutes of
+// measuring, not after.
+func readAssume[T any](flags, known []string, example string, apply func(*T, []plan.Assumption) error) ([]plan.Assumption, error) {
+	as, err := plan.ParseAssume(flags, known, example)
 	if err != nil {
-		return usagef("--assume %q: %v", a, err)
+		return nil, usagef("%v", err)
 	}
-	streams := 1
-	if base, n, ok := strings.Cut(key, "@"); ok {
-		if streams, err = strconv.Atoi(n); err != nil || streams < 1 || streams > 128 {
-			return usagef("--assume %q: streams after @ must be 1 to 128, e.g. network@4=450MB/s", a)
-		}
-		key = base
-	}
-	setNet := func(rates *[]result.StreamRate) {
-		*rates = slices.DeleteFunc(*rates, func(r result.StreamRate) bool { return r.Streams == streams })
-		*rates = append(*rates, result.StreamRate{Streams: streams, Rate: *assumed(bps)})
-		slices.SortFunc(*rates, func(x, y result.StreamRate) int { return x.Streams - y.Streams })
-	}
-	switch key {
-	case "network":
-		setNet(&s.NetworkOut)
-		setNet(&s.NetworkIn)
-	case "network-out":
-		setNet(&s.NetworkOut)
-	case "network-in":
-		setNet(&s.NetworkIn)
-	case "disk":
-		s.SourceRead, s.SourceWrite, s.TargetWrite, s.TargetRead = assumed(bps), assumed(bps), assumed(bps), assumed(bps)
-	case "source-disk":
-		s.SourceRead, s.SourceWrite = assumed(bps), assumed(bps)
-	case "target-disk":
-		s.TargetWrite, s.TargetRead = assumed(bps), assumed(bps)
-	case "source-read":
-		s.SourceRead = assumed(bps)
-	case "source-write":
-		s.SourceWrite = assumed(bps)
-	case "target-read":
-		s.TargetRead = assumed(bps)
-	case "target-write":
-		s.TargetWrite = assumed(bps)
-	default:
-		return usagef("--assume %q: unknown stage %q: use network, network-out, network-in (with @N for N streams), disk, source-disk, target-disk, source-read, source-write, target-read, target-write, cores, or a codec (zstd-3=compress:400MB/s,decompress:1.2GB/s,ratio:4)", a, key)
-	}
-	if key != "network" && key != "network-out" && key != "network-in" && streams != 1 {
-		return usagef("--assume %q: @N streams applies to the network only", a)
-	}
-	return nil
+	var scratch T
+	return as, apply(&scratch, as)
 }
 
-// assumeCodec reads zstd-3=compress:400MB/s,decompress:1.2GB/s,ratio:4[,side:target]
-// (both sides unless one is named).
-func assumeCodec(s *result.BackupStages, codec, val, a string) error {
-	c := result.CodecRate{Codec: codec, Source: "assumed"}
-	sides := []string{result.SideSource, result.SideTarget}
-	for _, part := range strings.Split(val, ",") {
-		k, v, ok := strings.Cut(strings.TrimSpace(part), ":")
-		var err error
-		switch k = strings.ToLower(strings.TrimSpace(k)); {
-		case !ok:
-			err = errors.New("each part is NAME:VALUE")
-		case k == "compress":
-			c.CompressPerCore, err = parseStageRate(v)
-		case k == "decompress":
-			c.DecompressPerCore, err = parseStageRate(v)
-		case k == "ratio":
-			c.Ratio, err = strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), "x"), 64)
-			if err == nil && (c.Ratio < 1 || math.IsInf(c.Ratio, 0)) {
-				err = errors.New("the ratio is uncompressed over compressed, at least 1")
+// applyBackupAssume sets the stages --assume gives, over what was measured
+// or read.
+func applyBackupAssume(s *result.BackupStages, as []plan.Assumption) error {
+	assumed := func(bps float64) *result.Rate { return &result.Rate{BytesPerSecond: bps, Source: "assumed"} }
+	codecs := map[string]*result.CodecRate{}
+	sides := map[string][]string{}
+	var order []string
+	for _, a := range as {
+		if codec, part, ok := strings.Cut(a.Name, "."); ok {
+			if name, _, _ := strings.Cut(codec, "-"); !knownCodec(codec) || (name != "lz4" && name != "zstd" && name != "gzip") {
+				return usagef("--assume %q: unknown codec %q: use lz4, zstd or gzip, with a level for zstd and gzip (zstd-3, gzip-6)", a.Flag, codec)
 			}
-		case k == "side" && (v == result.SideSource || v == result.SideTarget):
-			sides = []string{v}
-		default:
-			err = fmt.Errorf("unknown part %q", k)
+			c := codecs[codec]
+			if c == nil {
+				c = &result.CodecRate{Codec: codec, Source: "assumed"}
+				codecs[codec], sides[codec] = c, []string{result.SideSource, result.SideTarget}
+				order = append(order, codec)
+			}
+			var err error
+			switch part {
+			case "compress":
+				c.CompressPerCore, err = a.Rate()
+			case "decompress":
+				c.DecompressPerCore, err = a.Rate()
+			case "ratio":
+				c.Ratio, err = a.Ratio(1)
+			case "side":
+				var side string
+				side, err = a.Word(result.SideSource, result.SideTarget)
+				sides[codec] = []string{side}
+			}
+			if err != nil {
+				return usagef("%v", err)
+			}
+			continue
 		}
+		switch a.Name {
+		case "cores", "source-cores", "target-cores":
+			n, err := a.Count(1, 4096)
+			if err != nil {
+				return usagef("%v", err)
+			}
+			if a.Name != "target-cores" {
+				s.SourceCores = n
+			}
+			if a.Name != "source-cores" {
+				s.TargetCores = n
+			}
+			continue
+		}
+		bps, err := a.Rate()
 		if err != nil {
-			return usagef("--assume %q: %v (e.g. %s=compress:400MB/s,decompress:1.2GB/s,ratio:4)", a, err, codec)
+			return usagef("%v", err)
+		}
+		key, streams := a.Name, 1
+		if base, n, ok := strings.Cut(key, "@"); ok {
+			if streams, err = strconv.Atoi(n); err != nil || streams < 1 || streams > 128 {
+				return usagef("--assume %q: streams after @ must be 1 to 128, e.g. network@4=450MB/s", a.Flag)
+			}
+			key = base
+		}
+		setNet := func(rates *[]result.StreamRate) {
+			*rates = slices.DeleteFunc(*rates, func(r result.StreamRate) bool { return r.Streams == streams })
+			*rates = append(*rates, result.StreamRate{Streams: streams, Rate: *assumed(bps)})
+			slices.SortFunc(*rates, func(x, y result.StreamRate) int { return x.Streams - y.Streams })
+		}
+		switch key {
+		case "network":
+			setNet(&s.NetworkOut)
+			setNet(&s.NetworkIn)
+		case "network-out":
+			setNet(&s.NetworkOut)
+		case "network-in":
+			setNet(&s.NetworkIn)
+		case "disk":
+			s.SourceRead, s.SourceWrite, s.TargetWrite, s.TargetRead = assumed(bps), assumed(bps), assumed(bps), assumed(bps)
+		case "source-disk":
+			s.SourceRead, s.SourceWrite = assumed(bps), assumed(bps)
+		case "target-disk":
+			s.TargetWrite, s.TargetRead = assumed(bps), assumed(bps)
+		case "source-read":
+			s.SourceRead = assumed(bps)
+		case "source-write":
+			s.SourceWrite = assumed(bps)
+		case "target-read":
+			s.TargetRead = assumed(bps)
+		case "target-write":
+			s.TargetWrite = assumed(bps)
 		}
 	}
-	if c.CompressPerCore <= 0 || c.DecompressPerCore <= 0 || c.Ratio < 1 {
-		return usagef("--assume %q: give compress, decompress and ratio, e.g. %s=compress:400MB/s,decompress:1.2GB/s,ratio:4", a, codec)
-	}
-	for _, side := range sides {
-		c.Side = side
-		s.Codecs = slices.DeleteFunc(s.Codecs, func(o result.CodecRate) bool { return o.Codec == codec && o.Side == side })
-		s.Codecs = append(s.Codecs, c)
+	for _, codec := range order {
+		c := codecs[codec]
+		if c.CompressPerCore <= 0 || c.DecompressPerCore <= 0 || c.Ratio < 1 {
+			return usagef("--assume: give %[1]s's compress, decompress and ratio, e.g. %[1]s.compress=400MB/s,%[1]s.decompress=1.2GB/s,%[1]s.ratio=4", codec)
+		}
+		for _, side := range sides[codec] {
+			c.Side = side
+			s.Codecs = slices.DeleteFunc(s.Codecs, func(o result.CodecRate) bool { return o.Codec == codec && o.Side == side })
+			s.Codecs = append(s.Codecs, *c)
+		}
 	}
 	return nil
 }
@@ -415,8 +408,8 @@ func (pf planFlags) dbSize(ctx context.Context, env Env, in *advisor.BackupInput
 	}
 	sz, err := dbsize.Read(ctx, d)
 	if err != nil {
-		if dbconn.UserFixable(err) {
-			return &usageError{d.Scrub(err.Error())}
+		if errext.IsUser(err) {
+			return errext.Userf(err, "%s", d.Scrub(err.Error()))
 		}
 		return fmt.Errorf("plan backup: %s", d.Reason(err))
 	}

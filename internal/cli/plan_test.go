@@ -1,9 +1,11 @@
 package cli_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -166,4 +168,65 @@ func TestPlanBackupSizesCarry(t *testing.T) {
 			t.Errorf("--size %s: exit %d, %q; want exit 2 and one line", bad, code, stderr)
 		}
 	}
+}
+
+// TestAssumeOneGrammar: each plan reads --assume by the one grammar (issue
+// 26): its figures as a list in one flag plan exactly as the same figures
+// in flags of their own, and a later figure overrides an earlier one.
+func TestAssumeOneGrammar(t *testing.T) {
+	for _, c := range []struct {
+		cmd      []string
+		list     string
+		repeated []string
+	}{
+		{[]string{"plan", "backup", "--size", "1TB", "--compression", "none,zstd-3"},
+			"network=1MB/s,network=117MB/s,disk=1GB/s,cores=4,zstd-3.compress=400MB/s,zstd-3.decompress=1.2GB/s,zstd-3.ratio=4",
+			[]string{"network=117MB/s", "disk=1GB/s", "cores=4", "zstd-3.compress=400MB/s", "zstd-3.decompress=1.2GB/s", "zstd-3.ratio=4"}},
+		{[]string{"plan", "sync", "--op-log", "7GB", "--op-time", "9s"},
+			"commit=0.9ms,local-flush=150us,rtt=1ms,rtt=10.3ms,remote-flush=150us,remote-write=30us,throughput=117MB/s",
+			[]string{"commit=0.9ms", "local-flush=150us", "rtt=10.3ms", "remote-flush=150us", "remote-write=30us", "throughput=117MB/s"}},
+		{[]string{"plan", "chatty", "--queries", "5000"},
+			"rtt=9ms,rtt=420us,server=100us,request=500B,response=600B",
+			[]string{"rtt=420us", "server=100us", "request=500B", "response=600B"}},
+		{[]string{"plan", "replica", "--log-rate", "5MB/s"},
+			"stream=1MB/s,stream=1.92MB/s,rtt=40ms,window=80KiB",
+			[]string{"stream=1.92MB/s", "rtt=40ms", "window=80KiB"}},
+	} {
+		t.Run(c.cmd[1], func(t *testing.T) {
+			list, stderr, code := run(t, nil, append(append(slices.Clone(c.cmd), "--json", "--assume"), c.list)...)
+			if code != 0 {
+				t.Fatalf("--assume %s: exit %d: %s", c.list, code, stderr)
+			}
+			args := append(slices.Clone(c.cmd), "--json")
+			for _, a := range c.repeated {
+				args = append(args, "--assume", a)
+			}
+			repeated, stderr, code := run(t, nil, args...)
+			if code != 0 {
+				t.Fatalf("%v: exit %d: %s", args, code, stderr)
+			}
+			if plans(t, list) != plans(t, repeated) {
+				t.Errorf("a list in one --assume planned\n%s\nflags of their own\n%s", plans(t, list), plans(t, repeated))
+			}
+		})
+	}
+}
+
+// plans is the JSON of a plan's run without what differs from run to run
+// (times, the run's id).
+func plans(t *testing.T, out string) string {
+	t.Helper()
+	var kept []string
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("not JSON: %q", line)
+		}
+		for _, k := range []string{"started_at", "ended_at", "run_id", "elapsed_seconds", "host", "version"} {
+			delete(m, k)
+		}
+		b, _ := json.Marshal(m)
+		kept = append(kept, string(b))
+	}
+	return strings.Join(kept, "\n")
 }

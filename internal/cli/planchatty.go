@@ -12,6 +12,7 @@ import (
 	"github.com/narrows/narrows/internal/client"
 	"github.com/narrows/narrows/internal/dbconn"
 	"github.com/narrows/narrows/internal/metric"
+	"github.com/narrows/narrows/internal/plan"
 	"github.com/narrows/narrows/internal/probe/dbping"
 	"github.com/narrows/narrows/internal/probe/rr"
 	"github.com/narrows/narrows/internal/result"
@@ -275,7 +276,7 @@ func (cf *chattyFlags) measureRR(ctx context.Context, env Env) (result.ChattyFig
 	}
 	var refused *client.Refusal
 	if errors.As(runErr, &refused) {
-		return result.ChattyFigures{}, nil, &usageError{"plan chatty: net rr: " + refused.Error()}
+		return result.ChattyFigures{}, nil, fmt.Errorf("plan chatty: net rr: %w", runErr)
 	}
 	f, err := advisor.ChattyFromRR(res, "through the agent at "+opts.Addr)
 	if err != nil {
@@ -340,46 +341,41 @@ func (cf *chattyFlags) readFrom() (result.ChattyFigures, error) {
 // replaced (what the server and drivers take is kept), or the rest, the
 // floor, the sizes. A figure given by hand ends the bounds a db ping
 // measured: the query's time no longer splits between them.
-func applyAssume(f *result.ChattyFigures, assumed []string) error {
-	for _, a := range assumed {
-		for _, part := range strings.Split(a, ",") {
-			key, val, ok := strings.Cut(strings.TrimSpace(part), "=")
-			key, val = strings.ToLower(strings.TrimSpace(key)), strings.TrimSpace(val)
-			if !ok || key == "" || val == "" {
-				return usagef("--assume %q: use NAME=VALUE, e.g. rtt=2ms,server=150us", a)
+func applyAssume(f *result.ChattyFigures, flags []string) error {
+	as, err := plan.ParseAssume(flags, []string{"rtt", "server", "floor", "request", "response"}, "rtt=2ms,server=150us")
+	if err != nil {
+		return usagef("%v", err)
+	}
+	for _, a := range as {
+		switch a.Name {
+		case "rtt", "server", "floor":
+			d, err := a.Duration(a.Name == "server")
+			if err != nil {
+				return usagef("%v", err)
 			}
-			switch key {
-			case "rtt", "server", "floor":
-				d, err := metric.ParseDuration(val)
-				if err != nil || d < 0 || (d == 0 && key != "server") {
-					return usagef("--assume %q: %s=%s: give a duration, e.g. %s", a, key, val, map[string]string{"rtt": "rtt=2ms", "server": "server=150us", "floor": "floor=20us"}[key])
-				}
-				s := result.Seconds(d)
-				switch key {
-				case "rtt":
-					f.NetworkRTT, f.NetworkFrom = s, "assumed"
-					f.QueryRTT, f.QueryRTTMean = nil, nil
-				case "server":
-					f.ServerAndClient, f.ServerAndClientFrom = &s, "assumed"
-					f.QueryRTT, f.QueryRTTMean = nil, nil
-				case "floor":
-					f.Floor, f.FloorFrom = s, "assumed"
-				}
-				if key != "floor" {
-					f.NetworkRTTLow, f.NetworkRTTHigh = nil, nil
-				}
-			case "request", "response":
-				n, err := metric.ParseSize(val)
-				if err != nil || n < 1 || n > 1<<30 {
-					return usagef("--assume %q: %s=%s: give a size from 1 byte to 1G, e.g. %s=500B", a, key, val, key)
-				}
-				if key == "request" {
-					f.RequestBytes = n
-				} else {
-					f.ResponseBytes = n
-				}
-			default:
-				return usagef("--assume %q: unknown figure %q: use rtt, server, floor, request or response (e.g. rtt=2ms,server=150us)", a, key)
+			s := result.Seconds(d)
+			switch a.Name {
+			case "rtt":
+				f.NetworkRTT, f.NetworkFrom = s, "assumed"
+				f.QueryRTT, f.QueryRTTMean = nil, nil
+			case "server":
+				f.ServerAndClient, f.ServerAndClientFrom = &s, "assumed"
+				f.QueryRTT, f.QueryRTTMean = nil, nil
+			case "floor":
+				f.Floor, f.FloorFrom = s, "assumed"
+			}
+			if a.Name != "floor" {
+				f.NetworkRTTLow, f.NetworkRTTHigh = nil, nil
+			}
+		case "request", "response":
+			n, err := a.Size(1, 1<<30)
+			if err != nil {
+				return usagef("%v", err)
+			}
+			if a.Name == "request" {
+				f.RequestBytes = n
+			} else {
+				f.ResponseBytes = n
 			}
 		}
 	}

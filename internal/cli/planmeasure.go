@@ -53,7 +53,7 @@ func (mf measureFlags) measure(ctx context.Context, env Env, files int, codecs [
 	if mf.dataPath != "" {
 		// Read by a backup, written by a restore: the test file goes there.
 		if err := probe.CheckDir("--data-path", mf.dataPath, true); err != nil {
-			return "", false, &usageError{err.Error()}
+			return "", false, err
 		}
 	}
 	sess, err := connect(ctx, opts)
@@ -111,7 +111,7 @@ func (mf measureFlags) measure(ctx context.Context, env Env, files int, codecs [
 			}
 			var r *client.Refusal
 			if errors.As(err, &r) {
-				return sess.Software, !sess.Authenticated, &usageError{fmt.Sprintf("plan backup: %s: %s", st.what, r.Error())}
+				return sess.Software, !sess.Authenticated, fmt.Errorf("plan backup: %s: %w", st.what, err)
 			}
 			if errors.Is(err, client.ErrMisbehaved) {
 				// Nothing it said is a figure to plan on.
@@ -133,15 +133,15 @@ func localBackupDisk(ctx context.Context, dir string, size int64, dur time.Durat
 	cfg := disk.Config{Dir: dir, Size: size, Duration: dur, Interval: time.Second, Engine: disk.EngineAuto, Seed: 1,
 		Profiles: []string{result.ProfileBackup}, Patterns: backupPatterns()}
 	if err := cfg.Check(); err != nil {
-		return nil, diskError(err)
+		return nil, err
 	}
 	t, err := disk.Open(cfg)
 	if err != nil {
-		return nil, diskError(err)
+		return nil, err
 	}
 	defer t.Close()
 	if err := t.Layout(ctx); err != nil {
-		return nil, diskError(err)
+		return nil, err
 	}
 	return t.Run(ctx, func(result.Interval) {})
 }

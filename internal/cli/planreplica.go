@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/narrows/narrows/internal/client"
 	"github.com/narrows/narrows/internal/dbconn"
 	"github.com/narrows/narrows/internal/metric"
+	"github.com/narrows/narrows/internal/plan"
 	"github.com/narrows/narrows/internal/probe/lograte"
 	"github.com/narrows/narrows/internal/probe/stream"
 	"github.com/narrows/narrows/internal/result"
@@ -210,7 +210,7 @@ func (rf replicaPlanFlags) measureStream(ctx context.Context, env Env, d time.Du
 	if err != nil {
 		var r *client.Refusal
 		if errors.As(err, &r) {
-			return rs, sess.Software, !sess.Authenticated, &usageError{"plan replica: " + r.Error()}
+			return rs, sess.Software, !sess.Authenticated, fmt.Errorf("plan replica: %w", err)
 		}
 		if rs == nil || ctx.Err() != nil || errors.Is(err, client.ErrMisbehaved) {
 			return rs, sess.Software, !sess.Authenticated, fmt.Errorf("plan replica: the stream to %s: %w", rf.to, err)
@@ -238,13 +238,13 @@ func logRatesOf(vals []string) ([]result.LogRate, error) {
 			named++
 		}
 		meanS, peakS, hasPeak := strings.Cut(rates, ",")
-		mean, err := parseStageRate(meanS)
+		mean, err := metric.ParseRate(meanS)
 		if err != nil {
 			return nil, usagef("--log-rate %q: %v", v, err)
 		}
 		peak := mean
 		if hasPeak {
-			if peak, err = parseStageRate(peakS); err != nil {
+			if peak, err = metric.ParseRate(peakS); err != nil {
 				return nil, usagef("--log-rate %q: the peak: %v", v, err)
 			}
 			if peak < mean {
@@ -296,56 +296,35 @@ var limits = []string{result.LimitWindow, result.LimitLink, result.LimitLoss, re
 
 func assumptions(vals []string) (replicaAssumptions, error) {
 	a := replicaAssumptions{rates: map[string]float64{}, durs: map[string]time.Duration{}, sizes: map[string]int64{}}
-	for _, v := range vals {
-		for _, part := range strings.Split(v, ",") {
-			key, val, ok := strings.Cut(part, "=")
-			key, val = strings.ToLower(strings.TrimSpace(key)), strings.TrimSpace(val)
-			if !ok || key == "" || val == "" {
-				return a, usagef("--assume %q: use NAME=VALUE, e.g. stream=2MB/s,rtt=40ms", v)
-			}
-			var err error
-			switch key {
-			case "stream", "link", "log", "peak":
-				a.rates[key], err = parseStageRate(val)
-			case "rtt":
-				a.durs[key], err = positiveDuration("rtt", val)
-			case "window", "rmem", "wmem":
-				a.sizes[key], err = parseBytes(val)
-			case "mss":
-				var n int
-				n, err = strconv.Atoi(val)
-				if err == nil && (n < 88 || n > 65535) {
-					err = errors.New("use 88 to 65535 bytes")
-				}
-				a.sizes[key] = int64(n)
-			case "limit":
-				a.limit = strings.ToLower(val)
-				ok := false
-				for _, l := range limits {
-					ok = ok || l == a.limit
-				}
-				if !ok {
-					err = fmt.Errorf("use %s", strings.Join(limits, ", "))
-				}
-			case "loss":
-				var p float64
-				pct := strings.HasSuffix(val, "%")
-				p, err = strconv.ParseFloat(strings.TrimSuffix(val, "%"), 64)
-				if pct {
-					p /= 100
-				}
-				if err == nil && (p < 0 || p >= 1 || math.IsNaN(p)) {
-					err = errors.New("use a share below 100%, e.g. 0.1%")
-				}
-				a.loss = &p
-			default:
-				err = errors.New("unknown name: use stream, rtt, window, limit, loss, mss, link, rmem, wmem, log or peak")
-			}
-			if err != nil {
-				return a, usagef("--assume %q: %s: %v", v, key, err)
-			}
-			a.keys = append(a.keys, key)
+	names := []string{"stream", "rtt", "window", "limit", "loss", "mss", "link", "rmem", "wmem", "log", "peak"}
+	as, err := plan.ParseAssume(vals, names, "stream=2MB/s,rtt=40ms")
+	if err != nil {
+		return a, usagef("%v", err)
+	}
+	for _, v := range as {
+		var err error
+		switch v.Name {
+		case "stream", "link", "log", "peak":
+			a.rates[v.Name], err = v.Rate()
+		case "rtt":
+			a.durs[v.Name], err = v.Duration(false)
+		case "window", "rmem", "wmem":
+			a.sizes[v.Name], err = v.Size(1, 1<<40)
+		case "mss":
+			var n int
+			n, err = v.Count(88, 65535)
+			a.sizes[v.Name] = int64(n)
+		case "limit":
+			a.limit, err = v.Word(limits...)
+		case "loss":
+			var p float64
+			p, err = v.Share()
+			a.loss = &p
 		}
+		if err != nil {
+			return a, usagef("%v", err)
+		}
+		a.keys = append(a.keys, v.Name)
 	}
 	if a.has("peak") && !a.has("log") {
 		return a, usagef("--assume: peak=RATE goes with log=RATE (the mean)")
@@ -354,25 +333,6 @@ func assumptions(vals []string) (replicaAssumptions, error) {
 		return a, usagef("--assume: the peak %s is below the mean %s", metric.FormatByteRate(a.rates["peak"]), metric.FormatByteRate(a.rates["log"]))
 	}
 	return a, nil
-}
-
-// parseBytes reads a buffer or window size: 81920, 80KB (decimal), 128KiB
-// or 128K (binary, as sysctl users and --window write them).
-func parseBytes(s string) (int64, error) {
-	low := strings.ToLower(strings.TrimSpace(s))
-	for _, u := range []struct {
-		suffix string
-		m      float64
-	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9}, {"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"b", 1}, {"", 1}} {
-		if num, ok := strings.CutSuffix(low, u.suffix); ok {
-			f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
-			if err != nil || f <= 0 || f*u.m > 1<<40 {
-				break
-			}
-			return int64(f * u.m), nil
-		}
-	}
-	return 0, fmt.Errorf("invalid size %q: use bytes, e.g. 81920, 80KB or 128KiB", s)
 }
 
 // apply sets the assumed figures over what was measured or read.

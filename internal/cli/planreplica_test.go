@@ -163,7 +163,7 @@ func TestPlanReplicaBadInput(t *testing.T) {
 		{"bad assume", []string{"--assume", "stream", "--log-rate", "1MB/s"}, "use NAME=VALUE"},
 		{"bad limit", []string{"--assume", "stream=2MB/s,limit=moon", "--log-rate", "1MB/s"}, "use window, link, loss, cpu"},
 		{"bad loss", []string{"--assume", "stream=2MB/s,loss=150%", "--log-rate", "1MB/s"}, "below 100%"},
-		{"bad window", []string{"--assume", "stream=2MB/s,window=lots", "--log-rate", "1MB/s"}, "invalid size"},
+		{"bad window", []string{"--assume", "stream=2MB/s,window=lots", "--log-rate", "1MB/s"}, "window=lots: give bytes"},
 		{"peak without log", []string{"--assume", "stream=2MB/s,peak=3MB/s"}, "goes with log="},
 		{"watch without dsn", []string{stream, "--log-rate", "1MB/s", "--watch", "10s"}, "give --dsn too"},
 		{"streams without to", []string{stream, "--log-rate", "1MB/s", "--streams", "8"}, "give --to AGENT too"},

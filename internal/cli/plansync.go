@@ -10,7 +10,9 @@ import (
 	"github.com/narrows/narrows/internal/advisor"
 	"github.com/narrows/narrows/internal/client"
 	"github.com/narrows/narrows/internal/dbconn"
+	"github.com/narrows/narrows/internal/errext"
 	"github.com/narrows/narrows/internal/metric"
+	"github.com/narrows/narrows/internal/plan"
 	"github.com/narrows/narrows/internal/probe"
 	commitprobe "github.com/narrows/narrows/internal/probe/commit"
 	"github.com/narrows/narrows/internal/probe/dbload"
@@ -51,6 +53,10 @@ func planSync(ctx context.Context, env Env, args []string) error {
 	var htmlPath string
 	htmlFlag(fs, &htmlPath)
 	if err := parse(fs, args); err != nil {
+		return err
+	}
+	assumed, err := readAssume(sf.assume, syncAssumeNames, "rtt=10ms,throughput=11MB/s", applySyncAssume)
+	if err != nil {
 		return err
 	}
 	in := advisor.SyncInput{}
@@ -102,7 +108,7 @@ func planSync(ctx context.Context, env Env, args []string) error {
 	}
 	if sf.logPath != "" {
 		if err := probe.CheckDir("--log-path", sf.logPath, true); err != nil {
-			return &usageError{err.Error()}
+			return err
 		}
 	}
 	if sf.remotePath != "" && sf.to == "" {
@@ -134,18 +140,16 @@ func planSync(ctx context.Context, env Env, args []string) error {
 			target = sf.to
 		}
 	}
-	for _, a := range sf.assume {
-		if err := assumeSync(&in.Parts, a); err != nil {
-			return err
-		}
+	if err := applySyncAssume(&in.Parts, assumed); err != nil {
+		return err
 	}
-	plan, err := advisor.PlanSync(in)
+	syncPlan, err := advisor.PlanSync(in)
 	if err != nil {
 		return usagef("plan sync: %v", err)
 	}
 	rep := result.NewReport("plan sync", target, tool(), env.Now())
 	rep.Agent, rep.Unauthenticated = software, unauth
-	rep.SyncPlan = &plan
+	rep.SyncPlan = &syncPlan
 	return finish(ctx, withHTML(output(env, sf.json), htmlPath), rep, nil)
 }
 
@@ -200,13 +204,9 @@ func (sf syncFlags) measure(ctx context.Context, env Env, d *dbconn.DSN, dur tim
 			if ctx.Err() != nil {
 				return software, unauth, errInterrupted
 			}
-			var r *client.Refusal
-			var ue *usageError
 			switch {
-			case errors.As(err, &r):
-				return software, unauth, &usageError{fmt.Sprintf("plan sync: %s: %s", st.what, r.Error())}
-			case errors.As(err, &ue):
-				return software, unauth, &usageError{fmt.Sprintf("plan sync: %s: %s", st.what, ue.msg)}
+			case errext.IsUser(err): // refused by the agent, or a mistake of ours to fix
+				return software, unauth, fmt.Errorf("plan sync: %s: %w", st.what, err)
 			case errors.Is(err, client.ErrMisbehaved):
 				// Nothing it said is a figure to plan on.
 				return software, unauth, fmt.Errorf("plan sync: %s: %w", st.what, err)
@@ -257,15 +257,15 @@ func localLogFlush(ctx context.Context, dir string, size int64, dur time.Duratio
 	cfg := disk.Config{Dir: dir, Size: size, Duration: dur, Interval: time.Second, Engine: disk.EngineAuto, Seed: 1,
 		Profiles: []string{result.ProfileLog}, Patterns: []disk.Pattern{logFlushPattern()}}
 	if err := cfg.Check(); err != nil {
-		return nil, diskError(err)
+		return nil, err
 	}
 	t, err := disk.Open(cfg)
 	if err != nil {
-		return nil, diskError(err)
+		return nil, err
 	}
 	defer t.Close()
 	if err := t.Layout(ctx); err != nil {
-		return nil, diskError(err)
+		return nil, err
 	}
 	return t.Run(ctx, func(result.Interval) {})
 }
@@ -289,32 +289,35 @@ func logFlushFigure(d *result.Disk, source string) *result.Figure {
 	return nil
 }
 
-// assumeSync applies one --assume to the parts.
-func assumeSync(ps *result.SyncParts, a string) error {
-	key, val, ok := strings.Cut(a, "=")
-	key = strings.ToLower(strings.TrimSpace(key))
-	val = strings.TrimSpace(val)
-	if !ok || key == "" || val == "" {
-		return usagef("--assume %q: use PART=VALUE, e.g. rtt=10ms or throughput=11MB/s", a)
-	}
-	if key == "throughput" {
-		bps, err := parseStageRate(val)
-		if err != nil {
-			return usagef("--assume %q: %v", a, err)
+// syncParts are the parts plan sync takes by hand, each a time but the
+// log's throughput.
+var syncParts = map[string]func(*result.SyncParts) **result.Figure{
+	"commit": func(p *result.SyncParts) **result.Figure { return &p.CommitNow }, "local-flush": func(p *result.SyncParts) **result.Figure { return &p.LocalFlush },
+	"rtt": func(p *result.SyncParts) **result.Figure { return &p.RTT }, "remote-flush": func(p *result.SyncParts) **result.Figure { return &p.RemoteFlush },
+	"remote-write": func(p *result.SyncParts) **result.Figure { return &p.RemoteWrite }, "ack-flush": func(p *result.SyncParts) **result.Figure { return &p.RemoteCommit },
+	"ack-write": func(p *result.SyncParts) **result.Figure { return &p.RemoteReceipt },
+}
+
+// syncAssumeNames are the parts plan sync takes by hand.
+var syncAssumeNames = []string{"commit", "local-flush", "rtt", "remote-flush", "remote-write", "ack-flush", "ack-write", "throughput"}
+
+// applySyncAssume sets the parts --assume gives over what was measured.
+func applySyncAssume(ps *result.SyncParts, as []plan.Assumption) error {
+	for _, a := range as {
+		if a.Name == "throughput" {
+			bps, err := a.Rate()
+			if err != nil {
+				return usagef("%v", err)
+			}
+			ps.Throughput = &result.Rate{BytesPerSecond: bps, Source: "assumed"}
+			continue
 		}
-		ps.Throughput = &result.Rate{BytesPerSecond: bps, Source: "assumed"}
-		return nil
+		d, err := a.Duration(false)
+		if err != nil {
+			return usagef("%v", err)
+		}
+		*syncParts[a.Name](ps) = &result.Figure{Seconds: result.Seconds(d), Source: "assumed"}
 	}
-	into := map[string]**result.Figure{"commit": &ps.CommitNow, "local-flush": &ps.LocalFlush, "rtt": &ps.RTT,
-		"remote-flush": &ps.RemoteFlush, "remote-write": &ps.RemoteWrite, "ack-flush": &ps.RemoteCommit, "ack-write": &ps.RemoteReceipt}[key]
-	if into == nil {
-		return usagef("--assume %q: unknown part %q: use commit, local-flush, rtt, remote-flush, remote-write, ack-flush, ack-write or throughput", a, key)
-	}
-	d, err := time.ParseDuration(strings.ReplaceAll(val, "µ", "u"))
-	if err != nil || d <= 0 || d > time.Hour {
-		return usagef("--assume %q: %s is a time, e.g. 150us, 0.9ms, 10ms", a, key)
-	}
-	*into = &result.Figure{Seconds: result.Seconds(d), Source: "assumed"}
 	return nil
 }
 
@@ -406,7 +409,11 @@ func commitParts(x *result.Commit, src string, ps *result.SyncParts) bool {
 		if w, f := p50(x.AgentWrite), p50(x.AgentFlush); w > 0 && f > 0 && x.Flushes >= advisor.MinFlushes {
 			ps.RemoteFlush = &result.Figure{Seconds: w + f, Source: src, What: fmt.Sprintf("the agent's write + %s p50 of %s, %s", c.Flush, metric.FormatCount(x.Flushes)+" flushes", what)}
 		}
-		if w := p50(x.AgentWrite); w > 0 {
+		// The write timed beside the acknowledgement after a write is
+		// the one its receipt includes (a median of a sum is at least the
+		// median of its part; of two runs, not): this one only stands in
+		// when there is none.
+		if w := p50(x.AgentWrite); w > 0 && ps.RemoteReceipt == nil {
 			ps.RemoteWrite = &result.Figure{Seconds: w, Source: src, What: "the agent's write p50, " + what}
 		}
 	case c.Ack == result.AckWrite:

@@ -126,9 +126,9 @@ func TestPlanSyncBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{}, "give the parts"},
-		{[]string{"--assume", "rtt"}, "use PART=VALUE"},
-		{[]string{"--assume", "rtt=fast"}, "is a time"},
-		{[]string{"--assume", "jitter=1ms"}, "unknown part"},
+		{[]string{"--assume", "rtt"}, "use NAME=VALUE"},
+		{[]string{"--assume", "rtt=fast"}, "rtt=fast: give a time"},
+		{[]string{"--assume", "jitter=1ms"}, `unknown name "jitter"`},
 		{[]string{"--assume", "throughput=lots"}, "--assume"},
 		{[]string{"--assume", "rtt=1ms", "--engine", "oracle"}, "--engine"},
 		{[]string{"--assume", "rtt=1ms", "--op-log", "7GB"}, "--op-time"},

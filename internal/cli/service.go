@@ -3,13 +3,14 @@ package cli
 import (
 	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"log/slog"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/narrows/narrows/internal/errext"
 )
 
 // narrows serve as a Windows service. The parts that need no Windows
@@ -17,9 +18,6 @@ import (
 // states as it starts and stops, the log handler that writes to the
 // Event Log, and the check of the command line install stores. The
 // Service Control Manager's side is in service_windows.go.
-
-// serviceName is the service's name and its Event Log source.
-const serviceName = "narrows"
 
 // svcState is a service state the Service Control Manager is told.
 type svcState uint8
@@ -97,14 +95,10 @@ func runService[R any](ctx context.Context, requests <-chan R, control func(R) s
 // stop, else a service-specific code as at the console: 2 for bad input
 // (a flag in the service's command line), 1 for a failure.
 func serviceExit(err error) (svcSpecific bool, code uint32) {
-	var ue *usageError
-	switch {
-	case err == nil:
+	if err == nil {
 		return false, 0
-	case errors.As(err, &ue):
-		return true, ExitUsage
 	}
-	return true, ExitFailed
+	return true, uint32(errext.ExitCode(err))
 }
 
 // eventSink is the Windows Event Log as eventlog.Log writes to it.

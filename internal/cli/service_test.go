@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/narrows/narrows/internal/errext"
 )
 
 // TestRunServiceStates: what the Service Control Manager is told as the
@@ -196,8 +198,7 @@ func TestServiceArgs(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			env, errb := envWith(c.vars)
 			_, err := serviceArgs(env, c.args)
-			var ue *usageError
-			if !errors.As(err, &ue) || !strings.Contains(err.Error(), c.want) {
+			if !errext.IsUser(err) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("error %v, want a usage error with %q", err, c.want)
 			}
 			if strings.Contains(err.Error(), sec) || strings.Contains(errb.String(), sec) {

@@ -18,6 +18,9 @@ import (
 	"golang.org/x/sys/windows/svc/mgr"
 )
 
+// serviceName is the service's name and its Event Log source.
+const serviceName = "narrows"
+
 // serve runs the agent: under the Service Control Manager as a service,
 // else at the console until Ctrl-C.
 func serve(ctx context.Context, env Env, args []string) error {

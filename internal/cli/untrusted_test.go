@@ -75,7 +75,10 @@ func TestRefusalBeforeAuthIsQuoted(t *testing.T) {
 		{"auth after the challenge", true, wire.RemoteError{Code: wire.CodeAuth, Message: planted}, cli.ExitUsage, false, "the secret does not match"},
 		{"version", false, wire.RemoteError{Code: wire.CodeVersion, Message: planted, MinVersion: 7, MaxVersion: 9}, cli.ExitUsage, false, "the agent at ADDR speaks 7-9"},
 		{"auth_limit", false, wire.RemoteError{Code: wire.CodeAuthLimit, Message: planted, RetryAfter: time.Minute}, cli.ExitUsage, true, "refuses this address for now: it says (unverified): \""},
-		{"limit", false, wire.RemoteError{Code: wire.CodeLimit, Message: planted}, cli.ExitFailed, true, "agent at ADDR refused: it says (unverified): \""},
+		// Over the agent's limits: the person changes what they asked
+		// for (exit 2), as net commit and disk always said; net rr said 1
+		// until the one error shape (issue 26).
+		{"limit", false, wire.RemoteError{Code: wire.CodeLimit, Message: planted}, cli.ExitUsage, true, "agent at ADDR refused: it says (unverified): \""},
 		{"unknown code", false, wire.RemoteError{Code: "\x1b[2Jweird", Message: strings.Repeat(planted, 100)}, cli.ExitFailed, true, "agent at ADDR refused: it says (unverified): \""},
 	}
 	for _, c := range cases {

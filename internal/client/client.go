@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/narrows/narrows/internal/errext"
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/result"
 	"github.com/narrows/narrows/internal/untrusted"
@@ -87,6 +88,9 @@ type Refusal struct {
 }
 
 func (r *Refusal) Error() string { return fmt.Sprintf("agent at %s refused: %s", r.Addr, r.Message) }
+
+// ExitCode is errext.ExitUsage: the person changes what they asked for.
+func (r *Refusal) ExitCode() int { return errext.ExitUsage }
 
 // Dial connects, negotiates and authenticates.
 func Dial(ctx context.Context, o Options) (*Session, error) {

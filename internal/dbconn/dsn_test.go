@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/narrows/narrows/internal/errext"
 )
 
 func TestParse(t *testing.T) {
@@ -42,7 +44,7 @@ func TestParse(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
 					t.Fatalf("error %v, want one containing %q", err, c.wantErr)
 				}
-				if !Is(err, BadDSN) || !UserFixable(err) {
+				if !Is(err, BadDSN) || !errext.IsUser(err) {
 					t.Fatalf("error %v is not a BadDSN", err)
 				}
 				if c.errMatch != "" && strings.Contains(err.Error(), c.errMatch) {

@@ -13,6 +13,8 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/pgconn"
 	mssql "github.com/microsoft/go-mssqldb"
+
+	"github.com/narrows/narrows/internal/errext"
 )
 
 // Kind says what a person must fix.
@@ -45,11 +47,14 @@ type Error struct {
 func (e *Error) Error() string { return e.Msg }
 func (e *Error) Unwrap() error { return e.Err }
 
-// UserFixable says whether err is a mistake in the input or the server's
-// setup that the user must fix (exit code 2), not a failure mid-run.
-func UserFixable(err error) bool {
-	var e *Error
-	return errors.As(err, &e) && e.Kind != Other
+// ExitCode is errext.ExitUsage for every kind but Other: a mistake in the
+// input or the server's setup that the user must fix, not a failure
+// mid-run.
+func (e *Error) ExitCode() int {
+	if e.Kind == Other {
+		return errext.ExitFailed
+	}
+	return errext.ExitUsage
 }
 
 // Is reports whether err is an Error of kind k.

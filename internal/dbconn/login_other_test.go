@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/narrows/narrows/internal/errext"
 )
 
 // TestKerberosReady: integrated authentication off Windows is Kerberos;
@@ -69,7 +71,7 @@ func TestKerberosReady(t *testing.T) {
 				}
 				return
 			}
-			if err == nil || !strings.Contains(err.Error(), c.want) || !UserFixable(err) || strings.Contains(err.Error(), "\n") {
+			if err == nil || !strings.Contains(err.Error(), c.want) || !errext.IsUser(err) || strings.Contains(err.Error(), "\n") {
 				t.Fatalf("error %v: want one user-fixable line saying %q", err, c.want)
 			}
 		})

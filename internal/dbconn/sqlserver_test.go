@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/narrows/narrows/internal/errext"
 )
 
 // TestParseSQLServerForms: the ADO and ODBC connection strings Windows
@@ -231,7 +233,7 @@ func TestResolveInstance(t *testing.T) {
 				}
 				return
 			}
-			if err == nil || !strings.Contains(err.Error(), c.want) || !UserFixable(err) || strings.Contains(err.Error(), "Secret-9") {
+			if err == nil || !strings.Contains(err.Error(), c.want) || !errext.IsUser(err) || strings.Contains(err.Error(), "Secret-9") {
 				t.Fatalf("error %v, want a user-fixable one saying %q, without the password", err, c.want)
 			}
 		})

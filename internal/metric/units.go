@@ -8,78 +8,153 @@ import (
 	"time"
 )
 
-// Sizes typed by people are binary (K = KiB = 1024), as iperf3's -l and
-// fio's bs are: a DBA who types 64K means a 64 KiB block, never 64,000 bytes.
-var sizeSuffixes = []struct {
+// One table for every amount of bytes typed on a command line, sizes and
+// rates alike (STYLE: decimal and binary units as their suffixes say):
+//
+//	KiB MiB GiB TiB PiB   binary, 2¹⁰ … 2⁵⁰ (Ki Mi Gi Ti Pi too)
+//	kB KB MB GB TB PB     decimal, 10³ … 10¹⁵, as DBAs and storage vendors
+//	                      quote sizes (a "10 TB" database is 10¹³ bytes)
+//	K M G T               binary: a bare letter is how iperf3's -l, fio's
+//	                      bs, dd and sysctl write a block or a buffer, and
+//	                      a DBA who types 64K means 65,536 bytes
+//	B, or nothing         bytes
+//
+// Matched without regard to case, longest suffix first. STYLE.md reads a
+// bare K as 1,000; this table does not, and says why: every block size a
+// DBA copies from fio, iperf3, dd or a vendor's guide is written 8K or
+// 64K and means 8,192 or 65,536, and read as 8,000 it is not a block
+// direct I/O can use. KB (and kB) is decimal, as the suffix says.
+type suffix struct {
 	suffix string
-	mult   int64
-}{
-	{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"tib", 1 << 40},
-	{"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"tb", 1 << 40},
+	mult   float64
+}
+
+var byteUnits = []suffix{
+	{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"tib", 1 << 40}, {"pib", 1 << 50},
+	{"ki", 1 << 10}, {"mi", 1 << 20}, {"gi", 1 << 30}, {"ti", 1 << 40}, {"pi", 1 << 50},
+	{"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9}, {"tb", 1e12}, {"pb", 1e15},
 	{"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"t", 1 << 40},
 	{"b", 1}, {"", 1},
 }
 
-// ParseSize reads "64", "64B", "128K", "128KiB", "1.5MiB" as bytes.
-func ParseSize(s string) (int64, error) {
+// bitPrefixes are a bit rate's, always decimal, as link speeds and tc's
+// rates are (100M is 10⁸ bit/s).
+var bitPrefixes = []suffix{{"k", 1e3}, {"m", 1e6}, {"g", 1e9}, {"t", 1e12}, {"", 1}}
+
+// number reads a finite number, spaces around it allowed.
+func number(s string) (float64, bool) {
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	return f, err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
+}
+
+// scaled reads a number followed by one of table's suffixes (the first
+// that matches), not yet rounded.
+func scaled(s string, table []suffix) (float64, bool) {
+	low := strings.ToLower(strings.TrimSpace(s))
+	for _, u := range table {
+		if num, ok := strings.CutSuffix(low, u.suffix); ok {
+			if f, ok := number(num); ok && strings.TrimSpace(num) != "" {
+				return f * u.mult, true
+			}
+			return 0, false
+		}
+	}
+	return 0, false
+}
+
+// bytesOf reads an amount of bytes by byteUnits.
+func bytesOf(s string) (float64, bool) { return scaled(s, byteUnits) }
+
+// bitsOf reads a count of bits with a decimal prefix: "100M", "1.5G".
+func bitsOf(s string) (float64, bool) { return scaled(s, bitPrefixes) }
+
+// cutBits takes a bit rate's unit off s: "bit/s", "bits/s", "bit", "bps" or
+// "b/s" with a lower-case b (Mbps, Mb/s: bits, as network people write
+// them; MBps, MB/s: bytes). It says whether s named bits.
+func cutBits(s string) (string, bool) {
 	in := strings.TrimSpace(s)
 	low := strings.ToLower(in)
-	for _, sf := range sizeSuffixes {
-		if !strings.HasSuffix(low, sf.suffix) {
-			continue
+	for _, u := range []string{"bits/s", "bit/s", "bits", "bit"} {
+		if num, ok := strings.CutSuffix(low, u); ok {
+			return num, true
 		}
-		num := strings.TrimSpace(low[:len(low)-len(sf.suffix)])
-		if num == "" {
-			break
-		}
-		f, err := strconv.ParseFloat(num, 64)
-		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			break
-		}
-		if f < 0 {
-			return 0, fmt.Errorf("invalid size %q: must not be negative", s)
-		}
-		v := f * float64(sf.mult)
-		if v > float64(1<<62) {
-			return 0, fmt.Errorf("invalid size %q: too large", s)
-		}
-		if v != math.Trunc(v) {
-			return 0, fmt.Errorf("invalid size %q: not a whole number of bytes", s)
-		}
-		return int64(v), nil
 	}
-	return 0, fmt.Errorf("invalid size %q: use a number with B, K, M or G (binary: 64K = 65536 bytes), e.g. 128K", s)
+	for _, u := range []string{"bps", "b/s"} {
+		if num, ok := strings.CutSuffix(in, u); ok {
+			return num, true
+		}
+	}
+	return in, false
 }
 
-// storageSuffixes are sizes as DBAs and storage vendors quote them
-// (STYLE: GB = 10⁹, GiB = 2³⁰, a bare count in bytes): a "10 TB" database
-// is 10¹³ bytes. ParseSize's table reads K, M, G as binary, as block
-// sizes are given; a database's size is not a block.
-var storageSuffixes = []struct {
-	suffix string
-	mult   float64
-}{
-	{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"tib", 1 << 40}, {"pib", 1 << 50},
-	{"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9}, {"tb", 1e12}, {"pb", 1e15},
-	{"b", 1}, {"", 1},
+// ParseSize reads an amount of bytes by the one table above: "64",
+// "64B", "128K" and "128KiB" (131,072), "128KB" (128,000), "1.5MiB",
+// "100GB". A fraction of a byte is refused below a megabyte and rounded
+// above it (where half a byte is less than a millionth).
+func ParseSize(s string) (int64, error) {
+	v, ok := bytesOf(s)
+	switch {
+	case !ok:
+		return 0, fmt.Errorf("invalid size %q: use a number with a unit, e.g. 64K or 64KiB (binary, 65,536 bytes), 64KB (decimal, 64,000 bytes), 100GB", s)
+	case v < 0:
+		return 0, fmt.Errorf("invalid size %q: must not be negative", s)
+	case v > float64(1<<62):
+		return 0, fmt.Errorf("invalid size %q: too large", s)
+	case v != math.Trunc(v) && v < 1e6:
+		return 0, fmt.Errorf("invalid size %q: not a whole number of bytes", s)
+	}
+	return int64(math.Round(v)), nil
 }
 
-// ParseStorageSize reads a size of stored data: "100GB" (10¹¹ bytes),
-// "500GiB", "666755437B" or "666755437" (bytes), more than zero.
+// ParseStorageSize reads a size of stored data by ParseSize's table:
+// "100GB" (10¹¹ bytes), "500GiB", "666755437B" or "666755437" (bytes),
+// more than zero and at most an exabyte.
 func ParseStorageSize(s string) (int64, error) {
-	low := strings.ToLower(strings.TrimSpace(s))
-	for _, sf := range storageSuffixes {
-		num, ok := strings.CutSuffix(low, sf.suffix)
-		if !ok {
-			continue
-		}
-		f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
-		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f <= 0 || f*sf.mult > 1e18 || f*sf.mult < 1 {
-			break
-		}
-		return int64(math.Round(f * sf.mult)), nil
+	n, err := ParseSize(s)
+	if err != nil || n < 1 || n > 1e18 {
+		return 0, fmt.Errorf("invalid size %q: use e.g. 100GB, 1TB, 10TB (decimal), 500GiB (binary) or a count of bytes (666755437B)", s)
 	}
-	return 0, fmt.Errorf("invalid size %q: use e.g. 100GB, 1TB, 10TB (decimal), 500GiB (binary) or a count of bytes (666755437B)", s)
+	return n, nil
+}
+
+// ParseRate reads a rate as bytes per second, more than zero: an amount by
+// ParseSize's table per second ("20MB/s", "20MiB/s", "20MBps", or a bare
+// number of bytes per second), or bits per second as links are quoted,
+// always decimal ("1Gbit/s", "100Mbit/s", "100Mbps", "100Mb/s").
+func ParseRate(s string) (float64, error) {
+	var v float64
+	ok := false
+	if num, bits := cutBits(s); bits {
+		if b, good := bitsOf(num); good {
+			v, ok = b/8, true
+		}
+	} else {
+		low := strings.TrimSpace(s)
+		for _, per := range []string{"/s", "/S", "ps", "PS", "pS", "Ps"} {
+			if num, cut := strings.CutSuffix(low, per); cut {
+				low = num
+				break
+			}
+		}
+		v, ok = bytesOf(low)
+	}
+	if !ok || v <= 0 || v > 1e18 {
+		return 0, fmt.Errorf("invalid rate %q: use e.g. 20MB/s (decimal, as the output shows rates), 20MiB/s (binary), or bits as links are quoted: 100Mbit/s, 1Gbit/s", s)
+	}
+	return v, nil
+}
+
+// ParseBitRate reads a link's rate in bits per second, zero or more, with
+// a decimal prefix and an optional bit unit: "100M", "100Mbit",
+// "100mbit/s", "10Mbps", "1.5G", "512k", "64000" (as tc reads "100mbit").
+// A rate in bytes ("100MB") is refused: a line is quoted in bits.
+func ParseBitRate(s string) (float64, error) {
+	num, _ := cutBits(s)
+	v, ok := bitsOf(num)
+	if !ok || v < 0 || v > 1e15 {
+		return 0, fmt.Errorf("invalid rate %q: use bits per second with k, M or G (decimal), e.g. 100M or 1Gbit/s", s)
+	}
+	return v, nil
 }
 
 // ParseDuration reads Go durations ("10s", "1m30s", "500ms"). A bare

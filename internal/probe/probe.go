@@ -1,5 +1,6 @@
 // Package probe holds what every probe shares: how interval records leave a
-// running probe, and the sentinel for a figure that does not apply. Each
+// running probe, and the one-line error a person fixes (UserErrorf, in
+// narrows' one error shape, errext). Each
 // probe lives in its own folder below (stream, rr, ...). A probe measures
 // and returns a result; it never prints, and never advises.
 package probe

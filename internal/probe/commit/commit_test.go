@@ -2,7 +2,6 @@ package commit_test
 
 import (
 	"context"
-	"errors"
 	"net"
 	"os"
 	"strings"
@@ -14,6 +13,8 @@ import (
 	"github.com/narrows/narrows/internal/probe"
 	"github.com/narrows/narrows/internal/probe/commit"
 	"github.com/narrows/narrows/internal/result"
+
+	"github.com/narrows/narrows/internal/errext"
 )
 
 const secret = "commit-test-secret-0123456789"
@@ -194,9 +195,7 @@ func TestCommitRefusals(t *testing.T) {
 			cfg := ok
 			c.edit(&cfg)
 			_, err := commit.Run(context.Background(), c.s, cfg, func(result.Interval) {})
-			var ue *probe.UserError
-			var r *client.Refusal
-			if (!errors.As(err, &ue) && !errors.As(err, &r)) || !strings.Contains(err.Error(), c.want) {
+			if !errext.IsUser(err) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("%v, want a refusal saying %q", err, c.want)
 			}
 		})

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/narrows/narrows/internal/probe"
+	"github.com/narrows/narrows/internal/errext"
 )
 
 // writeTree makes files under dir, each filled with its own byte value so
@@ -221,8 +221,7 @@ func TestReadSampleErrors(t *testing.T) {
 				t.Skip("symbolic links need privileges on Windows")
 			}
 			_, err := ReadSample(context.Background(), SampleConfig{Path: tc.path, Bytes: tc.bytes})
-			var ue *probe.UserError
-			if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
+			if !errext.IsUser(err) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v; want a UserError with %q", err, tc.want)
 			}
 			if strings.Contains(err.Error(), "\n") {

@@ -168,7 +168,7 @@ func (p Pattern) Check(direct bool) error {
 		return fmt.Errorf("--block %s: use 512 bytes to 64M", metric.FormatBytes(p.Block))
 	}
 	if direct && p.Block%DirectAlign != 0 {
-		return fmt.Errorf("--block %s: %s needs a multiple of 4K; use --buffered for other sizes", metric.FormatBytes(p.Block), words.direct)
+		return fmt.Errorf("--block %s bytes: %s needs a multiple of 4K (4,096 bytes: K and KiB are binary, KB decimal); use --buffered for other sizes", metric.FormatCount(p.Block), words.direct)
 	}
 	if p.QD < 1 || p.QD > MaxQD {
 		return fmt.Errorf("--qd %d: use 1 to %d", p.QD, MaxQD)

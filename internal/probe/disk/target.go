@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/narrows/narrows/internal/errext"
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/probe"
 	"github.com/narrows/narrows/internal/result"
@@ -54,18 +55,10 @@ const (
 // layoutChunk is the size of the writes that lay the file out.
 const layoutChunk = 1 << 20
 
-// UserError is a problem a person fixes (no space, no permission, a wrong
-// path): the message is one line saying what and what to do.
-type UserError struct {
-	msg string
-	err error
-}
-
-func (e *UserError) Error() string { return e.msg }
-func (e *UserError) Unwrap() error { return e.err }
-
-func userErrorf(err error, format string, a ...any) *UserError {
-	return &UserError{msg: fmt.Sprintf(format, a...), err: err}
+// userErrorf is a problem a person fixes (no space, no permission, a
+// wrong path): one line saying what and what to do (errext.User).
+func userErrorf(err error, format string, a ...any) error {
+	return errext.Userf(err, format, a...)
 }
 
 // Target is the open test file (or device) the patterns run against.

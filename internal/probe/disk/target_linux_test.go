@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -17,6 +16,8 @@ import (
 	"github.com/narrows/narrows/internal/itest"
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/result"
+
+	"github.com/narrows/narrows/internal/errext"
 )
 
 // quick is a short run: a few hundred milliseconds per pattern.
@@ -225,8 +226,7 @@ func TestPlaceProblems(t *testing.T) {
 				tg.Close()
 				t.Fatalf("Open succeeded, want %q", c.want)
 			}
-			var ue *UserError
-			if !errors.As(err, &ue) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			if !errext.IsUser(err) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 				t.Fatalf("error %q (%T), want a one-line UserError containing %q", err, err, c.want)
 			}
 			if fi, _ := os.Stat(dir); fi != nil && fi.IsDir() && len(itest.DatFiles(t, dir)) != 0 {
@@ -256,8 +256,7 @@ func TestNoSpace(t *testing.T) {
 			defer tg.Close()
 			itest.FillTo(t, dir, free)
 			err = tg.Layout(context.Background())
-			var ue *UserError
-			if !errors.As(err, &ue) || !strings.Contains(err.Error(), "no space left for the test file: the filesystem's free space fell to") {
+			if !errext.IsUser(err) || !strings.Contains(err.Error(), "no space left for the test file: the filesystem's free space fell to") {
 				t.Fatalf("layout on a full filesystem: %v (%T)", err, err)
 			}
 			if err := tg.Close(); err != nil {
@@ -289,8 +288,7 @@ func TestShortWriteIsNoSpace(t *testing.T) {
 		t.Fatalf("wrote %d of %d (%v): the filesystem was not left part full", n, len(buf), err)
 	}
 	err = tg.placeErr("write the test file", shortIO(false))
-	var ue *UserError
-	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "no space left on the device (a short write: the filesystem is full") {
+	if !errext.IsUser(err) || !strings.Contains(err.Error(), "no space left on the device (a short write: the filesystem is full") {
 		t.Fatalf("a short write on a full filesystem: %v (%T)", err, err)
 	}
 }

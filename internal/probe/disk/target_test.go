@@ -1,9 +1,10 @@
 package disk
 
 import (
-	"errors"
 	"strings"
 	"testing"
+
+	"github.com/narrows/narrows/internal/errext"
 )
 
 // TestSectorRefusal: a volume whose sectors are larger than DirectAlign
@@ -15,8 +16,7 @@ func TestSectorRefusal(t *testing.T) {
 	ps := []Pattern{{Profile: "custom", RW: RandRead, Block: 8 << 10, QD: 1, Threads: 1}}
 	tg := &Target{cfg: Config{Dir: "/data", Patterns: ps}, fs: fsInfo{sector: 16 << 10}}
 	err := tg.chooseDirect()
-	var ue *UserError
-	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "--block 8 KiB: "+words.direct+" on /data needs whole sectors of 16 KiB") ||
+	if !errext.IsUser(err) || !strings.Contains(err.Error(), "--block 8 KiB: "+words.direct+" on /data needs whole sectors of 16 KiB") ||
 		strings.Contains(err.Error(), "\n") || tg.direct {
 		t.Fatalf("chooseDirect with 16 KiB sectors and 8 KiB blocks = %v (direct %v), want a one-line user error", err, tg.direct)
 	}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/narrows/narrows/internal/dbconn"
+	"github.com/narrows/narrows/internal/errext"
 	"github.com/narrows/narrows/internal/probe"
 	"github.com/narrows/narrows/internal/result"
 )
@@ -243,7 +244,7 @@ func Run(ctx context.Context, primary *dbconn.DSN, cfg Config, emit probe.Emit) 
 		reps = append(reps, rc)
 		c, err := dbconn.Open(ctx, r.DSN, dbconn.Options{Timeout: cfg.Timeout})
 		if err != nil {
-			if dbconn.UserFixable(err) && !dbconn.Is(err, dbconn.Unreachable) {
+			if errext.IsUser(err) && !dbconn.Is(err, dbconn.Unreachable) {
 				return res, fmt.Errorf("replica %s: %w", r.Name, err)
 			}
 			// A replica that is down is what we are here to see.

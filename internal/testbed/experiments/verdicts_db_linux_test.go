@@ -516,7 +516,7 @@ var assumedPlanScenarios = []Scenario{
 		Run: func(c *Case) {
 			// A size in bytes with a B (issue 25 defect 10) is accepted.
 			c.Narrows(nil, "plan", "backup", "--engine", "pg_basebackup", "--compress-at", "source", "--size", "666755437B",
-				"--assume", "network=200Mbit/s", "--assume", "disk=400MB/s", "--assume", "gzip-6=compress:30MB/s,decompress:300MB/s,ratio:10", "--compression", "gzip-6")
+				"--assume", "network=200Mbit/s", "--assume", "disk=400MB/s", "--assume", "gzip-6.compress=30MB/s,gzip-6.decompress=300MB/s,gzip-6.ratio=10", "--compression", "gzip-6")
 		},
 	},
 	{
@@ -560,7 +560,7 @@ var assumedPlanScenarios = []Scenario{
 		NotSay:   []string{"plan.rto_missed"},
 		Run: func(c *Case) {
 			c.Narrows(nil, "plan", "backup", "--assume", "network=117MB/s", "--assume", "network@4=400MB/s", "--assume", "disk=1GB/s", "--assume", "target-write=1GB/s",
-				"--assume", "zstd-3=compress:400MB/s,decompress:1.2GB/s,ratio:4", "--assume", "cores=8",
+				"--assume", "zstd-3.compress=400MB/s,zstd-3.decompress=1.2GB/s,zstd-3.ratio=4", "--assume", "cores=8",
 				"--size", "1TB", "--rto", "10h", "--engine", "pgbackrest", "--files", "1", "--compression", "none,zstd-3")
 		},
 	},

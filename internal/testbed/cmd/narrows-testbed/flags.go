@@ -114,28 +114,16 @@ func duration(name, v string) (time.Duration, error) {
 	return d, nil
 }
 
-// parseRate reads a line rate in decimal bits per second: "100M", "100Mbit",
-// "100mbit/s", "1.5G", "512k", "64000". Rates are decimal (100M is 10^8
-// bit/s), as link speeds are and as tc reads "100mbit".
+// parseRate reads a line rate in decimal bits per second by metric's one
+// table: "100M", "100Mbit", "100mbit/s", "1.5G", "512k", "64000" (100M is
+// 10^8 bit/s, as link speeds are and as tc reads "100mbit"), 0 for none.
 func parseRate(s string) (int64, error) {
-	in := strings.ToLower(strings.TrimSpace(s))
-	num := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(in, "/s"), "bps"), "bit")
-	mult := 1.0
-	switch {
-	case strings.HasSuffix(num, "k"):
-		mult, num = 1e3, strings.TrimSuffix(num, "k")
-	case strings.HasSuffix(num, "m"):
-		mult, num = 1e6, strings.TrimSuffix(num, "m")
-	case strings.HasSuffix(num, "g"):
-		mult, num = 1e9, strings.TrimSuffix(num, "g")
-	}
-	f, err := strconv.ParseFloat(num, 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
+	v, err := metric.ParseBitRate(s)
+	if err != nil {
 		return 0, fmt.Errorf("%q: use bits per second with k, M or G (decimal), e.g. 100M", s)
 	}
-	v := f * mult
 	if v > 0 && v < 1000 {
-		return 0, fmt.Errorf("%q: below 1 kbit/s; did you mean %sM?", s, num)
+		return 0, fmt.Errorf("%q: below 1 kbit/s; did you mean %sM?", s, strings.TrimSpace(s))
 	}
 	if v > 100e9 {
 		return 0, fmt.Errorf("%q: above 100 Gbit/s", s)
