@@ -8,6 +8,7 @@ import (
 
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/words"
 )
 
 // Thresholds behind the replication verdicts.
@@ -54,7 +55,7 @@ func ReplPoll(p *result.ReplPoll) {
 		return
 	}
 	for i := range p.Replicas {
-		replica(&p.Replicas[i], p.GenerationRate, result.WordsOf(p.Engine))
+		replica(&p.Replicas[i], p.GenerationRate, words.ReplOf(p.Engine))
 	}
 }
 
@@ -110,7 +111,7 @@ func catchUp(st *result.ReplicaState, gen, small float64) (float64, bool) {
 	return catch, true
 }
 
-func replica(st *result.ReplicaState, pollGen *float64, w result.ReplWords) {
+func replica(st *result.ReplicaState, pollGen *float64, w words.Repl) {
 	gen, genKnown := generation(st, pollGen)
 	unsent, hasUnsent := val(st.Unsent)
 	unwritten, _ := val(st.Unwritten)
@@ -219,7 +220,7 @@ func atGeneration(gen float64, known bool) string {
 }
 
 // senderOf names what moves the log to the replica.
-func senderOf(w result.ReplWords) string {
+func senderOf(w words.Repl) string {
 	if w.Send == "fetch" {
 		return "the IO thread or the network"
 	}
@@ -430,7 +431,7 @@ func gapFinding(gaps []result.Gap, end result.Seconds) result.Finding {
 
 func repl(r *result.Repl) []result.Finding {
 	var out []result.Finding
-	w := result.WordsOf(r.Engine)
+	w := words.ReplOf(r.Engine)
 	if r.Last != nil {
 		ReplPoll(r.Last)
 		for _, st := range r.Last.Replicas {
@@ -551,7 +552,7 @@ func retriesOf(gaps []result.Gap) int {
 }
 
 // rpoOf names the bytes an RPO counts.
-func rpoOf(_ *result.ReplicaState, w result.ReplWords) string { return w.Unsent }
+func rpoOf(_ *result.ReplicaState, w words.Repl) string { return w.Unsent }
 
 // DiskPolls is how many polls in a row the standby's unflushed log must
 // grow before its disk is named the bottleneck: the first poll after an
@@ -579,7 +580,7 @@ func clockWords(d time.Duration) string {
 // replRun is what the run held that its last poll does not show: a replica
 // that spent time in any verdict but keeping up is told, with the words of
 // its worst moment.
-func replRun(r *result.Repl, w result.ReplWords) []result.Finding {
+func replRun(r *result.Repl, w words.Repl) []result.Finding {
 	var out []result.Finding
 	for _, rr := range r.Run.Replicas {
 		now := ""

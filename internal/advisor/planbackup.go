@@ -10,6 +10,7 @@ import (
 
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/words"
 )
 
 // BackupInput is what a backup plan is asked: the stage rates, measured or
@@ -95,7 +96,7 @@ func PlanBackup(in BackupInput) (result.BackupPlan, error) {
 	}
 	if p.Engine == result.EnginePGBaseBackup {
 		if in.Stages.TargetWrite != nil {
-			p.Notes = append(p.Notes, fmt.Sprintf("pg_basebackup flushes the files it wrote before it exits (unless --no-sync): each backup includes writing what the backup host's page cache still holds then, what arrived in the last %s (Linux's vm.dirty_expire_centisecs default), at the backup path's write rate.", FormatHours(DirtyExpire.Seconds())))
+			p.Notes = append(p.Notes, fmt.Sprintf("pg_basebackup flushes the files it wrote before it exits (unless --no-sync): each backup includes writing what the backup host's page cache still holds then, what arrived in the last %s (Linux's vm.dirty_expire_centisecs default), at the backup path's write rate.", metric.FormatHours(DirtyExpire.Seconds())))
 		} else {
 			p.Notes = append(p.Notes, "pg_basebackup flushes the files it wrote before it exits (unless --no-sync): not in this plan, the backup path's write was not measured.")
 		}
@@ -363,48 +364,14 @@ func sideWord(side string) string {
 	return "database host"
 }
 
-// stageWords names a bottleneck for a DBA.
-var stageWords = map[string]string{
-	result.StageSourceDisk:  "the database host's disk",
-	result.StageNetwork:     "the network",
-	result.StageTargetDisk:  "the backup host's disk",
-	result.StageCompress:    "compression (CPU)",
-	result.StageDecompress:  "decompression (CPU)",
-	result.StageUnmeasured:  "nothing measured",
-	result.StageCannotJudge: "cannot judge",
-}
-
-// StagesWords names a bottleneck and the stages it cannot be told from,
-// for a table: "the network or compression (CPU)".
-func StagesWords(stage string, also []string) string {
-	w := StageWords(stage)
-	for i, a := range also {
-		if i == len(also)-1 {
-			w += " or "
-		} else {
-			w += ", "
-		}
-		w += StageWords(a)
-	}
-	return w
-}
-
 // LimitedBy names a cell's bottleneck with the stages the measurements
 // cannot tell from it: "the network or compression (CPU), within 25%".
 func LimitedBy(stage string, also []string) string {
-	w := StagesWords(stage, also)
+	w := words.Stages(stage, also)
 	if len(also) == 0 {
 		return w
 	}
 	return fmt.Sprintf("%s (within %.0f%% of each other: either may set the pace)", w, 100*BottleneckMargin)
-}
-
-// StageWords names a stage for the table.
-func StageWords(stage string) string {
-	if w, ok := stageWords[stage]; ok {
-		return w
-	}
-	return stage
 }
 
 // backupPlan turns a plan into findings: the largest backup's answer, the
@@ -424,7 +391,7 @@ func backupPlan(p *result.BackupPlan) []result.Finding {
 	out = append(out, result.Finding{Code: "plan.backup_largest", Severity: "info",
 		Summary: fmt.Sprintf("%s (%s): backup %s; restore %s, limited by %s.",
 			metric.FormatDecimalBytes(big.SizeBytes), big.Compression, backupWords(big),
-			FormatHours(big.RestoreSeconds), LimitedBy(big.RestoreBottleneck, big.RestoreAlso)),
+			metric.FormatHours(big.RestoreSeconds), LimitedBy(big.RestoreBottleneck, big.RestoreAlso)),
 		Values: map[string]float64{"size_bytes": float64(big.SizeBytes), "backup_seconds": big.BackupSeconds, "restore_seconds": big.RestoreSeconds}})
 	if p.RTO > 0 {
 		var missed []result.BackupCell
@@ -442,7 +409,7 @@ func backupPlan(p *result.BackupPlan) []result.Finding {
 			}
 			out = append(out, result.Finding{Code: "plan.rto_missed", Severity: "warning",
 				Summary: fmt.Sprintf("A restore of %s (%s) takes %s, past the RTO of %s: %s limits it.",
-					metric.FormatDecimalBytes(m.SizeBytes), m.Compression, FormatHours(m.RestoreSeconds), FormatHours(p.RTO.D().Seconds()), StageWords(m.RestoreBottleneck)),
+					metric.FormatDecimalBytes(m.SizeBytes), m.Compression, metric.FormatHours(m.RestoreSeconds), metric.FormatHours(p.RTO.D().Seconds()), words.Stage(m.RestoreBottleneck)),
 				Values: map[string]float64{"size_bytes": float64(m.SizeBytes), "restore_seconds": m.RestoreSeconds, "rto_seconds": p.RTO.D().Seconds()}})
 		}
 	}
@@ -452,7 +419,7 @@ func backupPlan(p *result.BackupPlan) []result.Finding {
 		if c.CannotJudge != "" {
 			out = append(out, result.Finding{Code: "plan.backup_cannot_judge", Severity: "info",
 				Summary: fmt.Sprintf("%s with %s compressed on the database server: at least %s; %s.",
-					metric.FormatDecimalBytes(c.SizeBytes), c.Compression, FormatHours(c.BackupSeconds), c.CannotJudge),
+					metric.FormatDecimalBytes(c.SizeBytes), c.Compression, metric.FormatHours(c.BackupSeconds), c.CannotJudge),
 				Values: map[string]float64{"size_bytes": float64(c.SizeBytes), "backup_least_seconds": c.BackupSeconds}})
 			break
 		}
@@ -465,11 +432,11 @@ func backupPlan(p *result.BackupPlan) []result.Finding {
 // it takes.
 func backupWords(c result.BackupCell) string {
 	if c.CannotJudge != "" {
-		return fmt.Sprintf("at least %s (%s)", FormatHours(c.BackupSeconds), c.CannotJudge)
+		return fmt.Sprintf("at least %s (%s)", metric.FormatHours(c.BackupSeconds), c.CannotJudge)
 	}
-	w := fmt.Sprintf("%s, limited by %s", FormatHours(c.BackupSeconds), LimitedBy(c.BackupBottleneck, c.BackupAlso))
+	w := fmt.Sprintf("%s, limited by %s", metric.FormatHours(c.BackupSeconds), LimitedBy(c.BackupBottleneck, c.BackupAlso))
 	if c.SyncSeconds >= 0.05*c.BackupSeconds {
-		w += fmt.Sprintf(", %s of it the final sync", FormatHours(c.SyncSeconds))
+		w += fmt.Sprintf(", %s of it the final sync", metric.FormatHours(c.SyncSeconds))
 	}
 	return w
 }
@@ -493,7 +460,7 @@ func whatIfs(p *result.BackupPlan, big result.BackupCell) []result.Finding {
 				if c.BackupSeconds < 0.9*big.BackupSeconds || c.RestoreSeconds < 0.9*big.RestoreSeconds {
 					out = append(out, result.Finding{Code: "plan.more_files", Severity: "info",
 						Summary: fmt.Sprintf("With %d files: backup %s (limited by %s), restore %s (limited by %s).",
-							most, FormatHours(c.BackupSeconds), StageWords(c.BackupBottleneck), FormatHours(c.RestoreSeconds), StageWords(c.RestoreBottleneck)),
+							most, metric.FormatHours(c.BackupSeconds), words.Stage(c.BackupBottleneck), metric.FormatHours(c.RestoreSeconds), words.Stage(c.RestoreBottleneck)),
 						Values: map[string]float64{"files": float64(most), "backup_seconds": c.BackupSeconds, "restore_seconds": c.RestoreSeconds}})
 				}
 			}
@@ -510,31 +477,19 @@ func whatIfs(p *result.BackupPlan, big result.BackupCell) []result.Finding {
 				}
 				return ""
 			}
-			bw := fmt.Sprintf("%s (limited by %s%s)", FormatHours(c.BackupSeconds), LimitedBy(c.BackupBottleneck, c.BackupAlso), slower(c.BackupSeconds, big.BackupSeconds))
+			bw := fmt.Sprintf("%s (limited by %s%s)", metric.FormatHours(c.BackupSeconds), LimitedBy(c.BackupBottleneck, c.BackupAlso), slower(c.BackupSeconds, big.BackupSeconds))
 			if c.CannotJudge != "" {
-				bw = fmt.Sprintf("at least %s (%s)", FormatHours(c.BackupSeconds), c.CannotJudge)
+				bw = fmt.Sprintf("at least %s (%s)", metric.FormatHours(c.BackupSeconds), c.CannotJudge)
 			}
 			out = append(out, result.Finding{Code: "plan.compression", Severity: "info",
 				Summary: fmt.Sprintf("With %s: backup %s, restore %s (limited by %s%s), %s stored.",
 					c.Compression, bw,
-					FormatHours(c.RestoreSeconds), LimitedBy(c.RestoreBottleneck, c.RestoreAlso), slower(c.RestoreSeconds, big.RestoreSeconds),
+					metric.FormatHours(c.RestoreSeconds), LimitedBy(c.RestoreBottleneck, c.RestoreAlso), slower(c.RestoreSeconds, big.RestoreSeconds),
 					metric.FormatDecimalBytes(c.BackupBytes)),
 				Values: map[string]float64{"backup_seconds": c.BackupSeconds, "restore_seconds": c.RestoreSeconds, "backup_bytes": float64(c.BackupBytes)}})
 		}
 	}
 	return out
-}
-
-// FormatHours formats a backup's duration: "85.5 s", "14.2 min", "23.7 h".
-func FormatHours(seconds float64) string {
-	switch {
-	case seconds < 120:
-		return fmt.Sprintf("%.1f s", seconds)
-	case seconds < 2*3600:
-		return fmt.Sprintf("%.1f min", seconds/60)
-	default:
-		return fmt.Sprintf("%.1f h", seconds/3600)
-	}
 }
 
 // DiskStages reads the sequential read and write of a disk run (the

@@ -131,7 +131,7 @@ func PlanChatty(in ChattyInput) (result.ChattyPlan, error) {
 	}
 	if q, m := f.QueryRTT, f.QueryRTTMean; q != nil && m != nil && *m > *q && float64(*m-*q) > 0.1*float64(*q) {
 		p.Notes = append(p.Notes, fmt.Sprintf("The queries' mean round trip (%s) is %s above their median (%s): a few slow ones (a packet sent again, a pause on either host). The plan is a typical run's, from the medians; a run as unlucky as the one measured takes %s more.",
-			dur(m.D()), dur((*m-*q).D()), dur(q.D()), FormatSeconds(float64(in.Queries)*(*m-*q).D().Seconds())))
+			dur(m.D()), dur((*m-*q).D()), dur(q.D()), metric.FormatSeconds(float64(in.Queries)*(*m-*q).D().Seconds())))
 	}
 	if f.ServerAndClient == nil {
 		p.Notes = append(p.Notes, "The server's time per query is not in this plan (net rr measures the network alone): the times are the wire's, and the queries per second a ceiling. Measure it with --dsn, or give it: --assume server=150us.")
@@ -219,38 +219,11 @@ func serialization(request, response int64, bitsPerSecond float64) float64 {
 
 func secs(f float64) result.Seconds { return result.Seconds(math.Round(f * float64(time.Second))) }
 
-// FormatSeconds is a run's time as a DBA reads it: "1.85 ms", "0.40 s",
-// "12.5 s", "2.5 min", "1.2 h".
-func FormatSeconds(s float64) string {
-	switch {
-	case s < 0:
-		return "-" + FormatSeconds(-s)
-	case s > 0 && s < 0.01:
-		return metric.FormatDuration(time.Duration(s * float64(time.Second)))
-	case s < 10:
-		return fmt.Sprintf("%.2f s", s)
-	}
-	return FormatHours(s)
-}
+// secRange is metric.FormatSecondsRange of two Seconds.
+func secRange(lo, hi result.Seconds) string { return metric.FormatSecondsRange(lo.D(), hi.D()) }
 
 // secOf is FormatSeconds of a Seconds.
-func secOf(s result.Seconds) string { return FormatSeconds(s.D().Seconds()) }
-
-// secRange is "0.05–0.25 s" (both ends in the unit of the larger).
-func secRange(lo, hi result.Seconds) string {
-	l, h := secOf(lo), secOf(hi)
-	if l == h {
-		return l
-	}
-	lu, hu := l[strings.LastIndexByte(l, ' '):], h[strings.LastIndexByte(h, ' '):]
-	if lu == hu {
-		return strings.TrimSuffix(l, lu) + "–" + h
-	}
-	return l + "–" + h
-}
-
-// SecondsRange is secRange for the outputs.
-func SecondsRange(lo, hi result.Seconds) string { return secRange(lo, hi) }
+func secOf(s result.Seconds) string { return metric.FormatSeconds(s.D().Seconds()) }
 
 // queriesWord is "1 query", "5,000 queries".
 func queriesWord(n int64) string {
@@ -492,7 +465,7 @@ func bandwidthFinding(p *result.ChattyPlan, now result.ChattyCase) (result.Findi
 	f := result.Finding{Code: "plan.chatty_bandwidth", Severity: "info",
 		Summary: fmt.Sprintf("Bandwidth cannot help: a query and its answer (%s) take %s to send at 1 Gbit/s and %s at 10 Gbit/s; ten times the bandwidth would save %s of each %s query (%s), %s of the %s.",
 			requestResponse(p.Figures.RequestBytes, p.Figures.ResponseBytes), dur(slow.RoundTrip.D()), dur(fast.RoundTrip.D()),
-			dur(secs(gain).D()), dur(now.PerQuery.D()), percent(gain/now.PerQuery.D().Seconds()), FormatSeconds(gain*float64(p.Queries)), secOf(now.Total)),
+			dur(secs(gain).D()), dur(now.PerQuery.D()), percent(gain/now.PerQuery.D().Seconds()), metric.FormatSeconds(gain*float64(p.Queries)), secOf(now.Total)),
 		Values: map[string]float64{"serialization_1gbit_seconds": slow.RoundTrip.D().Seconds(), "serialization_10gbit_seconds": fast.RoundTrip.D().Seconds()}}
 	if len(p.Reference) > 0 {
 		var qps, per, tot []string

@@ -10,6 +10,7 @@ import (
 
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/words"
 )
 
 // A replica keeps up while one stream carries the log as fast as the
@@ -474,7 +475,7 @@ func replicaNotes(in ReplicaInput, s result.ReplicaStream, p result.ReplicaPlan)
 		n = append(n, "The link was not measured (--streams with --to, or --assume link=RATE): the streams' sum is not set against it.")
 	}
 	peakFor := time.Duration(p.PeakDuration)
-	n = append(n, fmt.Sprintf("The peak is planned to hold for %s (--peak): the highest one-second rate held that long is the worst case.", FormatHours(peakFor.Seconds())))
+	n = append(n, fmt.Sprintf("The peak is planned to hold for %s (--peak): the highest one-second rate held that long is the worst case.", metric.FormatHours(peakFor.Seconds())))
 	if s.SameHost {
 		n = append(n, "The agent ran on this machine: the capacity is what its CPUs copy through TCP, not a network's. Run the agent on the replica's host.")
 	}
@@ -553,8 +554,8 @@ func caseFinding(code string, c result.ReplicaCase, peakFor time.Duration, limit
 	case result.VerdictFallsBehindAtPeak:
 		f.Severity = "warning"
 		f.Summary = fmt.Sprintf("%s fall%s behind at the peak: %s of log against %s for %s, the send queue growing %s; after %s the RPO is %s (%s of log), caught up %s later at the mean rate.",
-			who, s, metric.FormatByteRate(c.Peak), metric.FormatByteRate(c.Capacity), carries, metric.FormatByteRate(c.Growth), FormatHours(peakFor.Seconds()),
-			metric.FormatDecimalBytes(c.RPOBytes), FormatHours(c.RPOSeconds), FormatHours(*c.CatchUp))
+			who, s, metric.FormatByteRate(c.Peak), metric.FormatByteRate(c.Capacity), carries, metric.FormatByteRate(c.Growth), metric.FormatHours(peakFor.Seconds()),
+			metric.FormatDecimalBytes(c.RPOBytes), metric.FormatHours(c.RPOSeconds), metric.FormatHours(*c.CatchUp))
 		v["catch_up_seconds"] = *c.CatchUp
 	default:
 		f.Severity = "warning"
@@ -630,7 +631,7 @@ func windowFinding(p *result.ReplicaPlan) (result.Finding, bool) {
 		case result.TuningRaise:
 			short = append(short, fmt.Sprintf("%s allows %s; raise it: %s", t.Host, metric.FormatBytes(t.CurrentMax), t.Command))
 		case result.TuningUnknown:
-			unknown = append(unknown, t.Host+": "+TuningLine(t))
+			unknown = append(unknown, t.Host+": "+words.Tuning(t))
 		}
 	}
 	var detail []string

@@ -8,6 +8,7 @@ import (
 
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/words"
 )
 
 // SyncInput is what a synchronous-replica plan is asked: the parts,
@@ -290,26 +291,26 @@ func syncPlan(p *result.SyncPlan) []result.Finding {
 		}
 		d := func(s float64) string { return metric.FormatDuration(time.Duration(s * float64(time.Second))) }
 		sum := fmt.Sprintf("%s: a synchronous replica adds %s to each commit, %s instead of %s; one session makes %s commits a second instead of %s.",
-			EngineName(e.Engine), d(e.AddedSeconds), d(e.PredictedCommitLatencySeconds), d(e.CommitNowSeconds),
+			words.SyncEngine(e.Engine), d(e.AddedSeconds), d(e.PredictedCommitLatencySeconds), d(e.CommitNowSeconds),
 			perSecond(e.PredictedCommitsPerSecond), perSecond(e.CommitsPerSecondNow))
 		if ps := p.Parts; ps.CommitNow == nil && ps.LocalFlush != nil && e.AddedSeconds > 0 {
 			// The flush is not a commit: the statement's round trip and
 			// execution come on top, so the commit is at least this.
 			sum = fmt.Sprintf("%s: a synchronous replica adds %s to each commit; with the local log flush (%s) a commit takes at least %s, its statement's own time not measured (--dsn measures it); one session then makes at most %s commits a second.",
-				EngineName(e.Engine), d(e.AddedSeconds), d(e.CommitNowSeconds), d(e.PredictedCommitLatencySeconds), perSecond(e.PredictedCommitsPerSecond))
+				words.SyncEngine(e.Engine), d(e.AddedSeconds), d(e.CommitNowSeconds), d(e.PredictedCommitLatencySeconds), perSecond(e.PredictedCommitsPerSecond))
 		} else if e.AddedSeconds == 0 {
 			sum = fmt.Sprintf("%s: a synchronous replica adds nothing a session waits for: the local log flush takes longer than the replica's acknowledgement; one session still makes %s commits a second.",
-				EngineName(e.Engine), perSecond(e.PredictedCommitsPerSecond))
+				words.SyncEngine(e.Engine), perSecond(e.PredictedCommitsPerSecond))
 		} else if e.CommitNowSeconds == 0 {
 			sum = fmt.Sprintf("%s: a synchronous replica adds %s to each commit; one session then makes at most %s commits a second.",
-				EngineName(e.Engine), d(e.AddedSeconds), perSecond(e.PredictedCommitsPerSecond))
+				words.SyncEngine(e.Engine), d(e.AddedSeconds), perSecond(e.PredictedCommitsPerSecond))
 		}
 		out = append(out, result.Finding{Code: "plan.sync_commit", Severity: "info", Summary: sum,
 			Values: map[string]float64{"added_commit_latency_seconds": e.AddedSeconds, "predicted_commit_latency_seconds": e.PredictedCommitLatencySeconds,
 				"predicted_commits_per_second": e.PredictedCommitsPerSecond}})
 	}
 	if op := p.Operation; op != nil {
-		d := FormatSeconds
+		d := metric.FormatSeconds
 		behind := "the replica keeping up"
 		if op.AsyncBehindSeconds > 0 {
 			behind = "the replica then " + d(op.AsyncBehindSeconds) + " behind"
@@ -325,19 +326,3 @@ func syncPlan(p *result.SyncPlan) []result.Finding {
 
 // perSecond is a rate of commits in words: "87", "1,250".
 func perSecond(r float64) string { return metric.FormatCount(int64(math.Round(r))) }
-
-// EngineName is an engine of a sync plan as a DBA names it, with its
-// mode where it has two: "PostgreSQL (on)", "SQL Server".
-func EngineName(e string) string {
-	switch e {
-	case result.SyncPostgres:
-		return "PostgreSQL (on)"
-	case "postgres_remote_write":
-		return "PostgreSQL (remote_write)"
-	case result.SyncSQLServer:
-		return "SQL Server"
-	case result.SyncMySQL:
-		return "MySQL (semi-sync)"
-	}
-	return e
-}

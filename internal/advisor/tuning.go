@@ -115,26 +115,6 @@ func tuneWindows(e BufferEnd, window int64) result.Tuning {
 	return t
 }
 
-// TuningLine words one tuning for a person: the command when it raises,
-// "enough" when it is, else how to read it and what to run if it is
-// below.
-func TuningLine(t result.Tuning) string {
-	switch t.Status {
-	case result.TuningEnough:
-		return fmt.Sprintf("%s maximum %s: enough, no change", t.Setting, metric.FormatBytes(t.CurrentMax))
-	case result.TuningRaise:
-		now := metric.FormatBytes(t.CurrentMax)
-		if t.Current != "" {
-			now = fmt.Sprintf("%q, maximum %s", t.Current, now)
-		}
-		return fmt.Sprintf("%s   (now %s: too small)", t.Command, now)
-	}
-	if t.Check == "" {
-		return "cannot judge: " + t.Note
-	}
-	return fmt.Sprintf("cannot judge: run %s (%s); if it is below, %s", t.Check, t.Note, t.IfBelow)
-}
-
 // CheckTuning holds a tuning to the rule: no command where the setting is
 // enough or not known; a Linux command's numbers each at least the
 // current ones, its maximum at least what is needed; a Windows level never

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/words"
 )
 
 // TestTune: a printed tuning command only raises a setting, keeps the
@@ -55,7 +56,7 @@ func TestTune(t *testing.T) {
 			if got.Status != tc.status || got.Command != tc.command {
 				t.Errorf("status %q command %q, want %q %q", got.Status, got.Command, tc.status, tc.command)
 			}
-			if line := TuningLine(got); !strings.Contains(line, tc.line) {
+			if line := words.Tuning(got); !strings.Contains(line, tc.line) {
 				t.Errorf("line %q lacks %q", line, tc.line)
 			}
 			if err := CheckTuning(got); err != nil {

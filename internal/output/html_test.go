@@ -2,6 +2,7 @@ package output_test
 
 import (
 	"bytes"
+	stdhtml "html"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,8 +12,11 @@ import (
 	"time"
 
 	"github.com/narrows/narrows/internal/advisor"
+	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/output/html"
+	"github.com/narrows/narrows/internal/output/table"
 	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/words"
 )
 
 // factsFixture is a host's facts: a 10 Gbit/s NIC with jumbo frames.
@@ -188,4 +192,33 @@ func TestHTMLSize(t *testing.T) {
 	var small bytes.Buffer
 	html.Render(&small, doctorFixture(), nil)
 	t.Logf("the doctor fixture's report: %d bytes", small.Len())
+}
+
+// TestTerminalAndPageAgree (issue 26): the terminal's table and the HTML
+// report name each cell's bottleneck and time in the same words (the
+// page said "source disk" and "2 h 22 min" where the table said "the
+// database host's disk" and "2.4 h").
+func TestTerminalAndPageAgree(t *testing.T) {
+	rep := planFixture()
+	var tb, hb bytes.Buffer
+	if err := table.New(&tb).Report(rep); err != nil {
+		t.Fatal(err)
+	}
+	if err := html.Render(&hb, rep, nil); err != nil {
+		t.Fatal(err)
+	}
+	page := stdhtml.UnescapeString(hb.String())
+	n := 0
+	for _, c := range rep.BackupPlan.Cells {
+		for _, w := range []string{words.Stages(c.BackupBottleneck, c.BackupAlso), words.Stages(c.RestoreBottleneck, c.RestoreAlso),
+			metric.FormatHours(c.BackupSeconds), metric.FormatHours(c.RestoreSeconds)} {
+			n++
+			if !strings.Contains(tb.String(), w) || !strings.Contains(page, w) {
+				t.Errorf("%q: in the table %v, on the page %v", w, strings.Contains(tb.String(), w), strings.Contains(page, w))
+			}
+		}
+	}
+	if n < 8 {
+		t.Fatalf("the fixture's plan has %d cells' words to compare", n)
+	}
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/output/table"
 	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/words"
 )
 
 //go:embed report.html.tmpl
@@ -327,16 +328,16 @@ func backupOf(id string, bp *result.BackupPlan) *backupView {
 	v := &backupView{ID: id + "-backup-table", RTO: dur(bp.RTO)}
 	for _, c := range bp.Cells {
 		r := backupRow{Size: metric.FormatDecimalBytes(c.SizeBytes), Compression: c.Compression, BackupBytes: metric.FormatDecimalBytes(c.BackupBytes),
-			Backup:  backupCell{Time: secs(c.BackupSeconds), Rate: metric.FormatByteRate(c.BackupRate), Bottleneck: stagesWords(c.BackupBottleneck, c.BackupAlso), Class: "bn-" + slug(c.BackupBottleneck)},
-			Restore: backupCell{Time: secs(c.RestoreSeconds), Rate: metric.FormatByteRate(c.RestoreRate), Bottleneck: stagesWords(c.RestoreBottleneck, c.RestoreAlso), Class: "bn-" + slug(c.RestoreBottleneck)}}
+			Backup:  backupCell{Time: metric.FormatHours(c.BackupSeconds), Rate: metric.FormatByteRate(c.BackupRate), Bottleneck: words.Stages(c.BackupBottleneck, c.BackupAlso), Class: "bn-" + slug(c.BackupBottleneck)},
+			Restore: backupCell{Time: metric.FormatHours(c.RestoreSeconds), Rate: metric.FormatByteRate(c.RestoreRate), Bottleneck: words.Stages(c.RestoreBottleneck, c.RestoreAlso), Class: "bn-" + slug(c.RestoreBottleneck)}}
 		if c.CannotJudge != "" {
 			r.Backup.Time = "at least " + r.Backup.Time
 			r.Backup.Zeroing = c.CannotJudge
 		} else if c.SyncSeconds > 0 {
-			r.Backup.Zeroing = "incl. syncing the files " + secs(c.SyncSeconds)
+			r.Backup.Zeroing = "incl. syncing the files " + metric.FormatHours(c.SyncSeconds)
 		}
 		if c.ZeroingSeconds > 0 {
-			r.Restore.Zeroing = "incl. zeroing " + secs(c.ZeroingSeconds)
+			r.Restore.Zeroing = "incl. zeroing " + metric.FormatHours(c.ZeroingSeconds)
 		}
 		if c.RTOMet != nil {
 			r.Restore.RTO = "meets the RTO"
@@ -347,39 +348,4 @@ func backupOf(id string, bp *result.BackupPlan) *backupView {
 		v.Rows = append(v.Rows, r)
 	}
 	return v
-}
-
-var stageNames = map[string]string{
-	result.StageSourceDisk: "source disk", result.StageNetwork: "network", result.StageTargetDisk: "target disk",
-	result.StageCompress: "compression CPU", result.StageDecompress: "decompression CPU", result.StageUnmeasured: "unmeasured", result.StageCannotJudge: "cannot judge",
-}
-
-// stagesWords is a bottleneck with the stages it cannot be told from.
-func stagesWords(s string, also []string) string {
-	w := stageWords(s)
-	for _, a := range also {
-		w += " or " + stageWords(a)
-	}
-	return w
-}
-
-func stageWords(s string) string {
-	if w, ok := stageNames[s]; ok {
-		return w
-	}
-	return strings.ReplaceAll(s, "_", " ")
-}
-
-// secs formats a planned time: "42 s", "1 h 23 min".
-func secs(s float64) string {
-	d := time.Duration(s * float64(time.Second))
-	switch {
-	case d < time.Minute:
-		return metric.FormatDuration(d)
-	case d < time.Hour:
-		return fmt.Sprintf("%d min %02d s", int(d.Minutes()), int(d.Seconds())%60)
-	case d < 100*time.Hour:
-		return fmt.Sprintf("%d h %02d min", int(d.Hours()), int(d.Minutes())%60)
-	}
-	return fmt.Sprintf("%.1f days", d.Hours()/24)
 }

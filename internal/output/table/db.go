@@ -9,6 +9,7 @@ import (
 
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/words"
 )
 
 func bytesOf(p *int64) string {
@@ -52,7 +53,7 @@ type replCell struct {
 // replLayout is the columns of an engine's rows: the stages it has, in its
 // own words, and the column that says whether the replica reports.
 func replLayout(engine string, nameW int) []replCell {
-	w := result.WordsOf(engine)
+	w := words.ReplOf(engine)
 	cells := []replCell{{"time", 9, true}, {"replica", nameW, true}, {"state", 9, true}, {"generation", 11, false}, {w.Unsent, 10, false}}
 	if w.Unflushed != "" {
 		cells = append(cells, replCell{w.Unflushed, 10, false})
@@ -100,7 +101,9 @@ func (t *Writer) dbInterval(iv result.Interval) error {
 		}
 		if t.header != "db ping" {
 			t.header = "db ping"
-			_, err = fmt.Fprintf(t.w, "%-14s %10s %9s %9s %9s %9s %9s\n", "interval", "queries/s", "p50", "p90", "p99", "p99.9", "max")
+			if _, err := fmt.Fprintf(t.w, "%-14s %10s %9s %9s %9s %9s %9s\n", "interval", "queries/s", "p50", "p90", "p99", "p99.9", "max"); err != nil {
+				return err
+			}
 		}
 		l := iv.RTT
 		if l == nil {
@@ -123,7 +126,9 @@ func (t *Writer) dbInterval(iv result.Interval) error {
 		}
 		if t.header != "db load" {
 			t.header = "db load"
-			_, err = fmt.Fprintf(t.w, "%-14s %14s %12s %10s %9s %11s %11s\n", "interval", "log rate", "log", "rows", "commits", "commit p50", "commit p99")
+			if _, err := fmt.Fprintf(t.w, "%-14s %14s %12s %10s %9s %11s %11s\n", "interval", "log rate", "log", "rows", "commits", "commit p50", "commit p99"); err != nil {
+				return err
+			}
 		}
 		p50, p99 := "-", "-"
 		if l.CommitP50 != nil && l.CommitP99 != nil {
@@ -152,7 +157,9 @@ func (t *Writer) dbInterval(iv result.Interval) error {
 			for i, c := range cells {
 				heads[i] = c.head
 			}
-			_, err = io.WriteString(t.w, replLine(cells, heads))
+			if _, err := io.WriteString(t.w, replLine(cells, heads)); err != nil {
+				return err
+			}
 		}
 		cells := replLayout(p.Engine, t.nameW)
 		if len(p.Replicas) == 0 {
@@ -201,7 +208,9 @@ func (t *Writer) dbInterval(iv result.Interval) error {
 				vals = append(vals, bytesOf(r.Unreplayed), rateOf(r.SendRate), rateOf(r.ReplayRate), secsOf(r.SecondaryLag))
 			}
 			vals = append(vals, r.Verdict)
-			_, err = io.WriteString(t.w, replLine(cells, vals))
+			if _, err := io.WriteString(t.w, replLine(cells, vals)); err != nil {
+				return err
+			}
 		}
 	}
 	return err
@@ -305,7 +314,7 @@ func dbSummary(b *strings.Builder, r *result.Report) {
 // what the run held: the time in each verdict, the worst queues, the
 // longest silence, the worst RPO.
 func replSummary(b *strings.Builder, rp *result.Repl) {
-	w := result.WordsOf(rp.Engine)
+	w := words.ReplOf(rp.Engine)
 	fmt.Fprintf(b, "polls        %s every %s over %s; each poll: %d queries on the primary, 1 on each replica named\n", metric.FormatCount(rp.Polls), dur(rp.Config.Interval), dur(rp.Duration), rp.QueriesPerPoll)
 	run := rp.Run
 	if run != nil && run.PeakGeneration != nil && run.MeanGeneration != nil {

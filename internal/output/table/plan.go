@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/narrows/narrows/internal/advisor"
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/words"
 )
 
 // planSummary writes a backup plan: the stage rates it was composed from,
@@ -63,7 +63,7 @@ func planSummary(b *strings.Builder, p *result.BackupPlan) {
 
 	rto := ""
 	if p.RTO > 0 {
-		rto = "RTO " + advisor.FormatHours(p.RTO.D().Seconds())
+		rto = "RTO " + metric.FormatHours(p.RTO.D().Seconds())
 	}
 	// The limited-by columns hold two stages the measurements cannot tell
 	// apart: "compression (CPU) or the network".
@@ -82,17 +82,17 @@ func planSummary(b *strings.Builder, p *result.BackupPlan) {
 			backup = "≥ " + backup
 		}
 		fmt.Fprintf(b, row, metric.FormatDecimalBytes(c.SizeBytes), c.Compression,
-			backup, rateOrDash(c.BackupRate), advisor.StagesWords(c.BackupBottleneck, c.BackupAlso),
-			hours(c.RestoreSeconds), rateOrDash(c.RestoreRate), advisor.StagesWords(c.RestoreBottleneck, c.RestoreAlso), verdict)
+			backup, rateOrDash(c.BackupRate), words.Stages(c.BackupBottleneck, c.BackupAlso),
+			hours(c.RestoreSeconds), rateOrDash(c.RestoreRate), words.Stages(c.RestoreBottleneck, c.RestoreAlso), verdict)
 		if c.SyncSeconds > 0 {
-			fmt.Fprintf(b, "%-8s %-11s %10s %10s  %s\n", "", "", "", "", "incl. "+advisor.FormatHours(c.SyncSeconds)+" syncing the files written")
+			fmt.Fprintf(b, "%-8s %-11s %10s %10s  %s\n", "", "", "", "", "incl. "+metric.FormatHours(c.SyncSeconds)+" syncing the files written")
 		}
 		if c.CannotJudge != "" {
 			fmt.Fprintf(b, "%-8s %-11s %10s %10s  %s\n", "", "", "", "", c.CannotJudge)
 		}
 		if c.ZeroingSeconds > 0 {
 			fmt.Fprintf(b, "%-8s %-11s %10s %10s  %-34s %10s %10s  %s\n", "", "", "", "", "", "", "",
-				"incl. "+advisor.FormatHours(c.ZeroingSeconds)+" zeroing the data files")
+				"incl. "+metric.FormatHours(c.ZeroingSeconds)+" zeroing the data files")
 		}
 	}
 	modelNotes(b, p.Notes)
@@ -123,7 +123,7 @@ func hours(s float64) string {
 	if s <= 0 {
 		return "-"
 	}
-	return advisor.FormatHours(s)
+	return metric.FormatHours(s)
 }
 
 func rateOrDash(r float64) string {

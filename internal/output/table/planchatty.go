@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/narrows/narrows/internal/advisor"
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/result"
 )
@@ -83,9 +82,9 @@ func caseName(c result.ChattyCase) string {
 }
 
 // secondsOf is a run's time: "2.10 s", "12.5 s", "2.5 min".
-func secondsOf(s result.Seconds) string { return advisor.FormatSeconds(s.D().Seconds()) }
+func secondsOf(s result.Seconds) string { return metric.FormatSeconds(s.D().Seconds()) }
 
-func secondsRange(lo, hi result.Seconds) string { return advisor.SecondsRange(lo, hi) }
+func secondsRange(lo, hi result.Seconds) string { return metric.FormatSecondsRange(lo.D(), hi.D()) }
 
 func queries(n int64) string {
 	if n == 1 {

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/narrows/narrows/internal/advisor"
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/words"
 )
 
 // replicaSummary writes a replica plan: the log and the stream it was
@@ -58,7 +58,7 @@ func replicaSummary(b *strings.Builder, p *result.ReplicaPlan) {
 		fmt.Fprintf(b, "  tcp_rmem maximum on the replica's host %s; tcp_wmem maximum on the primary %s\n", bytesOrUnknown(s.ReceiverRmemMax), bytesOrUnknown(s.SenderWmemMax))
 	}
 
-	fmt.Fprintf(b, "\nFor a peak of %s:\n", advisor.FormatHours(p.PeakDuration.D().Seconds()))
+	fmt.Fprintf(b, "\nFor a peak of %s:\n", metric.FormatHours(p.PeakDuration.D().Seconds()))
 	caseRows(b, p.Cases, p.Link)
 
 	w := p.Window
@@ -67,7 +67,7 @@ func replicaSummary(b *strings.Builder, p *result.ReplicaPlan) {
 			metric.FormatByteRate(w.Rate), dur(w.RTT), metric.FormatDecimalBytes(w.BDP), w.Margin, metric.FormatDecimalBytes(w.Needed), metric.FormatBytes(w.Buffer), w.PayloadRatio)
 		// Only what advisor.Tune made: a command there only raises.
 		for _, t := range w.Tuning {
-			fmt.Fprintf(b, "  %-28s %s\n", tuningLabel(t)+":", advisor.TuningLine(t))
+			fmt.Fprintf(b, "  %-28s %s\n", tuningLabel(t)+":", words.Tuning(t))
 		}
 	}
 
@@ -112,14 +112,14 @@ func caseRows(b *strings.Builder, cases []result.ReplicaCase, link *result.Repli
 		growth, rpo := "-", "-"
 		if c.Growth > 0 {
 			growth = metric.FormatByteRate(c.Growth)
-			rpo = fmt.Sprintf("%s (%s of log)", metric.FormatDecimalBytes(c.RPOBytes), advisor.FormatHours(c.RPOSeconds))
+			rpo = fmt.Sprintf("%s (%s of log)", metric.FormatDecimalBytes(c.RPOBytes), metric.FormatHours(c.RPOSeconds))
 		}
 		catch := "-"
 		switch {
 		case c.CatchUpNever:
 			catch = "never"
 		case c.CatchUp != nil && *c.CatchUp > 0:
-			catch = advisor.FormatHours(*c.CatchUp)
+			catch = metric.FormatHours(*c.CatchUp)
 		}
 		fmt.Fprintf(b, row, name, metric.FormatByteRate(c.Mean), metric.FormatByteRate(c.Peak), metric.FormatByteRate(c.Capacity),
 			ratio(c.HeadroomMean)+" / "+ratio(c.HeadroomPeak), verdictWords[c.Verdict], growth, rpo, catch)

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/narrows/narrows/internal/advisor"
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/words"
 )
 
 // syncPlanSummary writes a synchronous-replica plan: the parts it was
@@ -53,29 +53,29 @@ func syncPlanSummary(b *strings.Builder, p *result.SyncPlan) {
 	fmt.Fprintf(b, "\n"+row, "synchronous replica", "adds", "commit now", "then", "commits/s now", "then")
 	for _, e := range p.Engines {
 		if len(e.Missing) > 0 {
-			fmt.Fprintf(b, "%-26s not predicted: %s not known\n", advisor.EngineName(e.Engine), strings.Join(e.Missing, ", "))
+			fmt.Fprintf(b, "%-26s not predicted: %s not known\n", words.SyncEngine(e.Engine), strings.Join(e.Missing, ", "))
 			continue
 		}
-		fmt.Fprintf(b, row, advisor.EngineName(e.Engine), d(e.AddedSeconds), d(e.CommitNowSeconds), d(e.PredictedCommitLatencySeconds),
+		fmt.Fprintf(b, row, words.SyncEngine(e.Engine), d(e.AddedSeconds), d(e.CommitNowSeconds), d(e.PredictedCommitLatencySeconds),
 			perSecond(e.CommitsPerSecondNow), perSecond(e.PredictedCommitsPerSecond))
 	}
 	b.WriteString("(one session; a commit's latency at the median)\n")
 	if op := p.Operation; op != nil {
-		fmt.Fprintf(b, "\nAn operation writing %s of log, %s alone:\n", metric.FormatDecimalBytes(op.LogBytes), advisor.FormatSeconds(op.AloneSeconds))
+		fmt.Fprintf(b, "\nAn operation writing %s of log, %s alone:\n", metric.FormatDecimalBytes(op.LogBytes), metric.FormatSeconds(op.AloneSeconds))
 		if op.AsyncBehindBytes > 0 {
 			fmt.Fprintf(b, "  %-24s %s; the replica has all its log %s later (%s not yet shipped when it returns)\n", "asynchronous replica",
-				advisor.FormatSeconds(op.AsyncSeconds), advisor.FormatSeconds(op.AsyncBehindSeconds), metric.FormatDecimalBytes(op.AsyncBehindBytes))
+				metric.FormatSeconds(op.AsyncSeconds), metric.FormatSeconds(op.AsyncBehindSeconds), metric.FormatDecimalBytes(op.AsyncBehindBytes))
 		} else {
-			fmt.Fprintf(b, "  %-24s %s; the replica keeps up (its log crosses as fast as it is written)\n", "asynchronous replica", advisor.FormatSeconds(op.AsyncSeconds))
+			fmt.Fprintf(b, "  %-24s %s; the replica keeps up (its log crosses as fast as it is written)\n", "asynchronous replica", metric.FormatSeconds(op.AsyncSeconds))
 		}
 		fmt.Fprintf(b, "  %-24s %s, at worst %s: limited by %s (its log crosses in %s)\n", "synchronous replica",
-			advisor.FormatSeconds(op.SyncSeconds), advisor.FormatSeconds(op.SyncAtWorstSeconds), op.LimitedBy, advisor.FormatSeconds(op.ShipSeconds))
+			metric.FormatSeconds(op.SyncSeconds), metric.FormatSeconds(op.SyncAtWorstSeconds), op.LimitedBy, metric.FormatSeconds(op.ShipSeconds))
 	}
 	for i, c := range p.Engines {
 		if i == 0 {
 			b.WriteString("\nHow each commit is composed:\n")
 		}
-		fmt.Fprintf(b, "  %s, %s:\n    %s\n", advisor.EngineName(c.Engine), c.Setting, c.Formula)
+		fmt.Fprintf(b, "  %s, %s:\n    %s\n", words.SyncEngine(c.Engine), c.Setting, c.Formula)
 	}
 	if len(p.Notes) > 0 {
 		b.WriteString("\nThe model:\n")

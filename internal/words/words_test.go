@@ -1,0 +1,39 @@
+package words
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/narrows/narrows/internal/result"
+)
+
+// TestEveryStageHasWords: each bottleneck a plan can name has words of its
+// own, not its JSON code, and a list of them reads as a DBA says it.
+func TestEveryStageHasWords(t *testing.T) {
+	seen := map[string]string{}
+	for _, st := range []string{result.StageSourceDisk, result.StageNetwork, result.StageTargetDisk, result.StageCompress,
+		result.StageDecompress, result.StageUnmeasured, result.StageCannotJudge} {
+		w := Stage(st)
+		if w == st || strings.Contains(w, "_") {
+			t.Errorf("stage %q has no words of its own: %q", st, w)
+		}
+		if other, ok := seen[w]; ok {
+			t.Errorf("stages %q and %q both read %q", other, st, w)
+		}
+		seen[w] = st
+	}
+	if got, want := Stages(result.StageNetwork, []string{result.StageCompress, result.StageTargetDisk}),
+		"the network, compression (CPU) or the backup host's disk"; got != want {
+		t.Errorf("Stages = %q, want %q", got, want)
+	}
+	for _, e := range []string{result.SyncPostgres, result.SyncSQLServer, result.SyncMySQL} {
+		if SyncEngine(e) == e {
+			t.Errorf("engine %q has no name of its own", e)
+		}
+	}
+	for _, e := range []string{"postgres", "mysql", "sqlserver"} {
+		if w := ReplOf(e); w.Unsent == "" || w.Unreplayed == "" || w.Verdict(result.VerdictSendQueue) == result.VerdictSendQueue {
+			t.Errorf("engine %q: replication words %+v", e, w)
+		}
+	}
+}
