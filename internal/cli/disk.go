@@ -123,31 +123,28 @@ func diskCmd(ctx context.Context, env Env, args []string) (err error) {
 		return diskOn(ctx, env, cfg, opts, *asJSON, htmlPath)
 	}
 
-	t, err := disk.Open(cfg)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := t.Close(); cerr != nil && err == nil {
-			err = cerr
-		}
-	}()
-	notes := t.Notes()
-	if st := t.Stale(); len(st) > 0 {
-		notes = append(notes, disk.StaleNote(t.Dir(), st, fmt.Sprintf("`narrows disk --path %s --clean-stale` removes them", *path)))
-	}
-	notices(env, notes)
-	sum := t.Summary()
 	out := withHTML(output(env, *asJSON), htmlPath)
-	banner(env, *asJSON, "narrows disk → %s: %s", sum.Path, describe(t.Path(), t.Dir(), sum, cfg))
-	if err := t.Layout(ctx); err != nil {
+	var rep *result.Report
+	res, runErr := disk.Measure(ctx, cfg, disk.Hooks{
+		Opened: func(t *disk.Target) {
+			notes := t.Notes()
+			if st := t.Stale(); len(st) > 0 {
+				notes = append(notes, disk.StaleNote(t.Dir(), st, fmt.Sprintf("`narrows disk --path %s --clean-stale` removes them", *path)))
+			}
+			notices(env, notes)
+			sum := t.Summary()
+			banner(env, *asJSON, "narrows disk → %s: %s", sum.Path, describe(t.Path(), t.Dir(), sum, cfg))
+		},
+		LaidOut: func(t *disk.Target) { rep = result.NewReport("disk", t.Summary().Path, tool(), env.Now()) },
+	}, emitter(out))
+	if res == nil || rep == nil {
+		// Nothing measured: the place, the file or its layout failed,
+		// or the run was stopped first. No report: there is nothing in it.
 		if ctx.Err() != nil {
 			return errInterrupted
 		}
-		return err
+		return runErr
 	}
-	rep := result.NewReport("disk", sum.Path, tool(), env.Now())
-	res, runErr := t.Run(ctx, emitter(out))
 	rep.Disk = res
 	return finish(ctx, out, rep, runErr)
 }

@@ -132,18 +132,7 @@ func backupPatterns() []disk.Pattern { return disk.Profiles[result.ProfileBackup
 func localBackupDisk(ctx context.Context, dir string, size int64, dur time.Duration) (*result.Disk, error) {
 	cfg := disk.Config{Dir: dir, Size: size, Duration: dur, Interval: time.Second, Engine: disk.EngineAuto, Seed: 1,
 		Profiles: []string{result.ProfileBackup}, Patterns: backupPatterns()}
-	if err := cfg.Check(); err != nil {
-		return nil, err
-	}
-	t, err := disk.Open(cfg)
-	if err != nil {
-		return nil, err
-	}
-	defer t.Close()
-	if err := t.Layout(ctx); err != nil {
-		return nil, err
-	}
-	return t.Run(ctx, func(result.Interval) {})
+	return disk.Measure(ctx, cfg, disk.Hooks{}, func(result.Interval) {})
 }
 
 // farBackupDisk measures the backup profile on the agent's dir, as

@@ -256,18 +256,7 @@ func logFlushPattern() disk.Pattern {
 func localLogFlush(ctx context.Context, dir string, size int64, dur time.Duration) (*result.Disk, error) {
 	cfg := disk.Config{Dir: dir, Size: size, Duration: dur, Interval: time.Second, Engine: disk.EngineAuto, Seed: 1,
 		Profiles: []string{result.ProfileLog}, Patterns: []disk.Pattern{logFlushPattern()}}
-	if err := cfg.Check(); err != nil {
-		return nil, err
-	}
-	t, err := disk.Open(cfg)
-	if err != nil {
-		return nil, err
-	}
-	defer t.Close()
-	if err := t.Layout(ctx); err != nil {
-		return nil, err
-	}
-	return t.Run(ctx, func(result.Interval) {})
+	return disk.Measure(ctx, cfg, disk.Hooks{}, func(result.Interval) {})
 }
 
 // logFlushFigure is a disk run's 8 KiB write + fdatasync, one at a time,
