@@ -19,27 +19,15 @@ set -euo pipefail
 ROUNDS=${ROUNDS:-4}
 DURATION=${DURATION:-5}
 DIR=${DIR:-${TMPDIR:-/tmp}}
-case $ROUNDS in '' | *[!0-9]* | 0) echo "commit.sh: ROUNDS must be a positive integer" >&2; exit 2 ;; esac
-case $DURATION in '' | *[!0-9]* | 0) echo "commit.sh: DURATION must be a whole number of seconds" >&2; exit 2 ;; esac
-[ -d "$DIR" ] || { echo "commit.sh: DIR=$DIR is not a directory" >&2; exit 2; }
-for tool in go fio python3; do
-	command -v "$tool" >/dev/null 2>&1 || { echo "commit.sh: '$tool' not found (Debian: apt-get install -y fio python3)" >&2; exit 1; }
-done
-
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/narrows-bench-commit.XXXXXX")
-BENCH_DIR=$(mktemp -d "$DIR/narrows-bench.XXXXXX")
+NAME=commit.sh
+. "$ROOT/bench/lib.sh"
+positive ROUNDS DURATION
+isdir DIR
+need fio python3 -- go fio python3
 AGENT_PID=
-cleanup() {
-	local rc=$?
-	trap - EXIT INT TERM
-	[ -n "$AGENT_PID" ] && kill "$AGENT_PID" 2>/dev/null && wait "$AGENT_PID" 2>/dev/null
-	rm -rf "$WORK" "$BENCH_DIR"
-	exit "$rc"
-}
-trap cleanup EXIT
-trap 'echo "commit.sh: interrupted" >&2; exit 130' INT
-trap 'echo "commit.sh: terminated" >&2; exit 143' TERM
+on_exit() { if [ -n "$AGENT_PID" ]; then kill "$AGENT_PID" 2>/dev/null && wait "$AGENT_PID" 2>/dev/null; fi; }
+scratch
 
 (cd "$ROOT" && CGO_ENABLED=0 go build -o "$WORK/narrows" ./cmd/narrows)
 export NARROWS_SECRET=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')

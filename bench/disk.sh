@@ -30,38 +30,23 @@ SETTLE=${SETTLE:-3}   # seconds of quiet after a sync before each run
 # each tool's waiting thread landed on moved the flush ratio by that much.
 PIN_CPU=${PIN_CPU:-$(awk '/req|nvme|blk/ { for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) if ($i > best) { best = $i; cpu = i - 2 } } END { print (cpu == "" ? 0 : cpu) }' /proc/interrupts 2>/dev/null || echo 0)}
 
-case $ROUNDS in '' | *[!0-9]* | 0) echo "disk.sh: ROUNDS must be a positive integer, not '$ROUNDS'" >&2; exit 2 ;; esac
-case $DURATION in '' | *[!0-9]* | 0) echo "disk.sh: DURATION must be a positive whole number of seconds, not '$DURATION'" >&2; exit 2 ;; esac
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+NAME=disk.sh
+. "$ROOT/bench/lib.sh"
+positive ROUNDS DURATION
 case $SETTLE in '' | *[!0-9]*) echo "disk.sh: SETTLE must be a whole number of seconds, not '$SETTLE'" >&2; exit 2 ;; esac
 case $SIZE in '' | *[!0-9KMGkmg]*) echo "disk.sh: SIZE must be like 512M or 1G, not '$SIZE'" >&2; exit 2 ;; esac
-[ -d "$DIR" ] || { echo "disk.sh: DIR=$DIR is not a directory" >&2; exit 2; }
+isdir DIR
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export NARROWS_BENCH_LIB=$ROOT/bench # bench/contention.py: what other processes' CPU means
 OUT_DIR=$ROOT/bench/out
 OUT_JSON=$OUT_DIR/disk.json
 RAW_DIR=$OUT_DIR/disk-raw
 
-for tool in go fio python3; do
-	if ! command -v "$tool" >/dev/null 2>&1; then
-		echo "disk.sh: '$tool' not found (Debian: apt-get install -y fio python3)" >&2
-		exit 1
-	fi
-done
-
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/narrows-bench-disk.XXXXXX")
-BENCH_DIR=$(mktemp -d "$DIR/narrows-bench.XXXXXX") # both tools' files live here
+need fio python3 -- go fio python3
+scratch # both tools' files live in BENCH_DIR
 FIO_FILE=$BENCH_DIR/fio-bench.dat
 FAILURES=0
-cleanup() {
-	local rc=$?
-	trap - EXIT INT TERM
-	rm -rf "$WORK" "$BENCH_DIR"
-	exit "$rc"
-}
-trap cleanup EXIT
-trap 'echo; echo "disk.sh: interrupted" >&2; exit 130' INT
-trap 'echo "disk.sh: terminated" >&2; exit 143' TERM
 
 cat >"$WORK/bench.py" <<'PY'
 import json, os, statistics, sys

@@ -21,8 +21,11 @@ have chromium || need+=(chromium)   # the HTML report's browser test opens repor
 have x86_64-w64-mingw32-gcc || need+=(gcc-mingw-w64-x86-64)
 # the log flush's tests hold narrows to fio (and pg_test_fsync, above) with the same pattern
 have fio || need+=(fio)
+# make race (in make test's checks) builds with cgo, as -race needs
+{ have gcc && [ -e /usr/include/stdlib.h ]; } || need+=(gcc libc6-dev)
 if [ "${1:-test}" = bench ]; then
   have sockperf || need+=(sockperf)
+  have sqlite3 || need+=(sqlite3)   # bench/history.sh's peer
 fi
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then

@@ -6,5 +6,5 @@ import "errors"
 // connects (its TCP_MAXSEG can only be read), so a path-MTU search runs
 // from a Linux or macOS client.
 func clampMSS(fd uintptr, mss int) error {
-	return errors.New("Windows cannot set TCP_MAXSEG; run narrows net mtu from a Linux or macOS client to search the size")
+	return errors.New("cannot set TCP_MAXSEG on Windows; run narrows net mtu from a Linux or macOS client to search the size")
 }

@@ -17,3 +17,7 @@ func SetMaxRecordForTest(n int64) (restore func()) {
 	maxRecord = n
 	return func() { maxRecord = old }
 }
+
+// DSNForTest is the name Open gives the driver for the store file path:
+// its pragmas and its BEGIN IMMEDIATE.
+func DSNForTest(path string) string { return dsn(path) }

@@ -5,7 +5,6 @@ import (
 	"os"
 	"runtime"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/narrows/narrows/internal/result"
@@ -131,5 +130,3 @@ func PeerIP(host string) string {
 		return ""
 	}
 }
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }

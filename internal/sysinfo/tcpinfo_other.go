@@ -7,8 +7,5 @@ func ReadTCPInfo(rc Controller) (*TCPInfo, error) { return nil, ErrUnavailable }
 
 const noTCPInfo = "TCP_INFO not available on this platform"
 
-// tcpBufferMax is not known here (Windows autotunes its receive window by
-// a level, not a byte count).
-func tcpBufferMax() (rmem, wmem int64) { return 0, 0 }
-
+// tcpBuffers is not known here: zeros, which ReadTCPBuffers leaves out.
 func tcpBuffers() (rmem, wmem [3]int64) { return }

@@ -56,8 +56,6 @@ func ReadTCPInfo(rc Controller) (*TCPInfo, error) {
 	return nil, ErrUnavailable
 }
 
-// tcpBufferMax is not known on Windows: it autotunes the receive window
+// tcpBuffers is not known on Windows: it autotunes the receive window
 // by a level (netsh interface tcp show global), not a byte count.
-func tcpBufferMax() (rmem, wmem int64) { return 0, 0 }
-
 func tcpBuffers() (rmem, wmem [3]int64) { return }

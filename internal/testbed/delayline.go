@@ -308,6 +308,14 @@ type DelayLine struct {
 // Hosts returns A and B.
 func (l *DelayLine) Hosts() []*Host { return []*Host{l.A, l.B} }
 
+// Close stops the forwarder, closes the TUN devices (which removes them)
+// and deletes both namespaces (delayLineImpl.close, per platform). It is
+// idempotent: later calls return the first call's result.
+func (l *DelayLine) Close() error {
+	l.closeOnce.Do(func() { l.closeErr = l.impl.close(l.Hosts()) })
+	return l.closeErr
+}
+
 // String describes a path: "delay 20ms ±1ms, 50 Mbit/s, queue 312500 B, loss 0.1%".
 func (p Path) String() string {
 	s := "delay " + p.Delay.String()

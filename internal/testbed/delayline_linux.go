@@ -143,28 +143,24 @@ func (l *DelayLine) Err() error {
 	return errors.Join(l.impl.fwd.err(0), l.impl.fwd.err(1))
 }
 
-// Close stops the forwarder, closes the TUN devices (which removes them)
-// and deletes both namespaces. It is idempotent: later calls return the
-// first call's result.
-func (l *DelayLine) Close() error {
-	l.closeOnce.Do(func() {
-		var errs []error
-		if l.impl.fwd != nil {
-			l.impl.fwd.stop()
-		}
-		for i, fd := range l.impl.tuns {
-			if fd >= 0 {
-				if err := unix.Close(fd); err != nil {
-					errs = append(errs, fmt.Errorf("testbed: closing %s: %w", l.Hosts()[i].Dev, err))
-				}
+// close stops the forwarder, closes the TUN devices (which removes them)
+// and deletes the namespaces of hosts (A and B), for DelayLine.Close.
+func (d *delayLineImpl) close(hosts []*Host) error {
+	var errs []error
+	if d.fwd != nil {
+		d.fwd.stop()
+	}
+	for i, fd := range d.tuns {
+		if fd >= 0 {
+			if err := unix.Close(fd); err != nil {
+				errs = append(errs, fmt.Errorf("testbed: closing %s: %w", hosts[i].Dev, err))
 			}
 		}
-		for _, h := range l.Hosts() {
-			if err := deleteNS(h.NS); err != nil {
-				errs = append(errs, err)
-			}
+	}
+	for _, h := range hosts {
+		if err := deleteNS(h.NS); err != nil {
+			errs = append(errs, err)
 		}
-		l.closeErr = errors.Join(errs...)
-	})
-	return l.closeErr
+	}
+	return errors.Join(errs...)
 }

@@ -24,8 +24,8 @@ func (l *DelayLine) Realtime() bool { return false }
 // Err is nil: no DelayLine can exist off Linux.
 func (l *DelayLine) Err() error { return nil }
 
-// Close is a no-op: no DelayLine can exist off Linux.
-func (l *DelayLine) Close() error { return nil }
+// close is a no-op: no DelayLine can exist off Linux.
+func (*delayLineImpl) close([]*Host) error { return nil }
 
 // Awake is ErrUnsupported: no DelayLine can exist off Linux.
 func (l *DelayLine) Awake() error { return unsupported() }

@@ -160,11 +160,15 @@ func TestPktQueue(t *testing.T) {
 	var q pktQueue
 	deps := []time.Duration{5, 3, 9, 3, 1, 7, 3}
 	for i, d := range deps {
-		q.Push(heldPacket{dep: d, seq: uint64(i)})
+		q.Push(heldPacket{dep: d, seq: uint64(i), buf: []byte{byte(i)}})
 	}
 	var got []uint64
 	for q.Len() > 0 {
-		got = append(got, q.Pop().seq)
+		p := q.Pop()
+		if len(p.buf) != 1 || p.buf[0] != byte(p.seq) {
+			t.Errorf("packet %d popped with the bytes %v", p.seq, p.buf)
+		}
+		got = append(got, p.seq)
 	}
 	// By departure; ties (3, 3, 3) in arrival order 1, 3, 6.
 	if want := []uint64{4, 1, 3, 6, 0, 5, 2}; !slices.Equal(got, want) {

@@ -127,13 +127,13 @@ type Link struct {
 	closeErr  error
 }
 
-// mtuB is B's end's MTU.
-func (o LinkOptions) mtuB() int {
-	if o.MTUB != 0 {
-		return o.MTUB
-	}
-	return o.MTU
-}
-
 // Hosts returns A and B.
 func (l *Link) Hosts() []*Host { return []*Host{l.A, l.B} }
+
+// Close deletes both namespaces (the veth pair goes with them; teardown,
+// per platform). It is idempotent: later calls return the first call's
+// result.
+func (l *Link) Close() error {
+	l.closeOnce.Do(func() { l.closeErr = l.teardown() })
+	return l.closeErr
+}

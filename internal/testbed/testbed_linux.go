@@ -167,19 +167,23 @@ func (l *Link) setup(ctx context.Context) error {
 	return nil
 }
 
-// Close deletes both namespaces (the veth pair goes with them). It is
-// idempotent: later calls return the first call's result.
-func (l *Link) Close() error {
-	l.closeOnce.Do(func() {
-		var errs []error
-		for _, h := range l.Hosts() {
-			if err := deleteNS(h.NS); err != nil {
-				errs = append(errs, err)
-			}
+// mtuB is B's end's MTU.
+func (o LinkOptions) mtuB() int {
+	if o.MTUB != 0 {
+		return o.MTUB
+	}
+	return o.MTU
+}
+
+// teardown deletes both namespaces, for Close.
+func (l *Link) teardown() error {
+	var errs []error
+	for _, h := range l.Hosts() {
+		if err := deleteNS(h.NS); err != nil {
+			errs = append(errs, err)
 		}
-		l.closeErr = errors.Join(errs...)
-	})
-	return l.closeErr
+	}
+	return errors.Join(errs...)
 }
 
 // deleteNS deletes a named namespace; one that is already gone is fine.

@@ -21,8 +21,8 @@ func NewLink(ctx context.Context, opts LinkOptions) (*Link, error) { return nil,
 // CleanupStale always fails with ErrUnsupported off Linux.
 func CleanupStale() error { return unsupported() }
 
-// Close is a no-op: no Link can exist off Linux.
-func (l *Link) Close() error { return nil }
+// teardown is a no-op: no Link can exist off Linux.
+func (l *Link) teardown() error { return nil }
 
 // Do always fails with ErrUnsupported off Linux.
 func (h *Host) Do(fn func() error) error { return unsupported() }

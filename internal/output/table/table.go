@@ -38,7 +38,9 @@ func (t *Writer) Interval(iv result.Interval) error {
 	case "stream":
 		if t.header != "stream" {
 			t.header = "stream"
-			_, err = fmt.Fprintf(t.w, "%-8s %-8s %-14s %14s %6s %10s %9s %9s\n", "phase", "dir", "interval", "throughput", "retr", "cwnd", "rtt", "rtt var")
+			if _, err := fmt.Fprintf(t.w, "%-8s %-8s %-14s %14s %6s %10s %9s %9s\n", "phase", "dir", "interval", "throughput", "retr", "cwnd", "rtt", "rtt var"); err != nil {
+				return err
+			}
 		}
 		retr, cwnd, rtt, rttv := "-", "-", "-", "-"
 		if iv.TCP != nil {
@@ -50,7 +52,9 @@ func (t *Writer) Interval(iv result.Interval) error {
 	case "rr":
 		if t.header != "rr" {
 			t.header = "rr"
-			_, err = fmt.Fprintf(t.w, "%-14s %12s %9s %9s %9s %9s %9s\n", "interval", "round trips/s", "p50", "p90", "p99", "p99.9", "max")
+			if _, err := fmt.Fprintf(t.w, "%-14s %12s %9s %9s %9s %9s %9s\n", "interval", "round trips/s", "p50", "p90", "p99", "p99.9", "max"); err != nil {
+				return err
+			}
 		}
 		l := iv.RTT
 		if l == nil {

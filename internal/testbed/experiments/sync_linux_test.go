@@ -137,16 +137,16 @@ func loadCommitsAt(t *testing.T, l *testbed.DelayLine, pg *dbserver.Postgres, d 
 
 // syncPrediction is what `narrows plan sync` predicts, read from its JSON.
 type syncPrediction struct {
-	commit        float64 // PostgreSQL's commit with synchronous_commit = on, s
-	now           float64 // the commit today, s
-	remoteCommit  float64 // net commit --ack flush, one 8 KiB block, p50, s
-	remoteFlush   float64 // the agent's write + fdatasync p50, s
-	rtt           float64
-	throughput    float64 // net commit --ack flush --in-flight 32, B/s
-	opSync        float64 // the operation with a synchronous standby, s (with --op-log)
-	opWorst       float64
-	opBehind      float64 // the asynchronous standby behind when it returns, s
-	stderr, table string
+	commit       float64 // PostgreSQL's commit with synchronous_commit = on, s
+	now          float64 // the commit today, s
+	remoteCommit float64 // net commit --ack flush, one 8 KiB block, p50, s
+	remoteFlush  float64 // the agent's write + fdatasync p50, s
+	rtt          float64
+	throughput   float64 // net commit --ack flush --in-flight 32, B/s
+	opSync       float64 // the operation with a synchronous standby, s (with --op-log)
+	opWorst      float64
+	opBehind     float64 // the asynchronous standby behind when it returns, s
+	stderr       string
 }
 
 // planSync runs `narrows plan sync --to B --engine postgres` on host A

@@ -1,0 +1,44 @@
+# bench/lib.sh: what the bench scripts share, sourced after NAME is set
+# (the script's name for its messages): their settings' checks, the tools
+# they need, and the scratch directories they remove however they end.
+
+# positive VAR...: each variable holds a positive whole number, else exit 2.
+positive() {
+	local v
+	for v in "$@"; do
+		case ${!v} in '' | *[!0-9]* | 0) echo "$NAME: $v must be a positive whole number, not '${!v}'" >&2; exit 2 ;; esac
+	done
+}
+
+# isdir VAR: the variable names a directory, else exit 2.
+isdir() { [ -d "${!1}" ] || { echo "$NAME: $1=${!1} is not a directory" >&2; exit 2; }; }
+
+# need PACKAGES -- TOOL...: each tool on the PATH, else say which Debian
+# packages give them and exit 1.
+need() {
+	local pkgs=() t
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do pkgs+=("$1"); shift; done
+	shift
+	for t in "$@"; do
+		command -v "$t" >/dev/null 2>&1 || { echo "$NAME: '$t' not found (Debian: apt-get install -y ${pkgs[*]})" >&2; exit 1; }
+	done
+}
+
+# scratch: WORK (narrows' build, logs) and BENCH_DIR (the files measured,
+# in $DIR), both removed at exit, and interruptions said; a script that
+# starts something of its own stops it in an on_exit function.
+scratch() {
+	WORK=$(mktemp -d "${TMPDIR:-/tmp}/narrows-bench-${NAME%.sh}.XXXXXX")
+	BENCH_DIR=$(mktemp -d "$DIR/narrows-bench.XXXXXX")
+	trap bench_cleanup EXIT
+	trap 'echo; echo "$NAME: interrupted" >&2; exit 130' INT
+	trap 'echo "$NAME: terminated" >&2; exit 143' TERM
+}
+
+bench_cleanup() {
+	local rc=$?
+	trap - EXIT INT TERM
+	if declare -F on_exit >/dev/null; then on_exit; fi
+	rm -rf "$WORK" "$BENCH_DIR"
+	exit "$rc"
+}
