@@ -278,13 +278,24 @@ func logFlushFigure(d *result.Disk, source string) *result.Figure {
 	return nil
 }
 
-// syncParts are the parts plan sync takes by hand, each a time but the
-// log's throughput.
-var syncParts = map[string]func(*result.SyncParts) **result.Figure{
-	"commit": func(p *result.SyncParts) **result.Figure { return &p.CommitNow }, "local-flush": func(p *result.SyncParts) **result.Figure { return &p.LocalFlush },
-	"rtt": func(p *result.SyncParts) **result.Figure { return &p.RTT }, "remote-flush": func(p *result.SyncParts) **result.Figure { return &p.RemoteFlush },
-	"remote-write": func(p *result.SyncParts) **result.Figure { return &p.RemoteWrite }, "ack-flush": func(p *result.SyncParts) **result.Figure { return &p.RemoteCommit },
-	"ack-write": func(p *result.SyncParts) **result.Figure { return &p.RemoteReceipt },
+// syncPart is the figure of a part plan sync takes by hand as a time
+// (throughput, the one rate, is set apart).
+func syncPart(ps *result.SyncParts, name string) **result.Figure {
+	switch name {
+	case "commit":
+		return &ps.CommitNow
+	case "local-flush":
+		return &ps.LocalFlush
+	case "rtt":
+		return &ps.RTT
+	case "remote-flush":
+		return &ps.RemoteFlush
+	case "remote-write":
+		return &ps.RemoteWrite
+	case "ack-flush":
+		return &ps.RemoteCommit
+	}
+	return &ps.RemoteReceipt // ack-write: ParseAssume let no other name through
 }
 
 // syncAssumeNames are the parts plan sync takes by hand.
@@ -305,7 +316,7 @@ func applySyncAssume(ps *result.SyncParts, as []plan.Assumption) error {
 		if err != nil {
 			return usagef("%v", err)
 		}
-		*syncParts[a.Name](ps) = &result.Figure{Seconds: result.Seconds(d), Source: "assumed"}
+		*syncPart(ps, a.Name) = &result.Figure{Seconds: result.Seconds(d), Source: "assumed"}
 	}
 	return nil
 }

@@ -129,12 +129,12 @@ func ParseRate(s string) (float64, error) {
 			v, ok = b/8, true
 		}
 	} else {
-		low := strings.TrimSpace(s)
-		for _, per := range []string{"/s", "/S", "ps", "PS", "pS", "Ps"} {
-			if num, cut := strings.CutSuffix(low, per); cut {
-				low = num
-				break
-			}
+		// bytesOf ignores case: only the per-second suffix is cut here.
+		low := strings.ToLower(strings.TrimSpace(s))
+		if num, cut := strings.CutSuffix(low, "/s"); cut {
+			low = num
+		} else {
+			low = strings.TrimSuffix(low, "ps")
 		}
 		v, ok = bytesOf(low)
 	}

@@ -26,20 +26,20 @@ type Assumption struct {
 func ParseAssume(flags []string, known []string, example string) ([]Assumption, error) {
 	var out []Assumption
 	for _, f := range flags {
+		refuse := func(why string) error {
+			if old := oldCodecForm(f); old != "" {
+				return fmt.Errorf("--assume %q: write a codec's figures as %s", f, old)
+			}
+			return fmt.Errorf("--assume %q: %s", f, why)
+		}
 		for _, part := range strings.Split(f, ",") {
 			name, val, ok := strings.Cut(part, "=")
 			name, val = strings.ToLower(strings.TrimSpace(name)), strings.TrimSpace(val)
 			if !ok || name == "" || val == "" {
-				if old := oldCodecForm(f); old != "" {
-					return nil, fmt.Errorf("--assume %q: write a codec's figures as %s", f, old)
-				}
-				return nil, fmt.Errorf("--assume %q: use NAME=VALUE, several separated by commas, e.g. %s", f, example)
+				return nil, refuse("use NAME=VALUE, several separated by commas, e.g. " + example)
 			}
 			if !knownName(name, known) {
-				if old := oldCodecForm(f); old != "" {
-					return nil, fmt.Errorf("--assume %q: write a codec's figures as %s", f, old)
-				}
-				return nil, fmt.Errorf("--assume %q: unknown name %q: use %s (e.g. %s)", f, name, strings.Join(known, ", "), example)
+				return nil, refuse(fmt.Sprintf("unknown name %q: use %s (e.g. %s)", name, strings.Join(known, ", "), example))
 			}
 			out = append(out, Assumption{Name: name, Value: val, Flag: f})
 		}

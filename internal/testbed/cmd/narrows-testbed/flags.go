@@ -123,7 +123,7 @@ func parseRate(s string) (int64, error) {
 		return 0, fmt.Errorf("%q: use bits per second with k, M or G (decimal), e.g. 100M", s)
 	}
 	if v > 0 && v < 1000 {
-		return 0, fmt.Errorf("%q: below 1 kbit/s; did you mean %sM?", s, strings.TrimSpace(s))
+		return 0, fmt.Errorf("%q: below 1 kbit/s; did you mean %gM?", s, v)
 	}
 	if v > 100e9 {
 		return 0, fmt.Errorf("%q: above 100 Gbit/s", s)

@@ -154,3 +154,13 @@ func TestRunAndStop(t *testing.T) {
 		}
 	}
 }
+
+// TestParseRateTooSlow: a rate under 1 kbit/s names the megabits it
+// probably meant, whatever unit it was written with.
+func TestParseRateTooSlow(t *testing.T) {
+	for _, in := range []string{"500", "500bit", "500bit/s", "500bps"} {
+		if _, err := parseRate(in); err == nil || !strings.Contains(err.Error(), "did you mean 500M?") {
+			t.Errorf("parseRate(%q): %v, want it to suggest 500M", in, err)
+		}
+	}
+}
