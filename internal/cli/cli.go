@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/narrows/narrows/internal/command"
 	"github.com/narrows/narrows/internal/errext"
 	"github.com/narrows/narrows/internal/result"
 	"github.com/narrows/narrows/internal/untrusted"
@@ -88,15 +89,15 @@ func usagef(format string, a ...any) error { return errext.Userf(nil, format, a.
 func userError(err error) error { return errext.Userf(err, "%s", err.Error()) }
 
 // interrupted marks a run the user stopped; its partial results are out.
-var errInterrupted = errors.New("interrupted")
+var errInterrupted = command.ErrInterrupted
 
-type command struct {
+type verb struct {
 	name, summary string
 	run           func(ctx context.Context, env Env, args []string) error
 }
 
-func commands() []command {
-	return []command{
+func commands() []verb {
+	return []verb{
 		{"serve", "run the agent on the far side (the replica, the database server)", serve},
 		{"service", "run the agent as a Windows service: service install [serve flags], uninstall, start, stop, status", serviceCmd},
 		{"net stream", "bulk throughput, one stream as replication uses it (then N with --streams)", netStream},

@@ -13,8 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/narrows/narrows/internal/itest"
 	_ "modernc.org/sqlite"
+
+	"github.com/narrows/narrows/internal/itest"
 )
 
 func historyRuns(t *testing.T, dir string) []map[string]any {

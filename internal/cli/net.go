@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -10,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/narrows/narrows/internal/advisor"
 	"github.com/narrows/narrows/internal/client"
+	"github.com/narrows/narrows/internal/command"
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/output/jsonl"
 	"github.com/narrows/narrows/internal/output/table"
@@ -134,21 +133,9 @@ func (n *netFlags) setup(env Env) (*netSetup, error) {
 func (s *netSetup) fits(sess *client.Session) error {
 	if most := sess.Limits.MaxDuration; most > 0 && s.duration > most {
 		return usagef("--duration %s: the agent at %s allows tests of up to %s (its --max-duration): use --duration %s or less, or restart the agent with --max-duration %s",
-			flagDuration(s.duration), s.opts.Addr, flagDuration(most), flagDuration(most), flagDuration(s.duration))
+			metric.FlagDuration(s.duration), s.opts.Addr, metric.FlagDuration(most), metric.FlagDuration(most), metric.FlagDuration(s.duration))
 	}
 	return nil
-}
-
-// flagDuration writes d as a flag takes it: 10m, 1h30m, 2.5s.
-func flagDuration(d time.Duration) string {
-	v := d.String()
-	if strings.HasSuffix(v, "m0s") {
-		v = strings.TrimSuffix(v, "0s")
-	}
-	if strings.HasSuffix(v, "h0m") {
-		v = strings.TrimSuffix(v, "0m")
-	}
-	return v
 }
 
 func positiveDuration(flagName, v string) (time.Duration, error) {
@@ -193,44 +180,34 @@ func clientSecret(env Env, file string, insecure bool) ([]byte, error) {
 	return sec, err
 }
 
-// connect dials the agent, turning the errors a person can fix into usage errors.
-func connect(ctx context.Context, opts client.Options) (*client.Session, error) {
-	s, err := client.Dial(ctx, opts)
-	if err != nil {
-		if errors.Is(err, client.ErrAuth) || errors.Is(err, client.ErrVersion) || errors.Is(err, client.ErrNoAgent) {
-			return nil, userError(err)
-		}
-		return nil, err
-	}
-	return s, nil
+// finish advises a run that measured (command.Finish) and writes it.
+func finish(ctx context.Context, out sink, rep *result.Report, runErr error) error {
+	rep, err := command.Finish(ctx, tool(), rep, runErr)
+	return written(ctx, out, rep, err)
 }
 
-// finish advises, renders the summary and chooses the outcome.
-func finish(ctx context.Context, out sink, rep *result.Report, runErr error) error {
-	if runErr != nil || ctx.Err() != nil {
-		rep.Partial = true
-		if runErr != nil {
-			rep.Error = runErr.Error()
-		} else {
-			rep.Error = "interrupted"
-		}
+// written writes a core's Report (none when it refused before measuring)
+// and gives the run's outcome.
+func written(ctx context.Context, out sink, rep *result.Report, err error) error {
+	if rep == nil {
+		return err
 	}
-	if rep.Facts == nil {
-		rep.Facts = hostFacts(targetPeer(rep.Target))
-	}
-	rep.Findings = advisor.Advise(rep)
 	// A run that standard output closing stopped cannot write its report:
 	// Main says why it stopped.
-	if err := out.Report(rep); err != nil && ctx.Err() == nil {
-		return fmt.Errorf("writing the report: %w", err)
+	if werr := out.Report(rep); werr != nil && ctx.Err() == nil {
+		return fmt.Errorf("writing the report: %w", werr)
 	}
-	switch {
-	case runErr != nil && ctx.Err() == nil:
-		return runErr
-	case ctx.Err() != nil:
-		return errInterrupted
+	return err
+}
+
+// coreEnv is a core's Env on the command line: its intervals to out, its
+// banner and notes on standard output above the table (none with --json).
+func coreEnv(env Env, out sink, asJSON bool) command.Env {
+	e := command.Env{Now: env.Now, Tool: tool(), Emit: emitter(out)}
+	if !asJSON {
+		e.Say = func(line string) { fmt.Fprintln(env.Stdout, line) }
 	}
-	return nil
+	return e
 }
 
 func emitter(out sink) func(result.Interval) { return func(iv result.Interval) { out.Interval(iv) } }
@@ -283,46 +260,8 @@ func netStream(ctx context.Context, env Env, args []string) error {
 			return usagef("--window %s: use 4K to 1G", *window)
 		}
 	}
-	sess, err := connect(ctx, s.opts)
-	if err != nil {
-		return err
-	}
-	defer sess.Close()
-	// Refused up front, in words, rather than failing mid-run on the agent's limits.
-	spec := wire.TestSpec{Kind: wire.KindStream, Direction: cfg.Direction, Streams: cfg.Streams, Block: cfg.Block}
-	if most := sess.Limits.MaxTestMemory; most > 0 && spec.Buffers() > most {
-		fix := "use a smaller --block"
-		if cfg.Direction != wire.Reverse {
-			one := spec
-			one.Streams = 0
-			if fit := (most - one.Buffers()) / wire.SinkBuffer(cfg.Block); fit >= 1 {
-				fix = fmt.Sprintf("use --streams %d or fewer, or a smaller --block", fit)
-			}
-		}
-		return usagef("--streams %d (%s) of %s blocks needs %s of buffers on the agent at %s, which allows %s per test (its --max-test-memory): %s",
-			cfg.Streams, cfg.Direction, metric.FormatBytes(cfg.Block), metric.FormatBytes(spec.Buffers()), s.opts.Addr, metric.FormatBytes(most), fix)
-	}
-	if err := s.fits(sess); err != nil {
-		return err
-	}
-	if most := sess.Limits.MaxDataConns; most > 0 && spec.DataConns() > most {
-		per := most
-		if cfg.Direction == wire.Bidir {
-			per = most / 2
-		}
-		return usagef("--streams %d (%s) needs %d data connections; the agent at %s allows %d per test: use --streams %d or fewer, or raise the agent's --max-conns",
-			cfg.Streams, cfg.Direction, spec.DataConns(), s.opts.Addr, most, per)
-	}
-	rep := result.NewReport("net stream", s.opts.Addr, tool(), env.Now())
-	fromAgent(rep, sess)
-	phases := "1 stream"
-	if cfg.Streams > 1 {
-		phases = fmt.Sprintf("1 stream, then %d streams", cfg.Streams)
-	}
-	banner(env, nf.json, "narrows net stream → %s: %s, %s, %s each, %s blocks", s.opts.Addr, phases, cfg.Direction, flagDuration(s.duration), metric.FormatBytes(cfg.Block))
-	res, runErr := stream.Run(ctx, sess, cfg, emitter(s.out))
-	rep.Stream = res
-	return finish(ctx, s.out, rep, runErr)
+	rep, err := command.NetStream{Agent: s.opts, Stream: cfg}.Run(ctx, coreEnv(env, s.out, nf.json))
+	return written(ctx, s.out, rep, err)
 }
 
 func netRR(ctx context.Context, env Env, args []string) error {
@@ -390,7 +329,7 @@ func netRR(ctx context.Context, env Env, args []string) error {
 	}
 	rep := result.NewReport("net rr", s.opts.Addr, tool(), env.Now())
 	fromAgent(rep, sess)
-	what := flagDuration(s.duration)
+	what := metric.FlagDuration(s.duration)
 	if cfg.Count > 0 {
 		what = metric.FormatCount(cfg.Count) + " round trips"
 	}

@@ -97,7 +97,7 @@ func netCommit(ctx context.Context, env Env, args []string) error {
 				ack += " (" + t.Filesystem + ")"
 			}
 		}
-		banner(env, nf.json, "narrows net commit → %s: %s blocks, %s, %s, %s", s.opts.Addr, metric.FormatBytes(c.BlockBytes), flight, ack, flagDuration(s.duration))
+		banner(env, nf.json, "narrows net commit → %s: %s blocks, %s, %s, %s", s.opts.Addr, metric.FormatBytes(c.BlockBytes), flight, ack, metric.FlagDuration(s.duration))
 	}
 	res, runErr := commitprobe.Run(ctx, sess, cfg, emitter(s.out))
 	if res.Commits == 0 && runErr != nil && ctx.Err() == nil {

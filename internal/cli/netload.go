@@ -5,6 +5,7 @@ import (
 	"flag"
 	"time"
 
+	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/probe/loaded"
 	"github.com/narrows/narrows/internal/probe/rr"
 	"github.com/narrows/narrows/internal/result"
@@ -42,7 +43,7 @@ func netRRUnderLoad(ctx context.Context, env Env, s *netSetup, rc rr.Config, u u
 		return err
 	}
 	if s.duration < time.Second {
-		return usagef("--duration %s: --under-load needs at least 1s (a third idle, the rest under load)", flagDuration(s.duration))
+		return usagef("--duration %s: --under-load needs at least 1s (a third idle, the rest under load)", metric.FlagDuration(s.duration))
 	}
 	cfg.Idle = s.duration / 3
 	cfg.Loaded = s.duration - cfg.Idle
@@ -57,12 +58,12 @@ func netRRUnderLoad(ctx context.Context, env Env, s *netSetup, rc rr.Config, u u
 	// The load runs the warm-up, the loaded round trips and a little more.
 	if load := cfg.Warmup + cfg.Loaded + loaded.LoadTail; sess.Limits.MaxDuration > 0 && load > sess.Limits.MaxDuration {
 		return usagef("--under-load: the load would run %s, past the agent's %s (its --max-duration): use a shorter --duration or --warmup",
-			flagDuration(load), flagDuration(sess.Limits.MaxDuration))
+			metric.FlagDuration(load), metric.FlagDuration(sess.Limits.MaxDuration))
 	}
 	rep := result.NewReport("net rr", s.opts.Addr, tool(), env.Now())
 	fromAgent(rep, sess)
 	banner(env, asJSON, "narrows net rr --under-load → %s: round trips idle for %s, then while %d streams fill the path %s (after a %s warm-up) for %s",
-		s.opts.Addr, flagDuration(cfg.Idle), cfg.Streams, loadWords[cfg.Direction], flagDuration(cfg.Warmup), flagDuration(cfg.Loaded))
+		s.opts.Addr, metric.FlagDuration(cfg.Idle), cfg.Streams, loadWords[cfg.Direction], metric.FlagDuration(cfg.Warmup), metric.FlagDuration(cfg.Loaded))
 	res, runErr := loaded.Run(ctx, sess, s.opts, cfg, emitter(s.out))
 	rep.Loaded = res
 	return finish(ctx, s.out, rep, runErr)

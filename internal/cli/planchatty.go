@@ -212,7 +212,7 @@ func (cf *chattyFlags) measurePing(ctx context.Context, env Env) (result.ChattyF
 		cfg.PayloadBytes = cf.payloadBytes
 		cfg.Query, cfg.Display = dbping.PayloadQuery(cf.payloadBytes), fmt.Sprintf("SELECT '<%d characters>'", cf.payloadBytes)
 	}
-	what := fmt.Sprintf("query round trips through the driver (db ping, %s, %s)", cfg.Display, flagDuration(cf.measureFor))
+	what := fmt.Sprintf("query round trips through the driver (db ping, %s, %s)", cfg.Display, metric.FlagDuration(cf.measureFor))
 	if cf.to != "" {
 		opts, err := cf.agent.options(env, "--to", cf.to)
 		if err != nil {
@@ -265,10 +265,10 @@ func (cf *chattyFlags) measureRR(ctx context.Context, env Env) (result.ChattyFig
 	cf.agentFacts, cf.hostFacts = sess.Facts, hostFacts(sess.PeerIP())
 	if most := sess.Limits.MaxDuration; most > 0 && cf.measureFor > most {
 		return result.ChattyFigures{}, nil, usagef("--duration %s: the agent at %s allows tests of up to %s (its --max-duration): use --duration %s or less",
-			flagDuration(cf.measureFor), opts.Addr, flagDuration(most), flagDuration(most))
+			metric.FlagDuration(cf.measureFor), opts.Addr, metric.FlagDuration(most), metric.FlagDuration(most))
 	}
 	fmt.Fprintf(env.Stderr, "narrows plan chatty: step 1 of 1: the network's round trips through the agent (net rr, %s each way, %s)\n",
-		requestSize(req), flagDuration(cf.measureFor))
+		requestSize(req), metric.FlagDuration(cf.measureFor))
 	res, runErr := rr.Run(ctx, sess, rr.Config{Request: req, Response: 64, Duration: cf.measureFor, Interval: cf.measureFor, Queries: cf.queries},
 		func(result.Interval) {})
 	if ctx.Err() != nil {

@@ -104,7 +104,7 @@ func watchCmd(ctx context.Context, env Env, args []string) error {
 	}
 	if busy := time.Duration(len(sc.Directions)) * sc.Duration; sc.Every > 0 && sc.Every < 2*busy {
 		return usagef("--stream-every %s with --stream-duration %s (%s): the streams would fill half the time or more; use --stream-every %s or more",
-			*streamEvery, *streamDuration, *streamDir, flagDuration(2*busy))
+			*streamEvery, *streamDuration, *streamDir, metric.FlagDuration(2*busy))
 	}
 	var mtuStep time.Duration
 	if *mtuEvery != "0" {
@@ -131,7 +131,7 @@ func watchCmd(ctx context.Context, env Env, args []string) error {
 			*request, *response, opts.Addr, metric.FormatBytes(lim.MaxTestMemory))
 	case sc.Every > 0 && lim.MaxDuration > 0 && sc.Duration > lim.MaxDuration:
 		sess.Close()
-		return usagef("--stream-duration %s: the agent at %s allows tests of up to %s (its --max-duration)", *streamDuration, opts.Addr, flagDuration(lim.MaxDuration))
+		return usagef("--stream-duration %s: the agent at %s allows tests of up to %s (its --max-duration)", *streamDuration, opts.Addr, metric.FlagDuration(lim.MaxDuration))
 	case (sc.Every > 0 || mtuStep > 0) && lim.MaxTests > 0 && lim.MaxTests < 2:
 		sess.Close()
 		return usagef("the agent at %s runs one test at a time (its --max-tests 1): a watch's streams and path-MTU checks run beside its round trips; use --stream-every 0 --mtu-every 0, or raise --max-tests", opts.Addr)
@@ -163,7 +163,7 @@ func watchCmd(ctx context.Context, env Env, args []string) error {
 	streams := "no streams"
 	if sc.Every > 0 {
 		conf.StreamEvery, conf.StreamDuration, conf.StreamDir = result.Seconds(sc.Every), result.Seconds(sc.Duration), *streamDir
-		streams = fmt.Sprintf("a %s stream %s every %s", flagDuration(sc.Duration), strings.Join(sc.Directions, " then "), flagDuration(sc.Every))
+		streams = fmt.Sprintf("a %s stream %s every %s", metric.FlagDuration(sc.Duration), strings.Join(sc.Directions, " then "), metric.FlagDuration(sc.Every))
 	}
 	rrCost, share := watchCost(cfg.Rate, cfg.Request, cfg.Response, sc.Every, sc.Duration)
 	banner(env, *asJSON, "narrows watch → %s: %g round trips/s of %s / %s, %s, %s", opts.Addr, cfg.Rate,

@@ -11,12 +11,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/narrows/narrows/internal/agent"
-	"github.com/narrows/narrows/internal/cli"
-	"github.com/narrows/narrows/internal/itest"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/narrows/narrows/internal/agent"
+	"github.com/narrows/narrows/internal/cli"
+	"github.com/narrows/narrows/internal/itest"
 )
 
 // lockedBuffer is a command's standard output read while it runs.

@@ -44,3 +44,15 @@ func FormatSecondsRange(lo, hi time.Duration) string {
 	}
 	return l + "–" + h
 }
+
+// FlagDuration writes d as a duration flag takes it: 10m, 1h30m, 2.5s.
+func FlagDuration(d time.Duration) string {
+	v := d.String()
+	if strings.HasSuffix(v, "m0s") {
+		v = strings.TrimSuffix(v, "0s")
+	}
+	if strings.HasSuffix(v, "h0m") {
+		v = strings.TrimSuffix(v, "0m")
+	}
+	return v
+}

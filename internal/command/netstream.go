@@ -1,0 +1,77 @@
+package command
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/narrows/narrows/internal/client"
+	"github.com/narrows/narrows/internal/errext"
+	"github.com/narrows/narrows/internal/metric"
+	"github.com/narrows/narrows/internal/probe/stream"
+	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/wire"
+)
+
+// NetStream is `narrows net stream`: one stream to or from the agent, then
+// Stream.Streams of them, for Stream.Duration each.
+type NetStream struct {
+	Agent  client.Options
+	Stream stream.Config
+}
+
+// FitsAgent refuses, before anything runs, a test longer than the agent
+// allows: a refusal mid-run would leave an empty table marked partial.
+func FitsAgent(sess *client.Session, addr string, d time.Duration) error {
+	if most := sess.Limits.MaxDuration; most > 0 && d > most {
+		return errext.Userf(nil, "--duration %s: the agent at %s allows tests of up to %s (its --max-duration): use --duration %s or less, or restart the agent with --max-duration %s",
+			metric.FlagDuration(d), addr, metric.FlagDuration(most), metric.FlagDuration(most), metric.FlagDuration(d))
+	}
+	return nil
+}
+
+// Run measures the streams.
+func (c NetStream) Run(ctx context.Context, env Env) (*result.Report, error) {
+	cfg := c.Stream
+	sess, err := Connect(ctx, c.Agent)
+	if err != nil {
+		return nil, err
+	}
+	defer sess.Close()
+	addr := c.Agent.Addr
+	// Refused up front, in words, rather than failing mid-run on the agent's limits.
+	spec := wire.TestSpec{Kind: wire.KindStream, Direction: cfg.Direction, Streams: cfg.Streams, Block: cfg.Block}
+	if most := sess.Limits.MaxTestMemory; most > 0 && spec.Buffers() > most {
+		fix := "use a smaller --block"
+		if cfg.Direction != wire.Reverse {
+			one := spec
+			one.Streams = 0
+			if fit := (most - one.Buffers()) / wire.SinkBuffer(cfg.Block); fit >= 1 {
+				fix = fmt.Sprintf("use --streams %d or fewer, or a smaller --block", fit)
+			}
+		}
+		return nil, errext.Userf(nil, "--streams %d (%s) of %s blocks needs %s of buffers on the agent at %s, which allows %s per test (its --max-test-memory): %s",
+			cfg.Streams, cfg.Direction, metric.FormatBytes(cfg.Block), metric.FormatBytes(spec.Buffers()), addr, metric.FormatBytes(most), fix)
+	}
+	if err := FitsAgent(sess, addr, cfg.Duration); err != nil {
+		return nil, err
+	}
+	if most := sess.Limits.MaxDataConns; most > 0 && spec.DataConns() > most {
+		per := most
+		if cfg.Direction == wire.Bidir {
+			per = most / 2
+		}
+		return nil, errext.Userf(nil, "--streams %d (%s) needs %d data connections; the agent at %s allows %d per test: use --streams %d or fewer, or raise the agent's --max-conns",
+			cfg.Streams, cfg.Direction, spec.DataConns(), addr, most, per)
+	}
+	rep := result.NewReport("net stream", addr, env.Tool, env.now())
+	FromAgent(env.Tool, rep, sess)
+	phases := "1 stream"
+	if cfg.Streams > 1 {
+		phases = fmt.Sprintf("1 stream, then %d streams", cfg.Streams)
+	}
+	env.say(fmt.Sprintf("narrows net stream → %s: %s, %s, %s each, %s blocks", addr, phases, cfg.Direction, metric.FlagDuration(cfg.Duration), metric.FormatBytes(cfg.Block)))
+	res, runErr := stream.Run(ctx, sess, cfg, env.emit())
+	rep.Stream = res
+	return Finish(ctx, env.Tool, rep, runErr)
+}
