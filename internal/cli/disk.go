@@ -8,11 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/narrows/narrows/internal/client"
+	"github.com/narrows/narrows/internal/command"
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/probe/disk"
 	"github.com/narrows/narrows/internal/result"
-	"github.com/narrows/narrows/internal/wire"
 )
 
 // customFlags are the flags that shape --profile custom.
@@ -20,16 +19,17 @@ var customFlags = []string{"rw", "mix", "block", "qd", "threads", "sync"}
 
 func diskCmd(ctx context.Context, env Env, args []string) (err error) {
 	fs := newFlags(env, "disk")
+	def := command.DefaultDisk("").Disk
 	path := fs.String("path", "", "the directory whose filesystem holds the data, log or backup files; narrows creates one test file there (on Linux without a name: nothing outlives narrows)")
 	cleanStale := fs.Bool("clean-stale", false, "remove the test files that killed narrows runs left in --path (proven its own: name, marker, owner, a writer no longer running), then exit")
 	device := fs.String("device", "", "instead of --path: a block device to READ (read patterns only; it is never written)")
 	profiles := fs.String("profile", "", "profiles to run, comma-separated: data, log, backup, custom (default data,log,backup)")
-	duration := fs.String("duration", "3s", "how long to measure each pattern")
-	interval := fs.String("interval", "1s", "how often to report while measuring")
+	duration := fs.String("duration", metric.FlagDuration(def.Duration), "how long to measure each pattern")
+	interval := fs.String("interval", metric.FlagDuration(def.Interval), "how often to report while measuring")
 	size := fs.String("size", "1G", "size of the test file; larger than any cache in front of the disks measures the disks")
-	buffered := fs.Bool("buffered", false, "go through the page cache instead of O_DIRECT (Windows: the system file cache instead of FILE_FLAG_NO_BUFFERING)")
-	engine := fs.String("engine", disk.EngineAuto, "auto (io_uring where the kernel gives it; iocp on Windows), io_uring, iocp (Windows: overlapped I/O on a completion port) or portable (threads doing pread/pwrite)")
-	seed := fs.Uint64("seed", 1, "seed of the random offsets: the same seed repeats the same I/O")
+	buffered := fs.Bool("buffered", def.Buffered, "go through the page cache instead of O_DIRECT (Windows: the system file cache instead of FILE_FLAG_NO_BUFFERING)")
+	engine := fs.String("engine", def.Engine, "auto (io_uring where the kernel gives it; iocp on Windows), io_uring, iocp (Windows: overlapped I/O on a completion port) or portable (threads doing pread/pwrite)")
+	seed := fs.Uint64("seed", def.Seed, "seed of the random offsets: the same seed repeats the same I/O")
 	asJSON := fs.Bool("json", false, "write JSON lines (intervals as they happen, then the summary) instead of a table")
 	var htmlPath string
 	htmlFlag(fs, &htmlPath)
@@ -115,38 +115,17 @@ func diskCmd(ctx context.Context, env Env, args []string) (err error) {
 	if err := cfg.Check(); err != nil {
 		return err
 	}
+	d := command.Disk{Disk: cfg, Note: func(n string) { notices(env, []string{n}) }}
 	if *on != "" {
 		opts, err := af.options(env, "--on", *on)
 		if err != nil {
 			return err
 		}
-		return diskOn(ctx, env, cfg, opts, *asJSON, htmlPath)
+		d.On = &opts
 	}
-
 	out := withHTML(output(env, *asJSON), htmlPath)
-	var rep *result.Report
-	res, runErr := disk.Measure(ctx, cfg, disk.Hooks{
-		Opened: func(t *disk.Target) {
-			notes := t.Notes()
-			if st := t.Stale(); len(st) > 0 {
-				notes = append(notes, disk.StaleNote(t.Dir(), st, fmt.Sprintf("`narrows disk --path %s --clean-stale` removes them", *path)))
-			}
-			notices(env, notes)
-			sum := t.Summary()
-			banner(env, *asJSON, "narrows disk → %s: %s", sum.Path, describe(t.Path(), t.Dir(), sum, cfg))
-		},
-		LaidOut: func(t *disk.Target) { rep = result.NewReport("disk", t.Summary().Path, tool(), env.Now()) },
-	}, emitter(out))
-	if res == nil || rep == nil {
-		// Nothing measured: the place, the file or its layout failed,
-		// or the run was stopped first. No report: there is nothing in it.
-		if ctx.Err() != nil {
-			return errInterrupted
-		}
-		return runErr
-	}
-	rep.Disk = res
-	return finish(ctx, out, rep, runErr)
+	rep, err := d.Run(ctx, coreEnv(env, out, *asJSON))
+	return written(ctx, out, rep, err)
 }
 
 // pickProfiles reads --profile. The custom flags alone mean --profile custom.
@@ -202,36 +181,6 @@ func readOnly(ps []disk.Pattern) ([]disk.Pattern, error) {
 	return out, nil
 }
 
-// describe is the banner's account of a run: the test file (named file,
-// or in dir without a name), the engine, the patterns and how long.
-func describe(file, dir string, d *result.Disk, cfg disk.Config) string {
-	var b strings.Builder
-	if d.Device {
-		fmt.Fprintf(&b, "block device, read only, %s", metric.FormatBytes(d.FileBytes))
-	} else {
-		if d.Filesystem != "" {
-			fmt.Fprintf(&b, "%s, ", d.Filesystem)
-		}
-		if file != "" {
-			fmt.Fprintf(&b, "test file %s (%s, removed at the end)", file, metric.FormatBytes(d.FileBytes))
-		} else {
-			fmt.Fprintf(&b, "test file in %s (%s, without a name: it goes when narrows does)", dir, metric.FormatBytes(d.FileBytes))
-		}
-	}
-	io := d.DirectWord()
-	if !d.Direct {
-		io = "buffered"
-	}
-	total := time.Duration(len(cfg.Patterns)) * cfg.Duration
-	patterns := "patterns"
-	if len(cfg.Patterns) == 1 {
-		patterns = "pattern"
-	}
-	fmt.Fprintf(&b, "; engine %s, %s; %s: %d %s × %s ≈ %s", d.Engine, io, strings.Join(cfg.Profiles, ", "),
-		len(cfg.Patterns), patterns, metric.FormatDuration(cfg.Duration), metric.FormatDuration(total))
-	return b.String()
-}
-
 // removeStale is --clean-stale: it removes only what disk.FindStale proves
 // is a killed run's test file, and says what it removed.
 func removeStale(env Env, dir string) error {
@@ -256,63 +205,4 @@ func notices(env Env, notes []string) {
 	for _, n := range notes {
 		fmt.Fprintf(env.Stderr, "narrows: notice: %s\n", n)
 	}
-}
-
-// diskOn is `narrows disk --on AGENT`: the agent runs the same patterns
-// with the same probe on its own storage, in a directory its operator
-// allowed, and the output is a local run's, the agent named in it.
-func diskOn(ctx context.Context, env Env, cfg disk.Config, opts client.Options, asJSON bool, htmlPath string) error {
-	sess, err := connect(ctx, opts)
-	if err != nil {
-		return err
-	}
-	defer sess.Close()
-	addr, allowed := opts.Addr, sess.Limits.DiskPaths
-	switch {
-	case !sess.Runs(wire.KindDisk):
-		release := "an earlier release"
-		if sess.Software != "" {
-			release = "narrows " + sess.Software
-		}
-		return usagef("the agent at %s (%s) does not run disk tests: upgrade it to narrows %s or later", addr, release, Version)
-	case len(allowed) == 0:
-		return usagef("the agent at %s runs no disk tests: its operator allows them by starting it with --disk-path DIR (repeatable), naming the directories clients may measure", addr)
-	case cfg.Dir == "" && len(allowed) == 1:
-		cfg.Dir = allowed[0]
-	case cfg.Dir == "":
-		return usagef("--path is required with --on: the agent at %s allows disk tests in %s (its --disk-path)", addr, strings.Join(allowed, ", "))
-	}
-	rep := result.NewReport("disk", addr, tool(), env.Now())
-	fromAgent(rep, sess)
-	out := withHTML(output(env, asJSON), htmlPath)
-	var target *result.Disk
-	measured := false
-	done, runErr := sess.RunFar(ctx, disk.Spec(cfg), func(a *wire.Accepted) error {
-		if a.Disk == nil || a.Disk.Target == nil {
-			return fmt.Errorf("the agent at %s accepted the disk test without saying where it runs", addr)
-		}
-		target = a.Disk.Target
-		rep.Target = target.Path + " on " + addr
-		notices(env, a.Disk.Notes)
-		banner(env, asJSON, "narrows disk → %s: %s", rep.Target, describe(a.Disk.File, target.Path, target, cfg))
-		return nil
-	}, func(iv result.Interval) {
-		measured = true
-		out.Interval(iv)
-	})
-	switch {
-	case done != nil && done.Disk != nil:
-		rep.Disk = done.Disk
-	case measured:
-		// The agent went away mid-test: what it reported is above.
-		rep.Disk = target
-	case ctx.Err() != nil:
-		// While the file was laid out, as a local run; the agent's not
-		// saying Done in time after the Stop changes nothing of that.
-		return errInterrupted
-	default:
-		return runErr
-	}
-	rep.Disk.Agent = addr
-	return finish(ctx, out, rep, runErr)
 }

@@ -1,17 +1,15 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"time"
 
-	"github.com/narrows/narrows/internal/advisor"
-	"github.com/narrows/narrows/internal/client"
+	"github.com/narrows/narrows/internal/command"
+	"github.com/narrows/narrows/internal/dbconn"
 	"github.com/narrows/narrows/internal/doctor"
 	"github.com/narrows/narrows/internal/output/jsonl"
 	"github.com/narrows/narrows/internal/probe"
@@ -51,9 +49,10 @@ func doctorCmd(ctx context.Context, env Env, args []string) error {
 	if budget < 10*time.Second || budget > 24*time.Hour {
 		return usagef("--budget %s: use 10s to 24h (3m measures every step well enough to plan from)", df.budget)
 	}
-	in := doctor.Inputs{DSN: df.dsn, ReplicaDSNs: df.replicas, DataPath: df.dataPath, LogPath: df.logPath, BackupPath: df.backupPath}
-	if in.DSN == "" {
-		in.DSN = env.Getenv("NARROWS_DSN")
+	in := doctor.Inputs{DataPath: df.dataPath, LogPath: df.logPath, BackupPath: df.backupPath}
+	rawDSN := df.dsn
+	if rawDSN == "" {
+		rawDSN = env.Getenv("NARROWS_DSN")
 	}
 	for _, p := range []struct{ flag, dir string }{{"--data-path", df.dataPath}, {"--log-path", df.logPath}} {
 		if p.dir == "" {
@@ -66,11 +65,23 @@ func doctorCmd(ctx context.Context, env Env, args []string) error {
 			return err
 		}
 	}
-	if df.to == "" && in.DSN == "" && df.dataPath == "" && df.logPath == "" {
+	if df.to == "" && rawDSN == "" && df.dataPath == "" && df.logPath == "" {
 		return usagef("doctor: give what to examine: --to HOST (narrows serve on the replica's or the backup's host), --dsn (the primary), --data-path or --log-path")
 	}
 	if df.backupPath != "" && df.to == "" {
 		return usagef("doctor: --backup-path is a directory on the agent: give --to HOST too")
+	}
+	// The DSNs are read before anything runs: a mistake in one is said
+	// now, in one line, not found as failed steps minutes later.
+	if rawDSN != "" {
+		if in.DSN, err = dbconn.Parse(rawDSN); err != nil {
+			return usagef("doctor: --dsn: %v", err)
+		}
+		if in.Replicas, err = replicasOf("doctor", df.replicas, in.DSN); err != nil {
+			return err
+		}
+	} else if len(df.replicas) > 0 {
+		return usagef("doctor: --replica-dsn is read beside the primary: give --dsn too")
 	}
 	target := "this host"
 	var software string
@@ -83,7 +94,7 @@ func doctorCmd(ctx context.Context, env Env, args []string) error {
 		if err != nil {
 			return err
 		}
-		in.Agent, in.AgentDisk, software = true, len(sess.Limits.DiskPaths) > 0, sess.Software
+		in.Agent, in.To, in.AgentDisk, software = &opts, df.to, len(sess.Limits.DiskPaths) > 0, sess.Software
 		sess.Close()
 		target = opts.Addr
 	}
@@ -103,128 +114,36 @@ func doctorCmd(ctx context.Context, env Env, args []string) error {
 		return usagef("--out %s: %v: name another file (doctor never overwrites a run)", runPath, unwrapPath(err))
 	}
 	defer runFile.Close()
+	run := jsonl.New(runFile)
 
-	d := &result.Doctor{Budget: result.Seconds(budget), Steps: []result.DoctorStep{}}
-	start := time.Now()
-	// The budget holds whatever the far side does: past it and a grace,
-	// the step running is stopped and the rest are skipped. Each test on
-	// the agent has bounds of its own (client.Bounds); this bounds the sum.
-	over := overBudget(budget)
-	stepsCtx, stopSteps := context.WithDeadlineCause(ctx, start.Add(budget+over),
-		fmt.Errorf("doctor's budget of %s ran out (and %s of grace)", budget, over))
-	defer stopSteps()
-	misbehaved := "" // why the agent is asked nothing more
-	names := doctor.Names()
-	// The budget is shared among the steps that apply.
-	weightsLeft, fixedLeft := 0.0, time.Duration(0)
-	for _, n := range names {
-		if _, skip := doctor.Registry[n].Args(in, time.Second); skip == "" {
-			weightsLeft += doctor.Registry[n].Weight
-			fixedLeft += doctor.Registry[n].Fixed
-		}
-	}
-	progress := newProgress(env.Stderr, env.rawStderr, len(names))
-	for k, name := range names {
-		st := doctor.Registry[name]
-		step := result.DoctorStep{Name: name, Area: st.Area}
-		if _, skip := st.Args(in, time.Second); skip != "" {
-			step.Status, step.Why = result.StepSkipped, skip
-			d.Steps = append(d.Steps, step)
-			progress.skipped(k, name, skip)
-			continue
-		}
-		left := budget - time.Since(start)
-		share := doctor.Share(left, fixedLeft, st.Weight, weightsLeft)
-		weightsLeft -= st.Weight
-		fixedLeft -= st.Fixed
-		step.Budget = result.Seconds(share)
-		if ctx.Err() != nil {
-			step.Status, step.Why = result.StepSkipped, "interrupted"
-			d.Steps = append(d.Steps, step)
-			continue
-		}
-		if stepsCtx.Err() != nil {
-			step.Status, step.Why = result.StepSkipped, context.Cause(stepsCtx).Error()
-			d.Steps = append(d.Steps, step)
-			progress.skipped(k, name, step.Why)
-			continue
-		}
-		if st.Agent != "" && misbehaved != "" {
-			step.Status, step.Why = result.StepSkipped, misbehaved
-			d.Steps = append(d.Steps, step)
-			progress.skipped(k, name, step.Why)
-			continue
-		}
-		stepArgs, skip := st.Args(in, max(share, time.Second))
-		if skip != "" {
-			step.Status, step.Why = result.StepSkipped, skip
-			d.Steps = append(d.Steps, step)
-			progress.skipped(k, name, skip)
-			continue
-		}
-		full := append(strings.Fields(st.Command), stepArgs...)
-		if st.Agent != "" && in.Agent {
-			full = append(full, st.Agent, df.to)
-			full = append(full, df.agent.flags()...)
-		}
-		if st.FromRun {
-			full = append(full, "--from", runPath)
-		}
-		full = append(full, "--json")
-		progress.start(k, name, share, budget-time.Since(start))
-		stopTick := progress.tick(k, name, share, start.Add(budget))
-		t0 := time.Now()
-		out, stderr, code, err := runStep(stepsCtx, env, full)
-		stopTick()
-		step.Elapsed = result.Seconds(time.Since(t0))
-		ivs, sum := parseRun(name, out)
-		step.Intervals, step.Report = ivs, sum
-		switch {
-		case code == ExitOK && sum != nil && !sum.Partial:
-			step.Status = result.StepRan
-		default:
-			step.Status = result.StepFailed
-			step.Why = lastLine(stderr)
-			if step.Why == "" && sum != nil {
-				step.Why = sum.Error
-			}
-			if stepsCtx.Err() != nil && ctx.Err() == nil {
-				step.Why = "stopped: " + context.Cause(stepsCtx).Error()
-			}
-		}
-		if errors.Is(err, client.ErrMisbehaved) {
-			misbehaved = fmt.Sprintf("the agent misbehaved in step %d (%s): it is asked nothing more", k+1, name)
-		}
-		// The steps' own records, in order: what a plan reads --from.
-		runFile.Write(out)
-		d.Steps = append(d.Steps, step)
-		progress.done(k, name, step)
-	}
+	progress := newProgress(env.Stderr, env.rawStderr, len(doctor.Steps))
+	cfg := doctor.Config{Inputs: in, Budget: budget, Target: target, Software: software, RunName: runPath,
+		Hooks: doctor.Hooks{
+			Start: func(k int, name string, share time.Duration, end time.Time) func() {
+				progress.start(k, name, share, time.Until(end))
+				return progress.tick(k, name, share, end)
+			},
+			Skipped: progress.skipped,
+			Done:    progress.done,
+			// The steps' own records, in order: what a plan reads --from.
+			Record: func(rep *result.Report, ivs []result.Interval) error {
+				for _, iv := range ivs {
+					if err := run.Interval(iv); err != nil {
+						return fmt.Errorf("writing %s: %w", runPath, err)
+					}
+				}
+				if err := run.Report(rep); err != nil {
+					return fmt.Errorf("writing %s: %w", runPath, err)
+				}
+				return nil
+			},
+		}}
+	rep, runErr := cfg.Run(ctx, command.Env{Now: env.Now, Tool: tool()})
 	progress.finish()
-	d.Elapsed = result.Seconds(time.Since(start))
-	d.Verdicts = verdicts(d.Steps)
-	rep := result.NewReport("doctor", target, tool(), env.Now())
-	rep.Agent = software
-	rep.Doctor = d
-	rep.Findings = d.Verdicts
-	// Both ends' facts, as the first step that reached the agent read them
-	// (this host's then routed to it); else this host's, as any step read them.
-	for _, s := range d.Steps {
-		if s.Report == nil {
-			continue
-		}
-		if s.Report.AgentFacts != nil {
-			rep.Facts, rep.AgentFacts = s.Report.Facts, s.Report.AgentFacts
-			break
-		}
-		if rep.Facts == nil {
-			rep.Facts = s.Report.Facts
-		}
+	if rep == nil {
+		return runErr
 	}
-	if ctx.Err() != nil {
-		rep.Partial, rep.Error = true, "interrupted"
-	}
-	if err := jsonl.New(runFile).Report(rep); err != nil {
+	if err := run.Report(rep); err != nil {
 		return fmt.Errorf("writing %s: %w", runPath, err)
 	}
 	written := []string{runPath}
@@ -244,99 +163,7 @@ func doctorCmd(ctx context.Context, env Env, args []string) error {
 	} else {
 		printDoctor(env.Stdout, rep, written)
 	}
-	if ctx.Err() != nil {
-		return errInterrupted
-	}
-	return nil
-}
-
-// flags gives the agent flags back as given, for a step's command line.
-func (a *agentFlags) flags() []string {
-	var f []string
-	if a.secretFile != "" {
-		f = append(f, "--secret-file", a.secretFile)
-	}
-	if a.insecure {
-		f = append(f, "--insecure")
-	}
-	if a.timeout != "" {
-		f = append(f, "--timeout", a.timeout)
-	}
-	return f
-}
-
-// runStep runs one narrows command in this process, as its own command
-// would run, its output kept; a run's history is the doctor's, not each
-// step's.
-func runStep(ctx context.Context, env Env, args []string) (stdout []byte, stderr string, code int, err error) {
-	var out, errb bytes.Buffer
-	sub := env
-	sub.Stdout, sub.Stderr = &out, &errb
-	get := env.Getenv
-	sub.Getenv = func(k string) string {
-		switch k {
-		case "NARROWS_NO_HISTORY":
-			return "1"
-		case checkEnv:
-			// The doctor checks its report, steps and all: a step's
-			// stderr is its failure's reason, not the place to say it.
-			return ""
-		}
-		return get(k)
-	}
-	code, err = run(ctx, sub, args)
-	return out.Bytes(), errb.String(), code, err
-}
-
-// overBudget is how far past its budget doctor lets a step run before it
-// stops it: steps end near their shares on their own (each sets its
-// duration from it), so this is only ever used against a far side that
-// does not end its tests.
-func overBudget(budget time.Duration) time.Duration { return max(30*time.Second, budget/4) }
-
-// parseRun reads a step's JSON lines: its interval records and its
-// summary (the last run in them; nil if it wrote none).
-func parseRun(name string, b []byte) ([]result.Interval, *result.Report) {
-	var ivs []result.Interval
-	var sum *result.Report
-	jsonl.Read(bytes.NewReader(b), name, func(rep *result.Report, iv []result.Interval) { sum, ivs = rep, iv })
-	return ivs, sum
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return strings.TrimPrefix(lines[len(lines)-1], "narrows: ")
-}
-
-// verdicts are every step's findings that matter, most severe first (in
-// the steps' order within a severity), each once.
-func verdicts(steps []result.DoctorStep) []result.Finding {
-	var out, all []result.Finding
-	for _, s := range steps {
-		if s.Report != nil {
-			all = append(all, s.Report.Findings...)
-		}
-	}
-	withdrawn := advisor.Withdrawn(all)
-	seen := map[string]bool{}
-	for _, sev := range []string{"warning", "info"} {
-		for _, s := range steps {
-			if s.Report == nil {
-				continue
-			}
-			for _, f := range s.Report.Findings {
-				if f.Severity != sev || seen[f.Summary] || withdrawn[f.Code] {
-					continue
-				}
-				seen[f.Summary] = true
-				out = append(out, f)
-			}
-		}
-	}
-	if out == nil {
-		out = []result.Finding{}
-	}
-	return out
+	return runErr
 }
 
 // doctorVerdictsShown is how many verdicts the terminal shows before

@@ -128,16 +128,6 @@ func (n *netFlags) setup(env Env) (*netSetup, error) {
 	return s, nil
 }
 
-// fits refuses, before anything runs, a test longer than the agent
-// allows: a refusal mid-run would leave an empty table marked partial.
-func (s *netSetup) fits(sess *client.Session) error {
-	if most := sess.Limits.MaxDuration; most > 0 && s.duration > most {
-		return usagef("--duration %s: the agent at %s allows tests of up to %s (its --max-duration): use --duration %s or less, or restart the agent with --max-duration %s",
-			metric.FlagDuration(s.duration), s.opts.Addr, metric.FlagDuration(most), metric.FlagDuration(most), metric.FlagDuration(s.duration))
-	}
-	return nil
-}
-
 func positiveDuration(flagName, v string) (time.Duration, error) {
 	d, err := metric.ParseDuration(v)
 	if err != nil {
@@ -268,11 +258,12 @@ func netRR(ctx context.Context, env Env, args []string) error {
 	fs := newFlags(env, "net rr")
 	var nf netFlags
 	nf.register(fs, "10s")
+	def := command.DefaultNetRR(client.Options{}).RR
 	request := fs.String("request", "64B", "request size; 500B mirrors the classic SELECT '<500 chars>' test")
 	response := fs.String("response", "64B", "response size")
-	count := fs.Int64("count", 0, "stop after this many round trips instead of after --duration")
-	rate := fs.Float64("rate", 0, "pace to this many round trips per second (default: back to back)")
-	queries := fs.Int64("queries", 5000, "for the arithmetic: how many queries a report issues")
+	count := fs.Int64("count", def.Count, "stop after this many round trips instead of after --duration")
+	rate := fs.Float64("rate", def.Rate, "pace to this many round trips per second (default: back to back)")
+	queries := fs.Int64("queries", def.Queries, "for the arithmetic: how many queries a report issues")
 	var ul underLoadFlags
 	ul.register(fs)
 	if err := parse(fs, args); err != nil {
@@ -282,17 +273,17 @@ func netRR(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg := rr.Config{Duration: s.duration, Interval: s.interval, Count: *count, Rate: *rate, Queries: *queries}
-	if cfg.Request, err = metric.ParseSize(*request); err != nil {
+	cfg := command.NetRR{Agent: s.opts, RR: rr.Config{Duration: s.duration, Interval: s.interval, Count: *count, Rate: *rate, Queries: *queries}}
+	if cfg.RR.Request, err = metric.ParseSize(*request); err != nil {
 		return usagef("--request: %v", err)
 	}
-	if cfg.Response, err = metric.ParseSize(*response); err != nil {
+	if cfg.RR.Response, err = metric.ParseSize(*response); err != nil {
 		return usagef("--response: %v", err)
 	}
 	for _, v := range []struct {
 		name string
 		n    int64
-	}{{"--request", cfg.Request}, {"--response", cfg.Response}} {
+	}{{"--request", cfg.RR.Request}, {"--response", cfg.RR.Response}} {
 		if v.n < 1 || v.n > 16<<20 {
 			return usagef("%s: use 1 byte to 16M", v.name)
 		}
@@ -301,41 +292,13 @@ func netRR(ctx context.Context, env Env, args []string) error {
 		return usagef("--count and --rate must not be negative, --queries must be at least 1")
 	}
 	if ul.on {
-		if cfg.Count > 0 || cfg.Rate > 0 {
+		if cfg.RR.Count > 0 || cfg.RR.Rate > 0 {
 			return usagef("--under-load runs for --duration, back to back: drop --count and --rate")
 		}
-		return netRRUnderLoad(ctx, env, s, cfg, ul, nf.json)
-	}
-	if cfg.Count > 0 {
-		// --count runs until done, within the agent's limit on one test.
-		cfg.Duration = 10 * time.Minute
-	}
-	sess, err := connect(ctx, s.opts)
-	if err != nil {
-		return err
-	}
-	defer sess.Close()
-	if most := sess.Limits.MaxTestMemory; most > 0 && cfg.Request+cfg.Response > most {
-		return usagef("--request %s and --response %s need %s of buffers on the agent at %s, which allows %s per test (its --max-test-memory): use smaller sizes",
-			metric.FormatBytes(cfg.Request), metric.FormatBytes(cfg.Response), metric.FormatBytes(cfg.Request+cfg.Response), s.opts.Addr, metric.FormatBytes(most))
-	}
-	if cfg.Count == 0 {
-		if err := s.fits(sess); err != nil {
+		if cfg.UnderLoad, err = ul.config(s.duration); err != nil {
 			return err
 		}
 	}
-	if cfg.Duration > sess.Limits.MaxDuration && sess.Limits.MaxDuration > 0 {
-		cfg.Duration = sess.Limits.MaxDuration // --count's bound
-	}
-	rep := result.NewReport("net rr", s.opts.Addr, tool(), env.Now())
-	fromAgent(rep, sess)
-	what := metric.FlagDuration(s.duration)
-	if cfg.Count > 0 {
-		what = metric.FormatCount(cfg.Count) + " round trips"
-	}
-	banner(env, nf.json, "narrows net rr → %s: one connection, one request outstanding, %s request / %s response, %s",
-		s.opts.Addr, metric.FormatBytes(cfg.Request), metric.FormatBytes(cfg.Response), what)
-	res, runErr := rr.Run(ctx, sess, cfg, emitter(s.out))
-	rep.RR = res
-	return finish(ctx, s.out, rep, runErr)
+	rep, err := cfg.Run(ctx, coreEnv(env, s.out, nf.json))
+	return written(ctx, s.out, rep, err)
 }

@@ -3,7 +3,7 @@ package cli
 import (
 	"context"
 
-	"github.com/narrows/narrows/internal/probe/pmtu"
+	"github.com/narrows/narrows/internal/command"
 	"github.com/narrows/narrows/internal/result"
 )
 
@@ -25,35 +25,17 @@ func netMTU(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg := pmtu.Config{Quick: *quick}
+	cfg := command.DefaultNetMTU(opts)
+	cfg.MTU.Quick = *quick
 	switch *direction {
 	case "both":
-		cfg.Directions = result.Directions
+		cfg.MTU.Directions = result.Directions
 	case result.DirUp, result.DirDown:
-		cfg.Directions = []string{*direction}
+		cfg.MTU.Directions = []string{*direction}
 	default:
 		return usagef("--direction %q: use up, down or both", *direction)
 	}
 	out := withHTML(output(env, *asJSON), html)
-	sess, err := connect(ctx, opts)
-	if err != nil {
-		return err
-	}
-	defer sess.Close()
-	rep := result.NewReport("net mtu", opts.Addr, tool(), env.Now())
-	fromAgent(rep, sess)
-	banner(env, *asJSON, "narrows net mtu → %s: full-size packets %s, on test connections of the agent's own", opts.Addr, directionWords(cfg.Directions))
-	res, runErr := pmtu.Run(ctx, sess, cfg)
-	rep.MTU = res
-	return finish(ctx, out, rep, runErr)
-}
-
-func directionWords(dirs []string) string {
-	if len(dirs) == 2 {
-		return "each way"
-	}
-	if dirs[0] == result.DirUp {
-		return "toward the agent"
-	}
-	return "from the agent"
+	rep, err := cfg.Run(ctx, coreEnv(env, out, *asJSON))
+	return written(ctx, out, rep, err)
 }

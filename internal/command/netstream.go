@@ -20,6 +20,14 @@ type NetStream struct {
 	Stream stream.Config
 }
 
+// DefaultNetStream is net stream to the agent at agent with the flags'
+// defaults: one stream forward for 10 s, reported each second, in 128 KiB
+// writes, the systems' own socket buffers.
+func DefaultNetStream(agent client.Options) NetStream {
+	return NetStream{Agent: agent, Stream: stream.Config{Direction: wire.Forward, Streams: 1, Duration: 10 * time.Second,
+		Interval: time.Second, Block: 128 << 10}}
+}
+
 // FitsAgent refuses, before anything runs, a test longer than the agent
 // allows: a refusal mid-run would leave an empty table marked partial.
 func FitsAgent(sess *client.Session, addr string, d time.Duration) error {

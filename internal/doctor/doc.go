@@ -1,12 +1,14 @@
-// Package doctor is what `narrows doctor` walks: one explicit registry of
-// steps (registry.go), each a narrows command with the flags that fit
-// what the user gave and the time it is given, and how the budget is
-// shared among them. It measures nothing itself: internal/cli runs each
-// step's command as its own command would run, and the plans read the
-// steps' runs (--from) instead of measuring again.
+// Package doctor is `narrows doctor`: one ordered, typed registry of
+// steps (registry.go), each building a narrows command's typed core
+// (internal/command) for what the user gave and the time it is given,
+// and the run that shares the budget among them (run.go). A step is Go
+// code, not a command line: a renamed field is a compile error, not a
+// step that fails at run time. The steps run in this process, their
+// Reports kept in memory; the plans read the Reports of the steps before
+// them (plan.Saved) as `plan … --from` reads a saved run's file, so a
+// figure is measured once and nothing is encoded and parsed back.
 //
-// The registry is here rather than in internal/probe (STYLE.md's
-// registry.go) because its entries need the probes' own facts (how many
-// patterns a disk profile has) and internal/probe is imported by every
-// probe: a registry there would import its own importers.
+// The command line (internal/cli) reads doctor's flags into Inputs,
+// shows the progress and writes the run's file and the report; doctor
+// prints nothing.
 package doctor

@@ -1,33 +1,39 @@
 package doctor
 
 import (
-	"fmt"
-	"math"
-	"slices"
 	"time"
 
+	"github.com/narrows/narrows/internal/client"
+	"github.com/narrows/narrows/internal/command"
+	"github.com/narrows/narrows/internal/dbconn"
+	"github.com/narrows/narrows/internal/plan"
 	"github.com/narrows/narrows/internal/probe/disk"
+	"github.com/narrows/narrows/internal/probe/replication"
 	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/wire"
 )
 
-// Inputs are what the user gave doctor: each step runs when what it needs
-// is there, and says which flag would make it run when not.
+// Inputs are what the user gave doctor, checked and typed: each step runs
+// when what it needs is there, and says what to give when not.
 type Inputs struct {
-	// Agent: --to was given (the agent on the replica's or the backup's
-	// host); AgentDisk: it allows disk tests (its --disk-path).
-	Agent, AgentDisk bool
-	DSN              string   // the primary
-	ReplicaDSNs      []string // --replica-dsn, as given ([NAME=]DSN)
-	DataPath         string   // here: the database's data files
-	LogPath          string   // here: its log
-	BackupPath       string   // on the agent: where backups land
+	// Agent is the agent (--to) on the replica's or the backup's host;
+	// nil: none. To is it as the person named it. AgentDisk: it allows
+	// disk tests (its --disk-path).
+	Agent     *client.Options
+	To        string
+	AgentDisk bool
+	DSN       *dbconn.DSN           // the primary; nil: none
+	Replicas  []replication.Replica // --replica-dsn, read besides the primary
+	DataPath  string                // here: the database's data files
+	LogPath   string                // here: its log
+	// BackupPath is on the agent: where backups land.
+	BackupPath string
 }
 
-// Step is one entry of the registry.
+// Step is one entry of the registry: a narrows command, built as a typed
+// value for the time it is given.
 type Step struct {
-	// Rank orders the steps: measurements first, each plan after what
-	// it reads.
-	Rank int
+	Name string
 	Area string // network, storage, database, replication, backup
 	// Weight is the step's share of the budget against the others'.
 	Weight float64
@@ -35,192 +41,221 @@ type Step struct {
 	// laying out test files, connecting, a plan's fixed passes (its
 	// compression runs a second a codec each way on each host).
 	Fixed time.Duration
-	// Command is the narrows command it runs, e.g. "net stream".
-	Command string
-	// Agent is the flag that names the agent ("--to", "--on") when the
-	// step reaches it: doctor adds it with the secret's flags (the step's
-	// Args says when it needs one). db ping takes none: its agent must be
-	// beside the database, and doctor's is on the replica's host.
-	Agent string
-	// FromRun: a plan that reads the run so far (doctor adds --from).
-	FromRun bool
-	// Args gives the step's flags for the time d it is given, or why it
-	// does not apply (then it is skipped, and the reason says what to
-	// give).
-	Args func(in Inputs, d time.Duration) (args []string, skip string)
+	// Agent: the step asks the agent (it is skipped once the agent
+	// misbehaved).
+	Agent bool
+	// Applies says why the step cannot run with these inputs (an error
+	// wrapping command.ErrNotApplicable, naming what to give), or nil.
+	Applies func(in Inputs) error
+	// Command is the step's command for the time d it is given; prior is
+	// the run so far (the Reports of the steps before it, in order),
+	// which a plan reads as its --from would.
+	Command func(in Inputs, prior plan.Saved, d time.Duration) (command.Runner, error)
 }
 
-// Registry is every step doctor runs, by name. A new probe is one entry.
-var Registry = map[string]Step{
-	"net stream": {Rank: 11, Area: "network", Weight: 2, Fixed: 500 * time.Millisecond, Command: "net stream", Agent: "--to",
-		Args: func(in Inputs, d time.Duration) ([]string, string) {
-			if !in.Agent {
-				return nil, "no agent: give --to HOST (narrows serve on the replica's host)"
-			}
+// needsAgent and the others are the Applies of the steps that need one
+// input.
+func needsAgent(why string) func(Inputs) error {
+	return func(in Inputs) error {
+		if in.Agent == nil {
+			return command.NotApplicable(why)
+		}
+		return nil
+	}
+}
+
+func needsPath(path func(Inputs) string, why string) func(Inputs) error {
+	return func(in Inputs) error {
+		if path(in) == "" {
+			return command.NotApplicable(why)
+		}
+		return nil
+	}
+}
+
+const noAgent = "no agent: give --to HOST"
+
+// Steps is every step doctor runs, in order: measurements first, each
+// plan after what it reads. A new probe is one entry.
+var Steps = []Step{
+	{Name: "net stream reverse", Area: "network", Weight: 2, Fixed: 500 * time.Millisecond, Agent: true,
+		Applies: needsAgent(noAgent),
+		Command: func(in Inputs, _ plan.Saved, d time.Duration) (command.Runner, error) {
 			// One stream, then 4: half the time each.
-			return []string{"--streams", "4", "--duration", secs(d / 2)}, ""
+			c := command.DefaultNetStream(*in.Agent)
+			c.Stream.Direction, c.Stream.Streams, c.Stream.Duration = wire.Reverse, 4, whole(d/2)
+			return c, nil
 		}},
-	"net stream reverse": {Rank: 10, Area: "network", Weight: 2, Fixed: 500 * time.Millisecond, Command: "net stream", Agent: "--to",
-		Args: func(in Inputs, d time.Duration) ([]string, string) {
-			if !in.Agent {
-				return nil, "no agent: give --to HOST"
-			}
-			return []string{"--reverse", "--streams", "4", "--duration", secs(d / 2)}, ""
+	{Name: "net stream", Area: "network", Weight: 2, Fixed: 500 * time.Millisecond, Agent: true,
+		Applies: needsAgent("no agent: give --to HOST (narrows serve on the replica's host)"),
+		Command: func(in Inputs, _ plan.Saved, d time.Duration) (command.Runner, error) {
+			c := command.DefaultNetStream(*in.Agent)
+			c.Stream.Streams, c.Stream.Duration = 4, whole(d/2)
+			return c, nil
+		}},
+	{Name: "net rr 500 B", Area: "network", Weight: 1, Fixed: 300 * time.Millisecond, Agent: true,
+		Applies: needsAgent(noAgent),
+		Command: rrStep(500)},
+	{Name: "net rr 64 B", Area: "network", Weight: 1, Fixed: 300 * time.Millisecond, Agent: true,
+		Applies: needsAgent(noAgent),
+		Command: rrStep(64)},
+	// The path MTU takes no time of the budget: a probe per direction on
+	// a clean path, a search of a dozen short ones around a black hole.
+	{Name: "net mtu", Area: "network", Weight: 0, Fixed: time.Second, Agent: true,
+		Applies: needsAgent(noAgent),
+		Command: func(in Inputs, _ plan.Saved, _ time.Duration) (command.Runner, error) {
+			return command.DefaultNetMTU(*in.Agent), nil
 		}},
 	// Round trips idle and while 4 streams fill the path toward the
 	// agent, as a backup pushed from here would (its warm-up and tail
 	// are fixed).
-	"net rr under load": {Rank: 23, Area: "network", Weight: 1, Fixed: 2500 * time.Millisecond, Command: "net rr", Agent: "--to",
-		Args: func(in Inputs, d time.Duration) ([]string, string) {
-			if !in.Agent {
-				return nil, "no agent: give --to HOST"
-			}
-			return []string{"--under-load", "--load-streams", "4", "--duration", secs(d)}, ""
+	{Name: "net rr under load", Area: "network", Weight: 1, Fixed: 2500 * time.Millisecond, Agent: true,
+		Applies: needsAgent(noAgent),
+		Command: func(in Inputs, _ plan.Saved, d time.Duration) (command.Runner, error) {
+			c := command.DefaultNetRR(*in.Agent)
+			c.RR.Duration = whole(d)
+			load := command.DefaultUnderLoad()
+			load.Streams = 4
+			c.UnderLoad = &load
+			return c, nil
 		}},
-	// The path MTU takes no time of the budget: a probe per direction on
-	// a clean path, a search of a dozen short ones around a black hole.
-	"net mtu": {Rank: 22, Area: "network", Weight: 0, Fixed: time.Second, Command: "net mtu", Agent: "--to",
-		Args: func(in Inputs, d time.Duration) ([]string, string) {
-			if !in.Agent {
-				return nil, "no agent: give --to HOST"
-			}
-			return []string{}, ""
-		}},
-	"net rr 64 B": {Rank: 21, Area: "network", Weight: 1, Fixed: 300 * time.Millisecond, Command: "net rr", Agent: "--to",
-		Args: func(in Inputs, d time.Duration) ([]string, string) {
-			if !in.Agent {
-				return nil, "no agent: give --to HOST"
-			}
-			return []string{"--request", "64B", "--response", "64B", "--duration", secs(d)}, ""
-		}},
-	"net rr 500 B": {Rank: 20, Area: "network", Weight: 1, Fixed: 300 * time.Millisecond, Command: "net rr", Agent: "--to",
-		Args: func(in Inputs, d time.Duration) ([]string, string) {
-			if !in.Agent {
-				return nil, "no agent: give --to HOST"
-			}
-			return []string{"--request", "500B", "--response", "500B", "--duration", secs(d)}, ""
-		}},
-	"net commit": {Rank: 30, Area: "replication", Weight: 1, Fixed: time.Second, Command: "net commit", Agent: "--to",
-		Args: func(in Inputs, d time.Duration) ([]string, string) {
-			if !in.Agent {
-				return nil, "no agent: give --to HOST"
-			}
+	{Name: "net commit", Area: "replication", Weight: 1, Fixed: time.Second, Agent: true,
+		Applies: needsAgent(noAgent),
+		Command: func(in Inputs, _ plan.Saved, d time.Duration) (command.Runner, error) {
 			// A small commit's log (1 KiB), acknowledged once durable; an
 			// agent without --disk-path acknowledges on receipt, and says so.
-			return []string{"--block", "1K", "--duration", secs(d)}, ""
+			c := command.DefaultNetCommit(*in.Agent)
+			c.Commit.Block, c.Commit.Duration = 1<<10, whole(d)
+			return c, nil
 		}},
-	"db ping": {Rank: 40, Area: "database", Weight: 1, Fixed: 500 * time.Millisecond, Command: "db ping",
-		Args: func(in Inputs, d time.Duration) ([]string, string) {
-			if in.DSN == "" {
-				return nil, "no database: give --dsn (the primary)"
-			}
-			return []string{"--dsn", in.DSN, "--duration", secs(d)}, ""
+	{Name: "db ping", Area: "database", Weight: 1, Fixed: 500 * time.Millisecond,
+		Applies: needsDSN("no database: give --dsn (the primary)"),
+		Command: func(in Inputs, _ plan.Saved, d time.Duration) (command.Runner, error) {
+			c := command.DefaultDBPing(in.DSN)
+			c.Ping.Duration = whole(d)
+			return c, nil
 		}},
-	"db repl": {Rank: 41, Area: "replication", Weight: 1, Fixed: time.Second, Command: "db repl",
-		Args: func(in Inputs, d time.Duration) ([]string, string) {
-			if in.DSN == "" {
-				return nil, "no database: give --dsn (the primary) and --replica-dsn"
-			}
-			a := []string{"--dsn", in.DSN, "--duration", secs(d)}
-			for _, r := range in.ReplicaDSNs {
-				a = append(a, "--replica-dsn", r)
-			}
-			return a, ""
+	{Name: "db repl", Area: "replication", Weight: 1, Fixed: time.Second,
+		Applies: needsDSN("no database: give --dsn (the primary) and --replica-dsn"),
+		Command: func(in Inputs, _ plan.Saved, d time.Duration) (command.Runner, error) {
+			c := command.DefaultDBRepl(in.DSN)
+			c.Repl.Duration, c.Repl.Replicas = whole(d), in.Replicas
+			return c, nil
 		}},
-	"disk data path": {Rank: 50, Area: "storage", Weight: 2, Fixed: 2 * time.Second, Command: "disk",
-		Args: func(in Inputs, d time.Duration) ([]string, string) {
-			if in.DataPath == "" {
-				return nil, "give --data-path (the database's data directory) to measure its pages"
-			}
-			return diskArgs(in.DataPath, result.ProfileData, d), ""
+	{Name: "disk data path", Area: "storage", Weight: 2, Fixed: 2 * time.Second,
+		Applies: needsPath(func(in Inputs) string { return in.DataPath }, "give --data-path (the database's data directory) to measure its pages"),
+		Command: func(in Inputs, _ plan.Saved, d time.Duration) (command.Runner, error) {
+			return diskStep(in.DataPath, result.ProfileData, d), nil
 		}},
-	"disk log path": {Rank: 51, Area: "storage", Weight: 1.5, Fixed: 2 * time.Second, Command: "disk",
-		Args: func(in Inputs, d time.Duration) ([]string, string) {
-			if in.LogPath == "" {
-				return nil, "give --log-path (the directory of the database's log) to measure its flushes"
-			}
-			return diskArgs(in.LogPath, result.ProfileLog, d), ""
+	{Name: "disk log path", Area: "storage", Weight: 1.5, Fixed: 2 * time.Second,
+		Applies: needsPath(func(in Inputs) string { return in.LogPath }, "give --log-path (the directory of the database's log) to measure its flushes"),
+		Command: func(in Inputs, _ plan.Saved, d time.Duration) (command.Runner, error) {
+			return diskStep(in.LogPath, result.ProfileLog, d), nil
 		}},
-	"disk on the agent": {Rank: 52, Area: "storage", Weight: 1.5, Fixed: 2 * time.Second, Command: "disk", Agent: "--on",
-		Args: func(in Inputs, d time.Duration) ([]string, string) {
+	{Name: "disk on the agent", Area: "storage", Weight: 1.5, Fixed: 2 * time.Second, Agent: true,
+		Applies: func(in Inputs) error {
 			switch {
-			case !in.Agent:
-				return nil, "no agent: give --to HOST"
+			case in.Agent == nil:
+				return command.NotApplicable(noAgent)
 			case !in.AgentDisk:
-				return nil, "the agent runs no disk tests: start it with --disk-path DIR"
+				return command.NotApplicable("the agent runs no disk tests: start it with --disk-path DIR")
 			}
-			a := diskArgs("", result.ProfileLog, d)
-			if in.BackupPath != "" {
-				a = append(a, "--path", in.BackupPath)
-			}
-			return a, ""
+			return nil
+		},
+		Command: func(in Inputs, _ plan.Saved, d time.Duration) (command.Runner, error) {
+			c := diskStep(in.BackupPath, result.ProfileLog, d)
+			c.On = in.Agent
+			return c, nil
 		}},
-	"plan backup": {Rank: 60, Area: "backup", Weight: 3, Fixed: 22 * time.Second, Command: "plan backup", Agent: "--to",
-		Args: func(in Inputs, d time.Duration) ([]string, string) {
+	{Name: "plan backup", Area: "backup", Weight: 3, Fixed: 22 * time.Second, Agent: true,
+		Applies: func(in Inputs) error {
 			switch {
-			case !in.Agent:
-				return nil, "no agent: give --to HOST (on the backup host)"
+			case in.Agent == nil:
+				return command.NotApplicable("no agent: give --to HOST (on the backup host)")
 			case in.DataPath == "" || in.BackupPath == "":
-				return nil, "give --data-path and --backup-path (on the agent) to plan backups and restores"
+				return command.NotApplicable("give --data-path and --backup-path (on the agent) to plan backups and restores")
 			}
+			return nil
+		},
+		Command: func(in Inputs, _ plan.Saved, d time.Duration) (command.Runner, error) {
 			// Six stages are measured, each for its share.
-			a := []string{"--data-path", in.DataPath, "--backup-path", in.BackupPath, "--stage-duration", secs(d / 8), "--disk-size", "256M"}
-			if in.DSN != "" {
-				a = append(a, "--dsn", in.DSN)
-			}
-			return a, ""
+			c := command.DefaultPlanBackup()
+			m := command.DefaultBackupMeasure(*in.Agent)
+			m.To, m.DataPath, m.BackupPath, m.Stage, m.DiskSize = in.To, in.DataPath, in.BackupPath, whole(d/8), 256<<20
+			c.Measure, c.DSN = &m, in.DSN
+			return c, nil
 		}},
-	"plan replica": {Rank: 70, Area: "replication", Weight: 1, Fixed: time.Second, Command: "plan replica", FromRun: true,
-		Args: func(in Inputs, d time.Duration) ([]string, string) {
-			if !in.Agent || in.DSN == "" {
-				return nil, "needs one stream to the replica's host (--to) and the primary's log rate (--dsn)"
+	{Name: "plan replica", Area: "replication", Weight: 1, Fixed: time.Second,
+		Applies: func(in Inputs) error {
+			if in.Agent == nil || in.DSN == nil {
+				return command.NotApplicable("needs one stream to the replica's host (--to) and the primary's log rate (--dsn)")
 			}
-			return []string{"--dsn", in.DSN, "--watch", secs(max(d, 2*time.Second))}, "" // it reads the rate each second
+			return nil
+		},
+		// It reads the last net stream of the run, and the primary's log
+		// rate each second.
+		Command: func(in Inputs, prior plan.Saved, d time.Duration) (command.Runner, error) {
+			c := command.DefaultPlanReplica()
+			c.From, c.DSN, c.Watch = prior, in.DSN, whole(max(d, 2*time.Second))
+			return c, nil
 		}},
-	"plan sync": {Rank: 71, Area: "replication", Weight: 0, Fixed: 200 * time.Millisecond, Command: "plan sync", FromRun: true,
-		// After the measurements it reads: the forward stream is the last
-		// net stream (plan replica), the 64 B round trip the last net rr
-		// and db ping after both (plan chatty).
-		Args: func(in Inputs, d time.Duration) ([]string, string) {
-			if !in.Agent {
-				return nil, "needs net commit to the replica's host (--to)"
-			}
-			return nil, ""
+	// After the measurements it reads: the forward stream is the last net
+	// stream (plan replica), the 64 B round trip the last net rr and db
+	// ping after both (plan chatty).
+	{Name: "plan sync", Area: "replication", Weight: 0, Fixed: 200 * time.Millisecond,
+		Applies: needsAgent("needs net commit to the replica's host (--to)"),
+		Command: func(in Inputs, prior plan.Saved, _ time.Duration) (command.Runner, error) {
+			c := command.DefaultPlanSync()
+			c.From = prior
+			return c, nil
 		}},
-	"plan chatty": {Rank: 72, Area: "database", Weight: 0, Fixed: 200 * time.Millisecond, Command: "plan chatty", FromRun: true,
-		Args: func(in Inputs, d time.Duration) ([]string, string) {
-			if !in.Agent && in.DSN == "" {
-				return nil, "needs round trips: give --to HOST or --dsn"
+	{Name: "plan chatty", Area: "database", Weight: 0, Fixed: 200 * time.Millisecond,
+		Applies: func(in Inputs) error {
+			if in.Agent == nil && in.DSN == nil {
+				return command.NotApplicable("needs round trips: give --to HOST or --dsn")
 			}
-			return nil, ""
+			return nil
+		},
+		Command: func(in Inputs, prior plan.Saved, _ time.Duration) (command.Runner, error) {
+			c := command.DefaultPlanChatty()
+			c.From = prior
+			return c, nil
 		}},
 }
 
-// Names are the registry's steps in order.
-func Names() []string {
-	var n []string
-	for k := range Registry {
-		n = append(n, k)
+// rrStep is net rr of requests and responses of size bytes.
+func rrStep(size int64) func(Inputs, plan.Saved, time.Duration) (command.Runner, error) {
+	return func(in Inputs, _ plan.Saved, d time.Duration) (command.Runner, error) {
+		c := command.DefaultNetRR(*in.Agent)
+		c.RR.Request, c.RR.Response, c.RR.Duration = size, size, whole(d)
+		return c, nil
 	}
-	slices.SortFunc(n, func(a, b string) int { return Registry[a].Rank - Registry[b].Rank })
-	return n
 }
 
-// diskArgs measure a profile for d in all, each pattern for its share,
+func needsDSN(why string) func(Inputs) error {
+	return func(in Inputs) error {
+		if in.DSN == nil {
+			return command.NotApplicable(why)
+		}
+		return nil
+	}
+}
+
+// diskStep measures a profile for d in all, each pattern for its share,
 // on a test file small enough to lay out in a second or two.
-func diskArgs(path, profile string, d time.Duration) []string {
-	n := len(disk.Profiles[profile]())
-	each := max(d/time.Duration(n), 200*time.Millisecond)
-	a := []string{"--profile", profile, "--duration", each.Round(10 * time.Millisecond).String(), "--size", "256M"}
-	if path != "" {
-		a = append(a, "--path", path)
-	}
-	return a
+func diskStep(dir, profile string, d time.Duration) command.Disk {
+	c := command.DefaultDisk(dir)
+	pats := disk.Profiles[profile]()
+	c.Disk.Profiles, c.Disk.Patterns = []string{profile}, pats
+	c.Disk.Duration = max(d/time.Duration(len(pats)), 200*time.Millisecond).Round(10 * time.Millisecond)
+	c.Disk.Size = 256 << 20
+	return c
 }
 
-// secs is a duration as a flag takes it, whole seconds, at least 1.
-func secs(d time.Duration) string {
-	return fmt.Sprintf("%ds", int64(math.Max(1, math.Round(d.Seconds()))))
+// whole is a duration as the steps' flags took it: whole seconds, at
+// least 1.
+func whole(d time.Duration) time.Duration {
+	return max(time.Second, d.Round(time.Second))
 }
 
 // Share is the time a step of this weight is given of what is left: the

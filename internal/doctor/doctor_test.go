@@ -1,0 +1,140 @@
+package doctor
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/narrows/narrows/internal/client"
+	"github.com/narrows/narrows/internal/command"
+	"github.com/narrows/narrows/internal/dbconn"
+	"github.com/narrows/narrows/internal/plan"
+	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/wire"
+)
+
+// TestStepsBuildTheirCommands: with everything given, every step applies
+// and builds its typed command for the time it is given; the plans are
+// given the run so far.
+func TestStepsBuildTheirCommands(t *testing.T) {
+	dsn, err := dbconn.Parse("postgres://narrows@db1:5432/postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := Inputs{Agent: &client.Options{Addr: "db2:7447"}, To: "db2", AgentDisk: true, DSN: dsn,
+		DataPath: "/data", LogPath: "/wal", BackupPath: "/backup"}
+	prior := plan.Saved{Name: "run.jsonl", Reports: []*result.Report{result.NewReport("net stream", "db2:7447", result.Tool{}, time.Now())}}
+	names := map[string]bool{}
+	for _, st := range Steps {
+		if names[st.Name] {
+			t.Errorf("two steps are called %q", st.Name)
+		}
+		names[st.Name] = true
+		if err := st.Applies(in); err != nil {
+			t.Errorf("%s: does not apply with every input given: %v", st.Name, err)
+			continue
+		}
+		r, err := st.Command(in, prior, 7*time.Second+400*time.Millisecond)
+		if err != nil || r == nil {
+			t.Errorf("%s: %v", st.Name, err)
+		}
+		switch c := r.(type) {
+		case command.NetStream:
+			// One stream, then 4, half the time each, in whole seconds.
+			if c.Stream.Streams != 4 || c.Stream.Duration != 4*time.Second || c.Agent.Addr != "db2:7447" {
+				t.Errorf("%s: %+v", st.Name, c.Stream)
+			}
+			if (st.Name == "net stream reverse") != (c.Stream.Direction == wire.Reverse) {
+				t.Errorf("%s: direction %s", st.Name, c.Stream.Direction)
+			}
+		case command.NetRR:
+			if c.RR.Duration != 7*time.Second || (c.UnderLoad != nil) != (st.Name == "net rr under load") {
+				t.Errorf("%s: %+v, under load %v", st.Name, c.RR, c.UnderLoad)
+			}
+		case command.Disk:
+			if c.Disk.Size != 256<<20 || len(c.Disk.Profiles) != 1 || (c.On != nil) != (st.Name == "disk on the agent") {
+				t.Errorf("%s: %+v", st.Name, c)
+			}
+		case command.PlanReplica:
+			if len(c.From.Reports) != 1 || c.From.Name != "run.jsonl" || c.DSN != dsn {
+				t.Errorf("%s: not given the run so far and the primary: %+v", st.Name, c)
+			}
+		case command.PlanSync:
+			if len(c.From.Reports) != 1 {
+				t.Errorf("%s: not given the run so far", st.Name)
+			}
+		case command.PlanChatty:
+			if len(c.From.Reports) != 1 {
+				t.Errorf("%s: not given the run so far", st.Name)
+			}
+		case command.PlanBackup:
+			if c.Measure == nil || c.Measure.DataPath != "/data" || c.Measure.BackupPath != "/backup" || c.Measure.To != "db2" {
+				t.Errorf("%s: %+v", st.Name, c.Measure)
+			}
+		}
+	}
+}
+
+// TestStepsSayWhatToGive: with nothing given, no step applies, and each
+// says why as not applicable, naming a flag.
+func TestStepsSayWhatToGive(t *testing.T) {
+	for _, st := range Steps {
+		err := st.Applies(Inputs{})
+		if !errors.Is(err, command.ErrNotApplicable) {
+			t.Errorf("%s: applies to nothing given (%v)", st.Name, err)
+			continue
+		}
+		if !slices.ContainsFunc([]string{"--to", "--dsn", "--data-path", "--log-path"}, func(f string) bool { return strings.Contains(err.Error(), f) }) {
+			t.Errorf("%s: %q names no flag to give", st.Name, err)
+		}
+	}
+}
+
+// TestVerdictsOncePerSubject: two steps' findings with one code about one
+// thing are said once whatever their words; one Report's findings of one
+// code (two replicas) are each kept; warnings come first; a withdrawn
+// code is left out.
+func TestVerdictsOncePerSubject(t *testing.T) {
+	stream := func(dir string, summary string) result.DoctorStep {
+		r := result.NewReport("net stream", "db2:7447", result.Tool{}, time.Now())
+		r.Stream = &result.Stream{Config: result.StreamConfig{Direction: dir}}
+		r.Findings = []result.Finding{{Code: "stream.link_limited", Severity: "info", Summary: summary}}
+		return result.DoctorStep{Name: "net stream", Report: r}
+	}
+	repl := result.NewReport("db repl", "db1", result.Tool{}, time.Now())
+	repl.Findings = []result.Finding{
+		{Code: "repl.send_queue_growing", Severity: "warning", Summary: "replica1 falls behind"},
+		{Code: "repl.send_queue_growing", Severity: "warning", Summary: "replica2 falls behind"},
+	}
+	steps := []result.DoctorStep{
+		stream("forward", "the link held 94 Mbit/s"),
+		stream("forward", "the link held 95 Mbit/s"), // the same subject, other words
+		stream("reverse", "the link held 94 Mbit/s"), // the same words, another direction
+		{Name: "db repl", Report: repl},
+	}
+	got := Verdicts(steps)
+	var sums []string
+	for _, f := range got {
+		sums = append(sums, f.Summary)
+	}
+	want := []string{"replica1 falls behind", "replica2 falls behind", "the link held 94 Mbit/s", "the link held 94 Mbit/s"}
+	if !slices.Equal(sums, want) {
+		t.Errorf("verdicts %q, want %q", sums, want)
+	}
+	if Subject(steps[0].Report) == Subject(steps[2].Report) {
+		t.Errorf("one subject for two directions: %q", Subject(steps[0].Report))
+	}
+}
+
+// TestShare: the budget left, less the fixed costs, in the weight's share
+// and a tenth kept back; nothing when the fixed costs take it all.
+func TestShare(t *testing.T) {
+	if got := Share(100*time.Second, 10*time.Second, 1, 3); got != 27*time.Second {
+		t.Errorf("Share = %s, want 27s", got)
+	}
+	if got := Share(5*time.Second, 10*time.Second, 1, 3); got != 0 {
+		t.Errorf("Share past the fixed costs = %s, want 0", got)
+	}
+}
