@@ -69,6 +69,10 @@ func TestOneWay(t *testing.T) {
 			"data, units, words and the error shape sit below everything that uses them"},
 		{[]string{"internal/probe"}, []string{"internal/advisor", "internal/output", "internal/cli", "internal/doctor"},
 			"a probe measures and returns data: it never prints and never advises"},
+		{[]string{"internal/command"}, []string{"internal/cli", "internal/output", "internal/doctor", "internal/history"},
+			"a command's core measures and returns its Report: the command line and doctor call it, it prints nothing"},
+		{[]string{"internal/doctor"}, []string{"internal/cli", "internal/output", "internal/history"},
+			"doctor runs the commands' cores in memory: it never goes back through the command line"},
 		{[]string{"internal/agent", "internal/client", "internal/wire"}, []string{"internal/cli", "internal/advisor", "internal/output"},
 			"the protocol's two sides know nothing of the command line or the words"},
 	}
