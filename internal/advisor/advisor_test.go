@@ -382,3 +382,13 @@ func TestStartupIsNotLoss(t *testing.T) {
 		})
 	}
 }
+
+// TestAdviseEveryPart: the advisor has a case for every kind of part a
+// Report can carry.
+func TestAdviseEveryPart(t *testing.T) {
+	for _, p := range result.Parts() {
+		if adviser(p) == nil {
+			t.Errorf("the advisor has no case for a %s: add it to adviser", p.Kind())
+		}
+	}
+}

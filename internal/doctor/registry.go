@@ -11,6 +11,7 @@ import (
 	"github.com/narrows/narrows/internal/probe/replication"
 	"github.com/narrows/narrows/internal/result"
 	"github.com/narrows/narrows/internal/wire"
+	"github.com/narrows/narrows/internal/words"
 )
 
 // Inputs are what the user gave doctor, checked and typed: each step runs
@@ -78,7 +79,7 @@ const noAgent = "no agent: give --to HOST"
 // Steps is every step doctor runs, in order: measurements first, each
 // plan after what it reads. A new probe is one entry.
 var Steps = []Step{
-	{Name: "net stream reverse", Area: "network", Weight: 2, Fixed: 500 * time.Millisecond, Agent: true,
+	{Name: "net stream reverse", Area: words.AreaNetwork, Weight: 2, Fixed: 500 * time.Millisecond, Agent: true,
 		Applies: needsAgent(noAgent),
 		Command: func(in Inputs, _ plan.Saved, d time.Duration) (command.Runner, error) {
 			// One stream, then 4: half the time each.
@@ -86,22 +87,22 @@ var Steps = []Step{
 			c.Stream.Direction, c.Stream.Streams, c.Stream.Duration = wire.Reverse, 4, whole(d/2)
 			return c, nil
 		}},
-	{Name: "net stream", Area: "network", Weight: 2, Fixed: 500 * time.Millisecond, Agent: true,
+	{Name: "net stream", Area: words.AreaNetwork, Weight: 2, Fixed: 500 * time.Millisecond, Agent: true,
 		Applies: needsAgent("no agent: give --to HOST (narrows serve on the replica's host)"),
 		Command: func(in Inputs, _ plan.Saved, d time.Duration) (command.Runner, error) {
 			c := command.DefaultNetStream(*in.Agent)
 			c.Stream.Streams, c.Stream.Duration = 4, whole(d/2)
 			return c, nil
 		}},
-	{Name: "net rr 500 B", Area: "network", Weight: 1, Fixed: 300 * time.Millisecond, Agent: true,
+	{Name: "net rr 500 B", Area: words.AreaNetwork, Weight: 1, Fixed: 300 * time.Millisecond, Agent: true,
 		Applies: needsAgent(noAgent),
 		Command: rrStep(500)},
-	{Name: "net rr 64 B", Area: "network", Weight: 1, Fixed: 300 * time.Millisecond, Agent: true,
+	{Name: "net rr 64 B", Area: words.AreaNetwork, Weight: 1, Fixed: 300 * time.Millisecond, Agent: true,
 		Applies: needsAgent(noAgent),
 		Command: rrStep(64)},
 	// The path MTU takes no time of the budget: a probe per direction on
 	// a clean path, a search of a dozen short ones around a black hole.
-	{Name: "net mtu", Area: "network", Weight: 0, Fixed: time.Second, Agent: true,
+	{Name: "net mtu", Area: words.AreaNetwork, Weight: 0, Fixed: time.Second, Agent: true,
 		Applies: needsAgent(noAgent),
 		Command: func(in Inputs, _ plan.Saved, _ time.Duration) (command.Runner, error) {
 			return command.DefaultNetMTU(*in.Agent), nil
@@ -109,7 +110,7 @@ var Steps = []Step{
 	// Round trips idle and while 4 streams fill the path toward the
 	// agent, as a backup pushed from here would (its warm-up and tail
 	// are fixed).
-	{Name: "net rr under load", Area: "network", Weight: 1, Fixed: 2500 * time.Millisecond, Agent: true,
+	{Name: "net rr under load", Area: words.AreaNetwork, Weight: 1, Fixed: 2500 * time.Millisecond, Agent: true,
 		Applies: needsAgent(noAgent),
 		Command: func(in Inputs, _ plan.Saved, d time.Duration) (command.Runner, error) {
 			c := command.DefaultNetRR(*in.Agent)
@@ -119,7 +120,7 @@ var Steps = []Step{
 			c.UnderLoad = &load
 			return c, nil
 		}},
-	{Name: "net commit", Area: "replication", Weight: 1, Fixed: time.Second, Agent: true,
+	{Name: "net commit", Area: words.AreaReplication, Weight: 1, Fixed: time.Second, Agent: true,
 		Applies: needsAgent(noAgent),
 		Command: func(in Inputs, _ plan.Saved, d time.Duration) (command.Runner, error) {
 			// A small commit's log (1 KiB), acknowledged once durable; an
@@ -128,31 +129,31 @@ var Steps = []Step{
 			c.Commit.Block, c.Commit.Duration = 1<<10, whole(d)
 			return c, nil
 		}},
-	{Name: "db ping", Area: "database", Weight: 1, Fixed: 500 * time.Millisecond,
+	{Name: "db ping", Area: words.AreaDatabase, Weight: 1, Fixed: 500 * time.Millisecond,
 		Applies: needsDSN("no database: give --dsn (the primary)"),
 		Command: func(in Inputs, _ plan.Saved, d time.Duration) (command.Runner, error) {
 			c := command.DefaultDBPing(in.DSN)
 			c.Ping.Duration = whole(d)
 			return c, nil
 		}},
-	{Name: "db repl", Area: "replication", Weight: 1, Fixed: time.Second,
+	{Name: "db repl", Area: words.AreaReplication, Weight: 1, Fixed: time.Second,
 		Applies: needsDSN("no database: give --dsn (the primary) and --replica-dsn"),
 		Command: func(in Inputs, _ plan.Saved, d time.Duration) (command.Runner, error) {
 			c := command.DefaultDBRepl(in.DSN)
 			c.Repl.Duration, c.Repl.Replicas = whole(d), in.Replicas
 			return c, nil
 		}},
-	{Name: "disk data path", Area: "storage", Weight: 2, Fixed: 2 * time.Second,
+	{Name: "disk data path", Area: words.AreaStorage, Weight: 2, Fixed: 2 * time.Second,
 		Applies: needsPath(func(in Inputs) string { return in.DataPath }, "give --data-path (the database's data directory) to measure its pages"),
 		Command: func(in Inputs, _ plan.Saved, d time.Duration) (command.Runner, error) {
 			return diskStep(in.DataPath, result.ProfileData, d), nil
 		}},
-	{Name: "disk log path", Area: "storage", Weight: 1.5, Fixed: 2 * time.Second,
+	{Name: "disk log path", Area: words.AreaStorage, Weight: 1.5, Fixed: 2 * time.Second,
 		Applies: needsPath(func(in Inputs) string { return in.LogPath }, "give --log-path (the directory of the database's log) to measure its flushes"),
 		Command: func(in Inputs, _ plan.Saved, d time.Duration) (command.Runner, error) {
 			return diskStep(in.LogPath, result.ProfileLog, d), nil
 		}},
-	{Name: "disk on the agent", Area: "storage", Weight: 1.5, Fixed: 2 * time.Second, Agent: true,
+	{Name: "disk on the agent", Area: words.AreaStorage, Weight: 1.5, Fixed: 2 * time.Second, Agent: true,
 		Applies: func(in Inputs) error {
 			switch {
 			case in.Agent == nil:
@@ -167,7 +168,7 @@ var Steps = []Step{
 			c.On = in.Agent
 			return c, nil
 		}},
-	{Name: "plan backup", Area: "backup", Weight: 3, Fixed: 22 * time.Second, Agent: true,
+	{Name: "plan backup", Area: words.AreaBackup, Weight: 3, Fixed: 22 * time.Second, Agent: true,
 		Applies: func(in Inputs) error {
 			switch {
 			case in.Agent == nil:
@@ -185,7 +186,7 @@ var Steps = []Step{
 			c.Measure, c.DSN = &m, in.DSN
 			return c, nil
 		}},
-	{Name: "plan replica", Area: "replication", Weight: 1, Fixed: time.Second,
+	{Name: "plan replica", Area: words.AreaReplication, Weight: 1, Fixed: time.Second,
 		Applies: func(in Inputs) error {
 			if in.Agent == nil || in.DSN == nil {
 				return command.NotApplicable("needs one stream to the replica's host (--to) and the primary's log rate (--dsn)")
@@ -202,14 +203,14 @@ var Steps = []Step{
 	// After the measurements it reads: the forward stream is the last net
 	// stream (plan replica), the 64 B round trip the last net rr and db
 	// ping after both (plan chatty).
-	{Name: "plan sync", Area: "replication", Weight: 0, Fixed: 200 * time.Millisecond,
+	{Name: "plan sync", Area: words.AreaReplication, Weight: 0, Fixed: 200 * time.Millisecond,
 		Applies: needsAgent("needs net commit to the replica's host (--to)"),
 		Command: func(in Inputs, prior plan.Saved, _ time.Duration) (command.Runner, error) {
 			c := command.DefaultPlanSync()
 			c.From = prior
 			return c, nil
 		}},
-	{Name: "plan chatty", Area: "database", Weight: 0, Fixed: 200 * time.Millisecond,
+	{Name: "plan chatty", Area: words.AreaDatabase, Weight: 0, Fixed: 200 * time.Millisecond,
 		Applies: func(in Inputs) error {
 			if in.Agent == nil && in.DSN == nil {
 				return command.NotApplicable("needs round trips: give --to HOST or --dsn")

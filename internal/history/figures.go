@@ -71,21 +71,21 @@ func Figures(rep *result.Report, ivs []result.Interval) []Figure {
 			add(prefix+" "+q.name, UnitSeconds, false, q.v.D().Seconds(), s)
 		}
 	}
-	switch {
-	case rep.Stream != nil:
+	switch rep.Part().(type) {
+	case *result.Stream:
 		for _, run := range rep.Stream.Runs {
 			s := series(func(iv result.Interval) (float64, bool) {
 				return iv.Throughput, iv.Probe == "stream" && iv.Phase == run.Phase && iv.Direction == run.Direction
 			})
 			add(fmt.Sprintf("throughput, %s, %s", streamsWord(run.Streams), run.Direction), UnitBits, true, run.Throughput, s)
 		}
-	case rep.RR != nil:
+	case *result.RR:
 		add("round trips", UnitRate, true, rep.RR.Rate, series(func(iv result.Interval) (float64, bool) { return iv.RoundTripRate, iv.RTT != nil }))
 		latencies("round trip", rep.RR.Latency, func(iv result.Interval) *result.Latency { return iv.RTT })
-	case rep.DBPing != nil:
+	case *result.DBPing:
 		add("queries", UnitRate, true, rep.DBPing.Rate, series(func(iv result.Interval) (float64, bool) { return iv.QueryRate, iv.RTT != nil }))
 		latencies("query round trip", rep.DBPing.Latency, func(iv result.Interval) *result.Latency { return iv.RTT })
-	case rep.Commit != nil:
+	case *result.Commit:
 		var rate, bps, p50, p99 []float64
 		for _, iv := range ivs {
 			if c := iv.Commit; c != nil {
@@ -98,7 +98,7 @@ func Figures(rep *result.Report, ivs []result.Interval) []Figure {
 		add("commit latency p50", UnitSeconds, false, c.Latency.P50.D().Seconds(), p50)
 		add("commit latency p99", UnitSeconds, false, c.Latency.P99.D().Seconds(), p99)
 		add("log throughput", UnitBytes, true, c.BytesPerSecond, bps)
-	case rep.DBLoad != nil:
+	case *result.DBLoad:
 		var rate, p50 []float64
 		for _, iv := range ivs {
 			if l := iv.Load; l != nil && l.Gap == nil {
@@ -112,7 +112,7 @@ func Figures(rep *result.Report, ivs []result.Interval) []Figure {
 		if l := rep.DBLoad.CommitLatency; l != nil {
 			add("commit latency p50", UnitSeconds, false, l.P50.D().Seconds(), p50)
 		}
-	case rep.Disk != nil:
+	case *result.Disk:
 		for _, p := range rep.Disk.Patterns {
 			var iops, bps, p50, p99 []float64
 			for _, iv := range ivs {
@@ -126,7 +126,7 @@ func Figures(rep *result.Report, ivs []result.Interval) []Figure {
 			add(p.Name+" latency p50", UnitSeconds, false, p.P50.D().Seconds(), p50)
 			add(p.Name+" latency p99", UnitSeconds, false, p.P99.D().Seconds(), p99)
 		}
-	case rep.Doctor != nil:
+	case *result.Doctor:
 		for _, st := range rep.Doctor.Steps {
 			if st.Report == nil {
 				continue

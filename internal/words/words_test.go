@@ -37,3 +37,13 @@ func TestEveryStageHasWords(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryPartHasAnArea: every kind of part a Report can carry is filed
+// under an area of the report.
+func TestEveryPartHasAnArea(t *testing.T) {
+	for _, p := range result.Parts() {
+		if _, ok := areas[p.Kind()]; !ok {
+			t.Errorf("a %s has no area: add it to areas", p.Kind())
+		}
+	}
+}

@@ -25,45 +25,44 @@ const (
 // facts are the host's where narrows ran (the doctor's, for a step).
 func charts(id string, rep *result.Report, ivs []result.Interval, facts *result.Facts) []template.HTML {
 	var out []template.HTML
-	if rep.Stream != nil {
+	switch p := rep.Part().(type) {
+	case *result.Stream:
 		out = append(out, throughputChart(id, rep, ivs, facts))
-	}
-	if r := rep.RR; r != nil {
+	case *result.RR:
 		out = append(out, logDotPlot(id+"-"+ChartRTT, ChartRTT, "Round-trip time distribution (log scale)",
-			append([]distRow{latencyRow("whole run", r.Latency)}, intervalRTTRows(ivs, "rr")...)))
-	}
-	if d := rep.DBPing; d != nil {
+			append([]distRow{latencyRow("whole run", p.Latency)}, intervalRTTRows(ivs, "rr")...)))
+	case *result.DBPing:
 		out = append(out, logDotPlot(id+"-"+ChartRTT, ChartRTT, "Query round-trip distribution (log scale)",
-			append([]distRow{latencyRow(d.Config.Query, d.Latency)}, intervalRTTRows(ivs, result.ProbeDBPing)...)))
-	}
-	if d := rep.Disk; d != nil && len(d.Patterns) > 0 {
+			append([]distRow{latencyRow(p.Config.Query, p.Latency)}, intervalRTTRows(ivs, result.ProbeDBPing)...)))
+	case *result.Disk:
+		if len(p.Patterns) == 0 {
+			break
+		}
 		var rows []distRow
-		for _, p := range d.Patterns {
-			rows = append(rows, latenciesRow(p.Profile+": "+p.Name, p.Latencies))
-			if p.FlushLatency != nil {
-				rows = append(rows, latenciesRow("  its fdatasync", *p.FlushLatency))
+		for _, pat := range p.Patterns {
+			rows = append(rows, latenciesRow(pat.Profile+": "+pat.Name, pat.Latencies))
+			if pat.FlushLatency != nil {
+				rows = append(rows, latenciesRow("  its fdatasync", *pat.FlushLatency))
 			}
 		}
 		out = append(out, logDotPlot(id+"-"+ChartDisk, ChartDisk, "I/O latency percentiles per pattern (log scale)", rows))
-	}
-	if c := rep.Commit; c != nil {
-		rows := []distRow{latenciesRow("commit (client)", c.Latency)}
-		if c.AgentWrite != nil {
-			rows = append(rows, latenciesRow("agent write", *c.AgentWrite))
+	case *result.Commit:
+		rows := []distRow{latenciesRow("commit (client)", p.Latency)}
+		if p.AgentWrite != nil {
+			rows = append(rows, latenciesRow("agent write", *p.AgentWrite))
 		}
-		if c.AgentFlush != nil {
-			rows = append(rows, latenciesRow("agent flush", *c.AgentFlush))
+		if p.AgentFlush != nil {
+			rows = append(rows, latenciesRow("agent flush", *p.AgentFlush))
 		}
 		out = append(out, logDotPlot(id+"-"+ChartCommit, ChartCommit, "Commit latency and the agent's part (log scale)", rows))
-	}
-	if rep.Repl != nil {
+	case *result.Repl:
 		if c, ok := replQueueChart(id, ivs); ok {
 			out = append(out, c)
 		}
+	case *result.ReplicaPlan:
+		out = append(out, replicaLogChart(id, p))
 	}
-	if rp := rep.ReplicaPlan; rp != nil {
-		out = append(out, replicaLogChart(id, rp))
-	}
+	// The other kinds draw no chart: their figures are the summary's.
 	return out
 }
 

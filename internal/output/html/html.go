@@ -178,7 +178,7 @@ func build(rep *result.Report, ivs []result.Interval) page {
 }
 
 // areas in the order the report shows them; others after, as they came.
-var areaOrder = []string{"network", "storage", "database", "replication", "backup"}
+var areaOrder = words.Areas
 
 func areaRank(a string) int {
 	if i := slices.Index(areaOrder, a); i >= 0 {
@@ -188,21 +188,7 @@ func areaRank(a string) int {
 }
 
 // areaOf is the area of a single command's run.
-func areaOf(r *result.Report) string {
-	switch {
-	case r.Stream != nil, r.RR != nil, r.ChattyPlan != nil:
-		return "network"
-	case r.Disk != nil:
-		return "storage"
-	case r.Repl != nil, r.ReplicaPlan != nil, r.Commit != nil, r.SyncPlan != nil:
-		return "replication"
-	case r.BackupPlan != nil:
-		return "backup"
-	case r.DBPing != nil, r.DBLoad != nil:
-		return "database"
-	}
-	return "run"
-}
+func areaOf(r *result.Report) string { return words.Area(r.Part()) }
 
 func slug(s string) string {
 	var b strings.Builder

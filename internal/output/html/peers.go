@@ -36,8 +36,8 @@ func netOf(anchor, step string, rep *result.Report, facts, agentFacts *result.Fa
 	}
 	between := here + " → " + there
 	v := netView{Anchor: anchor, Step: step, Between: between}
-	switch {
-	case rep.Stream != nil:
+	switch rep.Part().(type) {
+	case *result.Stream:
 		s := rep.Stream
 		c := s.Config
 		v.What = "bulk TCP throughput, one stream as replication uses it" + map[bool]string{true: ", then " + strconv.Itoa(c.Streams) + " in parallel"}[c.Streams > 1]
@@ -66,7 +66,7 @@ func netOf(anchor, step string, rep *result.Report, facts, agentFacts *result.Fa
 			fig := phaseWords(r) + ": " + metric.FormatBitRate(r.Throughput)
 			v.Commands = append(v.Commands, peerCommand{Figure: fig, Where: "here (with iperf3 -s on " + host + ")", Command: cmd})
 		}
-	case rep.RR != nil:
+	case *result.RR:
 		r := rep.RR
 		v.What = "request/response round trips on one TCP connection, one outstanding"
 		v.How = fmt.Sprintf("%s requests, %s responses, for %s; each round trip timed by the client, the kernel's RTT from TCP_INFO beside it",
@@ -81,7 +81,7 @@ func netOf(anchor, step string, rep *result.Report, facts, agentFacts *result.Fa
 				Command: fmt.Sprintf("sockperf ping-pong -i %s --tcp -m %d -t %s --full-rtt", host, r.Config.RequestBytes, secondsArg(length))},
 			peerCommand{Figure: fig, Where: "here (with netserver on " + host + ")",
 				Command: fmt.Sprintf("netperf -H %s -t TCP_RR -l %s -- -r %d,%d", host, secondsArg(length), r.Config.RequestBytes, r.Config.ResponseBytes)})
-	case rep.Commit != nil:
+	case *result.Commit:
 		c := rep.Commit
 		v.What = "synchronous log shipping: a block sent, written (and flushed) by the agent, then acknowledged"
 		v.How = fmt.Sprintf("%s blocks, %d in flight, acknowledged at %s, for %s", metric.FormatBytes(c.Config.BlockBytes), c.Config.InFlight, c.Config.Ack, dur(c.Duration))
@@ -98,7 +98,7 @@ func netOf(anchor, step string, rep *result.Report, facts, agentFacts *result.Fa
 		}
 		v.Commands = append(v.Commands, peerCommand{Figure: "the network's part of a commit", Where: "here (with sockperf server --tcp on " + host + ")",
 			Command: fmt.Sprintf("sockperf ping-pong -i %s --tcp -m %d -t %s --full-rtt", host, c.Config.BlockBytes, secondsArg(c.Config.Duration))})
-	case rep.Disk != nil:
+	case *result.Disk:
 		d := rep.Disk
 		where := "here"
 		if d.Agent != "" {
@@ -114,7 +114,7 @@ func netOf(anchor, step string, rep *result.Report, facts, agentFacts *result.Fa
 				v.Commands = append(v.Commands, peerCommand{Figure: fig, Where: where, Command: c})
 			}
 		}
-	case rep.DBPing != nil:
+	case *result.DBPing:
 		d := rep.DBPing
 		v.What = "query round trips in one session through the real driver"
 		v.How = fmt.Sprintf("%q, %s queries", d.Config.Query, metric.FormatCount(d.Queries))
@@ -123,7 +123,7 @@ func netOf(anchor, step string, rep *result.Report, facts, agentFacts *result.Fa
 			v.Commands = append(v.Commands, peerCommand{Figure: "query p50 " + metric.FormatDuration(d.P50.D()), Where: "here",
 				Command: "echo 'SELECT 1' > q.sql; pgbench -n -c 1 -f q.sql -T 10 -r DSN"})
 		}
-	case rep.BackupPlan != nil:
+	case *result.BackupPlan:
 		v.What = "a backup and a restore modelled from the rates of each stage"
 		v.How = "each stage measured on its own (or given by hand); the slowest sets the pace"
 		st := rep.BackupPlan.Stages
@@ -146,7 +146,7 @@ func netOf(anchor, step string, rep *result.Report, facts, agentFacts *result.Fa
 			v.Commands = append(v.Commands, peerCommand{Figure: s.name + ": " + metric.FormatByteRate(s.r.BytesPerSecond) + " (" + s.r.Source + ", " + s.r.What + ")", Where: s.where,
 				Command: "fio --name=" + strings.ReplaceAll(s.name, " ", "-") + " --directory=DIR --rw=" + s.rw + " --bs=1m --iodepth=8 --ioengine=io_uring --direct=1 --size=1g --time_based --runtime=5"})
 		}
-	case rep.ReplicaPlan != nil:
+	case *result.ReplicaPlan:
 		s := rep.ReplicaPlan.Stream
 		v.What = "whether one stream per database carries the primary's log to the replica"
 		v.How = fmt.Sprintf("one stream's capacity %s, limited by %s, at %s RTT", metric.FormatByteRate(s.Capacity), s.LimitedBy, dur(s.RTT))

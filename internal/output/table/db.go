@@ -243,71 +243,68 @@ func clip(s string, n int) string {
 	return string([]rune(s)[:n-1]) + "…"
 }
 
-// dbSummary writes the summary of a db command.
-func dbSummary(b *strings.Builder, r *result.Report) {
-	if p := r.DBPing; p != nil {
-		c := p.Config
-		what := metric.FormatDuration(c.Duration.D())
-		if c.Count > 0 {
-			what = metric.FormatCount(c.Count) + " queries"
-		}
-		fmt.Fprintf(b, "queries      %s in %s = %s/s, one session, one query outstanding (%s, %s)\n", metric.FormatCount(p.Queries), dur(p.Duration),
-			metric.FormatCount(int64(p.Rate+0.5)), c.Query, what)
-		fmt.Fprintf(b, "full rtt     min %s  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s  mean %s\n",
-			dur(p.Min), dur(p.P50), dur(p.P90), dur(p.P99), dur(p.P999), dur(p.Max), dur(p.Mean))
-		fmt.Fprintf(b, "connect      %s: %s\n", dur(p.Connect.Total), p.Connect.Parts())
-		if n := p.Network; n != nil {
-			if n.NetworkP50 != nil {
-				fmt.Fprintf(b, "split        network %s (%.0f%%, net rr via agent %s) + server and driver %s (%.0f%%) = query p50 %s\n",
-					dur(*n.NetworkP50), 100**n.NetworkShare, n.Agent, dur(*n.ServerP50), 100**n.ServerShare, dur(n.QueryRTTP50))
-			} else {
-				fmt.Fprintf(b, "split        network %s + server and driver %s–%s = query p50 %s\n", n.Range(),
-					dur(n.QueryRTTP50-n.NetworkHigh), dur(n.QueryRTTP50-n.NetworkLow), dur(n.QueryRTTP50))
-			}
-			fmt.Fprintf(b, "bounds       network at least: %s; at most: %s\n", n.LowFromText(), n.HighFromText())
-			if n.AgentError != "" {
-				fmt.Fprintf(b, "agent        (could not measure: %s)\n", n.AgentError)
-			}
-		}
-		if p.TCPUnavailable == "" && p.KernelRTT > 0 {
-			fmt.Fprintf(b, "kernel rtt   %s smoothed, %s min (TCP's view of the session; includes the server's time, since ACKs ride on answers)\n", dur(p.KernelRTT), dur(p.KernelMinRTT))
-		}
-		if p.ServerVersion != "" {
-			fmt.Fprintf(b, "server       %s %s\n", p.Engine, p.ServerVersion)
-		}
-		gapLines(b, p.Gaps, p.Stopped)
+// pingSummary writes the summary of db ping.
+func pingSummary(b *strings.Builder, p *result.DBPing) {
+	c := p.Config
+	what := metric.FormatDuration(c.Duration.D())
+	if c.Count > 0 {
+		what = metric.FormatCount(c.Count) + " queries"
 	}
-	if rp := r.Repl; rp != nil {
-		replSummary(b, rp)
+	fmt.Fprintf(b, "queries      %s in %s = %s/s, one session, one query outstanding (%s, %s)\n", metric.FormatCount(p.Queries), dur(p.Duration),
+		metric.FormatCount(int64(p.Rate+0.5)), c.Query, what)
+	fmt.Fprintf(b, "full rtt     min %s  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s  mean %s\n",
+		dur(p.Min), dur(p.P50), dur(p.P90), dur(p.P99), dur(p.P999), dur(p.Max), dur(p.Mean))
+	fmt.Fprintf(b, "connect      %s: %s\n", dur(p.Connect.Total), p.Connect.Parts())
+	if n := p.Network; n != nil {
+		if n.NetworkP50 != nil {
+			fmt.Fprintf(b, "split        network %s (%.0f%%, net rr via agent %s) + server and driver %s (%.0f%%) = query p50 %s\n",
+				dur(*n.NetworkP50), 100**n.NetworkShare, n.Agent, dur(*n.ServerP50), 100**n.ServerShare, dur(n.QueryRTTP50))
+		} else {
+			fmt.Fprintf(b, "split        network %s + server and driver %s–%s = query p50 %s\n", n.Range(),
+				dur(n.QueryRTTP50-n.NetworkHigh), dur(n.QueryRTTP50-n.NetworkLow), dur(n.QueryRTTP50))
+		}
+		fmt.Fprintf(b, "bounds       network at least: %s; at most: %s\n", n.LowFromText(), n.HighFromText())
+		if n.AgentError != "" {
+			fmt.Fprintf(b, "agent        (could not measure: %s)\n", n.AgentError)
+		}
 	}
-	if l := r.DBLoad; l != nil {
-		// The log and its rate in one unit (decimal, as --rate and db repl
-		// give rates): "25.0 MB in 5.00 s = 5.00 MB/s".
-		fmt.Fprintf(b, "log          %s in %s = %s (asked %s), measured by %s\n", metric.FormatDecimalBytes(l.LogBytes), dur(l.Duration),
-			metric.FormatByteRate(l.Rate), metric.FormatByteRate(l.Config.Rate), l.Measure)
-		dropped := "dropped"
-		if !l.Dropped {
-			dropped = "NOT dropped"
-		}
-		fmt.Fprintf(b, "table        %s: %s rows of %s, %s\n", l.Table, metric.FormatCount(l.Rows), metric.FormatBytes(l.Config.RowBytes), dropped)
-		fmt.Fprintf(b, "commits      %s in %s, each one INSERT of %s", metric.FormatCount(l.Commits), metric.Plural(int64(len(l.Sessions)), "session"),
-			result.CommitRows(l.RowsPerCommit, l.Config.RowBytes))
-		if c := l.CommitLatency; c != nil {
-			fmt.Fprintf(b, ": latency p50 %s, p90 %s, p99 %s, max %s", dur(c.P50), dur(c.P90), dur(c.P99), dur(c.Max))
-		}
-		b.WriteString("\n")
-		if len(l.Sessions) > 1 {
-			for _, s := range l.Sessions {
-				fmt.Fprintf(b, "%-12s %s, %s rows, payload %s", fmt.Sprintf("session %d", s.Session), metric.Plural(int64(s.Commits), "commit"),
-					metric.FormatCount(s.Rows), metric.FormatByteRate(s.PayloadRate))
-				if c := s.CommitLatency; c != nil {
-					fmt.Fprintf(b, "; commit p50 %s, p99 %s", dur(c.P50), dur(c.P99))
-				}
-				b.WriteString("\n")
+	if p.TCPUnavailable == "" && p.KernelRTT > 0 {
+		fmt.Fprintf(b, "kernel rtt   %s smoothed, %s min (TCP's view of the session; includes the server's time, since ACKs ride on answers)\n", dur(p.KernelRTT), dur(p.KernelMinRTT))
+	}
+	if p.ServerVersion != "" {
+		fmt.Fprintf(b, "server       %s %s\n", p.Engine, p.ServerVersion)
+	}
+	gapLines(b, p.Gaps, p.Stopped)
+}
+
+// loadSummary writes the summary of db load.
+func loadSummary(b *strings.Builder, l *result.DBLoad) {
+	// The log and its rate in one unit (decimal, as --rate and db repl
+	// give rates): "25.0 MB in 5.00 s = 5.00 MB/s".
+	fmt.Fprintf(b, "log          %s in %s = %s (asked %s), measured by %s\n", metric.FormatDecimalBytes(l.LogBytes), dur(l.Duration),
+		metric.FormatByteRate(l.Rate), metric.FormatByteRate(l.Config.Rate), l.Measure)
+	dropped := "dropped"
+	if !l.Dropped {
+		dropped = "NOT dropped"
+	}
+	fmt.Fprintf(b, "table        %s: %s rows of %s, %s\n", l.Table, metric.FormatCount(l.Rows), metric.FormatBytes(l.Config.RowBytes), dropped)
+	fmt.Fprintf(b, "commits      %s in %s, each one INSERT of %s", metric.FormatCount(l.Commits), metric.Plural(int64(len(l.Sessions)), "session"),
+		result.CommitRows(l.RowsPerCommit, l.Config.RowBytes))
+	if c := l.CommitLatency; c != nil {
+		fmt.Fprintf(b, ": latency p50 %s, p90 %s, p99 %s, max %s", dur(c.P50), dur(c.P90), dur(c.P99), dur(c.Max))
+	}
+	b.WriteString("\n")
+	if len(l.Sessions) > 1 {
+		for _, s := range l.Sessions {
+			fmt.Fprintf(b, "%-12s %s, %s rows, payload %s", fmt.Sprintf("session %d", s.Session), metric.Plural(int64(s.Commits), "commit"),
+				metric.FormatCount(s.Rows), metric.FormatByteRate(s.PayloadRate))
+			if c := s.CommitLatency; c != nil {
+				fmt.Fprintf(b, "; commit p50 %s, p99 %s", dur(c.P50), dur(c.P99))
 			}
+			b.WriteString("\n")
 		}
-		gapLines(b, l.Gaps, l.Stopped)
 	}
+	gapLines(b, l.Gaps, l.Stopped)
 }
 
 // replSummary is the db repl summary: every replica as the run ended, then

@@ -92,39 +92,8 @@ func (t *Writer) Report(r *result.Report) error {
 	if r.Unauthenticated {
 		b.WriteString("UNAUTHENTICATED: the agent ran without a secret (--insecure); nothing proves these figures came from it.\n")
 	}
-	if r.Stream != nil {
-		streamSummary(&b, r.Stream)
-	}
-	if r.RR != nil {
-		rrSummary(&b, r.RR)
-	}
-	if r.Commit != nil {
-		commitSummary(&b, r.Commit) // commit.go
-	}
-	if r.MTU != nil {
-		mtuSummary(&b, r.MTU) // mtu.go
-	}
-	if r.Loaded != nil {
-		loadedSummary(&b, r.Loaded) // loaded.go
-	}
-	dbSummary(&b, r) // db.go
-	if r.Watch != nil {
-		watchSummary(&b, r.Watch) // watch.go
-	}
-	if r.Disk != nil {
-		diskSummary(&b, r.Disk)
-	}
-	if r.BackupPlan != nil {
-		planSummary(&b, r.BackupPlan) // plan.go
-	}
-	if r.SyncPlan != nil {
-		syncPlanSummary(&b, r.SyncPlan) // plansync.go
-	}
-	if r.ReplicaPlan != nil {
-		replicaSummary(&b, r.ReplicaPlan) // planreplica.go
-	}
-	if r.ChattyPlan != nil {
-		chattySummary(&b, r.ChattyPlan) // planchatty.go
+	if write := summarizer(r.Part()); write != nil {
+		write(&b)
 	}
 	if r.Partial {
 		fmt.Fprintf(&b, "PARTIAL: the run stopped early (%s); the figures above are what was measured until then.\n", r.Error)
@@ -223,4 +192,44 @@ func wrap(b *strings.Builder, text, indent string, width int) {
 	if len(line) > len(indent) {
 		b.WriteString(line + "\n")
 	}
+}
+
+// summarizer is what writes one part's summary, nil for a kind the table
+// does not know (TestSummaryOfEveryPart holds it to result.Parts).
+func summarizer(p result.Part) func(*strings.Builder) {
+	switch p := p.(type) {
+	case *result.Stream:
+		return func(b *strings.Builder) { streamSummary(b, p) }
+	case *result.RR:
+		return func(b *strings.Builder) { rrSummary(b, p) }
+	case *result.Commit:
+		return func(b *strings.Builder) { commitSummary(b, p) } // commit.go
+	case *result.MTU:
+		return func(b *strings.Builder) { mtuSummary(b, p) } // mtu.go
+	case *result.Loaded:
+		return func(b *strings.Builder) { loadedSummary(b, p) } // loaded.go
+	case *result.DBPing:
+		return func(b *strings.Builder) { pingSummary(b, p) } // db.go
+	case *result.Repl:
+		return func(b *strings.Builder) { replSummary(b, p) }
+	case *result.DBLoad:
+		return func(b *strings.Builder) { loadSummary(b, p) }
+	case *result.Watch:
+		return func(b *strings.Builder) { watchSummary(b, p) } // watch.go
+	case *result.Disk:
+		return func(b *strings.Builder) { diskSummary(b, p) } // disk.go
+	case *result.BackupPlan:
+		return func(b *strings.Builder) { planSummary(b, p) } // plan.go
+	case *result.SyncPlan:
+		return func(b *strings.Builder) { syncPlanSummary(b, p) } // plansync.go
+	case *result.ReplicaPlan:
+		return func(b *strings.Builder) { replicaSummary(b, p) } // planreplica.go
+	case *result.ChattyPlan:
+		return func(b *strings.Builder) { chattySummary(b, p) } // planchatty.go
+	case *result.Doctor:
+		// Doctor's own page is the command line's (its verdicts and
+		// steps); its steps' Reports are each summarised on their own.
+		return func(*strings.Builder) {}
+	}
+	return nil
 }

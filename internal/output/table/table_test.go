@@ -44,3 +44,13 @@ func TestIntervalHeaderWriteError(t *testing.T) {
 		}
 	}
 }
+
+// TestSummaryOfEveryPart: the table has a case for every kind of part a
+// Report can carry.
+func TestSummaryOfEveryPart(t *testing.T) {
+	for _, p := range result.Parts() {
+		if table.Summarizer(p) == nil {
+			t.Errorf("the table has no case for a %s: add it to summarizer", p.Kind())
+		}
+	}
+}
