@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"strings"
 	"time"
 
+	"github.com/narrows/narrows/internal/command"
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/output/prom"
 	"github.com/narrows/narrows/internal/probe/watch"
@@ -16,23 +16,6 @@ import (
 // watchName is what --name may hold: it becomes a label value, so a safe
 // charset and a bounded length.
 var watchName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$`)
-
-// wireOverhead is what one TCP segment adds on an Ethernet link beyond its
-// payload: Ethernet header and FCS 18, IPv4 20, TCP 20 with timestamps 12.
-const wireOverhead = 70
-
-// watchCost is what a watch costs the link on average: the round trips'
-// bytes per second on the wire (a request and a response segment and the
-// client's delayed ACK each time: at a few a second the next request
-// comes too late to carry it), and the share of time a stream fills
-// each direction it runs in.
-func watchCost(rate float64, req, resp int64, every, dur time.Duration) (rrBytesPerSecond, streamShare float64) {
-	rrBytesPerSecond = rate * float64(req+resp+3*wireOverhead)
-	if every > 0 {
-		streamShare = dur.Seconds() / every.Seconds()
-	}
-	return rrBytesPerSecond, streamShare
-}
 
 func watchCmd(ctx context.Context, env Env, args []string) error {
 	fs := newFlags(env, "watch")
@@ -76,8 +59,8 @@ func watchCmd(ctx context.Context, env Env, args []string) error {
 	if cfg.Interval, err = intervalFlag(*interval); err != nil {
 		return err
 	}
-	var until string
-	if cfg.Duration, until, err = untilFlag(*duration); err != nil {
+
+	if cfg.Duration, _, err = untilFlag(*duration); err != nil {
 		return err
 	}
 	sc := watch.StreamConfig{}
@@ -115,76 +98,33 @@ func watchCmd(ctx context.Context, env Env, args []string) error {
 			return usagef("--mtu-every %s: use at least 1m (or 0: never)", *mtuEvery)
 		}
 	}
+	stopMetrics := func() {}
 	if *name != "" && !watchName.MatchString(*name) {
 		return usagef("--name %q: use letters, digits, '.', '_' and '-' (at most 63, starting with a letter or digit)", *name)
 	}
 
-	sess, err := connect(ctx, opts)
-	if err != nil {
-		return err
-	}
-	lim := sess.Limits
-	switch {
-	case lim.MaxTestMemory > 0 && cfg.Request+cfg.Response > lim.MaxTestMemory:
-		sess.Close()
-		return usagef("--request %s and --response %s need more buffer memory than the agent at %s allows per test (its --max-test-memory, %s)",
-			*request, *response, opts.Addr, metric.FormatBytes(lim.MaxTestMemory))
-	case sc.Every > 0 && lim.MaxDuration > 0 && sc.Duration > lim.MaxDuration:
-		sess.Close()
-		return usagef("--stream-duration %s: the agent at %s allows tests of up to %s (its --max-duration)", *streamDuration, opts.Addr, metric.FlagDuration(lim.MaxDuration))
-	case (sc.Every > 0 || mtuStep > 0) && lim.MaxTests > 0 && lim.MaxTests < 2:
-		sess.Close()
-		return usagef("the agent at %s runs one test at a time (its --max-tests 1): a watch's streams and path-MTU checks run beside its round trips; use --stream-every 0 --mtu-every 0, or raise --max-tests", opts.Addr)
-	}
-	if sc.Every > 0 {
-		cfg.Steps = append(cfg.Steps, watch.StreamStep(sc))
-	}
-	if mtuStep > 0 {
-		cfg.Steps = append(cfg.Steps, watch.MTUStep(mtuStep))
-	}
-
 	exp := prom.NewWatch(Version, *name)
-	if *promListen != "" {
-		at, stop, err := serveMetrics(*promListen, exp.Registry())
-		if err != nil {
-			sess.Close()
-			return usagef("--prometheus-listen %s: %v", *promListen, err)
-		}
-		defer stop()
-		if !*asJSON {
-			fmt.Fprintf(env.Stdout, "serving Prometheus metrics at http://%s/metrics\n", at)
-		}
-	}
 	out := output(env, *asJSON)
-	rep := result.NewReport("watch", opts.Addr, tool(), env.Now())
-	fromAgent(rep, sess)
-	conf := result.WatchConfig{Name: *name, Rate: cfg.Rate, RequestBytes: cfg.Request, ResponseBytes: cfg.Response,
-		Interval: result.Seconds(cfg.Interval), Duration: result.Seconds(cfg.Duration)}
-	streams := "no streams"
-	if sc.Every > 0 {
-		conf.StreamEvery, conf.StreamDuration, conf.StreamDir = result.Seconds(sc.Every), result.Seconds(sc.Duration), *streamDir
-		streams = fmt.Sprintf("a %s stream %s every %s", metric.FlagDuration(sc.Duration), strings.Join(sc.Directions, " then "), metric.FlagDuration(sc.Every))
+	c := command.Watch{Agent: opts, Watch: cfg, Stream: sc, StreamDir: *streamDir, MTUEvery: mtuStep, Name: *name,
+		Polled: exp.Update, Ended: ctrlC}
+	if *promListen != "" {
+		c.Ready = func() error {
+			at, stop, err := serveMetrics(*promListen, exp.Registry())
+			if err != nil {
+				return usagef("--prometheus-listen %s: %v", *promListen, err)
+			}
+			stopMetrics = stop
+			if !*asJSON {
+				fmt.Fprintf(env.Stdout, "serving Prometheus metrics at http://%s/metrics\n", at)
+			}
+			return nil
+		}
 	}
-	rrCost, share := watchCost(cfg.Rate, cfg.Request, cfg.Response, sc.Every, sc.Duration)
-	banner(env, *asJSON, "narrows watch → %s: %g round trips/s of %s / %s, %s, %s", opts.Addr, cfg.Rate,
-		metric.FormatBytes(cfg.Request), metric.FormatBytes(cfg.Response), streams, until)
-	cost := fmt.Sprintf("cost: round trips %s on the wire", metric.FormatBitRate(8*rrCost))
-	if share > 0 {
-		cost += fmt.Sprintf("; the streams fill each direction they run in %.2f%% of the time", 100*share)
-	}
-	banner(env, *asJSON, "%s", cost)
-	exp.Update(&result.WatchInterval{Up: true, Sessions: 1, Errors: map[string]int64{}})
-	emit := func(iv result.Interval) {
-		exp.Update(iv.Watch)
-		out.Interval(iv)
-	}
-	res := watch.Run(ctx, sess, cfg, emit)
-	res.Config = conf
-	rep.Watch = res
-	if ctrlC(ctx) {
-		// Ctrl-C is how a watch ends: the summary is whole, and the exit
-		// code says all went well. Other signals still say what stopped it.
+	defer func() { stopMetrics() }()
+	rep, err := c.Run(ctx, coreEnv(env, out, *asJSON))
+	if err == nil && ctrlC(ctx) {
+		// The summary of a watch Ctrl-C ended is written as any other.
 		ctx = context.WithoutCancel(ctx)
 	}
-	return finish(ctx, out, rep, nil)
+	return written(ctx, out, rep, err)
 }
