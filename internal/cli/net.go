@@ -170,12 +170,6 @@ func clientSecret(env Env, file string, insecure bool) ([]byte, error) {
 	return sec, err
 }
 
-// finish advises a run that measured (command.Finish) and writes it.
-func finish(ctx context.Context, out sink, rep *result.Report, runErr error) error {
-	rep, err := command.Finish(ctx, tool(), rep, runErr)
-	return written(ctx, out, rep, err)
-}
-
 // written writes a core's Report (none when it refused before measuring)
 // and gives the run's outcome.
 func written(ctx context.Context, out sink, rep *result.Report, err error) error {
@@ -201,12 +195,6 @@ func coreEnv(env Env, out sink, asJSON bool) command.Env {
 }
 
 func emitter(out sink) func(result.Interval) { return func(iv result.Interval) { out.Interval(iv) } }
-
-func banner(env Env, json bool, format string, a ...any) {
-	if !json {
-		fmt.Fprintf(env.Stdout, format+"\n", a...)
-	}
-}
 
 func netStream(ctx context.Context, env Env, args []string) error {
 	fs := newFlags(env, "net stream")

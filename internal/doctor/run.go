@@ -184,7 +184,7 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // another step's withdraws is left out, and of two findings with the
 // same code about the same thing (the same path and direction, the same
 // disk, the same database, the same plan) the first is kept, whatever
-// their words.
+// their words, as is the first of two with the same code and words.
 func Verdicts(steps []result.DoctorStep) []result.Finding {
 	var out, all []result.Finding
 	for _, s := range steps {
@@ -203,10 +203,14 @@ func Verdicts(steps []result.DoctorStep) []result.Finding {
 			said := map[string]bool{} // this step's: each is its own
 			for _, f := range s.Report.Findings {
 				key := f.Code + "\x00" + subject
-				if f.Severity != sev || seen[key] || withdrawn[f.Code] {
+				// The same words under the same code say nothing new either,
+				// whatever they are about (two round trips' sizes on a
+				// path where both take as long).
+				words := f.Code + "\x00" + f.Summary
+				if f.Severity != sev || seen[key] || seen[words] || withdrawn[f.Code] {
 					continue
 				}
-				said[key] = true
+				said[key], said[words] = true, true
 				out = append(out, f)
 			}
 			for k := range said {

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,7 +19,6 @@ import (
 
 	"github.com/narrows/narrows/internal/itest"
 	"github.com/narrows/narrows/internal/testbed/dbserver"
-	"github.com/narrows/narrows/internal/testenv"
 )
 
 const wrongPassword = "Wr0ng-Passw0rd-99"
@@ -49,27 +47,19 @@ func ping(t *testing.T, args ...string) map[string]any {
 	return s
 }
 
-// busyLimit: a round during which other processes used more than this
-// many cores is not a fair comparison, and is left out.
-const busyLimit = 0.3
-
-// notSlower runs narrows and its peer alternately, round after round, and
-// requires the median of the per-round ratios narrows/peer to be at least
-// floor: narrows is not the bottleneck of what it measures. It asserts no
-// upper bound: a measuring tool that reads faster than a slower peer is not
-// wrong (on this project's slower VMs narrows read 1.1–1.8× pgbench and
-// 1.5–1.9× the mariadb client in batch mode, whose per-query work is more
-// than the round trip), and the real ratio, quiet, is bench/db.sh's to
-// give. Adjacent runs see the same weather; rounds in which other
-// processes took CPU (the machine may be shared) are left out, and a
-// machine too busy for three fair rounds in eight skips the comparison
-// with that reason, or, where the test must run (CI), compares the best
-// round of each: other work can only lower a reading.
-func notSlower(t *testing.T, what string, floor float64, narrows, peer func() (float64, float64)) {
+// besidePeer runs narrows and its peer alternately, three rounds, and
+// requires both to have measured queries each round; it logs the ratios.
+// It asserts no ratio: how fast narrows reads against its peer is a speed
+// claim, and bench/db.sh holds it side by side as a ratio (issue 26: speed
+// assertions out of the tests). Held at 0.8 here, it failed a fresh-clone
+// run at a median of 0.75 against mariadb-slap with no other process on
+// the CPU (rounds 0.61–0.86), where earlier runs passed: on these VMs a
+// one-session query rate is mostly how late an idle vCPU wakes (issue 28
+// measures that), which differs between a Go and a C client from run to
+// run.
+func besidePeer(t *testing.T, what string, narrows, peer func() (float64, float64)) {
 	t.Helper()
-	var ratios, all, allPeer []float64
-	busy := 0
-	for round := 0; round < 8 && len(ratios) < 5; round++ {
+	for round := 0; round < 3; round++ {
 		var n, p, on, op float64
 		if round%2 == 0 {
 			n, on = narrows()
@@ -78,44 +68,12 @@ func notSlower(t *testing.T, what string, floor float64, narrows, peer func() (f
 			p, op = peer()
 			n, on = narrows()
 		}
-		fair := on <= busyLimit && op <= busyLimit
-		all, allPeer = append(all, n), append(allPeer, p)
-		t.Logf("%s round %d: narrows %.0f, peer %.0f, ratio %.3f; other processes used %.2f / %.2f cores%s",
-			what, round+1, n, p, n/p, on, op, map[bool]string{true: "", false: " (left out)"}[fair])
-		if !fair {
-			busy++
-			continue
+		if n <= 0 || p <= 0 {
+			t.Fatalf("%s round %d: narrows %.0f, peer %.0f queries/s: one of them measured nothing", what, round+1, n, p)
 		}
-		ratios = append(ratios, n/p)
-		if len(ratios) >= 3 {
-			s := append([]float64(nil), ratios...)
-			sort.Float64s(s)
-			med := s[len(s)/2]
-			if len(s)%2 == 0 {
-				med = (s[len(s)/2-1] + s[len(s)/2]) / 2
-			}
-			if med >= floor {
-				t.Logf("%s: median ratio %.3f over %d fair rounds (at least %.2f wanted)", what, med, len(s), floor)
-				return
-			}
-			if len(ratios) == 5 {
-				t.Fatalf("%s: median ratio narrows/peer %.3f over %d fair rounds is below %.2f: narrows is slower than its peer (rounds: %v)", what, med, len(s), floor, ratios)
-			}
-		}
+		t.Logf("%s round %d: narrows %.0f, peer %.0f, ratio %.3f; other processes used %.2f / %.2f cores",
+			what, round+1, n, p, n/p, on, op)
 	}
-	if testenv.Required(testenv.DB) {
-		n, p := slices.Max(all), slices.Max(allPeer)
-		if n/p < floor {
-			t.Fatalf("%s: busy machine (%d of %d rounds disturbed); best rounds narrows %.0f vs peer %.0f, ratio %.3f, below %.2f",
-				what, busy, len(all), n, p, n/p, floor)
-		}
-		t.Logf("%s: busy machine; best rounds narrows %.0f vs peer %.0f, ratio %.3f", what, n, p, n/p)
-		return
-	}
-	// Not a failure of narrows, and not one a rerun on a quiet machine would
-	// show: say so plainly.
-	t.Skipf("skipping: %s: the machine is too busy for a fair comparison: other processes used over %.2f cores in %d of the rounds (%d fair)",
-		what, busyLimit, busy, len(ratios))
 }
 
 // pingRun runs db ping, measuring what else ran meanwhile.
@@ -141,16 +99,17 @@ func within(t *testing.T, what string, got, want, tol float64) {
 	t.Logf("%s: narrows %.0f against %.0f (ratio %.3f)", what, got, want, got/want)
 }
 
-// TestPingPostgresNotSlowerThanPgbench: one session, SELECT 1, simple
-// protocol: narrows' queries per second at least 0.8× pgbench -c1 on the
-// same server, over alternating rounds as notSlower runs them.
-func TestPingPostgresNotSlowerThanPgbench(t *testing.T) {
+// TestPingPostgresBesidePgbench: one session, SELECT 1, simple protocol:
+// narrows and pgbench -c1 both measure queries on the same server, over
+// alternating rounds (the ratio is bench/db.sh's), and narrows' summary
+// holds its figures.
+func TestPingPostgresBesidePgbench(t *testing.T) {
 	needPG(t)
 	script := filepath.Join(t.TempDir(), "select1.sql")
 	os.WriteFile(script, []byte("SELECT 1;\n"), 0o644)
 	tps := regexp.MustCompile(`tps = ([0-9.]+)`)
 	var summary map[string]any
-	notSlower(t, "PostgreSQL queries/s vs pgbench -c1 -M simple", 0.8, func() (float64, float64) {
+	besidePeer(t, "PostgreSQL queries/s vs pgbench -c1 -M simple", func() (float64, float64) {
 		s, other := pingRun(t, pg.Primary.Pid(), "--dsn", pgDSN(), "--duration", "1s")
 		summary = s
 		q, _ := itest.Num(itest.Obj(s, "db_ping"), "queries_per_second")
@@ -198,19 +157,18 @@ func TestPingPostgresNotSlowerThanPgbench(t *testing.T) {
 	}
 }
 
-// TestPingMariaDBNotSlowerThanSlap: the same against MariaDB, compared with
+// TestPingMariaDBBesideSlap: the same against MariaDB, compared with
 // mariadb-slap (the C client library) sending SELECT 1 one after another
-// in one connection (--concurrency=1): at least 0.8× its queries per
-// second. mariadb-slap, not the mariadb client in batch mode: the client
+// in one connection (--concurrency=1). mariadb-slap, not the mariadb client in batch mode: the client
 // parses, formats and prints every result, which made narrows read 1.5–1.9×
 // it and says nothing about the round trip; mariadb-slap only sends each
 // query and reads its result, as narrows does. Its queries per second are
 // the queries over its "seconds to run all queries", which include its
 // one connect (a few ms against seconds).
-func TestPingMariaDBNotSlowerThanSlap(t *testing.T) {
+func TestPingMariaDBBesideSlap(t *testing.T) {
 	needMaria(t)
 	last := 5000.0
-	notSlower(t, "MariaDB queries/s vs mariadb-slap --concurrency=1", 0.8, func() (float64, float64) {
+	besidePeer(t, "MariaDB queries/s vs mariadb-slap --concurrency=1", func() (float64, float64) {
 		s, other := pingRun(t, maria.Source.Pid(), "--dsn", mySource(), "--duration", "1s")
 		last, _ = itest.Num(itest.Obj(s, "db_ping"), "queries_per_second")
 		return last, other
