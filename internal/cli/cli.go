@@ -163,12 +163,10 @@ func run(ctx context.Context, env Env, args []string) (int, error) {
 		// fixes says so itself (errext.HasExitCode: narrows' own, an
 		// agent's refusal, a database's "wrong password"), however deep
 		// it was wrapped.
-		fmt.Fprintf(env.Stderr, "narrows: %s\n", oneLine(err.Error()))
+		fmt.Fprintf(env.Stderr, "narrows: %s\n", untrusted.OneLine(err.Error()))
 		return errext.ExitCode(err), err
 	}
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func dispatch(ctx context.Context, env Env, args []string) error {
 	if len(args) == 0 {

@@ -15,6 +15,7 @@ import (
 	"github.com/narrows/narrows/internal/probe/dbload"
 	"github.com/narrows/narrows/internal/probe/dbping"
 	"github.com/narrows/narrows/internal/probe/replication"
+	"github.com/narrows/narrows/internal/untrusted"
 )
 
 // dbCommon are the flags every db command shares.
@@ -49,9 +50,9 @@ func (c *dbCommon) setup(env Env, cmd string) (*dbSetup, error) {
 	if raw == "" {
 		return nil, usagef("%s: --dsn is required, e.g. --dsn postgres://narrows@db1:5432/postgres (the password can come from NARROWS_DSN or PGPASSWORD instead of the command line)", cmd)
 	}
-	d, err := dbconn.Parse(raw)
+	d, err := dsnOf(cmd, "--dsn", raw)
 	if err != nil {
-		return nil, usagef("%s: --dsn: %v", cmd, err)
+		return nil, err
 	}
 	s := &dbSetup{dsn: d}
 	if s.interval, err = intervalFlag(c.interval); err != nil {
@@ -94,7 +95,7 @@ func dbPing(ctx context.Context, env Env, args []string) error {
 	case *query != "" && *payload != "":
 		return usagef("--query and --payload: choose one")
 	case *query != "":
-		cfg.Ping.Query, cfg.Ping.Display = *query, oneLine(*query)
+		cfg.Ping.Query, cfg.Ping.Display = *query, untrusted.OneLine(*query)
 	case *payload != "":
 		n, err := metric.ParseSize(*payload)
 		if err != nil {
@@ -264,15 +265,26 @@ func dbLoad(ctx context.Context, env Env, args []string) error {
 	return written(ctx, s.out, rep, err)
 }
 
+// dsnOf reads the DSN cmd was given by from (--dsn, or NARROWS_DSN
+// standing for it); a DSN that cannot be read is a usage error naming
+// where it came from (dbconn's words say how to write it, without it).
+func dsnOf(cmd, from, raw string) (*dbconn.DSN, error) {
+	d, err := dbconn.Parse(raw)
+	if err != nil {
+		return nil, usagef("%s: %s: %v", cmd, from, err)
+	}
+	return d, nil
+}
+
 // replicasOf reads each --replica-dsn, [NAME=]DSN, of the primary's
 // engine; a replica without a name is replicaN, N its place.
 func replicasOf(cmd string, vals []string, primary *dbconn.DSN) ([]replication.Replica, error) {
 	var out []replication.Replica
 	for i, v := range vals {
 		name, raw := splitName(v)
-		d, err := dbconn.Parse(raw)
+		d, err := dsnOf(cmd, "--replica-dsn", raw)
 		if err != nil {
-			return nil, usagef("%s: --replica-dsn: %v", cmd, err)
+			return nil, err
 		}
 		if d.Engine != primary.Engine {
 			return nil, usagef("%s: --replica-dsn %s is %s but --dsn is %s: a replica runs the primary's engine", cmd, d.Redacted, d.Engine, primary.Engine)

@@ -115,7 +115,7 @@ func diskCmd(ctx context.Context, env Env, args []string) (err error) {
 	if err := cfg.Check(); err != nil {
 		return err
 	}
-	d := command.Disk{Disk: cfg, Note: func(n string) { notices(env, []string{n}) }}
+	d := command.Disk{Disk: cfg}
 	if *on != "" {
 		opts, err := af.options(env, "--on", *on)
 		if err != nil {
@@ -198,11 +198,4 @@ func removeStale(env Env, dir string) error {
 		fmt.Fprintf(env.Stdout, "no test files left by killed narrows runs in %s\n", dir)
 	}
 	return nil
-}
-
-// notices writes one-line notices to standard error.
-func notices(env Env, notes []string) {
-	for _, n := range notes {
-		fmt.Fprintf(env.Stderr, "narrows: notice: %s\n", n)
-	}
 }

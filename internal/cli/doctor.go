@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/narrows/narrows/internal/command"
-	"github.com/narrows/narrows/internal/dbconn"
 	"github.com/narrows/narrows/internal/doctor"
 	"github.com/narrows/narrows/internal/output/jsonl"
 	"github.com/narrows/narrows/internal/probe"
@@ -74,8 +73,8 @@ func doctorCmd(ctx context.Context, env Env, args []string) error {
 	// The DSNs are read before anything runs: a mistake in one is said
 	// now, in one line, not found as failed steps minutes later.
 	if rawDSN != "" {
-		if in.DSN, err = dbconn.Parse(rawDSN); err != nil {
-			return usagef("doctor: --dsn: %v", err)
+		if in.DSN, err = dsnOf("doctor", "--dsn", rawDSN); err != nil {
+			return err
 		}
 		if in.Replicas, err = replicasOf("doctor", df.replicas, in.DSN); err != nil {
 			return err
@@ -90,7 +89,7 @@ func doctorCmd(ctx context.Context, env Env, args []string) error {
 		if err != nil {
 			return err
 		}
-		sess, err := connect(ctx, opts)
+		sess, err := command.Connect(ctx, opts)
 		if err != nil {
 			return err
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/narrows/narrows/internal/history"
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/untrusted"
 )
 
 // unrecorded are the commands whose runs are not kept: they measure
@@ -62,7 +63,7 @@ func keepRun(env Env, rep *result.Report, ivs []result.Interval) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := addRun(ctx, env, rep, ivs); err != nil {
-		fmt.Fprintf(env.Stderr, "narrows: history not kept: %s\n", oneLine(err.Error()))
+		fmt.Fprintf(env.Stderr, "narrows: history not kept: %s\n", untrusted.OneLine(err.Error()))
 	}
 }
 

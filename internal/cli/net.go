@@ -185,9 +185,11 @@ func written(ctx context.Context, out sink, rep *result.Report, err error) error
 }
 
 // coreEnv is a core's Env on the command line: its intervals to out, its
-// banner and notes on standard output above the table (none with --json).
+// banner on standard output above the table (none with --json), its notes
+// on standard error.
 func coreEnv(env Env, out sink, asJSON bool) command.Env {
-	e := command.Env{Now: env.Now, Tool: tool(), Emit: emitter(out)}
+	e := command.Env{Now: env.Now, Tool: tool(), Emit: emitter(out),
+		Note: func(line string) { fmt.Fprintln(env.Stderr, line) }}
 	if !asJSON {
 		e.Say = func(line string) { fmt.Fprintln(env.Stdout, line) }
 	}

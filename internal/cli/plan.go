@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"flag"
-	"fmt"
 	"os"
 	"strings"
 
@@ -96,7 +95,6 @@ func planBackup(ctx context.Context, env Env, args []string) error {
 	case mf.dataPath != "" || mf.backupPath != "":
 		return usagef("plan backup: --data-path and --backup-path are measured through an agent: give --to AGENT too")
 	}
-	cfg.Note = func(line string) { fmt.Fprintln(env.Stderr, line) }
 	out := withHTML(output(env, pf.json), pf.html)
 	rep, err := cfg.Run(ctx, coreEnv(env, out, pf.json))
 	return written(ctx, out, rep, err)
@@ -192,11 +190,7 @@ func (pf planFlags) readDSN(env Env) (*dbconn.DSN, error) {
 	if raw == "" {
 		return nil, nil
 	}
-	d, err := dbconn.Parse(raw)
-	if err != nil {
-		return nil, usagef("plan backup: --dsn: %v", err)
-	}
-	return d, nil
+	return dsnOf("plan backup", "--dsn", raw)
 }
 
 // planCodecs are the codecs --compression asks to measure (the backup

@@ -3,13 +3,11 @@ package cli
 import (
 	"context"
 	"flag"
-	"fmt"
 	"strings"
 	"time"
 
 	"github.com/narrows/narrows/internal/advisor"
 	"github.com/narrows/narrows/internal/command"
-	"github.com/narrows/narrows/internal/dbconn"
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/plan"
 )
@@ -60,7 +58,6 @@ func planChatty(ctx context.Context, env Env, args []string) error {
 	if err := cf.sources(env, &cfg); err != nil {
 		return err
 	}
-	cfg.Note = func(line string) { fmt.Fprintln(env.Stderr, line) }
 	out := withHTML(output(env, cf.json), htmlPath)
 	rep, err := cfg.Run(ctx, coreEnv(env, out, cf.json))
 	return written(ctx, out, rep, err)
@@ -129,13 +126,13 @@ func (cf *chattyFlags) check(env Env, cfg *command.PlanChatty) error {
 // measured, or the saved run.
 func (cf *chattyFlags) sources(env Env, cfg *command.PlanChatty) error {
 	if cf.dsn != "" {
-		d, err := dbconn.Parse(cf.dsn)
+		from := "--dsn"
+		if cf.dsnFromEnv {
+			from = "NARROWS_DSN"
+		}
+		d, err := dsnOf("plan chatty", from, cf.dsn)
 		if err != nil {
-			from := "--dsn"
-			if cf.dsnFromEnv {
-				from = "NARROWS_DSN"
-			}
-			return usagef("plan chatty: %s: %v", from, err)
+			return err
 		}
 		if cfg.Timeout, err = positiveDuration("--timeout", cf.agent.timeout); err != nil {
 			return err

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"flag"
-	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/narrows/narrows/internal/client"
 	"github.com/narrows/narrows/internal/command"
-	"github.com/narrows/narrows/internal/dbconn"
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/plan"
 	"github.com/narrows/narrows/internal/result"
@@ -102,8 +100,8 @@ func planReplica(ctx context.Context, env Env, args []string) error {
 		raw = env.Getenv("NARROWS_DSN")
 	}
 	if raw != "" {
-		if cfg.DSN, err = dbconn.Parse(raw); err != nil {
-			return usagef("plan replica: --dsn: %v", err)
+		if cfg.DSN, err = dsnOf("plan replica", "--dsn", raw); err != nil {
+			return err
 		}
 		if cfg.Watch, err = positiveDuration("--watch", rf.watch); err != nil {
 			return err
@@ -127,7 +125,6 @@ func planReplica(ctx context.Context, env Env, args []string) error {
 		measure.Agent, measure.To, measure.Stage, measure.Streams = opts, rf.to, stage, rf.streams
 		cfg.Measure = &measure
 	}
-	cfg.Note = func(line string) { fmt.Fprintln(env.Stderr, line) }
 	out := withHTML(output(env, rf.json), htmlPath)
 	rep, err := cfg.Run(ctx, coreEnv(env, out, rf.json))
 	return written(ctx, out, rep, err)

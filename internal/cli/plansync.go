@@ -2,12 +2,10 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/narrows/narrows/internal/client"
 	"github.com/narrows/narrows/internal/command"
-	"github.com/narrows/narrows/internal/dbconn"
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/plan"
 	"github.com/narrows/narrows/internal/probe"
@@ -112,8 +110,8 @@ func planSync(ctx context.Context, env Env, args []string) error {
 		}
 	}
 	if dsn != "" {
-		if cfg.DSN, err = dbconn.Parse(dsn); err != nil {
-			return usagef("plan sync: --dsn: %v", err)
+		if cfg.DSN, err = dsnOf("plan sync", "--dsn", dsn); err != nil {
+			return err
 		}
 	}
 	if sf.logPath != "" {
@@ -131,7 +129,6 @@ func planSync(ctx context.Context, env Env, args []string) error {
 		measure.Agent, measure.To, measure.RemotePath, measure.Block, measure.InFlight = opts, sf.to, sf.remotePath, block, sf.inFlight
 		cfg.Measure = &measure
 	}
-	cfg.Note = func(line string) { fmt.Fprintln(env.Stderr, line) }
 	out := withHTML(output(env, sf.json), htmlPath)
 	rep, err := cfg.Run(ctx, coreEnv(env, out, sf.json))
 	return written(ctx, out, rep, err)

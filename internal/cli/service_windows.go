@@ -16,6 +16,8 @@ import (
 	"golang.org/x/sys/windows/svc"
 	"golang.org/x/sys/windows/svc/eventlog"
 	"golang.org/x/sys/windows/svc/mgr"
+
+	"github.com/narrows/narrows/internal/untrusted"
 )
 
 // serviceName is the service's name and its Event Log source.
@@ -119,7 +121,7 @@ func (h *agentService) Execute(_ []string, r <-chan svc.ChangeRequest, changes c
 		return serveWith(ctx, h.env, h.args, serveHooks{listening: listening, events: h.events})
 	})
 	if h.err != nil {
-		h.events.Error(eventID, "narrows serve stopped: "+oneLine(h.err.Error())) //nolint:errcheck
+		h.events.Error(eventID, "narrows serve stopped: "+untrusted.OneLine(h.err.Error())) //nolint:errcheck
 	}
 	return serviceExit(h.err)
 }

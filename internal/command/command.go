@@ -21,6 +21,7 @@ import (
 
 	"github.com/narrows/narrows/internal/advisor"
 	"github.com/narrows/narrows/internal/client"
+	"github.com/narrows/narrows/internal/dbconn"
 	"github.com/narrows/narrows/internal/errext"
 	"github.com/narrows/narrows/internal/result"
 	"github.com/narrows/narrows/internal/sysinfo"
@@ -31,7 +32,11 @@ type Env struct {
 	Now  func() time.Time      // the clock, for the report's time
 	Tool result.Tool           // this narrows: its release, commit and protocol
 	Emit func(result.Interval) // each interval as it is measured; nil: dropped
-	Say  func(string)          // the banner and notes for a person; nil: dropped
+	Say  func(string)          // the banner for a person, above the output; nil: dropped
+	// Note gets a line for the person beside the output (standard error
+	// on the command line): a step of a plan as it starts, a test file a
+	// killed run left, what could not be measured as asked; nil: dropped.
+	Note func(string)
 }
 
 // Runner is any command's Config: doctor holds its steps as these.
@@ -49,6 +54,12 @@ func (e Env) emit() func(result.Interval) {
 func (e Env) say(line string) {
 	if e.Say != nil {
 		e.Say(line)
+	}
+}
+
+func (e Env) note(line string) {
+	if e.Note != nil {
+		e.Note(line)
 	}
 }
 
@@ -76,27 +87,47 @@ type notApplicable struct{ why string }
 func (n *notApplicable) Error() string        { return n.why }
 func (n *notApplicable) Is(target error) bool { return target == ErrNotApplicable }
 
-// HostFacts are this host's facts, its interface the one routing to peer
+// agentReport is a command's Report on what it measured with the agent
+// at target through sess, noting who measured with us: the agent's
+// release, whether it proved itself, its host's facts (nil from an agent
+// before them), and this host's routed to it.
+func (e Env) agentReport(command, target string, sess *client.Session) *result.Report {
+	rep := result.NewReport(command, target, e.Tool, e.now())
+	rep.Agent, rep.Unauthenticated = sess.Software, !sess.Authenticated
+	rep.AgentFacts = sess.Facts
+	rep.Facts = hostFacts(e.Tool, sess.PeerIP())
+	return rep
+}
+
+// dbReport is a db command's Report on the database at d (named without
+// its password), with this host's facts on the interface routing to it.
+func (e Env) dbReport(command string, d *dbconn.DSN) *result.Report {
+	rep := result.NewReport(command, d.Redacted, e.Tool, e.now())
+	rep.Facts = hostFacts(e.Tool, targetPeer(d.Host))
+	return rep
+}
+
+// hostFacts are this host's facts, its interface the one routing to peer
 // (an IP, or "" for every interface that is up): a few file reads and
 // ioctls, bounded by sysinfo.
-func HostFacts(tool result.Tool, peer string) *result.Facts {
+func hostFacts(tool result.Tool, peer string) *result.Facts {
 	f := sysinfo.ReadFacts(peer)
 	f.Narrows = tool.Version
 	return f
 }
 
-// FromAgent notes who measured with us: the agent's release, whether it
-// proved itself, its host's facts (nil from an agent before them), and
-// this host's routed to it.
-func FromAgent(tool result.Tool, rep *result.Report, sess *client.Session) {
-	rep.Agent, rep.Unauthenticated = sess.Software, !sess.Authenticated
-	rep.AgentFacts = sess.Facts
-	rep.Facts = HostFacts(tool, sess.PeerIP())
+// agentName is the agent as the person named it (to, a plan's report's
+// target), else the address dialled.
+func agentName(to string, agent client.Options) string {
+	if to != "" {
+		return to
+	}
+	return agent.Addr
 }
 
-// TargetPeer is the address a report's target names, when it names one
+// targetPeer is the address a report's target names, when it names one
 // (HOST:PORT, or a database's host); "" for a path or a Unix socket.
-func TargetPeer(host string) string {
+func targetPeer(host string) string {
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
@@ -133,7 +164,7 @@ func Finish(ctx context.Context, tool result.Tool, rep *result.Report, runErr er
 		}
 	}
 	if rep.Facts == nil {
-		rep.Facts = HostFacts(tool, TargetPeer(rep.Target))
+		rep.Facts = hostFacts(tool, targetPeer(rep.Target))
 	}
 	rep.Findings = advisor.Advise(rep)
 	switch {

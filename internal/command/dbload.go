@@ -35,8 +35,7 @@ func (c DBLoad) Run(ctx context.Context, env Env) (*result.Report, error) {
 	if perCommit == 0 {
 		perCommit = dbload.RowsPerCommit(cfg.Rate, cfg.Sessions, cfg.RowBytes)
 	}
-	rep := result.NewReport("db load", c.DSN.Redacted, env.Tool, env.now())
-	rep.Facts = HostFacts(env.Tool, TargetPeer(c.DSN.Host))
+	rep := env.dbReport("db load", c.DSN)
 	env.say(fmt.Sprintf("narrows db load → %s: %s of log into scratch table %s, %s; %s, each commit one INSERT of %s",
 		c.DSN.Redacted, metric.FormatByteRate(cfg.Rate), cfg.Table, Until(cfg.Duration), metric.Plural(int64(cfg.Sessions), "session"), result.CommitRows(perCommit, cfg.RowBytes)))
 	res, runErr := dbload.Run(ctx, c.DSN, cfg, env.emit())

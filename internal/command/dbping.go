@@ -47,8 +47,7 @@ func (c DBPing) Run(ctx context.Context, env Env) (*result.Report, error) {
 			return nil, fmt.Errorf("db ping --agent: %w", err)
 		}
 	}
-	rep := result.NewReport("db ping", c.DSN.Redacted, env.Tool, env.now())
-	rep.Facts = HostFacts(env.Tool, TargetPeer(c.DSN.Host))
+	rep := env.dbReport("db ping", c.DSN)
 	what := cfg.Duration.String()
 	if cfg.Count > 0 {
 		what = metric.FormatCount(cfg.Count) + " queries"

@@ -54,8 +54,7 @@ func (c DBRepl) Run(ctx context.Context, env Env) (*result.Report, error) {
 	for _, r := range c.Repl.Replicas {
 		dsns = append(dsns, r.DSN)
 	}
-	rep := result.NewReport("db repl", c.DSN.Redacted, env.Tool, env.now())
-	rep.Facts = HostFacts(env.Tool, TargetPeer(c.DSN.Host))
+	rep := env.dbReport("db repl", c.DSN)
 	env.say(fmt.Sprintf("narrows db repl → %s: every %s, %s", c.DSN.Redacted, c.Repl.Interval, Until(c.Repl.Duration)))
 	var tally advisor.ReplTally
 	out := env.emit()

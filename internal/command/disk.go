@@ -23,11 +23,6 @@ import (
 type Disk struct {
 	Disk probedisk.Config
 	On   *client.Options // the agent whose storage is measured; nil: this machine's
-	// Note, when set, is given each notice of the run, one line, as the
-	// probe (or the agent) says it before measuring: what it could not do
-	// as asked, test files killed runs left. The command line writes them
-	// on standard error, apart from the banner.
-	Note func(string)
 }
 
 // DefaultDisk is disk on the filesystem of dir here with the flags'
@@ -43,12 +38,12 @@ func DefaultDisk(dir string) Disk {
 	return Disk{Disk: cfg}
 }
 
-func (c Disk) notes(notes []string) {
-	if c.Note == nil {
-		return
-	}
+// notices gives Env.Note each notice of the run, as the probe (or the
+// agent) says it before measuring: what it could not do as asked, test
+// files killed runs left.
+func notices(env Env, notes []string) {
 	for _, n := range notes {
-		c.Note(n)
+		env.note("narrows: notice: " + n)
 	}
 }
 
@@ -65,7 +60,7 @@ func (c Disk) Run(ctx context.Context, env Env) (*result.Report, error) {
 			if st := t.Stale(); len(st) > 0 {
 				notes = append(notes, probedisk.StaleNote(t.Dir(), st, fmt.Sprintf("`narrows disk --path %s --clean-stale` removes them", cfg.Dir)))
 			}
-			c.notes(notes)
+			notices(env, notes)
 			sum := t.Summary()
 			env.say(fmt.Sprintf("narrows disk → %s: %s", sum.Path, describeDisk(t.Path(), t.Dir(), sum, cfg)))
 		},
@@ -109,8 +104,7 @@ func (c Disk) runOn(ctx context.Context, env Env) (*result.Report, error) {
 	case cfg.Dir == "":
 		return nil, errext.Userf(nil, "--path is required with --on: the agent at %s allows disk tests in %s (its --disk-path)", addr, strings.Join(allowed, ", "))
 	}
-	rep := result.NewReport("disk", addr, env.Tool, env.now())
-	FromAgent(env.Tool, rep, sess)
+	rep := env.agentReport("disk", addr, sess)
 	emit := env.emit()
 	var target *result.Disk
 	measured := false
@@ -120,7 +114,7 @@ func (c Disk) runOn(ctx context.Context, env Env) (*result.Report, error) {
 		}
 		target = a.Disk.Target
 		rep.Target = target.Path + " on " + addr
-		c.notes(a.Disk.Notes)
+		notices(env, a.Disk.Notes)
 		env.say(fmt.Sprintf("narrows disk → %s: %s", rep.Target, describeDisk(a.Disk.File, target.Path, target, cfg)))
 		return nil
 	}, func(iv result.Interval) {

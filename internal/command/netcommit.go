@@ -65,11 +65,10 @@ func (c NetCommit) Run(ctx context.Context, env Env) (*result.Report, error) {
 		}
 		return nil, errext.Userf(nil, "the agent at %s (%s) does not run net commit: upgrade it to narrows %s or later", addr, release, env.Tool.Version)
 	}
-	if err := FitsAgent(sess, addr, cfg.Duration); err != nil {
+	if err := fitsAgent(sess, addr, cfg.Duration); err != nil {
 		return nil, err
 	}
-	rep := result.NewReport("net commit", addr, env.Tool, env.now())
-	FromAgent(env.Tool, rep, sess)
+	rep := env.agentReport("net commit", addr, sess)
 	started := cfg.Started
 	cfg.Started = func(res *result.Commit) {
 		env.say(commitBanner(addr, res, cfg.Duration))

@@ -55,8 +55,7 @@ func (c NetRR) runUnderLoad(ctx context.Context, env Env) (*result.Report, error
 		return nil, errext.Userf(nil, "--under-load: the load would run %s, past the agent's %s (its --max-duration): use a shorter --duration or --warmup",
 			metric.FlagDuration(load), metric.FlagDuration(sess.Limits.MaxDuration))
 	}
-	rep := result.NewReport("net rr", addr, env.Tool, env.now())
-	FromAgent(env.Tool, rep, sess)
+	rep := env.agentReport("net rr", addr, sess)
 	env.say(fmt.Sprintf("narrows net rr --under-load → %s: round trips idle for %s, then while %d streams fill the path %s (after a %s warm-up) for %s",
 		addr, metric.FlagDuration(cfg.Idle), cfg.Streams, loadWords[cfg.Direction], metric.FlagDuration(cfg.Warmup), metric.FlagDuration(cfg.Loaded)))
 	res, runErr := loaded.Run(ctx, sess, c.Agent, cfg, env.emit())

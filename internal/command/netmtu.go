@@ -34,8 +34,7 @@ func (c NetMTU) Run(ctx context.Context, env Env) (*result.Report, error) {
 		return nil, err
 	}
 	defer sess.Close()
-	rep := result.NewReport("net mtu", c.Agent.Addr, env.Tool, env.now())
-	FromAgent(env.Tool, rep, sess)
+	rep := env.agentReport("net mtu", c.Agent.Addr, sess)
 	env.say(fmt.Sprintf("narrows net mtu → %s: full-size packets %s, on test connections of the agent's own", c.Agent.Addr, directionWords(cfg.Directions)))
 	res, runErr := pmtu.Run(ctx, sess, cfg)
 	rep.MTU = res

@@ -63,15 +63,14 @@ func (c NetRR) Run(ctx context.Context, env Env) (*result.Report, error) {
 			metric.FormatBytes(cfg.Request), metric.FormatBytes(cfg.Response), metric.FormatBytes(cfg.Request+cfg.Response), addr, metric.FormatBytes(most))
 	}
 	if cfg.Count == 0 {
-		if err := FitsAgent(sess, addr, cfg.Duration); err != nil {
+		if err := fitsAgent(sess, addr, cfg.Duration); err != nil {
 			return nil, err
 		}
 	}
 	if most := sess.Limits.MaxDuration; most > 0 && cfg.Duration > most {
 		cfg.Duration = most // the bound of a run of Count round trips
 	}
-	rep := result.NewReport("net rr", addr, env.Tool, env.now())
-	FromAgent(env.Tool, rep, sess)
+	rep := env.agentReport("net rr", addr, sess)
 	env.say(fmt.Sprintf("narrows net rr → %s: one connection, one request outstanding, %s request / %s response, %s",
 		addr, metric.FormatBytes(cfg.Request), metric.FormatBytes(cfg.Response), what))
 	res, runErr := rr.Run(ctx, sess, cfg, env.emit())

@@ -28,9 +28,9 @@ func DefaultNetStream(agent client.Options) NetStream {
 		Interval: time.Second, Block: 128 << 10}}
 }
 
-// FitsAgent refuses, before anything runs, a test longer than the agent
+// fitsAgent refuses, before anything runs, a test longer than the agent
 // allows: a refusal mid-run would leave an empty table marked partial.
-func FitsAgent(sess *client.Session, addr string, d time.Duration) error {
+func fitsAgent(sess *client.Session, addr string, d time.Duration) error {
 	if most := sess.Limits.MaxDuration; most > 0 && d > most {
 		return errext.Userf(nil, "--duration %s: the agent at %s allows tests of up to %s (its --max-duration): use --duration %s or less, or restart the agent with --max-duration %s",
 			metric.FlagDuration(d), addr, metric.FlagDuration(most), metric.FlagDuration(most), metric.FlagDuration(d))
@@ -61,7 +61,7 @@ func (c NetStream) Run(ctx context.Context, env Env) (*result.Report, error) {
 		return nil, errext.Userf(nil, "--streams %d (%s) of %s blocks needs %s of buffers on the agent at %s, which allows %s per test (its --max-test-memory): %s",
 			cfg.Streams, cfg.Direction, metric.FormatBytes(cfg.Block), metric.FormatBytes(spec.Buffers()), addr, metric.FormatBytes(most), fix)
 	}
-	if err := FitsAgent(sess, addr, cfg.Duration); err != nil {
+	if err := fitsAgent(sess, addr, cfg.Duration); err != nil {
 		return nil, err
 	}
 	if most := sess.Limits.MaxDataConns; most > 0 && spec.DataConns() > most {
@@ -72,8 +72,7 @@ func (c NetStream) Run(ctx context.Context, env Env) (*result.Report, error) {
 		return nil, errext.Userf(nil, "--streams %d (%s) needs %d data connections; the agent at %s allows %d per test: use --streams %d or fewer, or raise the agent's --max-conns",
 			cfg.Streams, cfg.Direction, spec.DataConns(), addr, most, per)
 	}
-	rep := result.NewReport("net stream", addr, env.Tool, env.now())
-	FromAgent(env.Tool, rep, sess)
+	rep := env.agentReport("net stream", addr, sess)
 	phases := "1 stream"
 	if cfg.Streams > 1 {
 		phases = fmt.Sprintf("1 stream, then %d streams", cfg.Streams)

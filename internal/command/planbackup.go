@@ -42,9 +42,6 @@ type PlanBackup struct {
 	DSN     *dbconn.DSN
 	Assume  []plan.Assumption // stages given by hand (plan.BackupAssumeNames)
 	Measure *BackupMeasure    // nil: nothing is measured
-	// Note gets the progress while measuring, a line at a time (standard
-	// error on the command line); nil: dropped.
-	Note func(string)
 }
 
 // DefaultPlanBackup is plan backup with its flags' defaults: 100 GB,
@@ -79,10 +76,10 @@ func (c PlanBackup) Run(ctx context.Context, env Env) (*result.Report, error) {
 	switch {
 	case c.Measure != nil:
 		var err error
-		if software, unauth, err = c.Measure.run(ctx, in.Files, c.Note, &in.Stages); err != nil {
+		if software, unauth, err = c.Measure.run(ctx, in.Files, env.note, &in.Stages); err != nil {
 			return nil, err
 		}
-		target = c.Measure.target()
+		target = agentName(c.Measure.To, c.Measure.Agent)
 	case c.From.Given():
 		target = c.From.Name
 	}

@@ -48,9 +48,6 @@ type PlanChatty struct {
 	// instead of SELECT 1; with Agent alone, requests of Payload bytes
 	// instead of 64. 0: neither.
 	Payload int64
-	// Note gets the progress while measuring, a line at a time (standard
-	// error on the command line); nil: dropped.
-	Note func(string)
 }
 
 // DefaultPlanChatty is plan chatty with its flags' defaults: 5,000
@@ -62,6 +59,7 @@ func DefaultPlanChatty() PlanChatty {
 
 // chattyRun is what the report says of the measurement.
 type chattyRun struct {
+	note                  func(string) // Env.note
 	target, software      string
 	unauth                bool
 	agentFacts, hostFacts *result.Facts // the agent's host, and this host's routed to it
@@ -69,7 +67,7 @@ type chattyRun struct {
 
 // Run measures or reads the figures and plans.
 func (c PlanChatty) Run(ctx context.Context, env Env) (*result.Report, error) {
-	var r chattyRun
+	r := chattyRun{note: env.note}
 	f, saved, runErr, err := c.figures(ctx, env.Tool, &r)
 	if err != nil {
 		return nil, err
@@ -150,7 +148,7 @@ func (c PlanChatty) measurePing(ctx context.Context, r *chattyRun) (result.Chatt
 		what += ", then the network's through the agent at " + c.Agent.Addr
 	}
 	r.target = d.Redacted
-	noted(c.Note, fmt.Sprintf("narrows plan chatty: step 1 of 1: %s", what))
+	r.note(fmt.Sprintf("narrows plan chatty: step 1 of 1: %s", what))
 	res, runErr := dbping.Run(ctx, d, cfg, func(result.Interval) {})
 	if ctx.Err() != nil {
 		return result.ChattyFigures{}, nil, ErrInterrupted
@@ -167,7 +165,7 @@ func (c PlanChatty) measurePing(ctx context.Context, r *chattyRun) (result.Chatt
 		return f, nil, fmt.Errorf("plan chatty: %v", err)
 	}
 	if n := res.Network; n != nil && n.AgentError != "" {
-		noted(c.Note, fmt.Sprintf("narrows plan chatty: the agent could not be measured (%s): the network is known only between bounds", d.Scrub(n.AgentError)))
+		r.note(fmt.Sprintf("narrows plan chatty: the agent could not be measured (%s): the network is known only between bounds", d.Scrub(n.AgentError)))
 	}
 	return f, runErr, nil
 }
@@ -185,12 +183,12 @@ func (c PlanChatty) measureRR(ctx context.Context, tool result.Tool, r *chattyRu
 	}
 	defer sess.Close()
 	r.software, r.unauth, r.target = sess.Software, !sess.Authenticated, opts.Addr
-	r.agentFacts, r.hostFacts = sess.Facts, HostFacts(tool, sess.PeerIP())
+	r.agentFacts, r.hostFacts = sess.Facts, hostFacts(tool, sess.PeerIP())
 	if most := sess.Limits.MaxDuration; most > 0 && c.Duration > most {
 		return result.ChattyFigures{}, nil, errext.Userf(nil, "--duration %s: the agent at %s allows tests of up to %s (its --max-duration): use --duration %s or less",
 			metric.FlagDuration(c.Duration), opts.Addr, metric.FlagDuration(most), metric.FlagDuration(most))
 	}
-	noted(c.Note, fmt.Sprintf("narrows plan chatty: step 1 of 1: the network's round trips through the agent (net rr, %s each way, %s)",
+	r.note(fmt.Sprintf("narrows plan chatty: step 1 of 1: the network's round trips through the agent (net rr, %s each way, %s)",
 		requestSize(req), metric.FlagDuration(c.Duration)))
 	res, runErr := rr.Run(ctx, sess, rr.Config{Request: req, Response: 64, Duration: c.Duration, Interval: c.Duration, Queries: c.Queries},
 		func(result.Interval) {})

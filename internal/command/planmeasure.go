@@ -25,13 +25,6 @@ type planStep struct {
 	run  func(ctx context.Context) error
 }
 
-// noted gives line to a plan's Note hook, when it has one.
-func noted(note func(string), line string) {
-	if note != nil {
-		note(line)
-	}
-}
-
 // BackupMeasure is how plan backup measures its stages through an agent
 // (`narrows serve` on the backup host) and here.
 type BackupMeasure struct {
@@ -63,14 +56,6 @@ type BackupMeasure struct {
 func DefaultBackupMeasure(agent client.Options) BackupMeasure {
 	return BackupMeasure{Agent: agent, Stage: 5 * time.Second, DiskSize: 1 << 30,
 		Codecs: []string{compress.LZ4, compress.Zstd3, compress.Gzip6}}
-}
-
-// target is what the report names as measured.
-func (m BackupMeasure) target() string {
-	if m.To != "" {
-		return m.To
-	}
-	return m.Agent.Addr
 }
 
 // run measures every stage the measurement makes possible on this host
@@ -133,7 +118,7 @@ func (m BackupMeasure) run(ctx context.Context, files int, note func(string), s 
 		steps = append(steps, m.compressionSteps(sess, s)...)
 	}
 	for i, st := range steps {
-		noted(note, fmt.Sprintf("narrows plan backup: step %d of %d: %s", i+1, len(steps), st.what))
+		note(fmt.Sprintf("narrows plan backup: step %d of %d: %s", i+1, len(steps), st.what))
 		if err := st.run(ctx); err != nil {
 			if ctx.Err() != nil {
 				return sess.Software, !sess.Authenticated, ErrInterrupted
@@ -146,7 +131,7 @@ func (m BackupMeasure) run(ctx context.Context, files int, note func(string), s 
 				// Nothing it said is a figure to plan on.
 				return sess.Software, !sess.Authenticated, fmt.Errorf("plan backup: %s: %w", st.what, err)
 			}
-			noted(note, fmt.Sprintf("narrows plan backup: %s was not measured: %v", st.what, err))
+			note(fmt.Sprintf("narrows plan backup: %s was not measured: %v", st.what, err))
 		}
 	}
 	return sess.Software, !sess.Authenticated, nil

@@ -43,9 +43,6 @@ type PlanReplica struct {
 	LogRates []result.LogRate
 	Assume   []plan.Assumption // figures given by hand (plan.ReplicaAssumeNames)
 	Measure  *ReplicaMeasure   // nil: no stream is measured
-	// Note gets the progress while measuring, a line at a time (standard
-	// error on the command line); nil: dropped.
-	Note func(string)
 }
 
 // ReplicaMeasure is how plan replica measures the stream: forward, from
@@ -70,13 +67,6 @@ func DefaultPlanReplica() PlanReplica {
 // with the flags' defaults: 5 s of one stream, then of 4.
 func DefaultReplicaMeasure(agent client.Options) ReplicaMeasure {
 	return ReplicaMeasure{Agent: agent, Stage: 5 * time.Second, Streams: 4}
-}
-
-func (m ReplicaMeasure) target() string {
-	if m.To != "" {
-		return m.To
-	}
-	return m.Agent.Addr
 }
 
 // Run reads, measures and plans.
@@ -127,17 +117,17 @@ func (c PlanReplica) Run(ctx context.Context, env Env) (*result.Report, error) {
 			what += fmt.Sprintf(", then %d", m.Streams)
 		}
 		steps = append(steps, planStep{what, func(ctx context.Context) error {
-			s, sw, ua, err := m.measure(ctx, c.Note)
+			s, sw, ua, err := m.measure(ctx, env.note)
 			software, unauth = sw, ua
 			if s != nil {
 				saved = s
 			}
 			return err
 		}})
-		target = m.target()
+		target = agentName(m.To, m.Agent)
 	}
 	for i, st := range steps {
-		noted(c.Note, fmt.Sprintf("narrows plan replica: step %d of %d: %s", i+1, len(steps), st.what))
+		env.note(fmt.Sprintf("narrows plan replica: step %d of %d: %s", i+1, len(steps), st.what))
 		if err := st.run(ctx); err != nil {
 			if ctx.Err() != nil {
 				return nil, ErrInterrupted
@@ -184,13 +174,13 @@ func (m ReplicaMeasure) measure(ctx context.Context, note func(string)) (*result
 			return rs, sess.Software, !sess.Authenticated, fmt.Errorf("plan replica: %w", err)
 		}
 		if rs == nil || ctx.Err() != nil || errors.Is(err, client.ErrMisbehaved) {
-			return rs, sess.Software, !sess.Authenticated, fmt.Errorf("plan replica: the stream to %s: %w", m.target(), err)
+			return rs, sess.Software, !sess.Authenticated, fmt.Errorf("plan replica: the stream to %s: %w", agentName(m.To, m.Agent), err)
 		}
 		// One stream ran; the N streams did not.
-		noted(note, fmt.Sprintf("narrows plan replica: the %d streams were not measured: %v", n, err))
+		note(fmt.Sprintf("narrows plan replica: the %d streams were not measured: %v", n, err))
 	}
 	if rs == nil {
-		return nil, sess.Software, !sess.Authenticated, fmt.Errorf("plan replica: the stream to %s carried nothing", m.target())
+		return nil, sess.Software, !sess.Authenticated, fmt.Errorf("plan replica: the stream to %s carried nothing", agentName(m.To, m.Agent))
 	}
 	return rs, sess.Software, !sess.Authenticated, nil
 }

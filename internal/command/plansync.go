@@ -46,9 +46,6 @@ type PlanSync struct {
 	LogPath  string
 	DiskSize int64
 	Measure  *SyncMeasure // the replica's side through the agent; nil: not measured
-	// Note gets the progress while measuring, a line at a time (standard
-	// error on the command line); nil: dropped.
-	Note func(string)
 }
 
 // SyncMeasure is how plan sync measures the replica's side, through the
@@ -79,13 +76,6 @@ func DefaultSyncMeasure(agent client.Options) SyncMeasure {
 	return SyncMeasure{Agent: agent, Block: 1 << 10, InFlight: 32}
 }
 
-func (m SyncMeasure) target() string {
-	if m.To != "" {
-		return m.To
-	}
-	return m.Agent.Addr
-}
-
 // Run reads, measures and plans.
 func (c PlanSync) Run(ctx context.Context, env Env) (*result.Report, error) {
 	in := advisor.SyncInput{Engines: slices.Clone(c.Engines), OpLog: c.OpLog, OpTime: c.OpTime}
@@ -101,12 +91,12 @@ func (c PlanSync) Run(ctx context.Context, env Env) (*result.Report, error) {
 	var unauth bool
 	if c.DSN != nil || c.LogPath != "" || c.Measure != nil {
 		var err error
-		if software, unauth, err = c.measure(ctx, &in.Parts); err != nil {
+		if software, unauth, err = c.measure(ctx, env.note, &in.Parts); err != nil {
 			return nil, err
 		}
 		target = "measured"
 		if c.Measure != nil {
-			target = c.Measure.target()
+			target = agentName(c.Measure.To, c.Measure.Agent)
 		}
 	}
 	if err := plan.ApplySync(&in.Parts, c.Assume); err != nil {
@@ -122,10 +112,10 @@ func (c PlanSync) Run(ctx context.Context, env Env) (*result.Report, error) {
 	return Finish(ctx, env.Tool, rep, nil)
 }
 
-// measure runs every part the Config makes possible, giving Note which
+// measure runs every part the Config makes possible, giving note which
 // step of how many runs. A step that fails is named and leaves its part
 // unknown; the plan then says so rather than guessing.
-func (c PlanSync) measure(ctx context.Context, ps *result.SyncParts) (string, bool, error) {
+func (c PlanSync) measure(ctx context.Context, note func(string), ps *result.SyncParts) (string, bool, error) {
 	dur := c.Stage
 	var steps []planStep
 	if d := c.DSN; d != nil {
@@ -162,7 +152,7 @@ func (c PlanSync) measure(ctx context.Context, ps *result.SyncParts) (string, bo
 		software, unauth = sess.Software, !sess.Authenticated
 	}
 	for i, st := range steps {
-		noted(c.Note, fmt.Sprintf("narrows plan sync: step %d of %d: %s", i+1, len(steps), st.what))
+		note(fmt.Sprintf("narrows plan sync: step %d of %d: %s", i+1, len(steps), st.what))
 		if err := st.run(ctx); err != nil {
 			if ctx.Err() != nil {
 				return software, unauth, ErrInterrupted
@@ -174,7 +164,7 @@ func (c PlanSync) measure(ctx context.Context, ps *result.SyncParts) (string, bo
 				// Nothing it said is a figure to plan on.
 				return software, unauth, fmt.Errorf("plan sync: %s: %w", st.what, err)
 			}
-			noted(c.Note, fmt.Sprintf("narrows plan sync: %s was not measured: %v", st.what, err))
+			note(fmt.Sprintf("narrows plan sync: %s was not measured: %v", st.what, err))
 		}
 	}
 	return software, unauth, nil

@@ -44,12 +44,12 @@ type Watch struct {
 // payload: Ethernet header and FCS 18, IPv4 20, TCP 20 with timestamps 12.
 const wireOverhead = 70
 
-// WatchCost is what a watch costs the link on average: the round trips'
+// watchCost is what a watch costs the link on average: the round trips'
 // bytes per second on the wire (a request and a response segment and the
 // client's delayed ACK each time: at a few a second the next request
 // comes too late to carry it), and the share of time a stream fills
 // each direction it runs in.
-func WatchCost(rate float64, req, resp int64, every, dur time.Duration) (rrBytesPerSecond, streamShare float64) {
+func watchCost(rate float64, req, resp int64, every, dur time.Duration) (rrBytesPerSecond, streamShare float64) {
 	rrBytesPerSecond = rate * float64(req+resp+3*wireOverhead)
 	if every > 0 {
 		streamShare = dur.Seconds() / every.Seconds()
@@ -91,8 +91,7 @@ func (c Watch) Run(ctx context.Context, env Env) (*result.Report, error) {
 			return nil, err
 		}
 	}
-	rep := result.NewReport("watch", addr, env.Tool, env.now())
-	FromAgent(env.Tool, rep, sess)
+	rep := env.agentReport("watch", addr, sess)
 	conf := result.WatchConfig{Name: c.Name, Rate: cfg.Rate, RequestBytes: cfg.Request, ResponseBytes: cfg.Response,
 		Interval: result.Seconds(cfg.Interval), Duration: result.Seconds(cfg.Duration)}
 	streams := "no streams"
@@ -100,7 +99,7 @@ func (c Watch) Run(ctx context.Context, env Env) (*result.Report, error) {
 		conf.StreamEvery, conf.StreamDuration, conf.StreamDir = result.Seconds(sc.Every), result.Seconds(sc.Duration), c.StreamDir
 		streams = fmt.Sprintf("a %s stream %s every %s", metric.FlagDuration(sc.Duration), strings.Join(sc.Directions, " then "), metric.FlagDuration(sc.Every))
 	}
-	rrCost, share := WatchCost(cfg.Rate, cfg.Request, cfg.Response, sc.Every, sc.Duration)
+	rrCost, share := watchCost(cfg.Rate, cfg.Request, cfg.Response, sc.Every, sc.Duration)
 	until := Until(cfg.Duration)
 	env.say(fmt.Sprintf("narrows watch → %s: %g round trips/s of %s / %s, %s, %s", addr, cfg.Rate,
 		metric.FormatBytes(cfg.Request), metric.FormatBytes(cfg.Response), streams, until))

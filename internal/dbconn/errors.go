@@ -15,6 +15,7 @@ import (
 	mssql "github.com/microsoft/go-mssqldb"
 
 	"github.com/narrows/narrows/internal/errext"
+	"github.com/narrows/narrows/internal/untrusted"
 )
 
 // Kind says what a person must fix.
@@ -232,9 +233,7 @@ func Refusedf(format string, a ...any) error {
 
 // Reason is err as one line without d's password: what a gap or a message
 // shows of a driver's error.
-func (d *DSN) Reason(err error) string { return d.Scrub(oneLine(err.Error())) }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+func (d *DSN) Reason(err error) string { return d.Scrub(untrusted.OneLine(err.Error())) }
 
 // Brief is err in a few words for a line that repeats it (a live row, a
 // gap): what failed and the root cause, without the DSN and the driver's

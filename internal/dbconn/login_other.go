@@ -11,6 +11,8 @@ import (
 
 	"github.com/microsoft/go-mssqldb/integratedauth/krb5"
 	"github.com/microsoft/go-mssqldb/msdsn"
+
+	"github.com/narrows/narrows/internal/untrusted"
 )
 
 // Off Windows, integrated authentication to SQL Server is Kerberos: the
@@ -60,7 +62,7 @@ func kerberosReady(d *DSN, cfg *msdsn.Config) error {
 	case errors.Is(err, krb5.ErrCredCacheFileDoesNotExist):
 		return fail(err, fmt.Sprintf("the ticket cache %s does not exist: run kinit USER@REALM first", p["krb5-credcachefile"]))
 	}
-	return fail(err, d.Scrub(oneLine(err.Error())))
+	return fail(err, d.Scrub(untrusted.OneLine(err.Error())))
 }
 
 // krb5Conf is the Kerberos configuration the driver reads.

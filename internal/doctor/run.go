@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/narrows/narrows/internal/advisor"
@@ -12,6 +11,7 @@ import (
 	"github.com/narrows/narrows/internal/command"
 	"github.com/narrows/narrows/internal/plan"
 	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/untrusted"
 )
 
 // Config is a doctor run: what the user gave, the time the steps share,
@@ -129,7 +129,7 @@ func (c Config) Run(ctx context.Context, env command.Env) (*result.Report, error
 			case stepsCtx.Err() != nil && ctx.Err() == nil:
 				step.Why = "stopped: " + context.Cause(stepsCtx).Error()
 			case err != nil:
-				step.Why = oneLine(err.Error())
+				step.Why = untrusted.OneLine(err.Error())
 			case rep != nil:
 				step.Why = rep.Error
 			}
@@ -176,8 +176,6 @@ func (c Config) Run(ctx context.Context, env command.Env) (*result.Report, error
 	}
 	return rep, nil
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // Verdicts are every step's findings that matter, most severe first (in
 // the steps' order within a severity), each subject once: a finding

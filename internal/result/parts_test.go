@@ -45,3 +45,41 @@ func TestPartsAreTheReportsFields(t *testing.T) {
 		t.Error("an empty Report has a part")
 	}
 }
+
+// With is a Report holding p as its part.
+func With(p Part) *Report {
+	r := &Report{}
+	switch p := p.(type) {
+	case *Stream:
+		r.Stream = p
+	case *RR:
+		r.RR = p
+	case *Loaded:
+		r.Loaded = p
+	case *MTU:
+		r.MTU = p
+	case *Commit:
+		r.Commit = p
+	case *Disk:
+		r.Disk = p
+	case *DBPing:
+		r.DBPing = p
+	case *Repl:
+		r.Repl = p
+	case *DBLoad:
+		r.DBLoad = p
+	case *BackupPlan:
+		r.BackupPlan = p
+	case *SyncPlan:
+		r.SyncPlan = p
+	case *ReplicaPlan:
+		r.ReplicaPlan = p
+	case *ChattyPlan:
+		r.ChattyPlan = p
+	case *Watch:
+		r.Watch = p
+	case *Doctor:
+		r.Doctor = p
+	}
+	return r
+}

@@ -135,6 +135,12 @@ func Text(s string) string {
 	return string(b)
 }
 
+// OneLine is s with every run of white space (newlines and tabs
+// included) made one space, and none at either end: a driver's or an
+// agent's multi-line error said on one line, before Text escapes what is
+// left.
+func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
 // Quote is s in double quotes, escaped as Text does and with its own
 // quotes and backslashes escaped too, cut at MaxQuoted runes (marked …):
 // how the words of a peer that has not proved who it is are shown, so

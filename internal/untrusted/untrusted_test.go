@@ -234,3 +234,17 @@ func TestClean(t *testing.T) {
 	untrusted.Clean((*facts)(nil)) // nothing to do, and no panic
 	untrusted.Clean(nil)
 }
+
+// TestOneLine: lines and tabs become single spaces, the ends trimmed.
+func TestOneLine(t *testing.T) {
+	for in, want := range map[string]string{
+		"pq: password authentication failed\n\tfor user \"narrows\"  ": `pq: password authentication failed for user "narrows"`,
+		"":         "",
+		"one line": "one line",
+		" \r\n ":   "",
+	} {
+		if got := untrusted.OneLine(in); got != want {
+			t.Errorf("OneLine(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

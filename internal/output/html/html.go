@@ -177,14 +177,13 @@ func build(rep *result.Report, ivs []result.Interval) page {
 	return p
 }
 
-// areas in the order the report shows them; others after, as they came.
-var areaOrder = words.Areas
-
+// areaRank is a's place in the order the report shows the areas
+// (words.Areas); others after, as they came.
 func areaRank(a string) int {
-	if i := slices.Index(areaOrder, a); i >= 0 {
+	if i := slices.Index(words.Areas, a); i >= 0 {
 		return i
 	}
-	return len(areaOrder)
+	return len(words.Areas)
 }
 
 // areaOf is the area of a single command's run.
