@@ -12,7 +12,10 @@ TIMED   := bash scripts/timed.sh
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/narrows
 
-# The main job: an agent on loopback, then one stream and round trips through it.
+# The main job: doctor, as a DBA starts, against an agent on loopback and a
+# throwaway PostgreSQL cluster where its server programs are (else the
+# database steps are skipped, saying why); the run and its HTML report stay
+# in bin/run/ (RUN_DIR=…), everything else is removed. BUDGET=60s by default.
 run: build
 	bash scripts/run-local.sh $(BIN)
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -98,6 +99,8 @@ type verb struct {
 
 func commands() []verb {
 	return []verb{
+		// doctor first: where a newcomer starts (the help lists them in this order).
+		{"doctor", "every probe and plan that applies here, within a budget: the verdicts first, a report to hand on", doctorCmd},
 		{"serve", "run the agent on the far side (the replica, the database server)", serve},
 		{"service", "run the agent as a Windows service: service install [serve flags], uninstall, start, stop, status", serviceCmd},
 		{"net stream", "bulk throughput, one stream as replication uses it (then N with --streams)", netStream},
@@ -113,7 +116,6 @@ func commands() []verb {
 		{"plan sync", "what a synchronous replica costs each commit and a maintenance operation, by engine", planSync},
 		{"plan replica", "will a replica keep up with the log over one stream, with what margin, and at a farther site", planReplica},
 		{"plan chatty", "how long a chatty report's queries wait on the wire, and what another network or fewer round trips would make of it", planChatty},
-		{"doctor", "every probe and plan that applies here, within a budget: the verdicts first, a report to hand on", doctorCmd},
 		{"history", "list the runs kept in the local history", historyCmd},
 		{"compare", "compare two runs figure by figure, and say whether each change is more than noise", compareCmd},
 		{"report", "render a saved run (its JSON lines) as one self-contained HTML file: narrows report RUN.jsonl --html out.html", report},
@@ -170,9 +172,16 @@ func run(ctx context.Context, env Env, args []string) (int, error) {
 
 func dispatch(ctx context.Context, env Env, args []string) error {
 	if len(args) == 0 {
-		return usagef("no command given: try `narrows net stream --to HOST`, or `narrows help` for the list")
+		return usagef("no command given: start with `narrows doctor --to HOST` (narrows serve on the replica's host), or `narrows help` for the recipe and the list")
 	}
-	if isHelp(args[0]) {
+	switch {
+	case args[0] == "--version" || args[0] == "-version":
+		return dispatch(ctx, env, append([]string{"version"}, args[1:]...))
+	case isHelp(args[0]) && len(args) > 1 && !isHelp(args[1]):
+		// narrows help doctor, narrows help net stream: the command's own
+		// help, as narrows doctor --help prints it.
+		return dispatch(ctx, env, append(slices.Clone(args[1:]), "--help"))
+	case isHelp(args[0]):
 		usage(env.Stdout)
 		return nil
 	}
@@ -217,9 +226,21 @@ func groupOf(word string) []string {
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "narrows: the network and storage as a database uses them")
-	fmt.Fprintln(w, "\nUsage: narrows COMMAND [flags]   (narrows COMMAND --help for its flags)")
+	fmt.Fprint(w, recipe)
+	fmt.Fprintln(w, "\nUsage: narrows COMMAND [flags]   (narrows help COMMAND, or narrows COMMAND --help, for its flags)")
 	list(w, "")
 }
+
+// recipe is where a newcomer starts: the README's four commands.
+const recipe = `
+Start here, with a primary and a standby:
+  1. on the standby's host, the agent:   narrows serve --secret-file narrows.secret --disk-path /backup
+  2. on the primary, everything that applies, verdicts first, within a budget:
+       narrows doctor --to STANDBY --secret-file narrows.secret --dsn postgres://narrows@localhost/postgres \
+           --data-path DATADIR --log-path WALDIR --backup-path /backup
+  3. the report for the network team:    narrows report narrows-doctor-DATE-TIME.jsonl --html report.html
+  4. after a change, doctor again, then: narrows history; narrows compare BEFORE AFTER
+`
 
 // list writes the commands whose name starts with prefix.
 func list(w io.Writer, prefix string) {

@@ -260,6 +260,38 @@ func TestVersion(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(out, "narrows "+cli.Version) || !strings.Contains(out, "protocol 1") || !strings.Contains(out, "commit ") {
 		t.Fatalf("version: code %d out %q", code, out)
 	}
+	for _, flag := range []string{"--version", "-version"} {
+		if again, _, code := run(t, nil, flag); code != 0 || again != out {
+			t.Errorf("narrows %s: exit %d, %q; want %q as narrows version says it", flag, code, again, out)
+		}
+	}
+}
+
+// TestNewcomerStartsAtDoctor: narrows alone, and its help, lead with
+// doctor and the README's four commands; `narrows help CMD` is the
+// command's own help (issue 27: it printed the list).
+func TestNewcomerStartsAtDoctor(t *testing.T) {
+	_, stderr, code := run(t, nil)
+	if code != cli.ExitUsage || !strings.Contains(stderr, "narrows doctor --to HOST") {
+		t.Errorf("narrows alone: exit %d, %q; want exit 2 pointing at doctor", code, stderr)
+	}
+	out, _, code := run(t, nil, "--help")
+	recipe, list := strings.Index(out, "narrows doctor --to STANDBY"), strings.Index(out, "Usage: narrows COMMAND")
+	if code != 0 || recipe < 0 || list < recipe || !strings.Contains(out, "narrows serve --secret-file") || !strings.Contains(out, "narrows compare") {
+		t.Errorf("narrows --help: exit %d; want the four commands before the list:\n%s", code, out)
+	}
+	if lines := strings.Split(out[list:], "\n"); len(lines) < 2 || !strings.HasPrefix(strings.TrimSpace(lines[1]), "doctor ") {
+		t.Errorf("the list does not start with doctor:\n%s", out[list:])
+	}
+	for _, words := range [][]string{{"doctor"}, {"net", "stream"}, {"plan", "backup"}} {
+		out, stderr, code := run(t, nil, append([]string{"help"}, words...)...)
+		if code != 0 || stderr != "" || !strings.HasPrefix(out, "Usage: narrows "+strings.Join(words, " ")+" [flags]") {
+			t.Errorf("narrows help %s: exit %d, stderr %q, stdout %.80q", strings.Join(words, " "), code, stderr, out)
+		}
+	}
+	if _, stderr, code := run(t, nil, "help", "nosuch"); code != cli.ExitUsage || !strings.Contains(stderr, `unknown command "nosuch"`) {
+		t.Errorf("narrows help nosuch: exit %d, %q", code, stderr)
+	}
 }
 
 // jsonLines parses --json output: interval records, then one summary last.

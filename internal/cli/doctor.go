@@ -93,9 +93,15 @@ func doctorCmd(ctx context.Context, env Env, args []string) error {
 		if err != nil {
 			return err
 		}
-		in.Agent, in.To, in.AgentDisk, software = &opts, df.to, len(sess.Limits.DiskPaths) > 0, sess.Software
+		in.Agent, in.To, in.AgentDiskPaths, in.AgentMaxDiskSize, software = &opts, df.to, sess.Limits.DiskPaths, sess.Limits.MaxDiskSize, sess.Software
 		sess.Close()
 		target = opts.Addr
+	}
+	// What was given is checked before the first step (the backup path
+	// against the agent's, a login to each database): a mistake is one
+	// line and exit 2 now, not failed steps minutes later.
+	if err := in.Check(ctx, dbTimeout); err != nil {
+		return err
 	}
 	stamp := env.Now().Format("20060102-150405")
 	runPath := df.out
@@ -165,6 +171,9 @@ func doctorCmd(ctx context.Context, env Env, args []string) error {
 	return runErr
 }
 
+// dbTimeout bounds each login doctor checks before its first step.
+const dbTimeout = 15 * time.Second
+
 // doctorVerdictsShown is how many verdicts the terminal shows before
 // pointing at the report.
 const doctorVerdictsShown = 8
@@ -173,7 +182,7 @@ const doctorVerdictsShown = 8
 // where to read more.
 func printDoctor(w io.Writer, rep *result.Report, written []string) {
 	d := rep.Doctor
-	fmt.Fprintf(w, "narrows doctor → %s: %d steps in %s of a %s budget\n\n", rep.Target, len(d.Steps),
+	fmt.Fprintf(w, "narrows doctor → %s: %s in %s of a %s budget\n\n", rep.Target, stepTally(d),
 		d.Elapsed.D().Round(time.Second), d.Budget.D())
 	if len(d.Verdicts) == 0 {
 		fmt.Fprintln(w, "No verdict: nothing ran that could give one.")
@@ -201,6 +210,25 @@ func printDoctor(w io.Writer, rep *result.Report, written []string) {
 		}
 	}
 	fmt.Fprintf(w, "\nThe run: %s\n", strings.Join(written, ", "))
+}
+
+// stepTally says how many of the steps ran: "12 of 16 steps ran (1
+// failed, 3 skipped)"; the steps an interrupt or the budget stopped
+// before they started are skipped, not counted as run.
+func stepTally(d *result.Doctor) string {
+	ran, failed, skipped := d.Tally()
+	s := fmt.Sprintf("%d of %d steps ran", ran+failed, len(d.Steps))
+	var parts []string
+	if failed > 0 {
+		parts = append(parts, fmt.Sprintf("%d failed", failed))
+	}
+	if skipped > 0 {
+		parts = append(parts, fmt.Sprintf("%d skipped", skipped))
+	}
+	if len(parts) > 0 {
+		s += " (" + strings.Join(parts, ", ") + ")"
+	}
+	return s
 }
 
 // progress shows which step runs: on a terminal one line rewritten in

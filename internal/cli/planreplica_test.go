@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -199,7 +200,13 @@ func TestPlanReplicaMeasured(t *testing.T) {
 	if !strings.Contains(r.Stderr, "step 1 of 1: one stream to the agent, then 2") {
 		t.Errorf("progress: %s", r.Stderr)
 	}
+	ended := time.Now()
 	_, sum := itest.Records(t, r.Stdout)
+	// started_at is when the plan started, before its two 1 s stages,
+	// not when it wrote its plan after them (issue 27).
+	if at, err := time.Parse(time.RFC3339Nano, fmt.Sprint(sum["started_at"])); err != nil || ended.Sub(at) < 2*time.Second {
+		t.Errorf("started_at %v, %v before the run ended: want its start, 2 s of stages or more before its end (%v)", sum["started_at"], ended.Sub(at), err)
+	}
 	p := itest.Obj(sum, "replica_plan")
 	s := itest.Obj(p, "stream")
 	if c, _ := itest.Num(s, "capacity_bytes_per_second"); c <= 0 || s["same_host"] != true || s["limited_by"] == "" || s["source"] != "measured" {

@@ -3,9 +3,11 @@
 package cli_test
 
 import (
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -149,13 +151,30 @@ func TestSecretRecipesArePrivate(t *testing.T) {
 		}
 	}
 
+	// make run is doctor against a loopback agent and, where PostgreSQL's
+	// server programs are (make test installs them), a throwaway cluster:
+	// every step runs, the run and its report are where it says, and the
+	// cluster is gone when it ends.
+	runDir := t.TempDir()
 	cmd := exec.Command("sh", "-c", `umask 022; exec bash scripts/run-local.sh "$0"`, itest.Binary(t))
 	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "RUN_DIR="+runDir, "BUDGET=20s")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("make run's script: %v\n%s", err, out)
 	}
-	if strings.Contains(string(out), "can be read by other users") || !strings.Contains(string(out), "round trips") {
-		t.Errorf("make run's script under umask 022:\n%s", out)
+	if strings.Contains(string(out), "can be read by other users") || !strings.Contains(string(out), "16 of 16 steps ran") {
+		t.Errorf("make run's script under umask 022: want every step run, no warning:\n%s", out)
+	}
+	for _, ext := range []string{".jsonl", ".html"} {
+		if m, _ := filepath.Glob(filepath.Join(runDir, "narrows-doctor-*"+ext)); len(m) != 1 || !strings.Contains(string(out), m[0]) {
+			t.Errorf("make run's %s: %v, not named in its output", ext, m)
+		}
+	}
+	if m := regexp.MustCompile(`a throwaway PostgreSQL [0-9.]+ on (127\.0\.0\.1:\d+)`).FindSubmatch(out); m == nil {
+		t.Errorf("make run started no PostgreSQL where make test installed it:\n%s", out)
+	} else if c, err := net.DialTimeout("tcp", string(m[1]), time.Second); err == nil {
+		c.Close()
+		t.Errorf("make run's PostgreSQL still answers at %s after it ended", m[1])
 	}
 }

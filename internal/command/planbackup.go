@@ -53,6 +53,7 @@ func DefaultPlanBackup() PlanBackup {
 
 // Run reads, measures and plans.
 func (c PlanBackup) Run(ctx context.Context, env Env) (*result.Report, error) {
+	started := env.now() // the run starts here, before anything is measured
 	in := advisor.BackupInput{Sizes: slices.Clone(c.Sizes), Compressions: slices.Clone(c.Compressions), Engine: c.Engine,
 		Files: c.Files, CompressAt: c.CompressAt, RTO: c.RTO, IFI: c.IFI}
 	if c.From.Given() {
@@ -107,7 +108,7 @@ func (c PlanBackup) Run(ctx context.Context, env Env) (*result.Report, error) {
 	if err != nil {
 		return nil, errext.Userf(nil, "plan backup: %v", err)
 	}
-	rep := result.NewReport("plan backup", target, env.Tool, env.now())
+	rep := result.NewReport("plan backup", target, env.Tool, started)
 	rep.Agent, rep.Unauthenticated = software, unauth
 	rep.BackupPlan = &p
 	return Finish(ctx, env.Tool, rep, nil)

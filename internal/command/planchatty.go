@@ -67,6 +67,7 @@ type chattyRun struct {
 
 // Run measures or reads the figures and plans.
 func (c PlanChatty) Run(ctx context.Context, env Env) (*result.Report, error) {
+	started := env.now() // the run starts here, before anything is measured
 	r := chattyRun{note: env.note}
 	f, saved, runErr, err := c.figures(ctx, env.Tool, &r)
 	if err != nil {
@@ -94,7 +95,7 @@ func (c PlanChatty) Run(ctx context.Context, env Env) (*result.Report, error) {
 	if err != nil {
 		return nil, errext.Userf(nil, "plan chatty: %v", err)
 	}
-	rep := result.NewReport("plan chatty", r.target, env.Tool, env.now())
+	rep := result.NewReport("plan chatty", r.target, env.Tool, started)
 	rep.Agent, rep.Unauthenticated = r.software, r.unauth
 	rep.Facts, rep.AgentFacts = r.hostFacts, r.agentFacts
 	rep.ChattyPlan = &p

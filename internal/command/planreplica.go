@@ -71,6 +71,7 @@ func DefaultReplicaMeasure(agent client.Options) ReplicaMeasure {
 
 // Run reads, measures and plans.
 func (c PlanReplica) Run(ctx context.Context, env Env) (*result.Report, error) {
+	started := env.now() // the run starts here, before anything is measured
 	in := advisor.ReplicaInput{PeakDuration: c.PeakDuration, LogFactor: c.LogFactor, RTT: c.RTT}
 	if c.LogFactor <= 1 {
 		in.LogFactor = 1
@@ -147,7 +148,7 @@ func (c PlanReplica) Run(ctx context.Context, env Env) (*result.Report, error) {
 	if err != nil {
 		return nil, errext.Userf(nil, "plan replica: %v", err)
 	}
-	rep := result.NewReport("plan replica", target, env.Tool, env.now())
+	rep := result.NewReport("plan replica", target, env.Tool, started)
 	rep.Agent, rep.Unauthenticated = software, unauth
 	rep.ReplicaPlan = &p
 	return Finish(ctx, env.Tool, rep, nil)

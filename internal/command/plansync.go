@@ -78,6 +78,7 @@ func DefaultSyncMeasure(agent client.Options) SyncMeasure {
 
 // Run reads, measures and plans.
 func (c PlanSync) Run(ctx context.Context, env Env) (*result.Report, error) {
+	started := env.now() // the run starts here, before anything is measured
 	in := advisor.SyncInput{Engines: slices.Clone(c.Engines), OpLog: c.OpLog, OpTime: c.OpTime}
 	target := "assumed"
 	if c.From.Given() {
@@ -106,7 +107,7 @@ func (c PlanSync) Run(ctx context.Context, env Env) (*result.Report, error) {
 	if err != nil {
 		return nil, errext.Userf(nil, "plan sync: %v", err)
 	}
-	rep := result.NewReport("plan sync", target, env.Tool, env.now())
+	rep := result.NewReport("plan sync", target, env.Tool, started)
 	rep.Agent, rep.Unauthenticated = software, unauth
 	rep.SyncPlan = &p
 	return Finish(ctx, env.Tool, rep, nil)

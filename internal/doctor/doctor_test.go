@@ -10,6 +10,7 @@ import (
 	"github.com/narrows/narrows/internal/client"
 	"github.com/narrows/narrows/internal/command"
 	"github.com/narrows/narrows/internal/dbconn"
+	"github.com/narrows/narrows/internal/errext"
 	"github.com/narrows/narrows/internal/plan"
 	"github.com/narrows/narrows/internal/result"
 	"github.com/narrows/narrows/internal/wire"
@@ -23,9 +24,11 @@ func TestStepsBuildTheirCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := Inputs{Agent: &client.Options{Addr: "db2:7447"}, To: "db2", AgentDisk: true, DSN: dsn,
+	in := Inputs{Agent: &client.Options{Addr: "db2:7447"}, To: "db2", AgentDiskPaths: []string{"/backup"}, DSN: dsn,
 		DataPath: "/data", LogPath: "/wal", BackupPath: "/backup"}
-	prior := plan.Saved{Name: "run.jsonl", Reports: []*result.Report{result.NewReport("net stream", "db2:7447", result.Tool{}, time.Now())}}
+	ping := result.NewReport("db ping", "postgres://narrows@db1:5432/postgres", result.Tool{}, time.Now())
+	ping.DBPing = &result.DBPing{Queries: 100}
+	prior := plan.Saved{Name: "run.jsonl", Reports: []*result.Report{result.NewReport("net stream", "db2:7447", result.Tool{}, time.Now()), ping}}
 	names := map[string]bool{}
 	for _, st := range Steps {
 		if names[st.Name] {
@@ -58,15 +61,15 @@ func TestStepsBuildTheirCommands(t *testing.T) {
 				t.Errorf("%s: %+v", st.Name, c)
 			}
 		case command.PlanReplica:
-			if len(c.From.Reports) != 1 || c.From.Name != "run.jsonl" || c.DSN != dsn {
+			if len(c.From.Reports) != 2 || c.From.Name != "run.jsonl" || c.DSN != dsn {
 				t.Errorf("%s: not given the run so far and the primary: %+v", st.Name, c)
 			}
 		case command.PlanSync:
-			if len(c.From.Reports) != 1 {
+			if len(c.From.Reports) != 2 {
 				t.Errorf("%s: not given the run so far", st.Name)
 			}
 		case command.PlanChatty:
-			if len(c.From.Reports) != 1 {
+			if len(c.From.Reports) != 2 {
 				t.Errorf("%s: not given the run so far", st.Name)
 			}
 		case command.PlanBackup:
@@ -138,5 +141,90 @@ func TestShare(t *testing.T) {
 	}
 	if got := Share(5*time.Second, 10*time.Second, 1, 3); got != 0 {
 		t.Errorf("Share past the fixed costs = %s, want 0", got)
+	}
+}
+
+// TestChattyNeedsTheDatabasesRoundTrips: with a database given, plan
+// chatty models the session's path from db ping; when db ping measured
+// nothing it says so (not applicable, and why) rather than model the
+// path to the agent. Without a database, the agent's round trips are the
+// path asked about.
+func TestChattyNeedsTheDatabasesRoundTrips(t *testing.T) {
+	dsn, err := dbconn.Parse("postgres://narrows@db1:5432/postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chatty Step
+	for _, st := range Steps {
+		if st.Name == "plan chatty" {
+			chatty = st
+		}
+	}
+	rr := result.NewReport("net rr", "db2:7447", result.Tool{}, time.Now())
+	rr.RR = &result.RR{}
+	failed := result.NewReport("db ping", "postgres://narrows@db1:5432/postgres", result.Tool{}, time.Now())
+	failed.Partial, failed.Error = true, "connect: the server closed the connection"
+	agent := &client.Options{Addr: "db2:7447"}
+	for _, c := range []struct {
+		name    string
+		in      Inputs
+		reports []*result.Report
+		applies bool
+	}{
+		{"a database, db ping failed", Inputs{Agent: agent, DSN: dsn}, []*result.Report{rr, failed}, false},
+		{"a database, no db ping", Inputs{Agent: agent, DSN: dsn}, []*result.Report{rr}, false},
+		{"no database: the agent's path", Inputs{Agent: agent}, []*result.Report{rr}, true},
+	} {
+		r, err := chatty.Command(c.in, plan.Saved{Name: "run.jsonl", Reports: c.reports}, time.Second)
+		switch {
+		case c.applies && (err != nil || r == nil):
+			t.Errorf("%s: %v", c.name, err)
+		case !c.applies && (!errors.Is(err, command.ErrNotApplicable) || !strings.Contains(err.Error(), "db ping measured no round trip")):
+			t.Errorf("%s: %v, want not applicable, saying db ping measured nothing", c.name, err)
+		}
+	}
+}
+
+// TestBackupPathChecked: --backup-path is held to the agent's disk paths
+// before any step, by its words, as the agent will hold it (Unix and
+// Windows agents); a disk step's file that the agent's --max-disk-size
+// would refuse makes the step not applicable, saying so.
+func TestBackupPathChecked(t *testing.T) {
+	for _, c := range []struct {
+		path    string
+		allowed []string
+		want    string // "" allowed
+	}{
+		{"/backup", []string{"/backup"}, ""},
+		{"/backup/pg/", []string{"/srv", "/backup"}, ""},
+		{"/backups", []string{"/backup"}, "allows disk tests only in /backup"},
+		{"/nonexistent", []string{"/backup"}, "allows disk tests only in /backup"},
+		{"/backup/../etc", []string{"/backup"}, `".." is not allowed`},
+		{"backup", []string{"/backup"}, "full path"},
+		{`D:\Backup\SQL`, []string{`d:\backup`}, ""},
+		{`D:\Backups`, []string{`D:\Backup`}, "allows disk tests only in"},
+		{"/backup", nil, "runs no disk tests"},
+	} {
+		err := backupPathAllowed(c.path, c.allowed, "db2:7447")
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s in %v: %v", c.path, c.allowed, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || errext.ExitCode(err) != errext.ExitUsage):
+			t.Errorf("%s in %v: %v, want exit 2 saying %q", c.path, c.allowed, err, c.want)
+		}
+	}
+	in := Inputs{Agent: &client.Options{Addr: "db2:7447"}, AgentDiskPaths: []string{"/backup"}, AgentMaxDiskSize: 1 << 20, DataPath: "/data", BackupPath: "/backup"}
+	for _, st := range Steps {
+		if st.Name != "disk on the agent" && st.Name != "plan backup" {
+			continue
+		}
+		if err := st.Applies(in); !errors.Is(err, command.ErrNotApplicable) || !strings.Contains(err.Error(), "--max-disk-size") {
+			t.Errorf("%s with the agent's files held to 1 MiB: %v", st.Name, err)
+		}
+		in.AgentMaxDiskSize = diskSize
+		if err := st.Applies(in); err != nil {
+			t.Errorf("%s with the agent's files held to the step's: %v", st.Name, err)
+		}
+		in.AgentMaxDiskSize = 1 << 20
 	}
 }

@@ -1,11 +1,14 @@
 package doctor
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/narrows/narrows/internal/client"
 	"github.com/narrows/narrows/internal/command"
 	"github.com/narrows/narrows/internal/dbconn"
+	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/plan"
 	"github.com/narrows/narrows/internal/probe/disk"
 	"github.com/narrows/narrows/internal/probe/replication"
@@ -18,15 +21,19 @@ import (
 // when what it needs is there, and says what to give when not.
 type Inputs struct {
 	// Agent is the agent (--to) on the replica's or the backup's host;
-	// nil: none. To is it as the person named it. AgentDisk: it allows
-	// disk tests (its --disk-path).
-	Agent     *client.Options
-	To        string
-	AgentDisk bool
-	DSN       *dbconn.DSN           // the primary; nil: none
-	Replicas  []replication.Replica // --replica-dsn, read besides the primary
-	DataPath  string                // here: the database's data files
-	LogPath   string                // here: its log
+	// nil: none. To is it as the person named it. AgentDiskPaths are
+	// the directories it allows disk tests in (its --disk-path), as it
+	// said when doctor connected.
+	// AgentMaxDiskSize is the largest test file it allows (its
+	// --max-disk-size; 0: no limit said).
+	Agent            *client.Options
+	To               string
+	AgentDiskPaths   []string
+	AgentMaxDiskSize int64
+	DSN              *dbconn.DSN           // the primary; nil: none
+	Replicas         []replication.Replica // --replica-dsn, read besides the primary
+	DataPath         string                // here: the database's data files
+	LogPath          string                // here: its log
 	// BackupPath is on the agent: where backups land.
 	BackupPath string
 }
@@ -158,10 +165,12 @@ var Steps = []Step{
 			switch {
 			case in.Agent == nil:
 				return command.NotApplicable(noAgent)
-			case !in.AgentDisk:
+			case len(in.AgentDiskPaths) == 0:
 				return command.NotApplicable("the agent runs no disk tests: start it with --disk-path DIR")
+			case in.BackupPath == "" && len(in.AgentDiskPaths) > 1:
+				return command.NotApplicable("the agent allows disk tests in " + strings.Join(in.AgentDiskPaths, ", ") + ": give --backup-path DIR to say which")
 			}
-			return nil
+			return fileFits(in)
 		},
 		Command: func(in Inputs, _ plan.Saved, d time.Duration) (command.Runner, error) {
 			c := diskStep(in.BackupPath, result.ProfileLog, d)
@@ -176,13 +185,13 @@ var Steps = []Step{
 			case in.DataPath == "" || in.BackupPath == "":
 				return command.NotApplicable("give --data-path and --backup-path (on the agent) to plan backups and restores")
 			}
-			return nil
+			return fileFits(in)
 		},
 		Command: func(in Inputs, _ plan.Saved, d time.Duration) (command.Runner, error) {
 			// Six stages are measured, each for its share.
 			c := command.DefaultPlanBackup()
 			m := command.DefaultBackupMeasure(*in.Agent)
-			m.To, m.DataPath, m.BackupPath, m.Stage, m.DiskSize = in.To, in.DataPath, in.BackupPath, whole(d/8), 256<<20
+			m.To, m.DataPath, m.BackupPath, m.Stage, m.DiskSize = in.To, in.DataPath, in.BackupPath, whole(d/8), diskSize
 			c.Measure, c.DSN = &m, in.DSN
 			return c, nil
 		}},
@@ -218,6 +227,12 @@ var Steps = []Step{
 			return nil
 		},
 		Command: func(in Inputs, prior plan.Saved, _ time.Duration) (command.Runner, error) {
+			// With a database given, the session's path is the database's:
+			// when db ping measured none of it, the plan says so rather
+			// than model the path to the agent in its place.
+			if in.DSN != nil && prior.Last(func(r *result.Report) bool { return r.DBPing != nil && r.DBPing.Queries > 0 }) == nil {
+				return nil, command.NotApplicable("db ping measured no round trip to the database (its step says why): the plan would model the path to the agent instead of the session's")
+			}
 			c := command.DefaultPlanChatty()
 			c.From = prior
 			return c, nil
@@ -249,8 +264,22 @@ func diskStep(dir, profile string, d time.Duration) command.Disk {
 	pats := disk.Profiles[profile]()
 	c.Disk.Profiles, c.Disk.Patterns = []string{profile}, pats
 	c.Disk.Duration = max(d/time.Duration(len(pats)), 200*time.Millisecond).Round(10 * time.Millisecond)
-	c.Disk.Size = 256 << 20
+	c.Disk.Size = diskSize
 	return c
+}
+
+// diskSize is the test file of doctor's disk steps: larger than a
+// controller's cache, small enough to lay out in seconds.
+const diskSize = 256 << 20
+
+// fileFits: the agent takes a test file of diskSize (its --max-disk-size
+// would refuse a larger one when the step ran).
+func fileFits(in Inputs) error {
+	if in.AgentMaxDiskSize > 0 && in.AgentMaxDiskSize < diskSize {
+		return command.NotApplicable(fmt.Sprintf("the agent allows test files up to %s (its --max-disk-size) and this step writes %s: raise it on the agent",
+			metric.FormatBytes(in.AgentMaxDiskSize), metric.FormatBytes(diskSize)))
+	}
+	return nil
 }
 
 // whole is a duration as the steps' flags took it: whole seconds, at

@@ -50,12 +50,18 @@ func Overrun(budget time.Duration) time.Duration { return max(30*time.Second, bu
 // Run runs every step that applies, in order, each given its share of
 // the budget, and returns doctor's Report: the steps, their Reports and
 // intervals, and the verdicts. Its error is ErrInterrupted when ctx ended
-// the run (the Report is then partial), else nil: a step that fails is
-// a step's outcome, not doctor's.
+// the run (the Report is then partial); *NotAllRan when a step that
+// applied failed or did not run (the Report is whole: it says which, and
+// why); else nil. Exit 0 means every step asked ran.
 func (c Config) Run(ctx context.Context, env command.Env) (*result.Report, error) {
 	budget := c.Budget
 	d := &result.Doctor{Budget: result.Seconds(budget), Steps: []result.DoctorStep{}}
 	start := time.Now()
+	now := env.Now
+	if now == nil {
+		now = time.Now
+	}
+	started := now() // the report's started_at: the run's start, not its end
 	// The budget holds whatever the far side does: past it and a grace,
 	// the step running is stopped and the rest are skipped. Each test on
 	// the agent has bounds of its own (client.Bounds); this bounds the sum.
@@ -81,12 +87,17 @@ func (c Config) Run(ctx context.Context, env command.Env) (*result.Report, error
 		}
 	}
 	prior := plan.Saved{Name: c.RunName}
+	// asked are the steps that applied to what was given (a step's
+	// Command may still find it cannot apply, from what the steps before
+	// it measured: that step was not asked either).
+	asked := make([]bool, len(Steps))
 	for k, st := range Steps {
 		step := result.DoctorStep{Name: st.Name, Area: st.Area}
 		if err := st.Applies(c.Inputs); err != nil {
 			skipped(k, step, err.Error())
 			continue
 		}
+		asked[k] = true
 		left := budget - time.Since(start)
 		share := Share(left, fixedLeft, st.Weight, weightsLeft)
 		weightsLeft -= st.Weight
@@ -106,6 +117,7 @@ func (c Config) Run(ctx context.Context, env command.Env) (*result.Report, error
 		}
 		run, err := st.Command(c.Inputs, prior, max(share, time.Second))
 		if err != nil {
+			asked[k] = !errors.Is(err, command.ErrNotApplicable)
 			skipped(k, step, err.Error())
 			continue
 		}
@@ -152,7 +164,7 @@ func (c Config) Run(ctx context.Context, env command.Env) (*result.Report, error
 	}
 	d.Elapsed = result.Seconds(time.Since(start))
 	d.Verdicts = Verdicts(d.Steps)
-	rep := result.NewReport("doctor", c.Target, env.Tool, env.Now())
+	rep := result.NewReport("doctor", c.Target, env.Tool, started)
 	rep.Agent = c.Software
 	rep.Doctor = d
 	rep.Findings = d.Verdicts
@@ -173,6 +185,20 @@ func (c Config) Run(ctx context.Context, env command.Env) (*result.Report, error
 	if ctx.Err() != nil {
 		rep.Partial, rep.Error = true, "interrupted"
 		return rep, command.ErrInterrupted
+	}
+	// d.Steps holds one step for each of Steps, in order.
+	nAsked, missed := 0, []string{}
+	for k, s := range d.Steps {
+		if !asked[k] {
+			continue
+		}
+		nAsked++
+		if s.Status != result.StepRan {
+			missed = append(missed, s.Name+" "+s.Status)
+		}
+	}
+	if len(missed) > 0 {
+		return rep, &NotAllRan{Asked: nAsked, Missed: missed}
 	}
 	return rep, nil
 }

@@ -40,3 +40,20 @@ type DoctorStep struct {
 	// and for compare's statistics.
 	Intervals []Interval `json:"intervals,omitempty"`
 }
+
+// Tally counts the steps by outcome: ran (and ended well), failed (ran,
+// and failed) and skipped (never ran: not applicable, out of budget, or
+// interrupted).
+func (d *Doctor) Tally() (ran, failed, skipped int) {
+	for _, s := range d.Steps {
+		switch s.Status {
+		case StepRan:
+			ran++
+		case StepFailed:
+			failed++
+		default:
+			skipped++
+		}
+	}
+	return ran, failed, skipped
+}

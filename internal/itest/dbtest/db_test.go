@@ -665,6 +665,13 @@ func TestBadInput(t *testing.T) {
 			"accepted the TCP connection but the MySQL/MariaDB login did not finish within 1s", nil},
 		{"postgres connect timeout", []string{"db", "load", "--dsn", "postgres://narrows:" + wrongPassword + "@" + silent + "/postgres?sslmode=disable", "--timeout", "1s", "--rate", "1MB/s"},
 			"accepted the TCP connection but the PostgreSQL login did not finish within 1s", nil},
+		// Before: three failed steps and exit 0 (issue 27); now refused
+		// before the first step. A standby that does not answer is not
+		// refused: db repl reports it.
+		{"doctor with a wrong password", []string{"doctor", "--dsn", wrongPG}, `doctor: --dsn: connect: ` + "postgres://narrows:xxxxx@", nil},
+		{"doctor with a wrong password, its words", []string{"doctor", "--dsn", wrongPG}, `wrong user name or password for user "narrows"`, nil},
+		{"doctor with a replica's wrong password", []string{"doctor", "--dsn", pgDSN(), "--replica-dsn", "standby=" + strings.Replace(pgStandby(), dbserver.NarrowsPassword, wrongPassword, 1)},
+			`doctor: --replica-dsn standby: connect:`, nil},
 		// Before: found after the run, in a finding, exit 0.
 		{"agent with a wrong secret", []string{"db", "ping", "--dsn", pgDSN(), "--duration", "20s", "--agent", agent.Addr},
 			"db ping --agent: authentication failed: the secret does not match", []string{"NARROWS_SECRET=not-the-agents-secret-42"}},
