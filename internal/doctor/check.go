@@ -9,6 +9,7 @@ import (
 
 	"github.com/narrows/narrows/internal/dbconn"
 	"github.com/narrows/narrows/internal/errext"
+	"github.com/narrows/narrows/internal/result"
 )
 
 // Check is what doctor makes sure of before its first step, so that what
@@ -109,11 +110,22 @@ func isAbs(p string) bool {
 // that the answers are not all there; the report says which and why.
 type NotAllRan struct {
 	Asked  int
-	Missed []string // "net stream: failed", "plan sync: skipped"
+	Missed []result.DoctorStep // in order
 }
 
+// Error names the first step that did not run and why (the rest follow
+// from it, often: an agent gone, the budget spent), and counts the others.
 func (e *NotAllRan) Error() string {
-	return fmt.Sprintf("doctor: %d of the %d steps asked did not run to the end (%s): the steps above say why", len(e.Missed), e.Asked, strings.Join(e.Missed, "; "))
+	first := e.Missed[0]
+	s := fmt.Sprintf("doctor: %d of the %d steps asked did not run to the end; the first, %s, %s: %s", len(e.Missed), e.Asked, first.Name, first.Status, first.Why)
+	if len(e.Missed) > 1 {
+		var rest []string
+		for _, m := range e.Missed[1:] {
+			rest = append(rest, m.Name)
+		}
+		s += " (then " + strings.Join(rest, ", ") + ")"
+	}
+	return s
 }
 
 // ExitCode is errext.ExitFailed.

@@ -28,7 +28,10 @@ func TestStepsBuildTheirCommands(t *testing.T) {
 		DataPath: "/data", LogPath: "/wal", BackupPath: "/backup"}
 	ping := result.NewReport("db ping", "postgres://narrows@db1:5432/postgres", result.Tool{}, time.Now())
 	ping.DBPing = &result.DBPing{Queries: 100}
-	prior := plan.Saved{Name: "run.jsonl", Reports: []*result.Report{result.NewReport("net stream", "db2:7447", result.Tool{}, time.Now()), ping}}
+	rr := result.NewReport("net rr", "db2:7447", result.Tool{}, time.Now())
+	rr.RR = &result.RR{RoundTrips: 1000}
+	rr.RR.P50 = result.Seconds(200 * time.Microsecond)
+	prior := plan.Saved{Name: "run.jsonl", Reports: []*result.Report{result.NewReport("net stream", "db2:7447", result.Tool{}, time.Now()), rr, ping}}
 	names := map[string]bool{}
 	for _, st := range Steps {
 		if names[st.Name] {
@@ -61,15 +64,15 @@ func TestStepsBuildTheirCommands(t *testing.T) {
 				t.Errorf("%s: %+v", st.Name, c)
 			}
 		case command.PlanReplica:
-			if len(c.From.Reports) != 2 || c.From.Name != "run.jsonl" || c.DSN != dsn {
+			if len(c.From.Reports) != 3 || c.From.Name != "run.jsonl" || c.DSN != dsn {
 				t.Errorf("%s: not given the run so far and the primary: %+v", st.Name, c)
 			}
 		case command.PlanSync:
-			if len(c.From.Reports) != 2 {
+			if len(c.From.Reports) != 3 {
 				t.Errorf("%s: not given the run so far", st.Name)
 			}
 		case command.PlanChatty:
-			if len(c.From.Reports) != 2 {
+			if len(c.From.Reports) != 3 {
 				t.Errorf("%s: not given the run so far", st.Name)
 			}
 		case command.PlanBackup:
@@ -144,12 +147,12 @@ func TestShare(t *testing.T) {
 	}
 }
 
-// TestChattyNeedsTheDatabasesRoundTrips: with a database given, plan
+// TestPlansSayWhatTheyLack: with a database given, plan
 // chatty models the session's path from db ping; when db ping measured
 // nothing it says so (not applicable, and why) rather than model the
 // path to the agent. Without a database, the agent's round trips are the
 // path asked about.
-func TestChattyNeedsTheDatabasesRoundTrips(t *testing.T) {
+func TestPlansSayWhatTheyLack(t *testing.T) {
 	dsn, err := dbconn.Parse("postgres://narrows@db1:5432/postgres")
 	if err != nil {
 		t.Fatal(err)
@@ -161,7 +164,10 @@ func TestChattyNeedsTheDatabasesRoundTrips(t *testing.T) {
 		}
 	}
 	rr := result.NewReport("net rr", "db2:7447", result.Tool{}, time.Now())
-	rr.RR = &result.RR{}
+	rr.RR = &result.RR{RoundTrips: 1000}
+	rr.RR.Mean, rr.RR.P50 = result.Seconds(200*time.Microsecond), result.Seconds(190*time.Microsecond)
+	empty := result.NewReport("net rr", "db2:7447", result.Tool{}, time.Now())
+	empty.RR, empty.Partial = &result.RR{}, true
 	failed := result.NewReport("db ping", "postgres://narrows@db1:5432/postgres", result.Tool{}, time.Now())
 	failed.Partial, failed.Error = true, "connect: the server closed the connection"
 	agent := &client.Options{Addr: "db2:7447"}
@@ -174,13 +180,28 @@ func TestChattyNeedsTheDatabasesRoundTrips(t *testing.T) {
 		{"a database, db ping failed", Inputs{Agent: agent, DSN: dsn}, []*result.Report{rr, failed}, false},
 		{"a database, no db ping", Inputs{Agent: agent, DSN: dsn}, []*result.Report{rr}, false},
 		{"no database: the agent's path", Inputs{Agent: agent}, []*result.Report{rr}, true},
+		{"no database, and net rr made no round trip", Inputs{Agent: agent}, []*result.Report{empty}, false},
 	} {
 		r, err := chatty.Command(c.in, plan.Saved{Name: "run.jsonl", Reports: c.reports}, time.Second)
 		switch {
 		case c.applies && (err != nil || r == nil):
 			t.Errorf("%s: %v", c.name, err)
-		case !c.applies && (!errors.Is(err, command.ErrNotApplicable) || !strings.Contains(err.Error(), "db ping measured no round trip")):
-			t.Errorf("%s: %v, want not applicable, saying db ping measured nothing", c.name, err)
+		case !c.applies && (!errors.Is(err, command.ErrNotApplicable) || !strings.Contains(err.Error(), "measured no round trip")):
+			t.Errorf("%s: %v, want not applicable, saying no round trip was measured", c.name, err)
+		}
+	}
+	// plan sync likewise, when the steps it plans from measured nothing
+	// (before, it "failed: --from RUN: …: save one with --json").
+	for _, st := range Steps {
+		if st.Name != "plan sync" {
+			continue
+		}
+		_, err := st.Command(Inputs{Agent: agent}, plan.Saved{Name: "run.jsonl", Reports: []*result.Report{empty}}, time.Second)
+		if !errors.Is(err, command.ErrNotApplicable) || !strings.Contains(err.Error(), "measured nothing") {
+			t.Errorf("plan sync after steps that measured nothing: %v", err)
+		}
+		if _, err := st.Command(Inputs{Agent: agent}, plan.Saved{Name: "run.jsonl", Reports: []*result.Report{rr}}, time.Second); err != nil {
+			t.Errorf("plan sync after net rr: %v", err)
 		}
 	}
 }

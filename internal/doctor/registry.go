@@ -215,6 +215,9 @@ var Steps = []Step{
 	{Name: "plan sync", Area: words.AreaReplication, Weight: 0, Fixed: 200 * time.Millisecond,
 		Applies: needsAgent("needs net commit to the replica's host (--to)"),
 		Command: func(in Inputs, prior plan.Saved, _ time.Duration) (command.Runner, error) {
+			if _, err := command.SyncPartsFrom(prior); err != nil {
+				return nil, command.NotApplicable("the steps it plans from measured nothing: net commit, net rr and the log disk (their lines say why)")
+			}
 			c := command.DefaultPlanSync()
 			c.From = prior
 			return c, nil
@@ -230,8 +233,13 @@ var Steps = []Step{
 			// With a database given, the session's path is the database's:
 			// when db ping measured none of it, the plan says so rather
 			// than model the path to the agent in its place.
-			if in.DSN != nil && prior.Last(func(r *result.Report) bool { return r.DBPing != nil && r.DBPing.Queries > 0 }) == nil {
+			switch {
+			case in.DSN != nil && prior.Last(func(r *result.Report) bool { return r.DBPing != nil && r.DBPing.Queries > 0 }) == nil:
 				return nil, command.NotApplicable("db ping measured no round trip to the database (its step says why): the plan would model the path to the agent instead of the session's")
+			case prior.Last(func(r *result.Report) bool {
+				return r.RR != nil && r.RR.RoundTrips > 0 || r.DBPing != nil && r.DBPing.Queries > 0
+			}) == nil:
+				return nil, command.NotApplicable("net rr measured no round trip (its step says why)")
 			}
 			c := command.DefaultPlanChatty()
 			c.From = prior

@@ -187,14 +187,14 @@ func (c Config) Run(ctx context.Context, env command.Env) (*result.Report, error
 		return rep, command.ErrInterrupted
 	}
 	// d.Steps holds one step for each of Steps, in order.
-	nAsked, missed := 0, []string{}
+	nAsked, missed := 0, []result.DoctorStep{}
 	for k, s := range d.Steps {
 		if !asked[k] {
 			continue
 		}
 		nAsked++
 		if s.Status != result.StepRan {
-			missed = append(missed, s.Name+" "+s.Status)
+			missed = append(missed, s)
 		}
 	}
 	if len(missed) > 0 {
