@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -157,7 +158,13 @@ func doctorCmd(ctx context.Context, env Env, args []string) error {
 	} else {
 		written = append(written, htmlPath)
 	}
-	keepRun(env, rep, nil) // the steps' intervals are in it
+	// The steps' intervals are in it. Kept with the run file's full path:
+	// the history shows which id is which file.
+	abs, err := filepath.Abs(runPath)
+	if err != nil {
+		abs = runPath
+	}
+	kept := keepRunFrom(env, rep, nil, abs)
 	if isTrue(env.Getenv(checkEnv)) {
 		reportBroken(env, rep, nil) // the steps' own, each with its intervals
 	}
@@ -166,7 +173,7 @@ func doctorCmd(ctx context.Context, env Env, args []string) error {
 			return err
 		}
 	} else {
-		printDoctor(env.Stdout, rep, written)
+		printDoctor(env.Stdout, rep, written, kept)
 	}
 	return runErr
 }
@@ -180,7 +187,7 @@ const doctorVerdictsShown = 8
 
 // printDoctor writes the verdicts first, then each step in a line, then
 // where to read more.
-func printDoctor(w io.Writer, rep *result.Report, written []string) {
+func printDoctor(w io.Writer, rep *result.Report, written []string, kept int64) {
 	d := rep.Doctor
 	fmt.Fprintf(w, "narrows doctor → %s: %s in %s of a %s budget\n\n", rep.Target, stepTally(d),
 		d.Elapsed.D().Round(time.Second), d.Budget.D())
@@ -210,6 +217,9 @@ func printDoctor(w io.Writer, rep *result.Report, written []string) {
 		}
 	}
 	fmt.Fprintf(w, "\nThe run: %s\n", strings.Join(written, ", "))
+	if kept > 0 {
+		fmt.Fprintf(w, "Kept in the history as run %d: after a change, doctor again, then narrows compare %d LATER\n", kept, kept)
+	}
 }
 
 // stepTally says how many of the steps ran: "12 of 16 steps ran (1

@@ -35,7 +35,8 @@ func startDoctor(t *testing.T, args ...string) *doctorRun {
 	dir := t.TempDir()
 	d := &doctorRun{started: make(chan int, 32), runFile: filepath.Join(dir, "run.jsonl")}
 	d.cmd = exec.Command(itest.Binary(t), append([]string{"doctor", "--out", d.runFile, "--html", filepath.Join(dir, "run.html")}, args...)...)
-	d.cmd.Env = append(os.Environ(), "NARROWS_SECRET="+itest.Secret, "HOME="+dir)
+	// A history of its own (itest turns the history off for the others).
+	d.cmd.Env = append(os.Environ(), "NARROWS_SECRET="+itest.Secret, "HOME="+dir, "NARROWS_NO_HISTORY=", "NARROWS_HISTORY="+filepath.Join(dir, "history"))
 	d.cmd.Dir = dir
 	d.cmd.Stdout = &d.out
 	pr, pw, err := os.Pipe()
@@ -140,6 +141,19 @@ func TestDoctorInterruptedSaysWhatRan(t *testing.T) {
 			rep.StartedAt.Format(time.RFC3339Nano), before.Format(time.RFC3339Nano), first.StartedAt.Format(time.RFC3339Nano))
 	}
 	t.Logf("%s\nprogress:\n%s", head, d.progress.String())
+
+	// The run is kept in the history with its file: the id it says maps
+	// to the file `narrows history` shows (issue 27).
+	if !strings.Contains(d.out.String(), "Kept in the history as run 1:") {
+		t.Errorf("doctor does not say which history run it is:\n%s", d.out.String())
+	}
+	h := exec.Command(itest.Binary(t), "history")
+	h.Env, h.Dir = d.cmd.Env, d.cmd.Dir
+	out, err := h.CombinedOutput()
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if err != nil || len(lines) != 2 || !strings.HasSuffix(lines[0], "FILE") || !strings.HasPrefix(lines[1], "1 ") || !strings.HasSuffix(lines[1], d.runFile) {
+		t.Errorf("narrows history: %v; want run 1 and its file %s:\n%s", err, d.runFile, out)
+	}
 }
 
 // TestDoctorExitsOneWhenAStepFails: the agent goes away during the

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -56,21 +57,30 @@ func (k *keeping) Report(rep *result.Report) error {
 // keepRun stores a run. A history that cannot be written never fails the
 // run: one line on stderr says why.
 func keepRun(env Env, rep *result.Report, ivs []result.Interval) {
+	keepRunFrom(env, rep, ivs, "")
+}
+
+// keepRunFrom is keepRun for a run also written to file (an absolute
+// path, which the history shows beside the run's id); it returns the id,
+// 0 when the run was not kept.
+func keepRunFrom(env Env, rep *result.Report, ivs []result.Interval, file string) int64 {
 	if env.rec == nil || env.rec.off || isTrue(env.Getenv("NARROWS_NO_HISTORY")) {
-		return
+		return 0
 	}
 	// Not the run's context: an interrupted run's partial figures are kept too.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := addRun(ctx, env, rep, ivs); err != nil {
+	id, err := addRun(ctx, env, rep, ivs, file)
+	if err != nil {
 		fmt.Fprintf(env.Stderr, "narrows: history not kept: %s\n", untrusted.OneLine(err.Error()))
 	}
+	return id
 }
 
-func addRun(ctx context.Context, env Env, rep *result.Report, ivs []result.Interval) error {
+func addRun(ctx context.Context, env Env, rep *result.Report, ivs []result.Interval, file string) (int64, error) {
 	st, err := openHistory(ctx, env)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer st.Close()
 	if v := env.Getenv("NARROWS_HISTORY_TEST_STALL"); v != "" {
@@ -80,8 +90,7 @@ func addRun(ctx context.Context, env Env, rep *result.Report, ivs []result.Inter
 			time.Sleep(d)
 		}
 	}
-	_, err = st.Add(ctx, rep, ivs)
-	return err
+	return st.AddFrom(ctx, rep, ivs, file)
 }
 
 func openHistory(ctx context.Context, env Env) (*history.Store, error) {
@@ -142,8 +151,15 @@ func historyCmd(ctx context.Context, env Env, args []string) error {
 		fmt.Fprintf(env.Stdout, "No runs kept yet in %s.\n", st.Path())
 		return nil
 	}
+	// A FILE column when a run was also written to one (doctor's run):
+	// the id and the file it maps to, on one line.
+	files := slices.ContainsFunc(runs, func(r history.Run) bool { return r.File != "" })
 	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tWHEN\tCOMMAND\tTARGET\tHEADLINE")
+	if files {
+		fmt.Fprintln(tw, "ID\tWHEN\tCOMMAND\tTARGET\tHEADLINE\tFILE")
+	} else {
+		fmt.Fprintln(tw, "ID\tWHEN\tCOMMAND\tTARGET\tHEADLINE")
+	}
 	for _, r := range runs {
 		head := "-"
 		if r.HeadlineName != "" {
@@ -152,7 +168,15 @@ func historyCmd(ctx context.Context, env Env, args []string) error {
 		if r.Partial {
 			head += " (partial)"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", r.ID, r.StartedAt.Local().Format("2006-01-02 15:04:05"), r.Command, r.Target, head)
+		line := fmt.Sprintf("%d\t%s\t%s\t%s\t%s", r.ID, r.StartedAt.Local().Format("2006-01-02 15:04:05"), r.Command, r.Target, head)
+		if files {
+			file := r.File
+			if file == "" {
+				file = "-"
+			}
+			line += "\t" + file
+		}
+		fmt.Fprintln(tw, line)
 	}
 	return tw.Flush()
 }

@@ -507,3 +507,46 @@ func TestHistoryKeepsRunsWithinLimit(t *testing.T) {
 		t.Errorf("a summary over the limit: %v", err)
 	}
 }
+
+// TestHistoryMigratesSchema1: a store narrows of schema 1 wrote is
+// brought to the current schema when opened, its runs kept and read as
+// before (no file), and new runs keep the file they were written to
+// (doctor's --out), which List and Get return.
+func TestHistoryMigratesSchema1(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	r1, iv1 := streamRun(1, 4)
+	sum, _ := json.Marshal(r1)
+	ivs, _ := json.Marshal(iv1)
+	if err := history.MakeV1StoreForTest(ctx, dir, sum, ivs); err != nil {
+		t.Fatal(err)
+	}
+	st, err := history.Open(ctx, dir)
+	if err != nil {
+		t.Fatalf("a schema 1 store: %v", err)
+	}
+	defer st.Close()
+	old, err := st.Get(ctx, 1)
+	if err != nil || old.File != "" || old.Report.Command != "net stream" || len(old.Intervals) != 4 {
+		t.Fatalf("the run schema 1 kept: %+v, %v", old, err)
+	}
+	r2, _ := streamRun(2, 2)
+	id, err := st.AddFrom(ctx, r2, nil, "/runs/narrows-doctor-1.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := st.List(ctx, history.Filter{})
+	if err != nil || len(runs) != 2 || runs[0].ID != id || runs[0].File != "/runs/narrows-doctor-1.jsonl" || runs[1].File != "" {
+		t.Fatalf("after the migration: %+v, %v", runs, err)
+	}
+	if got, err := st.Get(ctx, id); err != nil || got.File != "/runs/narrows-doctor-1.jsonl" {
+		t.Fatalf("Get %d: %+v, %v", id, got, err)
+	}
+	st.Close()
+	// Opened again: already current, nothing to do.
+	again, err := history.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again.Close()
+}

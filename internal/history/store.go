@@ -20,8 +20,10 @@ import (
 )
 
 // SchemaVersion is the store's layout, kept in PRAGMA user_version. A
-// store of a higher version is refused, untouched.
-const SchemaVersion = 1
+// store of a higher version is refused, untouched; one of a lower is
+// brought up to it when opened (migrations). 2: runs.run_file, the file
+// the run was also written to (doctor's --out).
+const SchemaVersion = 2
 
 // FileName is the store's file in its directory.
 const FileName = "history.db"
@@ -190,10 +192,17 @@ CREATE TABLE runs (
 	summary         BLOB NOT NULL,    -- the summary record's JSON, gzipped when large
 	intervals       BLOB NOT NULL,    -- a JSON array of interval records, gzipped when large
 	intervals_kept    INTEGER NOT NULL,
-	intervals_dropped INTEGER NOT NULL
+	intervals_dropped INTEGER NOT NULL,
+	run_file        TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX runs_command ON runs (command, id);
 `
+
+// migrations bring a store of version k (index k-1) to k+1, each in the
+// transaction that sets the version after it.
+var migrations = []string{
+	`ALTER TABLE runs ADD COLUMN run_file TEXT NOT NULL DEFAULT ''`, // 1 → 2
+}
 
 // prepare checks the schema version and creates the schema in a new store.
 func (s *Store) prepare(ctx context.Context) error {
@@ -224,16 +233,24 @@ func (s *Store) prepare(ctx context.Context) error {
 		return s.wrap(err)
 	}
 	defer tx.Rollback()
-	// Another narrows may have created it while this one waited.
+	// Another narrows may have created or migrated it while this one waited.
 	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
 		return s.wrap(err)
 	}
-	if v != 0 {
+	switch {
+	case v >= SchemaVersion:
 		tx.Rollback() // before checking again: the store has one connection
 		return s.prepare(ctx)
-	}
-	if _, err := tx.ExecContext(ctx, schema); err != nil {
-		return s.wrap(err)
+	case v == 0:
+		if _, err := tx.ExecContext(ctx, schema); err != nil {
+			return s.wrap(err)
+		}
+	default:
+		for _, m := range migrations[v-1:] {
+			if _, err := tx.ExecContext(ctx, m); err != nil {
+				return s.wrap(err)
+			}
+		}
 	}
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion)); err != nil {
 		return s.wrap(err)
@@ -302,6 +319,9 @@ type Run struct {
 	HeadlineUnit string  `json:"headline_unit,omitempty"`
 	Partial      bool    `json:"partial,omitempty"`
 	Version      string  `json:"narrows_version"`
+	// File is where the run was also written (doctor's --out), as an
+	// absolute path; "" when it was not, or not said.
+	File string `json:"file,omitempty"`
 	// Report and Intervals are read by Get, not by List.
 	Report           *result.Report    `json:"-"`
 	Intervals        []result.Interval `json:"-"`
@@ -335,6 +355,12 @@ var errTooLarge = errors.New("record too large")
 // MaxIntervals, or past MaxRecordBytes of JSON, are counted, not kept; a
 // summary past MaxRecordBytes is a *TooLargeError.
 func (s *Store) Add(ctx context.Context, rep *result.Report, ivs []result.Interval) (int64, error) {
+	return s.AddFrom(ctx, rep, ivs, "")
+}
+
+// AddFrom is Add for a run also written to file (an absolute path), which
+// the history shows beside its id.
+func (s *Store) AddFrom(ctx context.Context, rep *result.Report, ivs []result.Interval, file string) (int64, error) {
 	dropped := 0
 	if len(ivs) > MaxIntervals {
 		dropped, ivs = len(ivs)-MaxIntervals, ivs[:MaxIntervals]
@@ -369,9 +395,9 @@ func (s *Store) Add(ctx context.Context, rep *result.Report, ivs []result.Interv
 	}
 	defer tx.Rollback()
 	res, err := tx.ExecContext(ctx, `INSERT INTO runs (started_at, command, target, headline_name, headline, headline_unit,
-		partial, narrows_version, summary, intervals, intervals_kept, intervals_dropped) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
+		partial, narrows_version, summary, intervals, intervals_kept, intervals_dropped, run_file) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		rep.StartedAt.UTC().Format(time.RFC3339Nano), rep.Command, rep.Target, h.Name, h.Value, h.Unit,
-		rep.Partial, rep.Narrows.Version, sum, ivb, len(ivs), dropped)
+		rep.Partial, rep.Narrows.Version, sum, ivb, len(ivs), dropped, file)
 	if err != nil {
 		return 0, s.wrap(err)
 	}
@@ -393,7 +419,7 @@ type Filter struct {
 
 // List returns runs, the most recent first, without their records.
 func (s *Store) List(ctx context.Context, f Filter) ([]Run, error) {
-	q := `SELECT id, started_at, command, target, headline_name, headline, headline_unit, partial, narrows_version, intervals_dropped FROM runs`
+	q := `SELECT id, started_at, command, target, headline_name, headline, headline_unit, partial, narrows_version, intervals_dropped, run_file FROM runs`
 	var args []any
 	if f.Command != "" {
 		q += ` WHERE command = ?`
@@ -413,7 +439,7 @@ func (s *Store) List(ctx context.Context, f Filter) ([]Run, error) {
 		var r Run
 		var started string
 		var headline sql.NullFloat64
-		if err := rows.Scan(&r.ID, &started, &r.Command, &r.Target, &r.HeadlineName, &headline, &r.HeadlineUnit, &r.Partial, &r.Version, &r.IntervalsDropped); err != nil {
+		if err := rows.Scan(&r.ID, &started, &r.Command, &r.Target, &r.HeadlineName, &headline, &r.HeadlineUnit, &r.Partial, &r.Version, &r.IntervalsDropped, &r.File); err != nil {
 			return nil, s.wrap(err)
 		}
 		r.StartedAt, _ = time.Parse(time.RFC3339Nano, started)
@@ -434,8 +460,8 @@ func (s *Store) Get(ctx context.Context, id int64) (*Run, error) {
 	var headline sql.NullFloat64
 	var sum, ivb []byte
 	err := s.db.QueryRowContext(ctx, `SELECT id, started_at, command, target, headline_name, headline, headline_unit, partial,
-		narrows_version, intervals_dropped, summary, intervals FROM runs WHERE id = ?`, id).
-		Scan(&r.ID, &started, &r.Command, &r.Target, &r.HeadlineName, &headline, &r.HeadlineUnit, &r.Partial, &r.Version, &r.IntervalsDropped, &sum, &ivb)
+		narrows_version, intervals_dropped, run_file, summary, intervals FROM runs WHERE id = ?`, id).
+		Scan(&r.ID, &started, &r.Command, &r.Target, &r.HeadlineName, &headline, &r.HeadlineUnit, &r.Partial, &r.Version, &r.IntervalsDropped, &r.File, &sum, &ivb)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("run %d: %w in %s", id, ErrNotFound, s.path)
 	}
