@@ -94,7 +94,8 @@ func doctorCmd(ctx context.Context, env Env, args []string) error {
 		if err != nil {
 			return err
 		}
-		in.Agent, in.To, in.AgentDiskPaths, in.AgentMaxDiskSize, software = &opts, df.to, sess.Limits.DiskPaths, sess.Limits.MaxDiskSize, sess.Software
+		in.Agent, in.To, software = &opts, df.to, sess.Software
+		in.AgentDiskPaths, in.AgentMaxDiskSize, in.AgentMaxDuration = sess.Limits.DiskPaths, sess.Limits.MaxDiskSize, sess.Limits.MaxDuration
 		sess.Close()
 		target = opts.Addr
 	}

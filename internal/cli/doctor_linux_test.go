@@ -178,8 +178,9 @@ func TestDoctorExitsOneWhenAStepFails(t *testing.T) {
 // TestDoctorChecksFirst: what was given and cannot work is refused before
 // the first step, one line, exit 2, and no run file (issue 27: a
 // --backup-path the agent does not allow ran 57 s and exited 0); a disk
-// step the agent's --max-disk-size would refuse is skipped, saying why,
-// and the run exits 0: it was not asked of this agent.
+// step the agent's --max-disk-size would refuse, and the load an agent's
+// --max-duration leaves no room for, are skipped, saying why, and the
+// run exits 0: they were not asked of this agent.
 func TestDoctorChecksFirst(t *testing.T) {
 	disk := t.TempDir()
 	a := itest.StartAgent(t, []string{"--disk-path", disk})
@@ -205,12 +206,15 @@ func TestDoctorChecksFirst(t *testing.T) {
 		t.Logf("--backup-path %s: refused in %v: %s", c.path, time.Since(t0).Round(time.Millisecond), msg)
 	}
 
-	small := itest.StartAgent(t, []string{"--disk-path", disk, "--max-disk-size", "1M"})
+	small := itest.StartAgent(t, []string{"--disk-path", disk, "--max-disk-size", "1M", "--max-duration", "2s"})
 	d := startDoctor(t, "--to", small.Addr, "--budget", "10s")
 	code, rep := d.wait(t)
 	for _, s := range rep.Doctor.Steps {
-		if s.Name == "disk on the agent" && (s.Status != result.StepSkipped || !strings.Contains(s.Why, "--max-disk-size")) {
+		switch {
+		case s.Name == "disk on the agent" && (s.Status != result.StepSkipped || !strings.Contains(s.Why, "--max-disk-size")):
 			t.Errorf("disk on the agent: %s: %s; want skipped, naming the agent's --max-disk-size", s.Status, s.Why)
+		case s.Name == "net rr under load" && (s.Status != result.StepSkipped || !strings.Contains(s.Why, "--max-duration")):
+			t.Errorf("net rr under load: %s: %s; want skipped, naming the agent's --max-duration", s.Status, s.Why)
 		}
 	}
 	if code != 0 {

@@ -33,6 +33,18 @@ func DefaultUnderLoad() UnderLoad {
 // loadWords say which way the load goes, for the banner.
 var loadWords = map[string]string{result.DirUp: "toward the agent", result.DirDown: "from the agent", result.DirBoth: "both ways"}
 
+// LongestRR is the longest --duration (in whole seconds) of round trips
+// under this load that an agent allowing tests of up to most (its
+// --max-duration) takes: the load runs the warm-up, the loaded two thirds
+// of the duration and a little more. 0: none does.
+func (u UnderLoad) LongestRR(most time.Duration) time.Duration {
+	room := most - u.Warmup - loaded.LoadTail
+	if room <= 0 {
+		return 0
+	}
+	return (room * 3 / 2).Truncate(time.Second)
+}
+
 // runUnderLoad runs net rr --under-load: a third of RR.Duration idle, the
 // rest under the load, after its warm-up.
 func (c NetRR) runUnderLoad(ctx context.Context, env Env) (*result.Report, error) {

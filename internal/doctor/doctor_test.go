@@ -249,3 +249,39 @@ func TestBackupPathChecked(t *testing.T) {
 		in.AgentMaxDiskSize = 1 << 20
 	}
 }
+
+// TestUnderLoadFitsTheAgent: the round trips under load are given no
+// more than the agent's --max-duration lets the load run (it runs its
+// warm-up and a little past them); an agent that leaves no second for
+// them makes the step not applicable, saying so.
+func TestUnderLoadFitsTheAgent(t *testing.T) {
+	var step Step
+	for _, st := range Steps {
+		if st.Name == "net rr under load" {
+			step = st
+		}
+	}
+	in := Inputs{Agent: &client.Options{Addr: "db2:7447"}}
+	for _, c := range []struct {
+		most, given time.Duration
+		want        time.Duration // 0: not applicable
+	}{
+		{0, 9 * time.Second, 9 * time.Second},
+		{time.Minute, 9 * time.Second, 9 * time.Second},
+		{4 * time.Second, 9 * time.Second, command.DefaultUnderLoad().LongestRR(4 * time.Second)},
+		{2 * time.Second, 9 * time.Second, 0},
+	} {
+		in.AgentMaxDuration = c.most
+		r, err := step.Command(in, plan.Saved{}, c.given)
+		if c.want == 0 {
+			if !errors.Is(err, command.ErrNotApplicable) || !strings.Contains(err.Error(), "--max-duration") {
+				t.Errorf("agent's --max-duration %v: %v, want not applicable", c.most, err)
+			}
+			continue
+		}
+		rr, ok := r.(command.NetRR)
+		if err != nil || !ok || rr.RR.Duration != c.want || c.want < time.Second || c.most > 0 && rr.RR.Duration >= c.most {
+			t.Errorf("agent's --max-duration %v, given %v: %+v, %v; want round trips for %v", c.most, c.given, r, err, c.want)
+		}
+	}
+}

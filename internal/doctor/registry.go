@@ -26,10 +26,13 @@ type Inputs struct {
 	// said when doctor connected.
 	// AgentMaxDiskSize is the largest test file it allows (its
 	// --max-disk-size; 0: no limit said).
+	// AgentMaxDuration is the longest test it allows (its
+	// --max-duration): a step on it is given no more, whatever its share.
 	Agent            *client.Options
 	To               string
 	AgentDiskPaths   []string
 	AgentMaxDiskSize int64
+	AgentMaxDuration time.Duration
 	DSN              *dbconn.DSN           // the primary; nil: none
 	Replicas         []replication.Replica // --replica-dsn, read besides the primary
 	DataPath         string                // here: the database's data files
@@ -124,6 +127,15 @@ var Steps = []Step{
 			c.RR.Duration = whole(d)
 			load := command.DefaultUnderLoad()
 			load.Streams = 4
+			if most := in.AgentMaxDuration; most > 0 {
+				// The load runs longer than the round trips it carries.
+				longest := load.LongestRR(most)
+				if longest < time.Second {
+					return nil, command.NotApplicable(fmt.Sprintf("the agent allows tests of up to %s (its --max-duration), too short for the load's warm-up and a second of round trips under it",
+						metric.FlagDuration(most)))
+				}
+				c.RR.Duration = min(c.RR.Duration, longest)
+			}
 			c.UnderLoad = &load
 			return c, nil
 		}},

@@ -115,7 +115,13 @@ func (c Config) Run(ctx context.Context, env command.Env) (*result.Report, error
 			skipped(k, step, misbehaved)
 			continue
 		}
-		run, err := st.Command(c.Inputs, prior, max(share, time.Second))
+		given := max(share, time.Second)
+		if st.Agent && c.Inputs.AgentMaxDuration > 0 {
+			// A test past the agent's --max-duration would be refused: the
+			// step gets what the agent allows, and leaves the rest.
+			given = min(given, c.Inputs.AgentMaxDuration)
+		}
+		run, err := st.Command(c.Inputs, prior, given)
 		if err != nil {
 			asked[k] = !errors.Is(err, command.ErrNotApplicable)
 			skipped(k, step, err.Error())
