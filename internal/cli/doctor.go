@@ -192,21 +192,34 @@ func printDoctor(w io.Writer, rep *result.Report, written []string, kept int64) 
 	d := rep.Doctor
 	fmt.Fprintf(w, "narrows doctor → %s: %s in %s of a %s budget\n\n", rep.Target, stepTally(d),
 		d.Elapsed.D().Round(time.Second), d.Budget.D())
-	if len(d.Verdicts) == 0 {
-		fmt.Fprintln(w, "No verdict: nothing ran that could give one.")
-	} else {
-		fmt.Fprintln(w, "What matters, most severe first:")
+	// The questions a DBA came with first, each answered by a verdict or
+	// by why there is none; then the other verdicts.
+	answered := map[*result.Finding]bool{}
+	fmt.Fprintln(w, "The answers:")
+	for i, a := range doctor.Answers(rep) {
+		fmt.Fprintf(w, "%d. %s\n", i+1, a.Question)
+		if a.Finding == nil {
+			fmt.Fprintf(w, "   - %s\n", a.Else)
+			continue
+		}
+		answered[a.Finding] = true
+		fmt.Fprintf(w, "   %s %s\n", mark(*a.Finding), a.Finding.Summary)
 	}
-	for i, f := range d.Verdicts {
+	var rest []result.Finding
+	for i := range d.Verdicts {
+		if !answered[&d.Verdicts[i]] {
+			rest = append(rest, d.Verdicts[i])
+		}
+	}
+	if len(rest) > 0 {
+		fmt.Fprintln(w, "\nAlso, most severe first:")
+	}
+	for i, f := range rest {
 		if i == doctorVerdictsShown {
-			fmt.Fprintf(w, "  … and %d more in the report\n", len(d.Verdicts)-i)
+			fmt.Fprintf(w, "  … and %d more in the report\n", len(rest)-i)
 			break
 		}
-		mark := "•"
-		if f.Severity == "warning" {
-			mark = "!"
-		}
-		fmt.Fprintf(w, "  %s %s\n", mark, f.Summary)
+		fmt.Fprintf(w, "  %s %s\n", mark(f), f.Summary)
 	}
 	fmt.Fprintln(w, "\nSteps:")
 	for _, s := range d.Steps {
@@ -240,6 +253,14 @@ func stepTally(d *result.Doctor) string {
 		s += " (" + strings.Join(parts, ", ") + ")"
 	}
 	return s
+}
+
+// mark is a verdict's sign in the terminal: ! a warning, • the rest.
+func mark(f result.Finding) string {
+	if f.Severity == "warning" {
+		return "!"
+	}
+	return "•"
 }
 
 // progress shows which step runs: on a terminal one line rewritten in

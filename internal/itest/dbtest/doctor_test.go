@@ -2,6 +2,7 @@ package dbtest
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,8 +91,26 @@ func TestDoctorLoopback(t *testing.T) {
 			t.Errorf("verdict %q (%s) after an info one", f.Summary, f.Severity)
 		}
 	}
-	if len(rep.Doctor.Verdicts) == 0 || !strings.Contains(r.Stdout, "What matters, most severe first:") {
-		t.Errorf("no verdicts first:\n%s", r.Stdout)
+	// The DBA's questions first, in order, each answered (a verdict: "!"
+	// or "•") or saying why not; the backup's not asked here (no
+	// --backup-path), the rest asked (issue 27).
+	shown := strings.Split(r.Stdout, "\n")
+	if len(rep.Doctor.Verdicts) == 0 || len(shown) < 15 || shown[2] != "The answers:" {
+		t.Fatalf("no answers first:\n%s", r.Stdout)
+	}
+	for i, q := range []string{"Will the replica keep up", "What does a synchronous replica cost", "How long do the backup and the restore take",
+		"How much of a chatty session is the wire", "Is it the disk", "Is anything on the path broken"} {
+		question, answer := shown[3+2*i], strings.TrimSpace(shown[4+2*i])
+		if !strings.HasPrefix(question, fmt.Sprintf("%d. %s", i+1, q)) {
+			t.Errorf("answer %d: %q, want the question %q", i+1, question, q)
+		}
+		backup := i == 2
+		switch {
+		case backup && !strings.HasPrefix(answer, "- not asked: plan backup skipped: give --data-path and --backup-path"):
+			t.Errorf("the backup, not asked: %q", answer)
+		case !backup && !strings.HasPrefix(answer, "! ") && !strings.HasPrefix(answer, "• "):
+			t.Errorf("%s: not answered by a verdict: %q", q, answer)
+		}
 	}
 	// Its report, beside the run, is what `narrows report` makes of it.
 	page, err := os.ReadFile(strings.TrimSuffix(runPath, ".jsonl") + ".html")
