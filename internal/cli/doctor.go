@@ -15,6 +15,7 @@ import (
 	"github.com/narrows/narrows/internal/probe"
 	"github.com/narrows/narrows/internal/result"
 	"github.com/narrows/narrows/internal/untrusted"
+	"github.com/narrows/narrows/internal/words"
 )
 
 // doctorFlags are `narrows doctor`'s: where things are; each optional.
@@ -196,7 +197,7 @@ func printDoctor(w io.Writer, rep *result.Report, written []string, kept int64) 
 	// by why there is none; then the other verdicts.
 	answered := map[*result.Finding]bool{}
 	fmt.Fprintln(w, "The answers:")
-	for i, a := range doctor.Answers(rep) {
+	for i, a := range words.Answers(rep) {
 		fmt.Fprintf(w, "%d. %s\n", i+1, a.Question)
 		if a.Finding == nil {
 			fmt.Fprintf(w, "   - %s\n", a.Else)

@@ -117,6 +117,11 @@ func TestDoctorLoopback(t *testing.T) {
 	if err != nil || !strings.Contains(r.Stdout, "run.html") {
 		t.Fatalf("no report beside the run (%v):\n%s", err, r.Stdout)
 	}
+	// The page opens with the same answers, before the verdicts.
+	if a, v := strings.Index(string(page), `<section id="answers"`), strings.Index(string(page), `<section id="verdicts"`); a < 0 || v < a ||
+		strings.Count(string(page)[a:v], `<span class="q">`) != 6 {
+		t.Errorf("the report does not open with the six answers (answers at %d, verdicts at %d)", a, v)
+	}
 	again := filepath.Join(out, "again.html")
 	if rr := itest.Run(t, time.Minute, nil, "report", runPath, "--html", again); rr.Code != 0 {
 		t.Fatalf("report: exit %d: %s", rr.Code, rr.Stderr)

@@ -68,6 +68,7 @@ type page struct {
 	Unauthenticated, Partial                             bool
 	Error                                                string
 	Doctor                                               *doctorView
+	Answers                                              []answerView
 	Verdicts                                             []findingView
 	Areas                                                []areaView
 	Network                                              []netView
@@ -82,6 +83,14 @@ type doctorView struct {
 
 type stepRow struct {
 	Anchor, Name, Area, Status, Why, Elapsed string
+}
+
+// answerView is one of the DBA's questions (words.Answers): the verdict
+// that answers it, or why there is none.
+type answerView struct {
+	Question string
+	Finding  *findingView
+	Else     string
 }
 
 type findingView struct {
@@ -150,12 +159,23 @@ func build(rep *result.Report, ivs []result.Interval) page {
 		for _, name := range order {
 			p.Areas = append(p.Areas, *areas[name])
 		}
-		for _, f := range d.Verdicts {
+		at := func(f result.Finding) findingView {
 			fv := findingOf(f)
 			if row, ok := where[f.Code+"\x00"+f.Summary]; ok {
 				fv.Anchor, fv.Where = row.Anchor, row.Name
 			}
-			p.Verdicts = append(p.Verdicts, fv)
+			return fv
+		}
+		for _, f := range d.Verdicts {
+			p.Verdicts = append(p.Verdicts, at(f))
+		}
+		for _, a := range words.Answers(rep) {
+			av := answerView{Question: a.Question, Else: a.Else}
+			if a.Finding != nil {
+				fv := at(*a.Finding)
+				av.Finding = &fv
+			}
+			p.Answers = append(p.Answers, av)
 		}
 		p.Doctor = dv
 	} else {

@@ -1,4 +1,4 @@
-package doctor
+package words
 
 import (
 	"slices"
