@@ -258,6 +258,22 @@ func compareCmd(ctx context.Context, env Env, args []string) error {
 		}
 	}
 	fmt.Fprintln(w)
+	if len(c.Verdicts) > 0 {
+		// What changed in the answers first: a verdict new, gone, or
+		// now of another severity.
+		fmt.Fprintln(w, "Verdicts that changed:")
+		for _, v := range c.Verdicts {
+			switch {
+			case v.Before == "":
+				fmt.Fprintf(w, "  new   %s %s\n", mark(result.Finding{Severity: v.AfterSeverity}), v.After)
+			case v.After == "":
+				fmt.Fprintf(w, "  gone  %s %s\n", mark(result.Finding{Severity: v.BeforeSeverity}), v.Before)
+			default:
+				fmt.Fprintf(w, "  now a %s (was %s): %s\n", v.AfterSeverity, v.BeforeSeverity, v.After)
+			}
+		}
+		fmt.Fprintln(w)
+	}
 	if len(c.Figures) == 0 {
 		fmt.Fprintln(w, "No figures to compare: the two runs have none in common (plans and db repl keep none).")
 		return nil
@@ -268,7 +284,13 @@ func compareCmd(ctx context.Context, env Env, args []string) error {
 		change, test := "~", ""
 		switch {
 		case f.P == nil:
-			test = fmt.Sprintf("(n=%d+%d: too few samples, need %d+%d)", f.NBefore, f.NAfter, history.MinSamples, history.MinSamples)
+			// Not tested, so not called noise: the change as it reads,
+			// marked untested.
+			test = fmt.Sprintf("(n=%d+%d: too few samples to test, need %d+%d)", f.NBefore, f.NAfter, history.MinSamples, history.MinSamples)
+			change = "?"
+			if f.Delta != nil {
+				change = fmt.Sprintf("%+.1f%%?", 100**f.Delta)
+			}
 		default:
 			test = fmt.Sprintf("(p=%.3f n=%d+%d)", *f.P, f.NBefore, f.NAfter)
 			if f.Significant && f.Delta != nil {
@@ -280,7 +302,7 @@ func compareCmd(ctx context.Context, env Env, args []string) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", f.Name, formatFigure(f.Before, f.Unit), formatFigure(f.After, f.Unit), change, test)
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "\n~: within noise (two-sided Mann-Whitney U on the interval samples, p ≥ %.2f, or too few samples)\n", history.Alpha)
+	fmt.Fprintf(w, "\n~: within noise (two-sided Mann-Whitney U on the interval samples, p ≥ %.2f); ?: too few samples to test, the change as it reads, untested\n", history.Alpha)
 	return nil
 }
 

@@ -16,6 +16,8 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/narrows/narrows/internal/itest"
+	"github.com/narrows/narrows/internal/output/jsonl"
+	"github.com/narrows/narrows/internal/result"
 )
 
 func historyRuns(t *testing.T, dir string) []map[string]any {
@@ -201,5 +203,52 @@ func TestCompareRealRuns(t *testing.T) {
 	t.Logf("paced alike:\n%s", text)
 	if f := figs["round trips"]; f.Significant || f.P == nil {
 		t.Errorf("two runs paced alike: round trips %+v", f)
+	}
+}
+
+// TestCompareSaysWhatChanged: compare says first the verdicts that
+// changed (new, gone, now of another severity), and a figure it has too
+// few samples to test is shown with its change, marked untested, not
+// called noise (issue 27: net commit 22.2 → 31.3 ms read "~").
+func TestCompareSaysWhatChanged(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, p50 time.Duration, fs ...result.Finding) string {
+		rep := result.NewReport("net rr", "db2:7447", result.Tool{Version: "1.0"}, time.Date(2026, 11, 1, 2, 3, 4, 0, time.UTC))
+		rep.RR = &result.RR{RoundTrips: 100, Rate: 1000}
+		rep.RR.P50 = result.Seconds(p50)
+		rep.Findings = fs
+		var b bytes.Buffer
+		if err := jsonl.New(&b).Report(rep); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, name)
+		os.WriteFile(path, b.Bytes(), 0o644)
+		return path
+	}
+	f := func(code, sev, summary string) result.Finding {
+		return result.Finding{Code: code, Severity: sev, Summary: summary}
+	}
+	before := write("before.jsonl", 22200*time.Microsecond, f("rr.wire_time", "info", "5,000 queries wait 111 s"), f("rr.under_load_ok", "info", "no deep queue"),
+		f("rr.tail", "info", "a tail"))
+	after := write("after.jsonl", 31300*time.Microsecond, f("rr.wire_time", "info", "5,000 queries wait 156 s"), f("rr.bufferbloat", "warning", "a queue builds under load"),
+		f("rr.tail", "warning", "a long tail"))
+	r := itest.Run(t, 30*time.Second, nil, "compare", before, after)
+	if r.Code != 0 {
+		t.Fatalf("compare: exit %d: %s", r.Code, r.Stderr)
+	}
+	t.Logf("\n%s", r.Stdout)
+	for _, want := range []string{"Verdicts that changed:\n  new   ! a queue builds under load\n  now a warning (was info): a long tail\n  gone  • no deep queue\n",
+		"+41.0%?", "too few samples to test"} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("compare does not say %q", want)
+		}
+	}
+	if strings.Index(r.Stdout, "Verdicts that changed") > strings.Index(r.Stdout, "FIGURE") {
+		t.Error("the verdicts come after the figures")
+	}
+	for _, line := range strings.Split(r.Stdout, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "round trip p50") && strings.Contains(line, " ~ ") {
+			t.Errorf("an untested change called noise: %q", line)
+		}
 	}
 }

@@ -35,12 +35,72 @@ type Comparison struct {
 	// Warnings are what differs between the runs beyond the change
 	// measured: the settings, the versions, the hosts' facts.
 	Warnings []string `json:"warnings"`
-	Figures  []Change `json:"figures"`
+	// Verdicts are the verdicts one run said and the other did not, or
+	// said with another severity: what changed in the answers, said
+	// before the figures.
+	Verdicts []VerdictChange `json:"verdicts"`
+	Figures  []Change        `json:"figures"`
+}
+
+// VerdictChange is a verdict (a finding's code) said by one run only, or
+// by both with another severity. Before and After are its summary and
+// severity in each run; empty where that run did not say it.
+type VerdictChange struct {
+	Code           string `json:"code"`
+	Before         string `json:"before,omitempty"`
+	BeforeSeverity string `json:"before_severity,omitempty"`
+	After          string `json:"after,omitempty"`
+	AfterSeverity  string `json:"after_severity,omitempty"`
+}
+
+// verdictsOf are a run's verdicts: doctor's, or a command's findings; the
+// first of each code.
+func verdictsOf(r *result.Report) (map[string]result.Finding, []string) {
+	fs := r.Findings
+	if r.Doctor != nil {
+		fs = r.Doctor.Verdicts
+	}
+	by, order := map[string]result.Finding{}, []string{}
+	for _, f := range fs {
+		if _, ok := by[f.Code]; !ok {
+			by[f.Code] = f
+			order = append(order, f.Code)
+		}
+	}
+	return by, order
+}
+
+// verdictChanges are the codes said in one run and not the other, or
+// with another severity: the after run's first (new, or changed), in its
+// order, then those only the before run said.
+func verdictChanges(a, b *result.Report) []VerdictChange {
+	before, aOrder := verdictsOf(a)
+	after, bOrder := verdictsOf(b)
+	out := []VerdictChange{}
+	for _, code := range bOrder {
+		fb := after[code]
+		fa, ok := before[code]
+		if ok && fa.Severity == fb.Severity {
+			continue
+		}
+		v := VerdictChange{Code: code, After: fb.Summary, AfterSeverity: fb.Severity}
+		if ok {
+			v.Before, v.BeforeSeverity = fa.Summary, fa.Severity
+		}
+		out = append(out, v)
+	}
+	for _, code := range aOrder {
+		if _, ok := after[code]; !ok {
+			fa := before[code]
+			out = append(out, VerdictChange{Code: code, Before: fa.Summary, BeforeSeverity: fa.Severity})
+		}
+	}
+	return out
 }
 
 // Compare sets run b (after) against run a (before), figure by figure.
 func Compare(aRep *result.Report, aIvs []result.Interval, bRep *result.Report, bIvs []result.Interval) *Comparison {
-	c := &Comparison{Warnings: Differences(aRep, bRep), Figures: []Change{}}
+	c := &Comparison{Warnings: Differences(aRep, bRep), Verdicts: verdictChanges(aRep, bRep), Figures: []Change{}}
 	after := map[string]Figure{}
 	for _, f := range Figures(bRep, bIvs) {
 		after[f.Name] = f
