@@ -36,7 +36,7 @@ func Headline(rep *result.Report, ivs []result.Interval) (Figure, bool) {
 
 // Figures are the figures of a run that compare can set side by side,
 // the headline first. Plans and db repl have none (they are arithmetic on
-// other runs, or a live view).
+// other runs, or a live view: compare sets their verdicts side by side).
 func Figures(rep *result.Report, ivs []result.Interval) []Figure {
 	var fs []Figure
 	add := func(name, unit string, higher bool, v float64, samples []float64) {
@@ -82,6 +82,22 @@ func Figures(rep *result.Report, ivs []result.Interval) []Figure {
 	case *result.RR:
 		add("round trips", UnitRate, true, rep.RR.Rate, series(func(iv result.Interval) (float64, bool) { return iv.RoundTripRate, iv.RTT != nil }))
 		latencies("round trip", rep.RR.Latency, func(iv result.Interval) *result.Latency { return iv.RTT })
+	case *result.Loaded:
+		// The round trips idle and under the load, each from its phase's
+		// intervals, and the queue the load built (loaded p50 − idle p50).
+		l := rep.Loaded
+		for _, ph := range []struct {
+			name, phase string
+			lat         result.Latency
+		}{{"idle", "idle", l.Idle.Latency}, {"under load", "loaded", l.Loaded.Latency}} {
+			latencies("round trip "+ph.name, ph.lat, func(iv result.Interval) *result.Latency {
+				if iv.Phase == ph.phase {
+					return iv.RTT
+				}
+				return nil
+			})
+		}
+		add("queue under load", UnitSeconds, false, l.Rise.D().Seconds(), nil)
 	case *result.DBPing:
 		add("queries", UnitRate, true, rep.DBPing.Rate, series(func(iv result.Interval) (float64, bool) { return iv.QueryRate, iv.RTT != nil }))
 		latencies("query round trip", rep.DBPing.Latency, func(iv result.Interval) *result.Latency { return iv.RTT })

@@ -550,3 +550,27 @@ func TestHistoryMigratesSchema1(t *testing.T) {
 	}
 	again.Close()
 }
+
+// TestFiguresOfTheLoad: round trips under load give compare the idle and
+// loaded percentiles, each from its own phase's intervals, and the queue
+// the load built.
+func TestFiguresOfTheLoad(t *testing.T) {
+	rep := result.NewReport("net rr", "db2:7447", result.Tool{}, time.Now())
+	rep.Loaded = &result.Loaded{Rise: result.Seconds(3 * time.Millisecond)}
+	rep.Loaded.Idle.P50, rep.Loaded.Loaded.P50 = result.Seconds(time.Millisecond), result.Seconds(4*time.Millisecond)
+	var ivs []result.Interval
+	for i, phase := range []string{"idle", "idle", "loaded", "loaded", "loaded"} {
+		iv := result.NewInterval("rr", time.Duration(i)*time.Second, time.Duration(i+1)*time.Second)
+		iv.Phase = phase
+		iv.RTT = &result.Latency{P50: result.Seconds(time.Duration(i+1) * time.Millisecond)}
+		ivs = append(ivs, iv)
+	}
+	got := map[string]history.Figure{}
+	for _, f := range history.Figures(rep, ivs) {
+		got[f.Name] = f
+	}
+	idle, loaded, queue := got["round trip idle p50"], got["round trip under load p50"], got["queue under load"]
+	if idle.Value != 0.001 || len(idle.Samples) != 2 || loaded.Value != 0.004 || len(loaded.Samples) != 3 || loaded.Samples[0] != 0.003 || queue.Value != 0.003 || queue.HigherIsBetter {
+		t.Errorf("idle %+v, under load %+v, queue %+v", idle, loaded, queue)
+	}
+}
