@@ -191,8 +191,12 @@ const doctorVerdictsShown = 8
 // where to read more.
 func printDoctor(w io.Writer, rep *result.Report, written []string, kept int64) {
 	d := rep.Doctor
-	fmt.Fprintf(w, "narrows doctor → %s: %s in %s of a %s budget\n\n", rep.Target, stepTally(d),
+	fmt.Fprintf(w, "narrows doctor → %s: %s in %s of a %s budget\n", rep.Target, stepTally(d),
 		d.Elapsed.D().Round(time.Second), d.Budget.D())
+	if path := words.PathSummary(rep); path != "" {
+		fmt.Fprintf(w, "The path: %s\n", path)
+	}
+	fmt.Fprintln(w)
 	// The questions a DBA came with first, each answered by a verdict or
 	// by why there is none; then the other verdicts.
 	answered := map[*result.Finding]bool{}

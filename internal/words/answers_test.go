@@ -52,3 +52,37 @@ func TestAnswers(t *testing.T) {
 		}
 	}
 }
+
+// TestPathSummary: doctor's path in one line, each figure from its step,
+// both hosts by name; a figure not measured is left out; a load that did
+// not raise the median says it held.
+func TestPathSummary(t *testing.T) {
+	rep := result.NewReport("doctor", "10.0.0.2:7447", result.Tool{}, time.Now())
+	rep.Facts, rep.AgentFacts = &result.Facts{Hostname: "db1"}, &result.Facts{Hostname: "db2"}
+	rr := &result.Report{RR: &result.RR{RoundTrips: 100}}
+	rr.RR.P50 = result.Seconds(8100 * time.Microsecond)
+	fwd := &result.Report{Stream: &result.Stream{Runs: []result.StreamRun{
+		{Phase: result.PhaseSingle, Direction: "forward", Streams: 1, Throughput: 95e6, TCP: &result.TCPSummary{SteadyIntervals: 8, SteadyRetransRatio: 0.0002}},
+		{Phase: result.PhaseParallel, Direction: "forward", Streams: 4, Throughput: 97e6}}}}
+	rev := &result.Report{Stream: &result.Stream{Runs: []result.StreamRun{{Phase: result.PhaseSingle, Direction: "reverse", Streams: 1, Throughput: 94e6}}}}
+	mtu := &result.Report{MTU: &result.MTU{Directions: []result.MTUDirection{{Direction: result.DirUp, PathMTU: 1500}, {Direction: result.DirDown, BlackHole: true}}}}
+	load := &result.Report{Loaded: &result.Loaded{Rise: result.Seconds(12 * time.Millisecond)}}
+	load.Loaded.Idle.RoundTrips, load.Loaded.Loaded.RoundTrips = 50, 50
+	load.Loaded.Idle.P50, load.Loaded.Loaded.P50 = result.Seconds(8*time.Millisecond), result.Seconds(20*time.Millisecond)
+	rep.Doctor = &result.Doctor{Steps: []result.DoctorStep{{Name: "net stream reverse", Report: rev}, {Name: "net stream", Report: fwd},
+		{Name: "net rr 64 B", Report: rr}, {Name: "net mtu", Report: mtu}, {Name: "net rr under load", Report: load}}}
+	want := "db1 → db2: round trip 8.10 ms (p50, 64 B); one stream 95 Mbit/s →, 94 Mbit/s ←; 4 streams 97 Mbit/s →; path MTU 1500 B →, a black hole ←; " +
+		"one stream → sent 0.02% again in its steady state; under load the median round trip rose by 12.0 ms (8.00 ms idle, 20.0 ms loaded)"
+	if got := words.PathSummary(rep); got != want {
+		t.Errorf("PathSummary:\n got %s\nwant %s", got, want)
+	}
+	load.Loaded.Rise, load.Loaded.Loaded.P50 = 0, load.Loaded.Idle.P50
+	rep.Doctor.Steps = rep.Doctor.Steps[4:]
+	if got, want := words.PathSummary(rep), "db1 → db2: under load the median round trip held (8.00 ms idle, 8.00 ms loaded)"; got != want {
+		t.Errorf("PathSummary, the load alone:\n got %s\nwant %s", got, want)
+	}
+	rep.Doctor.Steps = nil
+	if got := words.PathSummary(rep); got != "" {
+		t.Errorf("PathSummary of nothing measured: %q", got)
+	}
+}

@@ -94,10 +94,13 @@ func TestDoctorLoopback(t *testing.T) {
 	// The DBA's questions first, in order, each answered (a verdict: "!"
 	// or "•") or saying why not; the backup's not asked here (no
 	// --backup-path), the rest asked (issue 27).
+	// The path in one line under the first, then the answers.
 	shown := strings.Split(r.Stdout, "\n")
-	if len(rep.Doctor.Verdicts) == 0 || len(shown) < 15 || shown[2] != "The answers:" {
-		t.Fatalf("no answers first:\n%s", r.Stdout)
+	if len(rep.Doctor.Verdicts) == 0 || len(shown) < 16 || !strings.HasPrefix(shown[1], "The path: ") || !strings.Contains(shown[1], "round trip") ||
+		shown[3] != "The answers:" {
+		t.Fatalf("no path and answers first:\n%s", r.Stdout)
 	}
+	shown = shown[1:]
 	for i, q := range []string{"Will the replica keep up", "What does a synchronous replica cost", "How long do the backup and the restore take",
 		"How much of a chatty session is the wire", "Is it the disk", "Is anything on the path broken"} {
 		question, answer := shown[3+2*i], strings.TrimSpace(shown[4+2*i])

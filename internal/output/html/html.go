@@ -68,6 +68,7 @@ type page struct {
 	Unauthenticated, Partial                             bool
 	Error                                                string
 	Doctor                                               *doctorView
+	Path                                                 string // doctor's path in one line (words.PathSummary)
 	Answers                                              []answerView
 	Verdicts                                             []findingView
 	Areas                                                []areaView
@@ -177,6 +178,7 @@ func build(rep *result.Report, ivs []result.Interval) page {
 			}
 			p.Answers = append(p.Answers, av)
 		}
+		p.Path = words.PathSummary(rep)
 		p.Doctor = dv
 	} else {
 		sec := sectionView{ID: "s1", Title: rep.Command}
