@@ -208,7 +208,7 @@ func printDoctor(w io.Writer, rep *result.Report, written []string, kept int64) 
 			continue
 		}
 		answered[a.Finding] = true
-		fmt.Fprintf(w, "   %s %s\n", mark(*a.Finding), a.Finding.Summary)
+		fmt.Fprintf(w, "   %s %s\n", mark(a.Finding.Severity), a.Finding.Summary)
 	}
 	var rest []result.Finding
 	for i := range d.Verdicts {
@@ -224,7 +224,7 @@ func printDoctor(w io.Writer, rep *result.Report, written []string, kept int64) 
 			fmt.Fprintf(w, "  … and %d more in the report\n", len(rest)-i)
 			break
 		}
-		fmt.Fprintf(w, "  %s %s\n", mark(f), f.Summary)
+		fmt.Fprintf(w, "  %s %s\n", mark(f.Severity), f.Summary)
 	}
 	fmt.Fprintln(w, "\nSteps:")
 	for _, s := range d.Steps {
@@ -260,9 +260,10 @@ func stepTally(d *result.Doctor) string {
 	return s
 }
 
-// mark is a verdict's sign in the terminal: ! a warning, • the rest.
-func mark(f result.Finding) string {
-	if f.Severity == "warning" {
+// mark is a verdict's sign in the terminal, by its severity: ! a
+// warning, • the rest.
+func mark(severity string) string {
+	if severity == "warning" {
 		return "!"
 	}
 	return "•"

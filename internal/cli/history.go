@@ -265,9 +265,9 @@ func compareCmd(ctx context.Context, env Env, args []string) error {
 		for _, v := range c.Verdicts {
 			switch {
 			case v.Before == "":
-				fmt.Fprintf(w, "  new   %s %s\n", mark(result.Finding{Severity: v.AfterSeverity}), v.After)
+				fmt.Fprintf(w, "  new   %s %s\n", mark(v.AfterSeverity), v.After)
 			case v.After == "":
-				fmt.Fprintf(w, "  gone  %s %s\n", mark(result.Finding{Severity: v.BeforeSeverity}), v.Before)
+				fmt.Fprintf(w, "  gone  %s %s\n", mark(v.BeforeSeverity), v.Before)
 			default:
 				fmt.Fprintf(w, "  now a %s (was %s): %s\n", v.AfterSeverity, v.BeforeSeverity, v.After)
 			}

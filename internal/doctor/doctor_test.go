@@ -14,6 +14,7 @@ import (
 	"github.com/narrows/narrows/internal/plan"
 	"github.com/narrows/narrows/internal/result"
 	"github.com/narrows/narrows/internal/wire"
+	"github.com/narrows/narrows/internal/words"
 )
 
 // TestStepsBuildTheirCommands: with everything given, every step applies
@@ -282,6 +283,24 @@ func TestUnderLoadFitsTheAgent(t *testing.T) {
 		rr, ok := r.(command.NetRR)
 		if err != nil || !ok || rr.RR.Duration != c.want || c.want < time.Second || c.most > 0 && rr.RR.Duration >= c.most {
 			t.Errorf("agent's --max-duration %v, given %v: %+v, %v; want round trips for %v", c.most, c.given, r, err, c.want)
+		}
+	}
+}
+
+// TestAnswersKnowTheSteps: the answers name doctor's steps by their
+// registry names (words cannot import doctor). With every step run and
+// no verdict, each answer is "no finding", naming the steps it reads: a
+// step renamed here, and not there, would turn its question into "not
+// asked" and this test fails.
+func TestAnswersKnowTheSteps(t *testing.T) {
+	rep := result.NewReport("doctor", "db2:7447", result.Tool{}, time.Now())
+	rep.Doctor = &result.Doctor{}
+	for _, st := range Steps {
+		rep.Doctor.Steps = append(rep.Doctor.Steps, result.DoctorStep{Name: st.Name, Status: result.StepRan})
+	}
+	for _, a := range words.Answers(rep) {
+		if a.Finding != nil || !strings.HasPrefix(a.Else, "no finding: ") {
+			t.Errorf("%s: %q, want no finding from steps of the registry", a.Question, a.Else)
 		}
 	}
 }

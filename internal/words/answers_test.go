@@ -54,8 +54,8 @@ func TestAnswers(t *testing.T) {
 }
 
 // TestPathSummary: doctor's path in one line, each figure from its step,
-// both hosts by name; a figure not measured is left out; a load that did
-// not raise the median says it held.
+// both hosts by name; a figure not measured is left out; the load's
+// figures without a verdict of their own (the answers give it).
 func TestPathSummary(t *testing.T) {
 	rep := result.NewReport("doctor", "10.0.0.2:7447", result.Tool{}, time.Now())
 	rep.Facts, rep.AgentFacts = &result.Facts{Hostname: "db1"}, &result.Facts{Hostname: "db2"}
@@ -72,13 +72,13 @@ func TestPathSummary(t *testing.T) {
 	rep.Doctor = &result.Doctor{Steps: []result.DoctorStep{{Name: "net stream reverse", Report: rev}, {Name: "net stream", Report: fwd},
 		{Name: "net rr 64 B", Report: rr}, {Name: "net mtu", Report: mtu}, {Name: "net rr under load", Report: load}}}
 	want := "db1 → db2: round trip 8.10 ms (p50, 64 B); one stream 95 Mbit/s →, 94 Mbit/s ←; 4 streams 97 Mbit/s →; path MTU 1500 B →, a black hole ←; " +
-		"one stream → sent 0.02% again in its steady state; under load the median round trip rose by 12.0 ms (8.00 ms idle, 20.0 ms loaded)"
+		"one stream → sent 0.02% again in its steady state; median round trip 8.00 ms idle, 20.0 ms under load"
 	if got := words.PathSummary(rep); got != want {
 		t.Errorf("PathSummary:\n got %s\nwant %s", got, want)
 	}
 	load.Loaded.Rise, load.Loaded.Loaded.P50 = 0, load.Loaded.Idle.P50
 	rep.Doctor.Steps = rep.Doctor.Steps[4:]
-	if got, want := words.PathSummary(rep), "db1 → db2: under load the median round trip held (8.00 ms idle, 8.00 ms loaded)"; got != want {
+	if got, want := words.PathSummary(rep), "db1 → db2: median round trip 8.00 ms idle, 8.00 ms under load"; got != want {
 		t.Errorf("PathSummary, the load alone:\n got %s\nwant %s", got, want)
 	}
 	rep.Doctor.Steps = nil

@@ -11,7 +11,7 @@ import (
 // PathSummary is a doctor run's path in one line, as a network team reads
 // it first (issue 27): both hosts, the round trip, one stream and N
 // streams each way, the path MTU each way, what one stream sent again in
-// its steady state, and the queue a load built. A figure doctor did not
+// its steady state, and the median round trip idle and under a load. A figure doctor did not
 // measure is left out, not guessed; "" when it measured none.
 func PathSummary(rep *result.Report) string {
 	d := rep.Doctor
@@ -91,11 +91,9 @@ func PathSummary(rep *result.Report) string {
 	if r := step("net rr under load"); r != nil && r.Loaded != nil && r.Loaded.Loaded.RoundTrips > 0 && r.Loaded.Idle.RoundTrips > 0 {
 		l := r.Loaded
 		idle, loaded := metric.FormatDuration(l.Idle.P50.D()), metric.FormatDuration(l.Loaded.P50.D())
-		if l.Rise > 0 {
-			parts = append(parts, fmt.Sprintf("under load the median round trip rose by %s (%s idle, %s loaded)", metric.FormatDuration(l.Rise.D()), idle, loaded))
-		} else {
-			parts = append(parts, fmt.Sprintf("under load the median round trip held (%s idle, %s loaded)", idle, loaded))
-		}
+		// The figures without a verdict: whether the rise matters is the
+		// advisor's to say (rr.bufferbloat, rr.under_load_ok), in the answers.
+		parts = append(parts, fmt.Sprintf("median round trip %s idle, %s under load", idle, loaded))
 	}
 	if len(parts) == 0 {
 		return ""
