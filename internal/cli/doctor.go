@@ -11,6 +11,7 @@ import (
 
 	"github.com/narrows/narrows/internal/command"
 	"github.com/narrows/narrows/internal/doctor"
+	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/output/jsonl"
 	"github.com/narrows/narrows/internal/probe"
 	"github.com/narrows/narrows/internal/result"
@@ -105,6 +106,10 @@ func doctorCmd(ctx context.Context, env Env, args []string) error {
 	// line and exit 2 now, not failed steps minutes later.
 	if err := in.Check(ctx, dbTimeout); err != nil {
 		return err
+	}
+	if floor, longest := doctor.Floor(in); budget < floor {
+		return usagef("--budget %s: the steps this run asks take %s at the least (%s the longest): give --budget %s or more (3m measures every step well enough to plan from)",
+			df.budget, metric.FlagDuration(floor), longest, metric.FlagDuration(floor))
 	}
 	stamp := env.Now().Format("20060102-150405")
 	runPath := df.out

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -206,8 +207,25 @@ func TestDoctorChecksFirst(t *testing.T) {
 		t.Logf("--backup-path %s: refused in %v: %s", c.path, time.Since(t0).Round(time.Millisecond), msg)
 	}
 
+	// A budget below what the steps asked take at the least is refused
+	// the same way (issue 27: --budget 10s ran 40 s), naming the floor.
+	d := startDoctor(t, "--to", a.Addr, "--budget", "10s")
+	waitExit(t, d.cmd, 30*time.Second, "doctor did not end")
+	for range d.started {
+	}
+	msg := strings.TrimSpace(d.progress.String())
+	floor := regexp.MustCompile(`take (\S+) at the least \(([^)]+) the longest\): give --budget (\S+) or more`).FindStringSubmatch(msg)
+	if code := d.cmd.ProcessState.ExitCode(); code != cli.ExitUsage || floor == nil || floor[1] != floor[3] || strings.Contains(msg, "\n") {
+		t.Errorf("--budget 10s: exit %d, %q; want exit 2, one line naming the least budget", code, msg)
+	} else if f, err := time.ParseDuration(floor[1]); err != nil || f <= 10*time.Second {
+		t.Errorf("--budget 10s refused with a floor of %s, which is not above it", floor[1])
+	}
+	if _, err := os.Stat(d.runFile); err == nil {
+		t.Errorf("--budget 10s: a run file was written")
+	}
+
 	small := itest.StartAgent(t, []string{"--disk-path", disk, "--max-disk-size", "1M", "--max-duration", "2s"})
-	d := startDoctor(t, "--to", small.Addr, "--budget", "10s")
+	d = startDoctor(t, "--to", small.Addr, "--budget", "15s")
 	code, rep := d.wait(t)
 	for _, s := range rep.Doctor.Steps {
 		switch {

@@ -308,6 +308,27 @@ func whole(d time.Duration) time.Duration {
 	return max(time.Second, d.Round(time.Second))
 }
 
+// Floor is the least budget the steps that apply to in can keep: each
+// one's fixed time and a second of measuring (what a step is given at the
+// least), rounded up to a second; and the step whose fixed time is the
+// longest. A budget below it is not kept: the steps take the floor anyway.
+func Floor(in Inputs) (floor time.Duration, longest string) {
+	var most time.Duration
+	for _, st := range Steps {
+		if st.Applies(in) != nil {
+			continue
+		}
+		floor += st.Fixed
+		if st.Weight > 0 {
+			floor += time.Second
+		}
+		if st.Fixed > most {
+			most, longest = st.Fixed, st.Name
+		}
+	}
+	return floor.Round(time.Second) + time.Second, longest
+}
+
 // Share is the time a step of this weight is given of what is left: the
 // time left less what the steps still to run take besides measuring
 // (fixedLeft, theirs and this one's), its weight's share of that among

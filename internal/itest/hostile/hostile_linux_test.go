@@ -84,7 +84,7 @@ var commands = []command{
 	{name: "plan backup", args: "plan backup --to ADDR --stage-duration 1s --streams 2 --compression lz4 --backup-path DIR --disk-size 8M --size 100GB", names: true},
 	{name: "plan sync", args: "plan sync --to ADDR --stage-duration 1s --remote-path DIR --disk-size 1M --engine postgres", names: true},
 	{name: "plan replica", args: "plan replica --to ADDR --stage-duration 1s --streams 2 --log-rate 5MB/s", names: true},
-	{name: "doctor", args: "doctor --to ADDR --budget 10s --out OUT/doctor.jsonl --html OUT/doctor.html", names: true},
+	{name: "doctor", args: "doctor --to ADDR --budget 20s --out OUT/doctor.jsonl --html OUT/doctor.html", names: true},
 }
 
 // argv is c's command line against addr.
