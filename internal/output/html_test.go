@@ -222,3 +222,39 @@ func TestTerminalAndPageAgree(t *testing.T) {
 		t.Fatalf("the fixture's plan has %d cells' words to compare", n)
 	}
 }
+
+// TestHTMLNamesDirectionsByHost (issue 27): a stream the agent sent is
+// named from its host to this one, by their host names, in the chart's
+// legend, the network team's "Between" and its figures; the report said
+// "this host → agent" for a reverse stream.
+func TestHTMLNamesDirectionsByHost(t *testing.T) {
+	ivs, reps := allFixtures()
+	st := *reps["stream"]
+	st.Facts, st.AgentFacts = factsFixture("db1", "10.0.0.1/24"), factsFixture("backup7", "10.0.0.9/24")
+	s := *st.Stream
+	s.Runs = slices.Clone(s.Runs)
+	for i := range s.Runs {
+		s.Runs[i].Direction = "reverse"
+	}
+	st.Stream = &s
+	rev := slices.Clone(ivs["stream"])
+	for i := range rev {
+		rev[i].Direction = "reverse"
+	}
+	var b bytes.Buffer
+	if err := html.Render(&b, &st, rev); err != nil {
+		t.Fatal(err)
+	}
+	// Above the appendix, whose raw figures are the terminal's columns.
+	page, _, _ := strings.Cut(b.String(), `<section id="appendix"`)
+	for _, want := range []string{"1 stream backup7 → db1", "<dt>Between</dt><dd>the agent at " + st.Target + " (backup7) → this host (db1)"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page does not say %q", want)
+		}
+	}
+	for _, wrong := range []string{"→ agent", "← agent", "db1 → backup7"} {
+		if strings.Contains(page, wrong) {
+			t.Errorf("the page says %q of a stream backup7 sent", wrong)
+		}
+	}
+}

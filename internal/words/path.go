@@ -98,12 +98,32 @@ func PathSummary(rep *result.Report) string {
 	if len(parts) == 0 {
 		return ""
 	}
-	here, there := "this host", rep.Target
-	if rep.Facts != nil && rep.Facts.Hostname != "" {
-		here = rep.Facts.Hostname
-	}
-	if rep.AgentFacts != nil && rep.AgentFacts.Hostname != "" {
-		there = rep.AgentFacts.Hostname
-	}
+	here, there := Ends(rep.Target, rep.Facts, rep.AgentFacts)
 	return here + " → " + there + ": " + strings.Join(parts, "; ")
+}
+
+// Ends names a run's two hosts as a network team knows them: this host's
+// and the agent's host names, as their facts give them, else "this host"
+// and the agent's address.
+func Ends(target string, facts, agentFacts *result.Facts) (here, there string) {
+	here, there = "this host", target
+	if there == "" {
+		there = "the agent"
+	}
+	if facts != nil && facts.Hostname != "" {
+		here = facts.Hostname
+	}
+	if agentFacts != nil && agentFacts.Hostname != "" {
+		there = agentFacts.Hostname
+	}
+	return here, there
+}
+
+// Way is a stream's direction by its hosts, sender first: forward is
+// here → there, reverse (the agent sends) there → here.
+func Way(direction, here, there string) string {
+	if direction == "reverse" {
+		return there + " → " + here
+	}
+	return here + " → " + there
 }

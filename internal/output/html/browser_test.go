@@ -113,6 +113,23 @@ func TestHTMLInBrowser(t *testing.T) {
 			if st.Facts == 0 {
 				t.Error("no machine facts")
 			}
+			// Nothing cut off or wider than the window at 1280 × 800, nor
+			// on a printed page (issue 27: wide figure blocks were cut
+			// behind scrollbars).
+			for _, f := range []struct {
+				where string
+				fit   fit
+			}{{"at 1280 px", st.Fit}, {"in print", st.PrintFit}} {
+				if f.fit.Width > f.fit.Window+1 {
+					t.Errorf("%s the page is %.0f px wide in a window of %.0f: a horizontal scroll", f.where, f.fit.Width, f.fit.Window)
+				}
+				if len(f.fit.Cut) > 0 {
+					t.Errorf("%s these are cut off or scroll: %v", f.where, f.fit.Cut)
+				}
+			}
+			if st.RawInVerdicts > 0 || !st.Appendix {
+				t.Errorf("codes or raw figures among the verdicts (%d), or no appendix (%v): they belong in the appendix", st.RawInVerdicts, st.Appendix)
+			}
 			t.Logf("%s: %d bytes, loaded in %.0f ms, charts %v; screenshot %s", filepath.Base(page), st.size, st.LoadMS, st.Charts, st.shot)
 			// The load time is logged, not held to a bound: it is a speed,
 			// and this test runs beside the Wine tests and the builds (a
@@ -275,11 +292,39 @@ type pageState struct {
 	Facts    int      `json:"facts"`
 	LoadMS   float64  `json:"load_ms"`
 	Height   float64  `json:"height"`
-	errors   []string
-	requests []string
-	shot     string
-	size     int64
+	// What the page's width does to it: wider than the window (a
+	// horizontal scroll), and the elements whose content is wider than
+	// they are (cut off or behind a scrollbar), on screen and in print.
+	Fit      fit `json:"fit"`
+	PrintFit fit `json:"-"`
+	// Codes and raw dumps stay out of the verdicts, in the appendix.
+	RawInVerdicts int  `json:"raw_in_verdicts"`
+	Appendix      bool `json:"appendix"`
+	errors        []string
+	requests      []string
+	shot          string
+	size          int64
 }
+
+// fit is how a page sits in its window.
+type fit struct {
+	Width  float64  `json:"width"`  // the document's scroll width
+	Window float64  `json:"window"` // the window's
+	Cut    []string `json:"cut"`    // elements whose content overflows them
+}
+
+// fitting is the expression that measures a fit: an element whose content
+// is wider than its box by more than a pixel, with its overflow hidden,
+// scrolled or clipped, is cut (an SVG scales instead, and is not).
+const fitting = `({
+  width: document.documentElement.scrollWidth,
+  window: window.innerWidth,
+  cut: Array.from(document.querySelectorAll('body *')).filter(e => {
+    if (e.closest('svg')) return false;
+    const o = getComputedStyle(e).overflowX;
+    return (o === 'auto' || o === 'scroll' || o === 'hidden' || o === 'clip') && e.scrollWidth > e.clientWidth + 1;
+  }).map(e => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + (e.className && typeof e.className === 'string' ? '.' + e.className.split(' ')[0] : '')).slice(0, 10),
+})`
 
 const inspect = `JSON.stringify({
   verdicts: !!document.querySelector('#verdicts h2'),
@@ -288,6 +333,9 @@ const inspect = `JSON.stringify({
   facts: document.querySelectorAll('#facts .end').length,
   load_ms: (() => { const n = performance.getEntriesByType('navigation')[0]; return n.loadEventEnd - n.startTime; })(),
   height: document.documentElement.scrollHeight,
+  fit: ` + fitting + `,
+  raw_in_verdicts: document.querySelectorAll('#verdicts .code, #verdicts .values, #verdicts pre').length,
+  appendix: !!document.querySelector('#appendix'),
 })`
 
 // open loads a file in a fresh tab, watching its console and its
@@ -307,7 +355,7 @@ func (b *browser) open(t *testing.T, path string) pageState {
 	for _, m := range []string{"Page.enable", "Runtime.enable", "Log.enable", "Network.enable"} {
 		b.call(t, s, m, nil, nil)
 	}
-	b.call(t, s, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 1100, "height": 900, "deviceScaleFactor": 1, "mobile": false}, nil)
+	b.call(t, s, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": false}, nil)
 	url := "file://" + path
 	var st pageState
 	b.call(t, s, "Page.navigate", map[string]any{"url": url}, nil)
@@ -342,8 +390,8 @@ func (b *browser) open(t *testing.T, path string) pageState {
 	if err := json.Unmarshal([]byte(ev.Result.Value), &st); err != nil {
 		t.Fatalf("inspecting the page: %v: %q", err, ev.Result.Value)
 	}
-	h := min(max(int(st.Height), 900), 16000)
-	b.call(t, s, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 1100, "height": h, "deviceScaleFactor": 1, "mobile": false}, nil)
+	h := min(max(int(st.Height), 800), 16000)
+	b.call(t, s, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 1280, "height": h, "deviceScaleFactor": 1, "mobile": false}, nil)
 	var shot struct {
 		Data string `json:"data"`
 	}
@@ -356,8 +404,15 @@ func (b *browser) open(t *testing.T, path string) pageState {
 	if err := os.WriteFile(st.shot, png, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// And as it prints.
+	// And as it prints: on an A4 page's width (the print stylesheet's
+	// body has no margin of its own; a printer's 1.27 cm margins leave
+	// about 700 CSS pixels).
 	b.call(t, s, "Emulation.setEmulatedMedia", map[string]any{"media": "print"}, nil)
+	b.call(t, s, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 700, "height": h, "deviceScaleFactor": 1, "mobile": false}, nil)
+	b.call(t, s, "Runtime.evaluate", map[string]any{"expression": "JSON.stringify(" + fitting + ")", "returnByValue": true}, &ev)
+	if err := json.Unmarshal([]byte(ev.Result.Value), &st.PrintFit); err != nil {
+		t.Fatalf("measuring the printed page: %v: %q", err, ev.Result.Value)
+	}
 	b.call(t, s, "Page.captureScreenshot", map[string]any{"format": "png"}, &shot)
 	if png, err := base64.StdEncoding.DecodeString(shot.Data); err == nil {
 		os.WriteFile(strings.TrimSuffix(path, ".html")+"-print.png", png, 0o644)

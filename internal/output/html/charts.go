@@ -7,6 +7,7 @@ import (
 
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/words"
 )
 
 // Chart ids are the section's id and the chart's class, e.g.
@@ -23,11 +24,11 @@ const (
 
 // charts draws what a run's records hold.
 // facts are the host's where narrows ran (the doctor's, for a step).
-func charts(id string, rep *result.Report, ivs []result.Interval, facts *result.Facts) []template.HTML {
+func charts(id string, rep *result.Report, ivs []result.Interval, facts, agentFacts *result.Facts) []template.HTML {
 	var out []template.HTML
 	switch p := rep.Part().(type) {
 	case *result.Stream:
-		out = append(out, throughputChart(id, rep, ivs, facts))
+		out = append(out, throughputChart(id, rep, ivs, facts, agentFacts))
 	case *result.RR:
 		out = append(out, logDotPlot(id+"-"+ChartRTT, ChartRTT, "Round-trip time distribution (log scale)",
 			append([]distRow{latencyRow("whole run", p.Latency)}, intervalRTTRows(ivs, "rr")...)))
@@ -93,8 +94,9 @@ func intervalRTTRows(ivs []result.Interval, probe string) []distRow {
 
 // throughputChart: the receiver's throughput in each interval, a line per
 // phase and direction, against the link's rate when the NIC tells it.
-func throughputChart(id string, rep *result.Report, ivs []result.Interval, facts *result.Facts) template.HTML {
+func throughputChart(id string, rep *result.Report, ivs []result.Interval, facts, agentFacts *result.Facts) template.HTML {
 	var ss []series
+	here, there := words.Ends(rep.Target, facts, agentFacts)
 	index := map[string]int{}
 	for _, iv := range ivs {
 		if iv.Probe != "stream" {
@@ -107,7 +109,7 @@ func throughputChart(id string, rep *result.Report, ivs []result.Interval, facts
 			if iv.Phase == result.PhaseParallel {
 				name = fmt.Sprintf("%d streams", iv.Streams)
 			}
-			name += map[string]string{"forward": " → agent", "reverse": " ← agent"}[iv.Direction]
+			name += " " + words.Way(iv.Direction, here, there)
 			i = len(ss)
 			index[key] = i
 			ss = append(ss, series{name: name})

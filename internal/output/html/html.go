@@ -142,7 +142,7 @@ func build(rep *result.Report, ivs []result.Interval) page {
 			}
 			sec := sectionView{ID: id, Title: st.Name, Status: st.Status, Why: st.Why, Elapsed: dur(st.Elapsed)}
 			if st.Report != nil {
-				fillSection(&sec, id, st.Report, st.Intervals, orFacts(st.Report.Facts, facts))
+				fillSection(&sec, id, st.Report, st.Intervals, orFacts(st.Report.Facts, facts), orFacts(st.Report.AgentFacts, agentFacts))
 				for _, f := range st.Report.Findings {
 					where[f.Code+"\x00"+f.Summary] = row
 				}
@@ -182,7 +182,7 @@ func build(rep *result.Report, ivs []result.Interval) page {
 		p.Doctor = dv
 	} else {
 		sec := sectionView{ID: "s1", Title: rep.Command}
-		fillSection(&sec, "s1", rep, ivs, rep.Facts)
+		fillSection(&sec, "s1", rep, ivs, rep.Facts, rep.AgentFacts)
 		sec.Findings = nil // they are the verdicts, shown first
 		p.Areas = []areaView{{ID: "area-" + slug(areaOf(rep)), Name: areaOf(rep), Sections: []sectionView{sec}}}
 		for _, f := range rep.Findings {
@@ -225,8 +225,8 @@ func slug(s string) string {
 
 // fillSection renders one command's figures: the charts for what it
 // measured, its summary in the table's words, its interval rows.
-func fillSection(sec *sectionView, id string, rep *result.Report, ivs []result.Interval, facts *result.Facts) {
-	sec.Charts = charts(id, rep, ivs, facts)
+func fillSection(sec *sectionView, id string, rep *result.Report, ivs []result.Interval, facts, agentFacts *result.Facts) {
+	sec.Charts = charts(id, rep, ivs, facts, agentFacts)
 	if rep.BackupPlan != nil {
 		sec.Backup = backupOf(id, rep.BackupPlan)
 	}

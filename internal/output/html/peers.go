@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/words"
 )
 
 // netView is "for the network team": what one step measured, between
@@ -35,6 +37,10 @@ func netOf(anchor, step string, rep *result.Report, facts, agentFacts *result.Fa
 		there += " (" + agentFacts.Hostname + ")"
 	}
 	between := here + " → " + there
+	if s := rep.Stream; s != nil && len(s.Runs) > 0 && !slices.ContainsFunc(s.Runs, func(r result.StreamRun) bool { return r.Direction != "reverse" }) {
+		between = there + " → " + here // the agent sends
+	}
+	hereName, thereName := words.Ends(rep.Target, facts, agentFacts)
 	v := netView{Anchor: anchor, Step: step, Between: between}
 	switch rep.Part().(type) {
 	case *result.Stream:
@@ -63,7 +69,7 @@ func netOf(anchor, step string, rep *result.Report, facts, agentFacts *result.Fa
 				continue
 			}
 			seen[cmd] = true
-			fig := phaseWords(r) + ": " + metric.FormatBitRate(r.Throughput)
+			fig := phaseWords(r, hereName, thereName) + ": " + metric.FormatBitRate(r.Throughput)
 			v.Commands = append(v.Commands, peerCommand{Figure: fig, Where: "here (with iperf3 -s on " + host + ")", Command: cmd})
 		}
 	case *result.RR:
@@ -241,15 +247,12 @@ func diskspdCommand(d *result.Disk, p result.DiskPattern) string {
 	return b.String()
 }
 
-func phaseWords(r result.StreamRun) string {
+func phaseWords(r result.StreamRun, here, there string) string {
 	s := "1 stream"
 	if r.Streams > 1 {
 		s = strconv.Itoa(r.Streams) + " streams"
 	}
-	if r.Direction == "reverse" {
-		return s + " ← agent"
-	}
-	return s + " → agent"
+	return s + " " + words.Way(r.Direction, here, there)
 }
 
 func hostOf(target string) string {
