@@ -213,7 +213,7 @@ func printDoctor(w io.Writer, rep *result.Report, written []string, kept int64) 
 			continue
 		}
 		answered[a.Finding] = true
-		fmt.Fprintf(w, "   %s %s\n", mark(a.Finding.Severity), a.Finding.Summary)
+		fmt.Fprintf(w, "   %s %s\n", mark(a.Finding.Severity), words.Said(*a.Finding))
 	}
 	var rest []result.Finding
 	for i := range d.Verdicts {
@@ -229,7 +229,7 @@ func printDoctor(w io.Writer, rep *result.Report, written []string, kept int64) 
 			fmt.Fprintf(w, "  … and %d more in the report\n", len(rest)-i)
 			break
 		}
-		fmt.Fprintf(w, "  %s %s\n", mark(f.Severity), f.Summary)
+		fmt.Fprintf(w, "  %s %s\n", mark(f.Severity), words.Said(f))
 	}
 	fmt.Fprintln(w, "\nSteps:")
 	for _, s := range d.Steps {

@@ -304,3 +304,48 @@ func TestAnswersKnowTheSteps(t *testing.T) {
 		}
 	}
 }
+
+// TestStepsCutIntoSamples (issue 27): each measurement compare can test
+// is cut into enough intervals for its test, at the shortest share a step
+// gets and at a default budget's (every disk row of two doctor
+// runs was "too few samples, need 4+4").
+func TestStepsCutIntoSamples(t *testing.T) {
+	dsn, _ := dbconn.Parse("postgres://narrows@db1:5432/postgres")
+	in := Inputs{Agent: &client.Options{Addr: "db2:7447"}, To: "db2", AgentDiskPaths: []string{"/backup"}, DSN: dsn,
+		DataPath: "/data", LogPath: "/wal", BackupPath: "/backup"}
+	for _, share := range []time.Duration{time.Second, 3 * time.Second, 20 * time.Second} {
+		for _, st := range Steps {
+			r, err := st.Command(in, plan.Saved{}, share)
+			if err != nil {
+				continue
+			}
+			var d, every time.Duration
+			switch c := r.(type) {
+			case command.NetStream:
+				d, every = c.Stream.Duration, c.Stream.Interval
+			case command.NetRR:
+				if c.UnderLoad != nil {
+					continue // its phases are its samples
+				}
+				d, every = c.RR.Duration, c.RR.Interval
+			case command.NetCommit:
+				d, every = c.Commit.Duration, c.Commit.Interval
+			case command.DBPing:
+				d, every = c.Ping.Duration, c.Ping.Interval
+			case command.Disk:
+				d, every = c.Disk.Duration, c.Disk.Interval // each pattern's
+			default:
+				continue
+			}
+			// At a budget's floor (a second a step) the fewest compare
+			// tests (history.MinSamples, 4); from a few seconds, twice that.
+			want := compareSamples
+			if share < 3*time.Second {
+				want = 4
+			}
+			if n := int(d / every); n < want || every < 50*time.Millisecond {
+				t.Errorf("%s given %v: %v cut every %v is %d samples, want %d at least, each 50 ms or more", st.Name, share, d, every, n, want)
+			}
+		}
+	}
+}

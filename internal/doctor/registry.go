@@ -95,6 +95,7 @@ var Steps = []Step{
 			// One stream, then 4: half the time each.
 			c := command.DefaultNetStream(*in.Agent)
 			c.Stream.Direction, c.Stream.Streams, c.Stream.Duration = wire.Reverse, 4, whole(d/2)
+			c.Stream.Interval = sampled(c.Stream.Duration)
 			return c, nil
 		}},
 	{Name: "net stream", Area: words.AreaNetwork, Weight: 2, Fixed: 500 * time.Millisecond, Agent: true,
@@ -102,6 +103,7 @@ var Steps = []Step{
 		Command: func(in Inputs, _ plan.Saved, d time.Duration) (command.Runner, error) {
 			c := command.DefaultNetStream(*in.Agent)
 			c.Stream.Streams, c.Stream.Duration = 4, whole(d/2)
+			c.Stream.Interval = sampled(c.Stream.Duration)
 			return c, nil
 		}},
 	{Name: "net rr 500 B", Area: words.AreaNetwork, Weight: 1, Fixed: 300 * time.Millisecond, Agent: true,
@@ -136,6 +138,8 @@ var Steps = []Step{
 				}
 				c.RR.Duration = min(c.RR.Duration, longest)
 			}
+			// Each phase, idle and loaded, in samples of its own.
+			c.RR.Interval = sampled(c.RR.Duration / 3)
 			c.UnderLoad = &load
 			return c, nil
 		}},
@@ -146,6 +150,7 @@ var Steps = []Step{
 			// agent without --disk-path acknowledges on receipt, and says so.
 			c := command.DefaultNetCommit(*in.Agent)
 			c.Commit.Block, c.Commit.Duration = 1<<10, whole(d)
+			c.Commit.Interval = sampled(c.Commit.Duration)
 			return c, nil
 		}},
 	{Name: "db ping", Area: words.AreaDatabase, Weight: 1, Fixed: 500 * time.Millisecond,
@@ -153,6 +158,7 @@ var Steps = []Step{
 		Command: func(in Inputs, _ plan.Saved, d time.Duration) (command.Runner, error) {
 			c := command.DefaultDBPing(in.DSN)
 			c.Ping.Duration = whole(d)
+			c.Ping.Interval = sampled(c.Ping.Duration)
 			return c, nil
 		}},
 	{Name: "db repl", Area: words.AreaReplication, Weight: 1, Fixed: time.Second,
@@ -264,6 +270,7 @@ func rrStep(size int64) func(Inputs, plan.Saved, time.Duration) (command.Runner,
 	return func(in Inputs, _ plan.Saved, d time.Duration) (command.Runner, error) {
 		c := command.DefaultNetRR(*in.Agent)
 		c.RR.Request, c.RR.Response, c.RR.Duration = size, size, whole(d)
+		c.RR.Interval = sampled(c.RR.Duration)
 		return c, nil
 	}
 }
@@ -284,8 +291,25 @@ func diskStep(dir, profile string, d time.Duration) command.Disk {
 	pats := disk.Profiles[profile]()
 	c.Disk.Profiles, c.Disk.Patterns = []string{profile}, pats
 	c.Disk.Duration = max(d/time.Duration(len(pats)), 200*time.Millisecond).Round(10 * time.Millisecond)
+	c.Disk.Interval = sampled(c.Disk.Duration)
 	c.Disk.Size = diskSize
 	return c
+}
+
+// compareSamples is how many intervals a doctor step's measurement is
+// cut into at the least: history's test of a change needs
+// history.MinSamples on each side (issue 27: every disk row of two
+// doctor runs was "too few samples, need 4+4", even 10,796 → 31,897
+// IOPS), and twice that tests a change of a figure that wavers.
+const compareSamples = 8
+
+// sampled is the interval that cuts a measurement of d into
+// compareSamples: a second, or less for a short one, not under 50 ms
+// (each interval's figures need I/Os and round trips of their own; at a
+// budget's floor a disk pattern's 200 ms is then 4 samples, the fewest
+// compare tests).
+func sampled(d time.Duration) time.Duration {
+	return min(time.Second, max(50*time.Millisecond, (d/compareSamples).Truncate(10*time.Millisecond)))
 }
 
 // diskSize is the test file of doctor's disk steps: larger than a

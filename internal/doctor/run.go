@@ -12,6 +12,7 @@ import (
 	"github.com/narrows/narrows/internal/plan"
 	"github.com/narrows/narrows/internal/result"
 	"github.com/narrows/narrows/internal/untrusted"
+	"github.com/narrows/narrows/internal/words"
 )
 
 // Config is a doctor run: what the user gave, the time the steps share,
@@ -230,17 +231,19 @@ func Verdicts(steps []result.DoctorStep) []result.Finding {
 				continue
 			}
 			subject := Subject(s.Report)
+			about := words.About(s.Report)
 			said := map[string]bool{} // this step's: each is its own
 			for _, f := range s.Report.Findings {
 				key := f.Code + "\x00" + subject
 				// The same words under the same code say nothing new either,
 				// whatever they are about (two round trips' sizes on a
 				// path where both take as long).
-				words := f.Code + "\x00" + f.Summary
-				if f.Severity != sev || seen[key] || seen[words] || withdrawn[f.Code] {
+				same := f.Code + "\x00" + f.Summary
+				if f.Severity != sev || seen[key] || seen[same] || withdrawn[f.Code] {
 					continue
 				}
-				said[key], said[words] = true, true
+				said[key], said[same] = true, true
+				f.About = about
 				out = append(out, f)
 			}
 			for k := range said {

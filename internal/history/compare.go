@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/words"
 )
 
 // Change is one figure before and after.
@@ -62,9 +63,12 @@ func verdictsOf(r *result.Report) (map[string]result.Finding, []string) {
 	}
 	by, order := map[string]result.Finding{}, []string{}
 	for _, f := range fs {
-		if _, ok := by[f.Code]; !ok {
-			by[f.Code] = f
-			order = append(order, f.Code)
+		// A code and what it is about: doctor's two round trips' sizes,
+		// or two disks, are two verdicts of one code.
+		k := f.Code + "\x00" + f.About
+		if _, ok := by[k]; !ok {
+			by[k] = f
+			order = append(order, k)
 		}
 	}
 	return by, order
@@ -83,16 +87,16 @@ func verdictChanges(a, b *result.Report) []VerdictChange {
 		if ok && fa.Severity == fb.Severity {
 			continue
 		}
-		v := VerdictChange{Code: code, After: fb.Summary, AfterSeverity: fb.Severity}
+		v := VerdictChange{Code: fb.Code, After: words.Said(fb), AfterSeverity: fb.Severity}
 		if ok {
-			v.Before, v.BeforeSeverity = fa.Summary, fa.Severity
+			v.Before, v.BeforeSeverity = words.Said(fa), fa.Severity
 		}
 		out = append(out, v)
 	}
 	for _, code := range aOrder {
 		if _, ok := after[code]; !ok {
 			fa := before[code]
-			out = append(out, VerdictChange{Code: code, Before: fa.Summary, BeforeSeverity: fa.Severity})
+			out = append(out, VerdictChange{Code: fa.Code, Before: words.Said(fa), BeforeSeverity: fa.Severity})
 		}
 	}
 	return out

@@ -109,6 +109,10 @@ type Finding struct {
 	Detail   string `json:"detail,omitempty"`
 	// Values are the figures behind the finding, names with unit suffixes.
 	Values map[string]float64 `json:"values,omitempty"`
+	// About is what the measurement it came from was about, in words
+	// (words.About): doctor sets it on its verdicts, where findings of
+	// many steps stand side by side.
+	About string `json:"about,omitempty"`
 }
 
 // Latency is a distribution of round-trip times.

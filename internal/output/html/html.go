@@ -96,7 +96,7 @@ type answerView struct {
 }
 
 type findingView struct {
-	Code, Severity, Summary, Detail, Anchor, Where string
+	Code, Severity, Summary, Detail, Anchor, Where, About string
 	Values                                         []string
 }
 
@@ -262,7 +262,7 @@ func orFacts(a, b *result.Facts) *result.Facts {
 }
 
 func findingOf(f result.Finding) findingView {
-	fv := findingView{Code: f.Code, Severity: f.Severity, Summary: f.Summary, Detail: f.Detail}
+	fv := findingView{Code: f.Code, Severity: f.Severity, Summary: f.Summary, Detail: f.Detail, About: f.About}
 	if fv.Severity == "" {
 		fv.Severity = "info"
 	}
