@@ -355,7 +355,7 @@ func networkShare(r *result.DBPing, n *result.NetworkSplit) result.Finding {
 		if lo > serverDominates {
 			bounds += fmt.Sprintf(" At least %.0f%%: the server and driver do not dominate.", 100*lo)
 		}
-		bounds += " An agent beside the database (--agent HOST, where `narrows serve` runs) measures the network as the query travels it."
+		bounds += " An agent beside the database (--to HOST, where `narrows serve` runs) measures the network as the query travels it."
 	}
 	if n.NetworkP50 != nil {
 		share := *n.NetworkShare

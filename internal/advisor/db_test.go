@@ -137,7 +137,7 @@ func TestNetworkShareVerdicts(t *testing.T) {
 		has, hasNot   []string
 	}{
 		{"loopback, no agent", us(45), result.NetworkSplit{Method: "bounds", NetworkLow: us(10), NetworkHigh: us(30), LowFrom: "tcp_handshake_rtt", HighFrom: "empty_query"},
-			"cannot_tell", "", "cannot_tell", []string{"cannot tell which dominates", "At most 67%: the network does not dominate", "--agent"}, []string{"the server will not"}},
+			"cannot_tell", "", "cannot_tell", []string{"cannot tell which dominates", "At most 67%: the network does not dominate", "--to HOST"}, []string{"the server will not"}},
 		{"a WAN", us(10100), result.NetworkSplit{Method: "bounds", NetworkLow: us(10000), NetworkHigh: us(10050), LowFrom: "tcp_handshake_rtt", HighFrom: "com_ping"},
 			"network_dominates", "", "network_dominates", []string{"Even the least the network can take", "the server will not"}, nil},
 		{"a heavy query", us(5000), result.NetworkSplit{Method: "bounds", NetworkLow: us(200), NetworkHigh: us(250), LowFrom: "tcp_handshake_rtt", HighFrom: "empty_query"},

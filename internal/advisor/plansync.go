@@ -282,7 +282,7 @@ func syncPlan(p *result.SyncPlan) []result.Finding {
 		out = append(out, result.Finding{Code: "plan.sync_flush_disagree", Severity: "warning",
 			Summary: "Cannot judge what the replica's storage adds to a synchronous commit: " + why + ".",
 			Detail: "The same filesystem's flush, measured twice in one run, read two different things: one of the runs met other I/O there (a checkpoint, a backup, another test). " +
-				"The commit with PostgreSQL (on) and SQL Server is not predicted from either. Run `narrows net commit --to AGENT --block 1K` and `narrows disk --on AGENT --profile log` again, back to back, while the replica's host is quiet.",
+				"The commit with PostgreSQL (on) and SQL Server is not predicted from either. Run `narrows net commit --to AGENT --block 1K` and `narrows disk --to AGENT --profile log` again, back to back, while the replica's host is quiet.",
 			Values: map[string]float64{"remote_flush_seconds": p.Parts.RemoteFlush.Seconds.D().Seconds(), "remote_flush_check_seconds": p.Parts.RemoteFlushCheck.Seconds.D().Seconds()}})
 	}
 	for _, e := range p.Engines {

@@ -273,10 +273,21 @@ func newFlags(env Env, name string) *flag.FlagSet {
 }
 
 // printFlags lists fs's flags as the README writes them (--to, not
-// flag.PrintDefaults' -to), each with its default when it has one.
+// flag.PrintDefaults' -to), each with its default when it has one. A flag
+// with older names (stringFlag) is one entry, under its one name, that
+// mentions them.
 func printFlags(w io.Writer, fs *flag.FlagSet) {
 	fs.VisitAll(func(f *flag.Flag) {
 		kind, usage := flag.UnquoteUsage(f)
+		if v, ok := f.Value.(*nameOf); ok {
+			if v.isOlder() {
+				return
+			}
+			if kind == "value" {
+				kind = "string"
+			}
+			usage += " " + v.alsoOlder()
+		}
 		line := "  --" + f.Name
 		if kind != "" {
 			line += " " + kind
@@ -320,6 +331,9 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	case err != nil:
 		cmd := strings.TrimPrefix(fs.Name(), "narrows ")
 		return usagef("%s: %v (narrows %s --help lists its flags)", cmd, err, cmd)
+	}
+	if c := clash(fs); c != "" {
+		return usagef("%s: %s", strings.TrimPrefix(fs.Name(), "narrows "), c)
 	}
 	return nil
 }

@@ -114,10 +114,10 @@ func TestBadInput(t *testing.T) {
 		{"serve disk path a file", secret, []string{"serve", "--listen", "127.0.0.1:0", "--disk-path", aFile}, "--disk-path " + aFile + " is not a directory"},
 		{"serve disk path empty", secret, []string{"serve", "--listen", "127.0.0.1:0", "--disk-path", ""}, "--disk-path: give a directory"},
 		{"serve bad disk size", secret, []string{"serve", "--listen", "127.0.0.1:0", "--max-disk-size", "64K"}, `--max-disk-size "64K": must be at least 1MiB`},
-		{"disk --on bad address", secret, []string{"disk", "--on", "db2:", "--path", "/backup"}, `--on "db2:": invalid port`},
-		{"disk --on and --device", secret, []string{"disk", "--on", "127.0.0.1", "--device", "/dev/sda"}, "--device with --on"},
+		{"disk --on bad address", secret, []string{"disk", "--on", "db2:", "--path", "/backup"}, `--to "db2:": invalid port`},
+		{"disk --on and --device", secret, []string{"disk", "--on", "127.0.0.1", "--device", "/dev/sda"}, "--device with --to"},
 		{"disk --on and --clean-stale", secret, []string{"disk", "--on", "127.0.0.1", "--path", "/backup", "--clean-stale"}, "run `narrows disk --path DIR --clean-stale` on the agent's host"},
-		{"disk --insecure without --on", nil, []string{"disk", "--path", "/backup", "--insecure"}, "apply to --on AGENT"},
+		{"disk --insecure without --to", nil, []string{"disk", "--path", "/backup", "--insecure"}, "apply to --to AGENT"},
 		{"disk --on secret and --insecure", secret, []string{"disk", "--on", "127.0.0.1", "--path", "/backup", "--insecure"}, "choose one"},
 	}
 	for _, c := range cases {

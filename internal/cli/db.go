@@ -73,10 +73,12 @@ func dbPing(ctx context.Context, env Env, args []string) error {
 	duration := fs.String("duration", metric.FlagDuration(cfg.Ping.Duration), "how long to measure, e.g. 10s, 1m")
 	count := fs.Int64("count", cfg.Ping.Count, "stop after this many queries instead of after --duration")
 	query := fs.String("query", "", "the query to send (default SELECT 1)")
-	payload := fs.String("payload", "", "send SELECT '<N characters>' instead, e.g. 500 (the classic one-session test)")
+	var request string
+	stringFlag(fs, &request, "request", "", "send SELECT '<N characters>' instead, e.g. 500 (the classic one-session test)", "payload")
 	queries := fs.Int64("queries", cfg.Ping.Queries, "for the arithmetic: how many queries a report issues")
 	probes := fs.Int("tcp-probes", cfg.Ping.TCPProbes, "TCP handshakes to the server's port, each after an unmeasured one, for the least the network takes (0 to 40; 0: none)")
-	agent := fs.String("agent", "", "an agent (narrows serve) beside the database, HOST or HOST:PORT: its net rr round trip is the network's share")
+	var agent string
+	stringFlag(fs, &agent, "to", "", "an agent (narrows serve) beside the database, HOST or HOST:PORT: its net rr round trip is the network's share", "agent")
 	secretFile := fs.String("secret-file", "", "the agent's shared secret (or set NARROWS_SECRET)")
 	insecure := fs.Bool("insecure", false, insecureUsage)
 	if err := parse(fs, args); err != nil {
@@ -92,17 +94,17 @@ func dbPing(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	switch {
-	case *query != "" && *payload != "":
-		return usagef("--query and --payload: choose one")
+	case *query != "" && request != "":
+		return usagef("--query and --request: choose one")
 	case *query != "":
 		cfg.Ping.Query, cfg.Ping.Display = *query, untrusted.OneLine(*query)
-	case *payload != "":
-		n, err := metric.ParseSize(*payload)
+	case request != "":
+		n, err := metric.ParseSize(request)
 		if err != nil {
-			return usagef("--payload: %v", err)
+			return usagef("--request: %v", err)
 		}
 		if n < 1 || n > 1<<20 {
-			return usagef("--payload %s: use 1 byte to 1M", *payload)
+			return usagef("--request %s: use 1 byte to 1M", request)
 		}
 		cfg.Ping.PayloadBytes = n
 		cfg.Ping.Query, cfg.Ping.Display = dbping.PayloadQuery(n), fmt.Sprintf("SELECT '<%d characters>'", n)
@@ -118,8 +120,8 @@ func dbPing(ctx context.Context, env Env, args []string) error {
 		// the login that follows resets the count.
 		return usagef("--tcp-probes %d: use 0 to 40", *probes)
 	}
-	if *agent != "" {
-		addr, err := agentAddr("--agent", *agent)
+	if agent != "" {
+		addr, err := agentAddr("--to", agent)
 		if err != nil {
 			return err
 		}
@@ -216,7 +218,8 @@ func dbLoad(ctx context.Context, env Env, args []string) error {
 	cfg := command.DefaultDBLoad(nil, 0)
 	var c dbCommon
 	c.register(fs, cfg.Load.Interval, cfg.Load.Timeout)
-	rateFlag := fs.String("rate", "", "the log generation rate to hold, e.g. 20MB/s")
+	var logRate string
+	stringFlag(fs, &logRate, "log-rate", "", "the log generation rate to hold, e.g. 20MB/s", "rate")
 	// "60s", not the core's 60 s as FlagDuration writes it ("1m").
 	duration := fs.String("duration", "60s", "how long to generate (0: until Ctrl-C)")
 	tableName := fs.String("table", cfg.Load.Table, "the scratch table narrows creates, fills and drops")
@@ -230,13 +233,13 @@ func dbLoad(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *rateFlag == "" {
-		return usagef("db load: --rate is required, e.g. --rate 20MB/s")
+	if logRate == "" {
+		return usagef("db load: --log-rate is required, e.g. --log-rate 20MB/s")
 	}
 	cfg.DSN = s.dsn
 	cfg.Load.Interval, cfg.Load.Timeout, cfg.Load.Table = s.interval, s.timeout, *tableName
-	if cfg.Load.Rate, err = metric.ParseRate(*rateFlag); err != nil {
-		return usagef("--rate: %v", err)
+	if cfg.Load.Rate, err = metric.ParseRate(logRate); err != nil {
+		return usagef("--log-rate: %v", err)
 	}
 	if cfg.Load.Duration, _, err = untilFlag(*duration); err != nil {
 		return err

@@ -39,7 +39,8 @@ func diskCmd(ctx context.Context, env Env, args []string) (err error) {
 	qd := fs.Int("qd", 1, "custom: I/Os outstanding per thread (queue depth)")
 	threads := fs.Int("threads", 1, "custom: threads, each keeping --qd I/Os outstanding")
 	syncMode := fs.String("sync", result.SyncNone, "custom: none, fdatasync (after each write; Windows: FlushFileBuffers) or dsync (O_DSYNC writes; Windows: FILE_FLAG_WRITE_THROUGH)")
-	on := fs.String("on", "", "measure the storage of the agent at HOST or HOST:PORT (narrows serve --disk-path DIR there) instead of this machine's: --path is then a directory on it, inside its --disk-path")
+	var to string
+	stringFlag(fs, &to, "to", "", "measure the storage of the agent at HOST or HOST:PORT (narrows serve --disk-path DIR there) instead of this machine's: --path is then a directory on it, inside its --disk-path", "on")
 	var af agentFlags
 	af.register(fs)
 	if err := parse(fs, args); err != nil {
@@ -50,13 +51,13 @@ func diskCmd(ctx context.Context, env Env, args []string) (err error) {
 
 	cfg := disk.Config{Dir: *path, Device: *device, Buffered: *buffered, Engine: *engine, Seed: *seed}
 	switch {
-	case *on != "" && *device != "":
-		return usagef("--device with --on: an agent measures only the directories its operator allowed (its --disk-path); read a device with `narrows disk --device` on that host")
-	case *on != "" && *cleanStale:
-		return usagef("--clean-stale with --on: run `narrows disk --path DIR --clean-stale` on the agent's host, as the agent's user")
-	case *on == "" && (set["secret-file"] || set["insecure"] || set["timeout"]):
-		return usagef("--secret-file, --insecure and --timeout apply to --on AGENT")
-	case *path == "" && *device == "" && *on == "":
+	case to != "" && *device != "":
+		return usagef("--device with --to: an agent measures only the directories its operator allowed (its --disk-path); read a device with `narrows disk --device` on that host")
+	case to != "" && *cleanStale:
+		return usagef("--clean-stale with --to: run `narrows disk --path DIR --clean-stale` on the agent's host, as the agent's user")
+	case to == "" && (set["secret-file"] || set["insecure"] || set["timeout"]):
+		return usagef("--secret-file, --insecure and --timeout apply to --to AGENT")
+	case *path == "" && *device == "" && to == "":
 		return usagef("--path is required: the directory whose filesystem to measure, e.g. --path /var/lib/postgresql")
 	case *path != "" && *device != "":
 		return usagef("--path and --device: choose one")
@@ -116,8 +117,8 @@ func diskCmd(ctx context.Context, env Env, args []string) (err error) {
 		return err
 	}
 	d := command.Disk{Disk: cfg}
-	if *on != "" {
-		opts, err := af.options(env, "--on", *on)
+	if to != "" {
+		opts, err := af.options(env, "--to", to)
 		if err != nil {
 			return err
 		}

@@ -53,7 +53,7 @@ func intervalFlag(v string) (time.Duration, error) {
 }
 
 // agentFlags are the flags of every command that reaches an agent (the
-// net probes' --to, disk's --on): how to prove the secret, how long to wait.
+// net probes', disk's and db ping's --to): how to prove the secret, how long to wait.
 type agentFlags struct {
 	secretFile, timeout string
 	insecure            bool

@@ -20,7 +20,7 @@ type chattyFlags struct {
 	roundTrips           int
 	rtts, assume         multiFlag
 	to, dsn, duration    string
-	payload, from        string
+	request, from        string
 	json                 bool
 	agent                agentFlags
 	dsnFromEnv, measured bool
@@ -37,7 +37,7 @@ func planChatty(ctx context.Context, env Env, args []string) error {
 	fs.StringVar(&cf.to, "to", "", "measure the network's round trip through this agent (narrows serve): with --dsn, the agent beside the database that splits network from server; alone, net rr (the network only)")
 	cf.agent.register(fs)
 	fs.StringVar(&cf.duration, "duration", metric.FlagDuration(cfg.Duration), "with --dsn or --to: how long to measure")
-	fs.StringVar(&cf.payload, "payload", "", "with --dsn: send SELECT '<N characters>' instead of SELECT 1 (500, as field report 002 did); with --to alone: requests of N bytes (default 64)")
+	stringFlag(fs, &cf.request, "request", "", "with --dsn: send SELECT '<N characters>' instead of SELECT 1 (500, as field report 002 did); with --to alone: requests of N bytes (default 64)", "payload")
 	fs.StringVar(&cf.from, "from", "", "plan from a saved run: the JSON lines of a `net rr`, `db ping` or `plan chatty` --json")
 	fs.Var(&cf.assume, "assume", "figures given by hand, over what was measured or read (repeatable, or a list): rtt=2ms (the network's round trip), "+
 		"server=150us (a query's time on the server and in the drivers), floor=20us (a same-host round trip), request=500B, response=600B")
@@ -106,16 +106,16 @@ func (cf *chattyFlags) check(env Env, cfg *command.PlanChatty) error {
 		}
 		cfg.Duration = d
 	}
-	if cf.payload != "" {
-		n, err := metric.ParseSize(cf.payload)
+	if cf.request != "" {
+		n, err := metric.ParseSize(cf.request)
 		if err != nil {
-			return usagef("--payload: %v", err)
+			return usagef("--request: %v", err)
 		}
 		if n < 1 || n > 1<<20 {
-			return usagef("--payload %s: use 1 byte to 1M", cf.payload)
+			return usagef("--request %s: use 1 byte to 1M", cf.request)
 		}
 		if !cf.measured {
-			return usagef("--payload is the query measured: give --dsn or --to too, or the sizes by hand (--assume request=500B,response=600B)")
+			return usagef("--request is the query measured: give --dsn or --to too, or the sizes by hand (--assume request=500B,response=600B)")
 		}
 		cfg.Payload = n
 	}

@@ -162,7 +162,7 @@ func TestPlanChattyBadInput(t *testing.T) {
 		{"a bad duration", nil, []string{"--assume", "rtt=soon"}, "rtt=soon: give a time above zero and at most an hour, e.g. rtt=2ms"},
 		{"a bad size", nil, []string{"--assume", "rtt=1ms,request=big"}, "request=big: give bytes from 1 to 1 GiB"},
 		{"no rtt", nil, []string{"--assume", "server=1ms"}, "no network round trip to plan from: give it, e.g. --assume rtt=2ms"},
-		{"payload offline", nil, []string{"--assume", "rtt=1ms", "--payload", "500"}, "--payload is the query measured"},
+		{"payload offline", nil, []string{"--assume", "rtt=1ms", "--request", "500"}, "--request is the query measured"},
 		{"from and dsn", nil, []string{"--from", garbage, "--dsn", "postgres://narrows@db1/postgres"}, "--from and --dsn/--to"},
 		{"from nowhere", nil, []string{"--from", filepath.Join(dir, "nothing.jsonl")}, "--from: open " + filepath.Join(dir, "nothing.jsonl") + ": no such file"},
 		{"from garbage", nil, []string{"--from", garbage}, "line 1 is not a narrows JSON record"},

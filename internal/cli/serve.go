@@ -49,7 +49,7 @@ func newServeFlags(env Env, name string) *serveFlags {
 	f.dataTimeout = fs.String("data-timeout", "10s", "end a test whose data connection moves nothing for this long")
 	f.logFormat = fs.String("log-format", "text", "log format: text or json (a Windows service logs to the Event Log instead)")
 	f.verbose = fs.Bool("verbose", false, "log debug messages too")
-	fs.Func("disk-path", "a `directory` in which clients may run disk tests (narrows disk --on) and write net commit's log file, repeatable; without it, disk tests are refused and net commit acknowledges on receipt only", func(v string) error {
+	fs.Func("disk-path", "a `directory` in which clients may run disk tests (narrows disk --to) and write net commit's log file, repeatable; without it, disk tests are refused and net commit acknowledges on receipt only", func(v string) error {
 		f.diskPaths = append(f.diskPaths, v)
 		return nil
 	})

@@ -44,7 +44,7 @@ func (c DBPing) Run(ctx context.Context, env Env) (*result.Report, error) {
 	var agentUnauth bool // the agent, if asked, proved nothing (--insecure)
 	if c.Agent != nil {
 		if err := pingAgent(ctx, *c.Agent, &cfg, &agentUnauth); err != nil {
-			return nil, fmt.Errorf("db ping --agent: %w", err)
+			return nil, fmt.Errorf("db ping --to: %w", err)
 		}
 	}
 	rep := env.dbReport("db ping", c.DSN)

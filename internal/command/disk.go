@@ -102,7 +102,7 @@ func (c Disk) runOn(ctx context.Context, env Env) (*result.Report, error) {
 	case cfg.Dir == "" && len(allowed) == 1:
 		cfg.Dir = allowed[0]
 	case cfg.Dir == "":
-		return nil, errext.Userf(nil, "--path is required with --on: the agent at %s allows disk tests in %s (its --disk-path)", addr, strings.Join(allowed, ", "))
+		return nil, errext.Userf(nil, "--path is required with --to: the agent at %s allows disk tests in %s (its --disk-path)", addr, strings.Join(allowed, ", "))
 	}
 	rep := env.agentReport("disk", addr, sess)
 	emit := env.emit()

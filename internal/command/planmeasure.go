@@ -150,7 +150,7 @@ func localBackupDisk(ctx context.Context, dir string, size int64, dur time.Durat
 }
 
 // farBackupDisk measures the backup profile on the agent's dir, as
-// `narrows disk --on AGENT --profile backup` does.
+// `narrows disk --to AGENT --profile backup` does.
 func farBackupDisk(ctx context.Context, sess *client.Session, dir string, size int64, dur time.Duration) (*result.Disk, error) {
 	if !sess.Runs(wire.KindDisk) {
 		return nil, fmt.Errorf("the agent (narrows %s) does not run disk tests: upgrade it", sess.Software)

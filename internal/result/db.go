@@ -111,7 +111,7 @@ type DBPing struct {
 
 // DBPingConfig is what was asked for.
 type DBPingConfig struct {
-	// Query is the SQL sent; a --payload query is shown abbreviated.
+	// Query is the SQL sent; a --request query is shown abbreviated.
 	Query        string  `json:"query"`
 	PayloadBytes int64   `json:"payload_bytes,omitempty"`
 	Duration     Seconds `json:"duration_seconds,omitempty"`
@@ -161,7 +161,7 @@ type NetworkSplit struct {
 	HighFrom         string  `json:"network_rtt_high_from"`
 	NetworkShareLow  float64 `json:"network_share_low_ratio"`
 	NetworkShareHigh float64 `json:"network_share_high_ratio"`
-	// Agent figures, present with --agent.
+	// Agent figures, present with --to.
 	Agent        string  `json:"agent,omitempty"`
 	AgentRTTP50  Seconds `json:"agent_rtt_p50_seconds,omitempty"`
 	AgentRTTs    int64   `json:"agent_round_trips,omitempty"`

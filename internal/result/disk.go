@@ -8,7 +8,7 @@ type Disk struct {
 	Path   string `json:"path"`
 	Device bool   `json:"device,omitempty"`
 	// Agent is where it ran when not here: the address of the agent
-	// (`narrows serve`) that measured its own storage (`disk --on`).
+	// (`narrows serve`) that measured its own storage (`disk --to`).
 	Agent      string `json:"agent,omitempty"`
 	Filesystem string `json:"filesystem,omitempty"` // e.g. ext4, xfs, tmpfs; empty when unknown
 	// FileBytes is the size of the test file (or of the device region read).

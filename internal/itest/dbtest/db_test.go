@@ -674,7 +674,7 @@ func TestBadInput(t *testing.T) {
 			`doctor: --replica-dsn standby: connect:`, nil},
 		// Before: found after the run, in a finding, exit 0.
 		{"agent with a wrong secret", []string{"db", "ping", "--dsn", pgDSN(), "--duration", "20s", "--agent", agent.Addr},
-			"db ping --agent: authentication failed: the secret does not match", []string{"NARROWS_SECRET=not-the-agents-secret-42"}},
+			"db ping --to: authentication failed: the secret does not match", []string{"NARROWS_SECRET=not-the-agents-secret-42"}},
 		// More sessions than the server takes (max_connections = 40):
 		// told before the first row, and the table is dropped.
 		{"load with more sessions than the server takes", []string{"db", "load", "--dsn", pgDSN(), "--rate", "1MB/s", "--duration", "1s", "--sessions", "45", "--table", "narrows_many"},

@@ -279,7 +279,7 @@ func pingSummary(b *strings.Builder, p *result.DBPing) {
 
 // loadSummary writes the summary of db load.
 func loadSummary(b *strings.Builder, l *result.DBLoad) {
-	// The log and its rate in one unit (decimal, as --rate and db repl
+	// The log and its rate in one unit (decimal, as --log-rate and db repl
 	// give rates): "25.0 MB in 5.00 s = 5.00 MB/s".
 	fmt.Fprintf(b, "log          %s in %s = %s (asked %s), measured by %s\n", metric.FormatDecimalBytes(l.LogBytes), dur(l.Duration),
 		metric.FormatByteRate(l.Rate), metric.FormatByteRate(l.Config.Rate), l.Measure)

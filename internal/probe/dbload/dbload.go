@@ -4,7 +4,7 @@
 // creates (marked as its own) and drops at the end, from one session or
 // several (each its own connection and commits, the rate shared), and
 // paces itself on the log position the server reports (WAL LSN, binary
-// log position, 'Log Bytes Flushed/sec'), so --rate is the server's log
+// log position, 'Log Bytes Flushed/sec'), so --log-rate is the server's log
 // rate, not a guess from payload sizes. It refuses to touch a table of
 // that name that is not its own. This is the only db probe that writes.
 package dbload
