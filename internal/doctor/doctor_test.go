@@ -111,6 +111,7 @@ func TestVerdictsOncePerSubject(t *testing.T) {
 		return result.DoctorStep{Name: "net stream", Report: r}
 	}
 	repl := result.NewReport("db repl", "db1", result.Tool{}, time.Now())
+	repl.Repl = &result.Repl{}
 	repl.Findings = []result.Finding{
 		{Code: "repl.send_queue_growing", Severity: "warning", Summary: "replica1 falls behind"},
 		{Code: "repl.send_queue_growing", Severity: "warning", Summary: "replica2 falls behind"},
@@ -125,10 +126,13 @@ func TestVerdictsOncePerSubject(t *testing.T) {
 	got := Verdicts(steps)
 	var sums []string
 	for _, f := range got {
-		sums = append(sums, f.Summary)
+		sums = append(sums, words.Said(f))
 	}
 	// The reverse stream's finding has the forward one's words: said once.
-	want := []string{"replica1 falls behind", "replica2 falls behind", "the link held 94 Mbit/s", "the link held 93 Mbit/s"}
+	// Each verdict says what it is about (words.About): the stream by its
+	// sender first.
+	want := []string{"replication seen from db1: replica1 falls behind", "replication seen from db1: replica2 falls behind",
+		"this host → db2:7447: the link held 94 Mbit/s", "db2:7447 → this host: the link held 93 Mbit/s"}
 	if !slices.Equal(sums, want) {
 		t.Errorf("verdicts %q, want %q", sums, want)
 	}

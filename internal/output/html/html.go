@@ -97,7 +97,7 @@ type answerView struct {
 
 type findingView struct {
 	Code, Severity, Summary, Detail, Anchor, Where, About string
-	Values                                         []string
+	Values                                                []string
 }
 
 type areaView struct {
