@@ -97,7 +97,15 @@ func Figures(rep *result.Report, ivs []result.Interval) []Figure {
 				return nil
 			})
 		}
-		add("queue under load", UnitSeconds, false, l.Rise.D().Seconds(), nil)
+		// The queue's samples: each loaded interval's median above the
+		// idle phase's, what that stretch of the load added.
+		var queue []float64
+		for _, iv := range ivs {
+			if iv.Phase == "loaded" && iv.RTT != nil && l.Idle.Latency.P50 > 0 {
+				queue = append(queue, (iv.RTT.P50 - l.Idle.Latency.P50).D().Seconds())
+			}
+		}
+		add("queue under load", UnitSeconds, false, l.Rise.D().Seconds(), queue)
 	case *result.DBPing:
 		add("queries", UnitRate, true, rep.DBPing.Rate, series(func(iv result.Interval) (float64, bool) { return iv.QueryRate, iv.RTT != nil }))
 		latencies("query round trip", rep.DBPing.Latency, func(iv result.Interval) *result.Latency { return iv.RTT })

@@ -67,11 +67,18 @@ func TestHTMLInBrowser(t *testing.T) {
 		pages = append(pages, page)
 		wantCharts[page] = r.charts
 	}
-	// A real doctor run's page is checked in internal/itest/dbtest
-	// (TestDoctorLoopback: written beside its run, the same as `narrows
-	// report` makes of it); the browser opens the fixture's, which has
-	// every area and every chart at once.
-	// The doctor of the golden files: every area and every chart at once.
+	// A real doctor run's page, as doctor writes it beside its run (no
+	// database here: internal/itest/dbtest's TestDoctorLoopback holds a
+	// run with one), at the least budget its steps take; and the doctor
+	// of the golden files, every area and every chart at once.
+	realDoctor, _ := filepath.Abs(filepath.Join(out, "doctor-run.html"))
+	os.Remove(realDoctor)
+	if res := itest.Run(t, 2*time.Minute, nil, "doctor", "--to", a.Addr, "--data-path", dir, "--budget", "25s",
+		"--out", filepath.Join(dir, "doctor-run.jsonl"), "--html", realDoctor); res.Code != 0 {
+		t.Fatalf("doctor: exit %d\n%s%s", res.Code, res.Stdout, res.Stderr)
+	}
+	pages = append(pages, realDoctor)
+	wantCharts[realDoctor] = []string{"chart-throughput", "chart-rtt", "chart-disk-latency"}
 	golden, err := os.ReadFile(filepath.Join("..", "testdata", "doctor.html.golden"))
 	if err != nil {
 		t.Fatal(err)
@@ -125,6 +132,16 @@ func TestHTMLInBrowser(t *testing.T) {
 				}
 				if len(f.fit.Cut) > 0 {
 					t.Errorf("%s these are cut off or scroll: %v", f.where, f.fit.Cut)
+				}
+			}
+			if strings.HasPrefix(filepath.Base(page), "doctor") {
+				// The answers above the fold, and the page within its
+				// budget (output's htmlBudget, 512 KiB).
+				if st.AnswersBottom <= 0 || st.AnswersBottom > 800 {
+					t.Errorf("the answers end %.0f px down the page: not above the fold of a 1280 × 800 window", st.AnswersBottom)
+				}
+				if st.size > 512<<10 {
+					t.Errorf("the page is %d bytes, over its budget of 512 KiB", st.size)
 				}
 			}
 			if st.RawInVerdicts > 0 || !st.Appendix {
@@ -300,6 +317,8 @@ type pageState struct {
 	// Codes and raw dumps stay out of the verdicts, in the appendix.
 	RawInVerdicts int  `json:"raw_in_verdicts"`
 	Appendix      bool `json:"appendix"`
+	// AnswersBottom is where doctor's answers end, in px from the top.
+	AnswersBottom float64 `json:"answers_bottom"`
 	errors        []string
 	requests      []string
 	shot          string
@@ -336,6 +355,7 @@ const inspect = `JSON.stringify({
   fit: ` + fitting + `,
   raw_in_verdicts: document.querySelectorAll('#verdicts .code, #verdicts .values, #verdicts pre').length,
   appendix: !!document.querySelector('#appendix'),
+  answers_bottom: (() => { const a = document.querySelector('#answers'); return a ? a.getBoundingClientRect().bottom + window.scrollY : 0; })(),
 })`
 
 // open loads a file in a fresh tab, watching its console and its
