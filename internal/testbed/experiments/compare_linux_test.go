@@ -5,6 +5,7 @@ package experiments
 import (
 	"encoding/json"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,24 +17,46 @@ import (
 )
 
 // TestCompareDoctorAcrossRTT (issue 27): `narrows compare` of two real
-// doctor runs, the path 8 ms, then 30 ms (100 Mbit/s, an agent on host B,
-// host A's own directory as the data path). The truth is the line's RTT:
-// compare calls the round trip's change significant and its size the
-// lines' ratio (30 / 8, within 10%: the line adds its forwarder's tens of
-// µs, the hosts their wake-ups); the streams' and the disk's figures each
-// have the samples to be tested (issue 27: every disk row was "too few
-// samples, need 4+4"); the verdicts that changed come first.
+// doctor runs, the path 8 ms, then 30 ms (100 Mbit/s; an agent on host B
+// whose TCP receive buffer is capped at 128 KiB, as a replica's host left
+// at a small default; PostgreSQL on host A generating 4 MB/s of log with
+// `db load` while doctor runs; host A's own directory as the data path).
+// The truth is the line: the round trip and a commit's round trip to the
+// agent grow by the lines' ratio (30 / 8, within 10%: the line adds its
+// forwarder's tens of µs, the hosts their wake-ups), the queue a load of
+// 4 streams builds goes (their capped windows no longer fill the line),
+// and one stream, bound by its window, carries about
+// 8 MB/s across 8 ms and 2 MB/s across 30 ms: the replica keeps up with
+// 4 MB/s, then falls behind. compare calls each of these changed (each
+// figure with the samples to test it: issue 27 found every disk row "too
+// few samples, need 4+4"), the replica's verdict first.
 func TestCompareDoctorAcrossRTT(t *testing.T) {
 	setUp(t)
 	dir, data := t.TempDir(), t.TempDir() // one data directory, as a DBA's is
 	var runs []string
 	for _, rtt := range []time.Duration{8 * time.Millisecond, 30 * time.Millisecond} {
 		l := testbed.NewTestDelayLine(t, testbed.DelayLineOptions{RTT: rtt, RateBitsPerSecond: 100e6})
+		for _, h := range l.Hosts() {
+			setCC(t, h, "reno")
+		}
+		capRmem(t, l.B)
+		pg := chattyPrimary(t, l) // its standby on A too: no log crosses the line
 		startAgentOn(t, l.B)
+		load := startOn(t, l.A, "db", "load", "--dsn", primaryDSN(pg), "--log-rate", "4MB/s", "--duration", "3m")
+		time.Sleep(2 * time.Second) // the load at its rate before doctor watches it
 		run := filepath.Join(dir, "doctor-"+rtt.String()+".jsonl")
-		res := runOnA(t, l, 3*time.Minute, "doctor", "--to", agentAddr(l), "--data-path", data, "--budget", "30s", "--out", run, "--html", strings.TrimSuffix(run, ".jsonl")+".html")
-		t.Logf("doctor across %v: %s", rtt, firstLines(res.Stdout, 3))
+		res := runOnA(t, l, 3*time.Minute, "doctor", "--to", agentAddr(l), "--dsn", primaryDSN(pg), "--data-path", data, "--budget", "40s",
+			"--out", run, "--html", strings.TrimSuffix(run, ".jsonl")+".html")
+		t.Logf("doctor across %v:\n%s", rtt, res.Stdout)
+		// Ctrl-C ends the load: it drops its table and exits 130.
+		load.cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-load.done:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("db load did not end 30 s after Ctrl-C")
+		}
 		runs = append(runs, run)
+		pg.Close()
 		l.Close()
 	}
 	res := runHere(t, "compare", runs[0], runs[1])
@@ -58,6 +81,36 @@ func TestCompareDoctorAcrossRTT(t *testing.T) {
 	default:
 		t.Logf("RESULT compare: the 64 B round trip %.3f → %.3f ms (%.3f×, the lines' 3.75×), p=%.4f n=%d+%d; %d figures, %d verdicts changed",
 			rt.Before*1e3, rt.After*1e3, rt.After/rt.Before, *rt.P, rt.NBefore, rt.NAfter, len(c.Figures), len(c.Verdicts))
+	}
+	// A commit's round trip grows with the line's. The queue a load of 4
+	// streams builds goes the other way: each stream is held by the
+	// capped window to about 64 KiB a round trip, 4 × 64 KiB / 8 ms =
+	// 262 Mbit/s fill the 100 Mbit/s line and queue, 4 × 64 KiB / 30 ms =
+	// 70 Mbit/s do not.
+	for _, w := range []struct {
+		name string
+		up   bool
+	}{{"net commit: commit latency p50", true}, {"net rr under load: queue under load", false}} {
+		f, ok := byName[w.name]
+		switch {
+		case !ok:
+			t.Errorf("compare has no %q", w.name)
+		case !f.Significant || f.P == nil || (f.After > f.Before) != w.up:
+			t.Errorf("%s went from %.4g to %.4g and compare did not call it a significant %s (p %v, n=%d+%d)", w.name, f.Before, f.After,
+				map[bool]string{true: "rise", false: "fall"}[w.up], f.P, f.NBefore, f.NAfter)
+		default:
+			t.Logf("RESULT compare: %s %.4g → %.4g (%.2f×) p=%.4f n=%d+%d", w.name, f.Before, f.After, f.After/f.Before, *f.P, f.NBefore, f.NAfter)
+		}
+	}
+	// The replica's verdict: it kept up across 8 ms and falls behind
+	// across 30 ms, the first of the verdicts that changed.
+	var gone, came bool
+	for _, v := range c.Verdicts {
+		gone = gone || v.Code == "plan.replica_keeps_up" && v.After == ""
+		came = came || strings.HasPrefix(v.Code, "plan.replica_falls_behind") && v.Before == ""
+	}
+	if !gone || !came {
+		t.Errorf("compare does not say the replica kept up and now falls behind: %+v", c.Verdicts)
 	}
 	// Every figure a step measured over intervals has the samples for
 	// compare's test: the streams', the round trips', the commit's, the
