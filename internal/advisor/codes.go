@@ -36,6 +36,7 @@ var Codes = []Code{
 	{"rr.tail", "the round trips' p99 is far above their p50: a tail a chatty session feels"},
 	{"rr.under_load_ok", "a load filling the path barely moved the round trips: no deep queue on the path"},
 	{"rr.under_load_tail", "under load the median round trip held but the tail grew"},
+	{"rr.under_load_unfilled", "the load did not fill the path (no loss, no queue on its own connections): the round trips held, but no queue on the path was tested"},
 	{"rr.bufferbloat", "under load a queue builds on the path and every round trip waits behind it"},
 	{"rr.self_queue", "the loaded connections' own round trip, against a separate connection's"},
 	// net commit

@@ -2,6 +2,7 @@ package advisor
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/result"
@@ -31,6 +32,19 @@ func underLoad(l *result.Loaded) []result.Finding {
 				Detail: tailCause(l, values),
 				Values: values}}, selfQueue(l, false)...)
 		}
+		if !filled(l) {
+			// Nothing says the load reached the path's narrowest hop: no
+			// packet of it was lost, and its own connections' round trip
+			// is the idle one. Its streams were held short of the path
+			// (each by its window, a sender or a CPU), so no queue was
+			// put to the test: "barely moves" would reassure falsely.
+			return append([]result.Finding{{Code: "rr.under_load_unfilled", Severity: "info",
+				Summary: fmt.Sprintf("The load (%d streams, %s) did not fill the path: none of its packets was lost and its own round trip stayed at the idle one (%s), so a queue on the path was not tested; the round trips held (p50 %s idle, %s under load).",
+					l.Config.Streams, metric.FormatBitRate(l.Throughput), metric.FormatDuration(l.Self.D()), metric.FormatDuration(l.Idle.P50.D()), metric.FormatDuration(l.Loaded.P50.D())),
+				Detail: "Its streams were held short of the path's rate, each by its window (net stream's verdict says when), the sender or a CPU. " +
+					"A backup or a replica catching up with larger windows may fill it and find a queue: measure again with the windows raised, or more load streams (--load-streams 8).",
+				Values: values}}, selfQueue(l, false)...)
+		}
 		return append([]result.Finding{{Code: "rr.under_load_ok", Severity: "info",
 			Summary: fmt.Sprintf("A load filling the path (%s) barely moves the round trips: p50 %s idle, %s under load.",
 				metric.FormatBitRate(l.Throughput), metric.FormatDuration(l.Idle.P50.D()), metric.FormatDuration(l.Loaded.P50.D())),
@@ -53,6 +67,20 @@ func underLoad(l *result.Loaded) []result.Finding {
 			metric.FormatDuration(l.Loaded.P99.D()), metric.FormatCount(int64(l.Responsiveness+0.5)), metric.FormatCount(int64(l.IdleResponsiveness+0.5))),
 		Values: values}}
 	return append(out, selfQueue(l, true)...)
+}
+
+// filled is whether the load reached the path's narrowest hop: its
+// senders lost packets there (a queue full, or a policer), or their own
+// connections' round trip rose above the idle one (a queue they fill,
+// shared or their own). A load whose streams are each held by a window,
+// a sender or a CPU below the path's rate shows neither. Without the
+// senders' TCP state (no samples) it is taken as filled, as before.
+func filled(l *result.Loaded) bool {
+	if l.Retransmits > 0 || l.SelfSamples == 0 || l.Self <= 0 {
+		return true
+	}
+	idle := l.Idle.P50.D()
+	return l.Self.D() > idle+max(idle/4, 200*time.Microsecond)
 }
 
 // selfQueue is the loaded connections' own round trip when it is over

@@ -111,3 +111,37 @@ func TestTailNamesTheCPULimit(t *testing.T) {
 		}
 	}
 }
+
+// TestUnderLoadUnfilled: a load that did not reach the path's narrowest
+// hop (no packet lost, its own round trip the idle one: its streams held
+// by their windows) tested no queue, and is not called "barely moves"; a
+// load that lost packets there, or queued on its own connections, did.
+func TestUnderLoadUnfilled(t *testing.T) {
+	ms := func(v float64) result.Seconds { return result.Seconds(time.Duration(v * float64(time.Millisecond))) }
+	phase := func(p50 float64) result.LoadedPhase {
+		return result.LoadedPhase{RoundTrips: 500, Latency: result.Latency{Min: ms(p50 - 0.1), Mean: ms(p50 + 0.1), P50: ms(p50), P99: ms(p50 + 1)}}
+	}
+	for _, c := range []struct {
+		name        string
+		self        float64
+		retransmits int64
+		samples     int
+		want        string
+	}{
+		{"held by their windows (the testbed's 30 ms line, 128 KiB buffers)", 30.4, 0, 12, "rr.under_load_unfilled"},
+		{"lost packets at the hop: it filled the path", 30.4, 57, 12, "rr.under_load_ok"},
+		{"a queue of their own (flow queueing)", 45, 0, 12, "rr.under_load_ok"},
+		{"no TCP state of the senders: as before", 0, 0, 0, "rr.under_load_ok"},
+	} {
+		l := &result.Loaded{Config: result.LoadedConfig{Streams: 4, Direction: result.DirUp, Queries: 5000},
+			Idle: phase(30.3), Loaded: phase(30.9), Rise: ms(0.6), Self: ms(c.self), SelfSamples: c.samples, Retransmits: c.retransmits, Throughput: 81.9e6}
+		fs := underLoad(l)
+		if len(fs) == 0 || fs[0].Code != c.want {
+			t.Errorf("%s: said %s, want %s", c.name, codes(fs), c.want)
+			continue
+		}
+		if c.want == "rr.under_load_unfilled" && (!strings.Contains(fs[0].Summary, "did not fill the path") || strings.Contains(fs[0].Summary, "barely")) {
+			t.Errorf("%s: %q", c.name, fs[0].Summary)
+		}
+	}
+}

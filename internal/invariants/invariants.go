@@ -279,7 +279,7 @@ var contradictions = func() [][2]string {
 		"stream.host_limited", "stream.link_limited", "stream.limit_unknown")
 	// A path under load either keeps its round trips, grows a tail, or
 	// queues.
-	exclusive("rr.under_load_ok", "rr.under_load_tail", "rr.bufferbloat")
+	exclusive("rr.under_load_ok", "rr.under_load_tail", "rr.bufferbloat", "rr.under_load_unfilled")
 	// mtu.ok says full-size packets pass and the ends agree.
 	exclusive("mtu.ok", "mtu.black_hole")
 	exclusive("mtu.ok", "mtu.nothing_passes")
@@ -491,7 +491,7 @@ func (c *checker) noData(rep *result.Report, where string) {
 			if peak, ok := f.Values["log_peak_bytes_per_second"]; ok && peak <= 0 {
 				c.add(RuleNoData, "%s%s from a log peak of 0: an idle primary cannot tell whether a replica keeps up", where, f.Code)
 			}
-		case f.Code == "rr.under_load_ok" || f.Code == "rr.under_load_tail" || f.Code == "rr.bufferbloat":
+		case f.Code == "rr.under_load_ok" || f.Code == "rr.under_load_tail" || f.Code == "rr.bufferbloat" || f.Code == "rr.under_load_unfilled":
 			if l := rep.Loaded; l != nil && (l.Idle.RoundTrips == 0 || l.Loaded.RoundTrips == 0) {
 				c.add(RuleNoData, "%s%s with %d idle and %d loaded round trips", where, f.Code, l.Idle.RoundTrips, l.Loaded.RoundTrips)
 			}

@@ -42,7 +42,7 @@ var questions = []question{
 	{"Is it the disk?", []string{"disk data path", "disk log path", "disk on the agent"},
 		[]string{"disk.memory_backed", "disk.cpu_limited", "disk.log_tail", "disk.log_flush_fast", "disk.small_test_file", "disk.log_commit_floor", "disk.data_random_reads"}},
 	{"Is anything on the path broken (MTU, loss, a deep queue under load)?", []string{"net mtu", "net rr under load", "net stream"},
-		[]string{"mtu.nothing_passes", "mtu.black_hole", "mtu.mismatch", "rr.bufferbloat", "rr.under_load_tail", "stream.loss_limited", "mtu.ok", "rr.under_load_ok"}},
+		[]string{"mtu.nothing_passes", "mtu.black_hole", "mtu.mismatch", "rr.bufferbloat", "rr.under_load_tail", "stream.loss_limited", "mtu.ok", "rr.under_load_ok", "rr.under_load_unfilled"}},
 }
 
 // Answers are the questions' answers, in order, from doctor's Report:

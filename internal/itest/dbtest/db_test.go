@@ -287,8 +287,13 @@ func TestPingTLSRefused(t *testing.T) {
 //
 // What holds busy or idle: the low bound, the kernel's handshake RTT (no
 // program wakes), is below a round trip between two programs, the agent's;
-// the bounds never say the network dominates a loopback; and what the
-// bounds say is never contradicted by the agent's share. The agent's
+// and what the bounds say is never contradicted by the agent's share,
+// either way. On loopback that share is the kernel's round trip and two
+// wake-ups against MariaDB's few µs of work: 72–82% of a 17 µs SELECT 1
+// in every round here, so the bounds may say the network dominates (a
+// handshake read 12 µs, 69–71% of it, once in 16 rounds) and be right:
+// an earlier form of this test, "the bounds never say the network
+// dominates a loopback", failed on that, with the agent saying 74%. The agent's
 // figure and the high bound (the database's own cheapest round trip) both
 // hold two programs' wake-ups, each its own programs': neither bounds the
 // other (on this VM the agent read above COM_PING's once in 16 runs, by
@@ -318,8 +323,8 @@ func TestPingNetworkBounds(t *testing.T) {
 					t.Fatalf("the handshakes read %.1f µs, above the agent's round trip %.1f µs: the low bound over-reads", low*1e6, agent*1e6)
 				}
 				switch v := n["bounds_verdict"]; {
-				case v == "network_dominates":
-					t.Fatalf("on loopback the bounds say the network dominates (%.0f–%.0f%%): the advice that the server will not help rests on nothing", 100*lo, 100*hi)
+				case v == "network_dominates" && share < 0.5:
+					t.Fatalf("the bounds say the network dominates (%.0f–%.0f%%), the agent that it takes %.0f%%: the advice that the server will not help rests on nothing", 100*lo, 100*hi, 100*share)
 				case v == "server_dominates" && share > 0.5:
 					t.Fatalf("the bounds say the server dominates (%.0f–%.0f%%), the agent that the network takes %.0f%%", 100*lo, 100*hi, 100*share)
 				}

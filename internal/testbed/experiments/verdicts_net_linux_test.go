@@ -3,6 +3,7 @@
 package experiments
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -184,7 +185,7 @@ var rrScenarios = []Scenario{
 		Question: "will a backup on this link slow the chatty reports?",
 		Truth:    "50 Mbit/s, 2 ms, a 50 ms drop-tail queue: four bulk streams keep it partly full, and every round trip waits in it",
 		Say:      []string{"rr.bufferbloat"},
-		NotSay:   []string{"rr.under_load_ok", "rr.under_load_tail", "rr.self_queue"},
+		NotSay:   []string{"rr.under_load_ok", "rr.under_load_tail", "rr.self_queue", "rr.under_load_unfilled"},
 		Run: func(c *Case) {
 			// The hosts' own share first: the same load through a queue
 			// of two of the line's round trips, which Reno needs to keep
@@ -203,7 +204,7 @@ var rrScenarios = []Scenario{
 		Truth: "2 ms, each connection capped at 20 Mbit/s in a 50 ms queue of its own (flow queueing at the bottleneck), Reno at both ends: " +
 			"the four load streams fill their own queues, a separate connection waits in none",
 		Say:    []string{"rr.self_queue", "rr.under_load_ok"},
-		NotSay: []string{"rr.bufferbloat"},
+		NotSay: []string{"rr.bufferbloat", "rr.under_load_unfilled"},
 		Quiet:  []string{"rr.under_load_ok"},
 		Run: func(c *Case) {
 			const rtt = 2 * time.Millisecond
@@ -228,10 +229,35 @@ var rrScenarios = []Scenario{
 		Question: "will a backup on this link slow the chatty reports?",
 		Truth:    "50 Mbit/s, 2 ms, a queue of two packets: the load cannot build a queue; on a quiet machine the round trips hold",
 		Say:      []string{"rr.under_load_ok"},
-		NotSay:   []string{"rr.bufferbloat", "rr.self_queue", "rr.under_load_tail"},
+		NotSay:   []string{"rr.bufferbloat", "rr.self_queue", "rr.under_load_tail", "rr.under_load_unfilled"},
 		Quiet:    []string{"rr.under_load_ok", "rr.under_load_tail"},
 		Run: func(c *Case) {
 			c.underLoad(3000, 0)
+		},
+	},
+	{
+		Name: "rr/window-held-load", CI: true,
+		Question: "will a backup on this link slow the chatty reports?",
+		Truth: "100 Mbit/s, 30 ms, the agent's host's TCP receive buffer capped at 128 KiB, Reno at both ends: each of the four load streams is held " +
+			"to about 64 KiB a round trip (4 × 64 KiB / 30 ms = 70 Mbit/s), so the load never reaches the line's rate and nothing queues or is lost: " +
+			"no queue on the path was put to the test, and saying the path keeps its queue short would reassure falsely",
+		Say:    []string{"rr.under_load_unfilled"},
+		NotSay: []string{"rr.under_load_ok", "rr.bufferbloat", "rr.under_load_tail"},
+		Quiet:  []string{"rr.under_load_tail"},
+		Run: func(c *Case) {
+			l := c.Line(testbed.DelayLineOptions{RTT: 30 * time.Millisecond, RateBitsPerSecond: 100e6})
+			ccOn(c, l, "reno")
+			capRmem(c.T, l.B)
+			addr := c.Agent(l.B)
+			before := l.Stats().AtoB
+			rep := c.Narrows(l.A, "net", "rr", "--to", addr, "--under-load", "--load-streams", "4", "--duration", "6s")
+			run := l.Stats().AtoB.Sub(before)
+			if rep.Loaded == nil {
+				c.T.Fatal("net rr --under-load wrote no under-load summary")
+			}
+			c.Expect("the line's queue dropped none of the load's packets, by its own count", run.DroppedQueue == 0, fmt.Sprintf("%d dropped", run.DroppedQueue))
+			c.Within("the load's rate / the line's", rep.Loaded.Throughput, 100e6, 0.3, 0.9,
+				"held by the windows below the line: 4 × 64 KiB / 30 ms is 70 Mbit/s")
 		},
 	},
 }
