@@ -152,8 +152,3 @@ func hasPrefix(fs []history.Change, p string) bool {
 	}
 	return false
 }
-
-func firstLines(s string, n int) string {
-	lines := strings.SplitN(s, "\n", n+1)
-	return strings.Join(lines[:min(n, len(lines))], " / ")
-}
