@@ -124,6 +124,21 @@ func tailCause(l *result.Loaded, values map[string]float64) string {
 			"A chatty application in one container (or service) with a backup or a replica's stream meets the same: raise the limit, "+
 			"or run the bulk transfer outside it.", l.CPULimitCores, 100*l.LoadedThrottledShare, 100*l.IdleThrottledShare)
 	}
+	if p99, idle := l.Loaded.P99.D(), l.Idle.P50.D(); p99 >= rtoMin && p99 > 10*idle {
+		// A round trip of TCP's least retransmission timeout or more on a
+		// path many times faster: a packet lost and sent again (the
+		// testbed's 2-packet queue dropped queries' packets under the load
+		// and read 208–211 ms at the p99 on a 2 ms line).
+		values["rto_min_seconds"] = rtoMin.Seconds()
+		return fmt.Sprintf("No queue built up on the path, but round trips of %s and more on a path of %s are packets lost and sent again after TCP's retransmission timeout (%s at the least on Linux): "+
+			"under the load the path dropped some of the queries' packets (a shallow buffer or a policer at the narrowest hop), or the hosts held them. "+
+			"Limit the bulk transfer below the path's rate (pg_basebackup --max-rate, RMAN RATE, a QoS class), and look at the drops of the hop and the CPU figures of both hosts.",
+			metric.FormatDuration(l.Loaded.P99.D()), metric.FormatDuration(idle), metric.FormatDuration(rtoMin))
+	}
 	return "No queue built up on the path; the load took something else the round trips need: the two hosts' CPUs (the load's copies and interrupts), " +
 		"or a busy virtual switch. Look at the CPU figures of both hosts during a backup."
 }
+
+// rtoMin is Linux's least TCP retransmission timeout (TCP_RTO_MIN): a
+// lost packet's round trip takes at least that.
+const rtoMin = 200 * time.Millisecond

@@ -145,3 +145,27 @@ func TestUnderLoadUnfilled(t *testing.T) {
 		}
 	}
 }
+
+// TestTailOfLostPackets: a tail of TCP's least retransmission timeout on
+// a path many times faster is packets lost and sent again, said so (the
+// testbed's 2-packet queue under a load: p99 211 ms on a 2 ms line); a
+// tail under it is the hosts', as before.
+func TestTailOfLostPackets(t *testing.T) {
+	ms := func(v float64) result.Seconds { return result.Seconds(time.Duration(v * float64(time.Millisecond))) }
+	for _, c := range []struct {
+		p99       float64
+		want, not string
+	}{{211, "lost and sent again", "busy virtual switch"}, {78, "busy virtual switch", "lost and sent again"}} {
+		l := &result.Loaded{Config: result.LoadedConfig{Streams: 4, Direction: result.DirUp, Queries: 5000},
+			Idle:   result.LoadedPhase{RoundTrips: 2000, Latency: result.Latency{Min: ms(2), Mean: ms(2.1), P50: ms(2.07), P99: ms(2.18)}},
+			Loaded: result.LoadedPhase{RoundTrips: 1500, Latency: result.Latency{Min: ms(2), Mean: ms(7), P50: ms(2.36), P99: ms(c.p99)}},
+			Rise:   ms(0.29), Throughput: 17.5e6}
+		fs := underLoad(l)
+		if len(fs) == 0 || fs[0].Code != "rr.under_load_tail" {
+			t.Fatalf("p99 %v ms: findings %s", c.p99, codes(fs))
+		}
+		if d := fs[0].Detail; !strings.Contains(d, c.want) || strings.Contains(d, c.not) {
+			t.Errorf("p99 %v ms: detail %q: want %q, not %q", c.p99, d, c.want, c.not)
+		}
+	}
+}

@@ -165,6 +165,7 @@ func (c PlanChatty) measurePing(ctx context.Context, r *chattyRun) (result.Chatt
 	if err != nil {
 		return f, nil, fmt.Errorf("plan chatty: %v", err)
 	}
+	f.Measured = d.Redacted
 	if n := res.Network; n != nil && n.AgentError != "" {
 		r.note(fmt.Sprintf("narrows plan chatty: the agent could not be measured (%s): the network is known only between bounds", d.Scrub(n.AgentError)))
 	}
@@ -201,6 +202,7 @@ func (c PlanChatty) measureRR(ctx context.Context, tool result.Tool, r *chattyRu
 		return result.ChattyFigures{}, nil, fmt.Errorf("plan chatty: net rr: %w", runErr)
 	}
 	f, err := advisor.ChattyFromRR(res, "through the agent at "+opts.Addr)
+	f.Measured = opts.Addr
 	if err != nil {
 		if runErr != nil {
 			return f, nil, runErr
@@ -239,8 +241,10 @@ func ChattyFrom(saved plan.Saved) (result.ChattyFigures, *result.ChattyPlan, err
 		}
 	case found.DBPing != nil:
 		f, err = advisor.ChattyFromDBPing(found.DBPing, "on "+found.Target+" "+in)
+		f.Measured = found.Target
 	default:
 		f, err = advisor.ChattyFromRR(found.RR, "to "+found.Target+" "+in)
+		f.Measured = found.Target
 	}
 	if err != nil {
 		return f, nil, errext.Userf(nil, "--from %s: %v", path, err)

@@ -16,6 +16,9 @@ type ChattyFigures struct {
 	NetworkRTTLow  *Seconds `json:"network_rtt_low_seconds,omitempty"`
 	NetworkRTTHigh *Seconds `json:"network_rtt_high_seconds,omitempty"`
 	NetworkFrom    string   `json:"network_rtt_from"`
+	// Measured is what the figures were measured to: the database (its
+	// DSN, the password hidden) or the agent's address; "" when given.
+	Measured string `json:"measured,omitempty"`
 	// ServerAndClient is one query's time besides the network's round
 	// trip; absent when nothing measured it (net rr measures the network
 	// alone).

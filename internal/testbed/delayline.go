@@ -235,6 +235,10 @@ type PathStats struct {
 	// that fills it.
 	SmallWait   time.Duration
 	SmallQueued int64
+	// SmallDropped are the small packets the full router queue dropped:
+	// a query or its acknowledgement lost, whose round trip then waits
+	// for TCP's retransmit timer.
+	SmallDropped int64
 	// Held are in the line now: queued or "on the wire".
 	Held int64
 	// LateTotal and LateMax are how far after its departure time each
@@ -271,6 +275,7 @@ func (s PathStats) Sub(earlier PathStats) PathStats {
 	s.Queued -= earlier.Queued
 	s.SmallWait -= earlier.SmallWait
 	s.SmallQueued -= earlier.SmallQueued
+	s.SmallDropped -= earlier.SmallDropped
 	s.LateTotal -= earlier.LateTotal
 	s.LateOver1ms -= earlier.LateOver1ms
 	s.WriteErrors -= earlier.WriteErrors

@@ -222,6 +222,9 @@ func (f *forwarder) readSome() (drained bool, err error) {
 			f.free = append(f.free, buf)
 		case dropQueue:
 			f.st.DroppedQueue++
+			if n <= SmallPacket {
+				f.st.SmallDropped++
+			}
 			f.free = append(f.free, buf)
 		default:
 			f.st.QueueWait += wait
@@ -291,6 +294,7 @@ func (f *forwarder) publish(err error) {
 	s.Queued += f.st.Queued
 	s.SmallWait += f.st.SmallWait
 	s.SmallQueued += f.st.SmallQueued
+	s.SmallDropped += f.st.SmallDropped
 	s.LateTotal += f.st.LateTotal
 	s.LateMax = max(s.LateMax, f.st.LateMax)
 	s.LateOver1ms += f.st.LateOver1ms

@@ -14,8 +14,9 @@ import (
 // of doctor read alike for the 500 B and the 64 B round trips, and the
 // local database's round trip read like the WAN's): the path by its
 // hosts and direction, the sizes, the disk's directory, the database's
-// host, "this host" when it is this one. "" for a plan or a watch, whose
-// findings say what they plan.
+// host, "this host" when it is this one; a chatty plan by the database it
+// was measured on. "" for the other plans and a watch, whose findings say
+// what they plan.
 func About(rep *result.Report) string {
 	here, there := Ends(rep.Target, rep.Facts, rep.AgentFacts)
 	both := here + " ⇄ " + there
@@ -52,6 +53,15 @@ func About(rep *result.Report) string {
 		return "replication seen from " + dbHost(rep.Target)
 	case rep.DBLoad != nil:
 		return "log generated on " + dbHost(rep.Target)
+	case rep.ChattyPlan != nil:
+		// The plan's figures' own end, not its target (a saved run's file):
+		// which database a chatty session was planned for.
+		switch m := rep.ChattyPlan.Figures.Measured; {
+		case strings.Contains(m, "://") || strings.Contains(m, "="):
+			return "a session's queries to " + dbHost(m)
+		case m != "":
+			return "round trips to " + m
+		}
 	}
 	return ""
 }

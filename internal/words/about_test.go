@@ -29,6 +29,10 @@ func TestAbout(t *testing.T) {
 		{"log disk", &result.Report{Disk: &result.Disk{Path: "/var/lib/postgresql/wal", Config: result.DiskConfig{Profiles: []string{"log"}}}}, "disk /var/lib/postgresql/wal (log)"},
 		{"agent's disk", &result.Report{Target: "10.0.0.2:7447", AgentFacts: db2, Disk: &result.Disk{Path: "/backup", Agent: "10.0.0.2:7447", Config: result.DiskConfig{Profiles: []string{"backup"}}}}, "disk /backup on db2 (backup)"},
 		{"a plan", &result.Report{BackupPlan: &result.BackupPlan{}}, ""},
+		{"a chatty plan from a local database", &result.Report{Target: "run.jsonl", ChattyPlan: &result.ChattyPlan{Figures: result.ChattyFigures{Measured: "postgres://narrows:xxxxx@127.0.0.1:5432/postgres"}}},
+			"a session's queries to the database on this host (127.0.0.1)"},
+		{"a chatty plan through an agent", &result.Report{ChattyPlan: &result.ChattyPlan{Figures: result.ChattyFigures{Measured: "db2:7447"}}}, "round trips to db2:7447"},
+		{"a chatty plan given by hand", &result.Report{ChattyPlan: &result.ChattyPlan{}}, ""},
 	} {
 		if got := About(c.rep); got != c.want {
 			t.Errorf("%s: About = %q, want %q", c.name, got, c.want)
