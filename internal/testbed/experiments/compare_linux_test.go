@@ -59,9 +59,9 @@ func TestCompareDoctorAcrossRTT(t *testing.T) {
 		pg.Close()
 		l.Close()
 	}
-	res := runHere(t, "compare", runs[0], runs[1])
-	t.Logf("compare:\n%s", res.Stdout)
-	res = runHere(t, "compare", "--json", runs[0], runs[1])
+	text := runHere(t, "compare", runs[0], runs[1]).Stdout
+	t.Logf("compare:\n%s", text)
+	res := runHere(t, "compare", "--json", runs[0], runs[1])
 	var c history.Comparison
 	if err := json.Unmarshal([]byte(res.Stdout), &c); err != nil {
 		t.Fatalf("compare --json: %v\n%s", err, res.Stdout)
@@ -128,7 +128,6 @@ func TestCompareDoctorAcrossRTT(t *testing.T) {
 	if tested == 0 || !hasPrefix(c.Figures, "disk data path") || !hasPrefix(c.Figures, "net stream") {
 		t.Errorf("compare has no disk or stream figure among %d", len(c.Figures))
 	}
-	text := runHere(t, "compare", runs[0], runs[1]).Stdout
 	if len(c.Verdicts) > 0 && strings.Index(text, "Verdicts that changed") > strings.Index(text, "FIGURE") {
 		t.Errorf("the verdicts that changed come after the figures:\n%s", text)
 	}

@@ -210,13 +210,7 @@ var rrScenarios = []Scenario{
 			const rtt = 2 * time.Millisecond
 			l := c.Line(testbed.DelayLineOptions{RTT: rtt, FlowRateBitsPerSecond: 20e6})
 			ccOn(c, l, "reno")
-			addr := c.Agent(l.B)
-			before := l.Stats().AtoB
-			rep := c.Narrows(l.A, "net", "rr", "--to", addr, "--under-load", "--load-streams", "4", "--duration", "5s")
-			run := l.Stats().AtoB.Sub(before)
-			if rep.Loaded == nil {
-				c.T.Fatal("net rr --under-load wrote no under-load summary")
-			}
+			rep, run := c.loadToward(l, "5s")
 			if run.Queued == 0 {
 				c.T.Fatal("the line queued nothing")
 			}
@@ -249,13 +243,7 @@ var rrScenarios = []Scenario{
 			l := c.Line(testbed.DelayLineOptions{RTT: 30 * time.Millisecond, RateBitsPerSecond: 100e6})
 			ccOn(c, l, "reno")
 			capRmem(c.T, l.B)
-			addr := c.Agent(l.B)
-			before := l.Stats().AtoB
-			rep := c.Narrows(l.A, "net", "rr", "--to", addr, "--under-load", "--load-streams", "4", "--duration", "6s")
-			run := l.Stats().AtoB.Sub(before)
-			if rep.Loaded == nil {
-				c.T.Fatal("net rr --under-load wrote no under-load summary")
-			}
+			rep, run := c.loadToward(l, "6s")
 			c.Expect("the line's queue dropped none of the load's packets, by its own count", run.DroppedQueue == 0, fmt.Sprintf("%d dropped", run.DroppedQueue))
 			c.Within("the load's rate / the line's", rep.Loaded.Throughput, 100e6, 0.3, 0.9,
 				"held by the windows below the line: 4 × 64 KiB / 30 ms is 70 Mbit/s")
@@ -287,6 +275,21 @@ func (c *Case) underLoadAfter(queueBytes int64, queue time.Duration, setUp func(
 		c.T.Fatal("net rr --under-load wrote no under-load summary")
 	}
 	return rep, wait
+}
+
+// loadToward starts an agent on l.B and runs `net rr --under-load` (4
+// load streams) from l.A for d: its report, and what the line did toward
+// the agent meanwhile.
+func (c *Case) loadToward(l *testbed.DelayLine, d string) (*result.Report, testbed.PathStats) {
+	c.T.Helper()
+	addr := c.Agent(l.B)
+	before := l.Stats().AtoB
+	rep := c.Narrows(l.A, "net", "rr", "--to", addr, "--under-load", "--load-streams", "4", "--duration", d)
+	run := l.Stats().AtoB.Sub(before)
+	if rep.Loaded == nil {
+		c.T.Fatal("net rr --under-load wrote no under-load summary")
+	}
+	return rep, run
 }
 
 // lostQueries excuses the under-load verdicts where the case's line
