@@ -6,8 +6,10 @@ LDFLAGS := -s -w -X github.com/narrows/narrows/internal/cli.Commit=$(COMMIT)
 export CGO_ENABLED := 0
 # The long steps of make test say how long they took.
 TIMED   := bash scripts/timed.sh
+# make test runs the checks at a lower CPU priority than the tests.
+NICE    :=
 
-.PHONY: build run test deps test-deps bench cross fuzz clean testbed experiments verdicts checks vet wintest testbins beside staticcheck race
+.PHONY: timing main build run test deps test-deps bench cross fuzz clean testbed experiments verdicts checks vet wintest testbins beside staticcheck race
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/narrows
@@ -26,20 +28,29 @@ test-deps:
 # Vet, format, staticcheck, every test (real sockets, real namespaces, real
 # iperf3, narrows.exe under Wine, a real browser), the race detector where
 # tests run goroutines and time nothing, the cross builds, and short fuzzes
-# of the frame decoder and the client's readers. The Wine tests, the HTML report's
-# browser tests, the SQL Browser replies, the agent's limits and abuse
-# tests and the hostile agent's tests assert behaviour, not speed, and
-# mostly wait: they run beside vet, staticcheck, the race tests, the cross
-# builds and the fuzz, and beside each other; every other package runs
-# alone (-p 1), as its timings need. The testbed's experiments and the
-# verdict matrix's CI subset (docs/verdicts.md) run last, on their own
-# deadline: together they take longer than one package's ten minutes.
-BESIDE := ./internal/output/html/ ./internal/itest/mssqltest/ ./internal/agent/ ./internal/itest/hostile/
+# of the frame decoder and the client's readers. After the programs the
+# tests run are built (testbins, both cores), three lanes side by side:
+#   - timing: the testbed's experiments and the verdict matrix's CI subset
+#     (docs/verdicts.md), each on its share of the machine (testbed.Share:
+#     most wait on their delay lines, a few need the machine to
+#     themselves and run last), then the packages whose tests time the
+#     machine itself, one at a time: the longest lane;
+#   - main: every other package, two at a time: they assert behaviour
+#     (exit codes, files, words, bounds that hold on a busy machine);
+#   - checks, at a lower CPU priority (nice), one after another: vet,
+#     staticcheck, the cross vet, the race detector, the fuzz.
+# make test's own -j3 runs them; -O prints each lane's output when it ends.
+TIMINGPKGS := ./internal/testbed/ ./internal/probe/disk/ ./internal/probe/commit/ ./internal/probe/stream/ ./internal/probe/compress/ ./internal/netio/ ./internal/client/ ./internal/sysinfo/ ./internal/uring/
 test: test-deps
 	@unformatted=$$(gofmt -l cmd internal); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
-	$(MAKE) -O -j2 vet wintest staticcheck beside cross race fuzz
-	$(TESTENV) $(TIMED) $(GO) test -count=1 -p 1 -timeout 10m $$($(GO) list ./... | grep -v -e /internal/itest/wintest -e /internal/output/html -e /internal/itest/mssqltest -e /internal/agent$$ -e /internal/itest/hostile -e /internal/testbed/experiments)
-	$(TESTENV) $(TIMED) $(GO) test -count=1 -timeout 40m ./internal/testbed/experiments/
+	$(MAKE) -O -j3 NICE='nice -n 19' timing main vet staticcheck cross race fuzz
+
+timing: testbins
+	$(TESTENV) $(TIMED) $(GO) test -count=1 -parallel 64 -timeout 30m ./internal/testbed/experiments/
+	$(TESTENV) $(TIMED) $(GO) test -count=1 -p 1 -timeout 10m $(TIMINGPKGS)
+
+main: testbins
+	$(TESTENV) $(TIMED) $(GO) test -count=1 -p 2 -timeout 10m $$($(GO) list ./... | grep -v -e /internal/testbed/experiments $(foreach p,$(TIMINGPKGS),-e '$(patsubst ./%/,/%,$(p))$$'))
 
 # The programs the tests run, built once from this tree before any test,
 # as the tests would build them themselves (internal/itest): narrows for
@@ -55,14 +66,12 @@ testbins:
 	$(TIMED) $(GO) build -o $(TESTBIN)/ ./...
 	GOOS=windows GOARCH=amd64 $(TIMED) $(GO) build -o $(TESTBIN)/narrows.exe ./cmd/narrows
 
-# The checks that are not the main tests, each its own target so that
-# make test's -j2 packs them beside the Wine and other waiting tests on
-# the two cores (one chain of them kept one core busy for 270 s while the
-# other waited on Wine).
+# The checks that are not tests, each its own target: make test's -j3
+# runs them one after another in the lane the tests leave.
 checks: vet cross staticcheck race fuzz
 
 vet: testbins
-	$(TIMED) $(GO) vet ./...
+	$(NICE) $(TIMED) $(GO) vet ./...
 
 # staticcheck, pinned: tools.mod requires it at v0.8.2 with the versions
 # of its own dependencies it was released with, and tools.sum holds their
@@ -74,7 +83,7 @@ vet: testbins
 # uses it. Measured on 2 cores: 23 s to build it the first time, 63 s
 # to analyse every dependency with its cache empty, 2 s warm.
 staticcheck: testbins
-	printf 'linux: GOOS=linux\nwindows: GOOS=windows\n' | $(TIMED) $(GO) tool -modfile=tools.mod staticcheck -matrix ./...
+	printf 'linux: GOOS=linux\nwindows: GOOS=windows\n' | $(NICE) $(TIMED) $(GO) tool -modfile=tools.mod staticcheck -matrix ./...
 
 # The race detector (it needs cgo: gcc, from make test-deps), over the
 # packages whose tests run code on two goroutines or more, and time
@@ -101,7 +110,7 @@ staticcheck: testbins
 # with a warm one.
 RACE := ./internal/dbconn/ ./internal/history/ ./internal/output/prom/
 race: testbins
-	CGO_ENABLED=1 $(TIMED) $(GO) test -race -count=1 -timeout 5m -skip '^TestHistoryRefusesBomb$$' $(RACE)
+	CGO_ENABLED=1 $(NICE) $(TIMED) $(GO) test -race -count=1 -timeout 5m -skip '^TestHistoryRefusesBomb$$' $(RACE)
 
 # narrows.exe under Wine (wine64 and mingw-w64 from make test-deps).
 wintest: testbins
@@ -120,16 +129,16 @@ beside: testbins
 # dependency (SQLite, the database drivers) once more for nothing else,
 # 132-214 s of a core in a cold CI run.
 cross: testbins
-	GOOS=windows GOARCH=amd64 $(TIMED) $(GO) vet ./...
-	pkgs=$$(bash scripts/other-only.sh) && if [ -n "$$pkgs" ]; then GOOS=darwin GOARCH=arm64 $(TIMED) $(GO) vet $$pkgs; fi
+	GOOS=windows GOARCH=amd64 $(NICE) $(TIMED) $(GO) vet ./...
+	pkgs=$$(bash scripts/other-only.sh) && if [ -n "$$pkgs" ]; then GOOS=darwin GOARCH=arm64 $(NICE) $(TIMED) $(GO) vet $$pkgs; fi
 
 # Counted, not timed: a -fuzztime in seconds that ends while a worker is
 # busy (minimising, or on a loaded machine) fails with "context deadline
 # exceeded" (seen in CI beside the Wine tests); a count ends when done.
 # About 10 s each on 2 idle cores.
 fuzz: testbins
-	$(TIMED) $(GO) test -run '^$$' -fuzz FuzzReadFrame -fuzztime 150000x ./internal/wire/
-	$(TIMED) $(GO) test -run '^$$' -fuzz FuzzClientReaders -fuzztime 12000x ./internal/client/
+	$(NICE) $(TIMED) $(GO) test -run '^$$' -fuzz FuzzReadFrame -fuzztime 150000x ./internal/wire/
+	$(NICE) $(TIMED) $(GO) test -run '^$$' -fuzz FuzzClientReaders -fuzztime 12000x ./internal/client/
 
 # Side-by-side with the peers (iperf3, sockperf, fio, sqlite3): prints ratios, not pass/fail.
 bench: build
@@ -152,11 +161,11 @@ testbed:
 # run; prints a row a scenario and "N passed, M failed", and rewrites the
 # table in docs/verdicts.md. (make test runs its CI subset.)
 verdicts: test-deps testbins
-	$(TESTENV) bash -c "set -o pipefail; $(GO) test -count=1 -v -timeout 40m -run '^TestVerdicts\$$' ./internal/testbed/experiments/ -args -all -write $(CURDIR)/docs/verdicts.md | grep --line-buffered -v -e '^=== ' -e '^    ' -e '^--- '"
+	$(TESTENV) bash -c "set -o pipefail; $(GO) test -count=1 -v -parallel 64 -timeout 40m -run '^TestVerdicts\$$' ./internal/testbed/experiments/ -args -all -write $(CURDIR)/docs/verdicts.md | grep --line-buffered -v -e '^=== ' -e '^    ' -e '^--- '"
 
 # The testbed's experiments at full length, with the figures for docs/testbed.md.
 experiments:
-	NARROWS_LONG=1 $(GO) test -count=1 -v -timeout 30m ./internal/testbed/experiments/
+	NARROWS_LONG=1 $(GO) test -count=1 -v -parallel 64 -timeout 30m ./internal/testbed/experiments/
 
 clean:
 	rm -rf bin bench/out

@@ -28,6 +28,7 @@ type doctorFlags struct {
 }
 
 func doctorCmd(ctx context.Context, env Env, args []string) error {
+	begun := time.Now() // the budget covers the checks before the steps too
 	fs := newFlags(env, "doctor")
 	var df doctorFlags
 	fs.StringVar(&df.to, "to", "", "the agent (narrows serve) on the replica's or the backup's host: HOST or HOST:PORT")
@@ -37,7 +38,7 @@ func doctorCmd(ctx context.Context, env Env, args []string) error {
 	fs.StringVar(&df.dataPath, "data-path", "", "the database's data directory here (its pages: the data profile; read and written by backups)")
 	fs.StringVar(&df.logPath, "log-path", "", "the directory of the database's log here (its flushes: the log profile)")
 	fs.StringVar(&df.backupPath, "backup-path", "", "a directory on the agent, inside its --disk-path, where backups land")
-	fs.StringVar(&df.budget, "budget", "3m", "the time every step shares")
+	fs.StringVar(&df.budget, "budget", "3m", "the run's whole time, from its checks to its report: the steps share it")
 	fs.StringVar(&df.out, "out", "", "the run's JSON lines go to this file (default narrows-doctor-DATE-TIME.jsonl here)")
 	fs.StringVar(&df.html, "html", "", "the report goes to this file (default: beside the run, .html)")
 	fs.BoolVar(&df.json, "json", false, "write the doctor's summary as a JSON line on standard output instead of the verdicts")
@@ -130,7 +131,7 @@ func doctorCmd(ctx context.Context, env Env, args []string) error {
 	run := jsonl.New(runFile)
 
 	progress := newProgress(env.Stderr, env.rawStderr, len(doctor.Steps))
-	cfg := doctor.Config{Inputs: in, Budget: budget, Target: target, Software: software, RunName: runPath,
+	cfg := doctor.Config{Inputs: in, Budget: budget, Start: begun, Target: target, Software: software, RunName: runPath,
 		Hooks: doctor.Hooks{
 			Start: func(k int, name string, share time.Duration, end time.Time) func() {
 				progress.start(k, name, share, time.Until(end))

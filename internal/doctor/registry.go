@@ -334,8 +334,9 @@ func whole(d time.Duration) time.Duration {
 
 // Floor is the least budget the steps that apply to in can keep: each
 // one's fixed time and a second of measuring (what a step is given at the
-// least), rounded up to a second; and the step whose fixed time is the
-// longest. A budget below it is not kept: the steps take the floor anyway.
+// least), rounded to a second, and the run's end (Finish); and the step
+// whose fixed time is the longest. A budget below it is not kept: the
+// steps take the floor anyway.
 func Floor(in Inputs) (floor time.Duration, longest string) {
 	var most time.Duration
 	for _, st := range Steps {
@@ -350,7 +351,7 @@ func Floor(in Inputs) (floor time.Duration, longest string) {
 			most, longest = st.Fixed, st.Name
 		}
 	}
-	return floor.Round(time.Second) + time.Second, longest
+	return floor.Round(time.Second) + Finish, longest
 }
 
 // Share is the time a step of this weight is given of what is left: the

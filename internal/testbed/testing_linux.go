@@ -4,6 +4,7 @@ package testbed
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,31 +13,81 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// LockTiming holds, for the rest of t, a machine-wide lock that every
-// timing-sensitive testbed test takes (an flock on a file in the temp
-// directory), so that `go test ./...`, which runs packages side by side,
-// never runs two of them at once: each one's packets would be the other's
-// noise. Other load on the machine it cannot stop.
-func LockTiming(t testing.TB) {
+// Slots is how many shares of the machine timing-sensitive testbed tests
+// divide among themselves (Share). A test that waits on a delay line
+// (most of the experiments: a shaped line, a database's round trips)
+// keeps a fifth of the two cores busy or less, and takes one; one that
+// moves data as fast as the machine can (an unshaped transfer, a disk
+// measured on tmpfs) takes them all and runs alone.
+const Slots = 4
+
+// Share holds, for the rest of t, n of the machine's Slots, shared by
+// every process on it (flocks on files in the temp directory), so that
+// `go test ./...`, which runs packages side by side, and the experiments'
+// parallel tests never run more timing-sensitive work at once than the
+// two cores carry: each one's packets would be the others' noise. A test
+// that needs the machine to itself asks for Slots. Other load on the
+// machine it cannot stop.
+//
+// Whoever is acquiring holds a gate first, so a test waiting for all the
+// slots is not passed forever by tests taking one: while it waits for
+// the running ones to end, no new one starts.
+func Share(t testing.TB, n int) {
 	t.Helper()
-	path := filepath.Join(os.TempDir(), "narrows-testbed-timing.lock")
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		t.Fatalf("testbed: timing lock: %v", err)
+	n = min(max(n, 1), Slots)
+	dir := os.TempDir()
+	open := func(name string) *os.File {
+		f, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_RDWR, 0o600)
+		if err != nil {
+			t.Fatalf("testbed: timing share: %v", err)
+		}
+		return f
 	}
 	start := time.Now()
-	for {
-		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
-		if !errors.Is(err, unix.EINTR) {
-			break
+	gate := open("narrows-testbed-timing.lock")
+	defer gate.Close() // closing releases the gate
+	if err := flock(gate, unix.LOCK_EX); err != nil {
+		t.Fatalf("testbed: timing share %s: %v", gate.Name(), err)
+	}
+	held := map[int]*os.File{}
+	for len(held) < n {
+		for i := 0; i < Slots && len(held) < n; i++ {
+			if held[i] != nil {
+				continue
+			}
+			f := open(fmt.Sprintf("narrows-testbed-slot-%d.lock", i))
+			if flock(f, unix.LOCK_EX|unix.LOCK_NB) != nil {
+				f.Close()
+				continue
+			}
+			held[i] = f
+		}
+		if len(held) < n {
+			// Only the gate's holder takes slots, so what it holds
+			// stays its own while it waits for the rest to be let go
+			// (a flock has no waiting list to join for "any of these").
+			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	if err != nil {
-		f.Close()
-		t.Fatalf("testbed: timing lock %s: %v", path, err)
-	}
 	if waited := time.Since(start); waited > time.Second {
-		t.Logf("testbed: waited %v for the timing lock (another package's timing test)", waited.Round(time.Millisecond))
+		t.Logf("testbed: waited %v for %d of %d timing shares (other timing tests)", waited.Round(time.Millisecond), n, Slots)
 	}
-	t.Cleanup(func() { f.Close() }) // closing releases the lock
+	t.Cleanup(func() {
+		for _, f := range held {
+			f.Close() // closing releases the slot
+		}
+	})
 }
+
+// flock takes a lock on f, again when a signal interrupts it.
+func flock(f *os.File, how int) error {
+	for {
+		if err := unix.Flock(int(f.Fd()), how); !errors.Is(err, unix.EINTR) {
+			return err
+		}
+	}
+}
+
+// LockTiming holds the whole machine's share for the rest of t: no other
+// timing-sensitive testbed test runs beside it.
+func LockTiming(t testing.TB) { t.Helper(); Share(t, Slots) }

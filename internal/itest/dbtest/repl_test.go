@@ -20,16 +20,16 @@ import (
 	"github.com/narrows/narrows/internal/testbed/dbserver"
 )
 
-// closedPort is a loopback port nothing listens on.
-func closedPort(t *testing.T) int {
+// freePort is a loopback port nothing listened on a moment ago, for a
+// listener of narrows' own.
+func freePort(t *testing.T) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	return port
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }
 
 // replicaNames are the replicas a poll lists, in order.
@@ -306,7 +306,7 @@ func TestReplRunSummary(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	addr := fmt.Sprintf("127.0.0.1:%d", closedPort(t))
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t)) // for the exporter
 	load := start(t, "db", "load", "--dsn", mySource(), "--rate", "2MB/s", "--duration", "9s", "--json")
 	p := start(t, "db", "repl", "--dsn", mySource(), "--replica-dsn", myReplica(), "--interval", "300ms", "--duration", "7s", "--json", "--prometheus-listen", addr)
 	time.Sleep(1500 * time.Millisecond)

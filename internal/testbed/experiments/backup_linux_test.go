@@ -195,9 +195,9 @@ func within(pred, real float64) float64 { return pred / real }
 // say what to run, with a least time that holds; and the restore: the
 // backup copied back and unpacked on A.
 func TestPlanBackupAgainstPGBaseBackup(t *testing.T) {
-	setUp(t)
+	setUp(t, 0)
 	for _, rate := range backupRates {
-		t.Run(fmt.Sprintf("%dMbit", rate/1_000_000), func(t *testing.T) { backupSetting(t, rate) })
+		run(t, fmt.Sprintf("%dMbit", rate/1_000_000), testbed.Slots, func(t *testing.T) { backupSetting(t, rate) })
 	}
 }
 

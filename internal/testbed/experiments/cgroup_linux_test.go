@@ -7,7 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 )
+
+// cgroupSeq numbers the cgroups of this process.
+var cgroupSeq atomic.Int32
 
 // newCgroup makes a cgroup of the scenario's: under cgroup v1's hierarchy
 // of controller (/sys/fs/cgroup/CONTROLLER), or on a cgroup v2 host under
@@ -21,7 +25,7 @@ func (c *Case) newCgroup(name, controller, v2ctl string) (dir string, v2 bool) {
 		root, v2 = "/sys/fs/cgroup", true
 		os.WriteFile(filepath.Join(root, "cgroup.subtree_control"), []byte(v2ctl), 0) //nolint:errcheck // may be on already
 	}
-	dir = filepath.Join(root, fmt.Sprintf("narrows-%s-%d", name, os.Getpid()))
+	dir = filepath.Join(root, fmt.Sprintf("narrows-%s-%d-%d", name, os.Getpid(), cgroupSeq.Add(1))) // scenarios run side by side
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		c.T.Fatalf("a cgroup for %s (%s): %v", name, controller, err)
 	}

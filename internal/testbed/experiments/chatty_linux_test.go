@@ -172,7 +172,7 @@ func measureChattySide(t *testing.T, rtt, other time.Duration, n int, planFor st
 // 15% is the truth's own spread on this 2-vCPU VM, shared with other
 // work; pgbench's heavier client adds 0.1 ms a query on top of db ping's.
 func TestPlanChattyAcrossRTT(t *testing.T) {
-	setUp(t)
+	setUp(t, testbed.Slots) // the hosts' own share of a round trip is the figure
 	n, planFor := 300, "2s"
 	if long() {
 		n, planFor = 2000, "5s"

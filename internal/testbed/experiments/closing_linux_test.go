@@ -28,7 +28,7 @@ var tickLabel = regexp.MustCompile(`<text class="tick" x="\d+" y="[\d.]+" text-a
 // rate), and its page neither scales to the closing row nor calls the
 // TUN device's nominal 10 Gbit/s the link.
 func TestStreamNoRateAboveTheLine(t *testing.T) {
-	setUp(t)
+	setUp(t, 1)
 	const rate = 300e6
 	l := testbed.NewTestDelayLine(t, testbed.DelayLineOptions{RTT: 8 * time.Millisecond, RateBitsPerSecond: rate})
 	startAgent(t, l)

@@ -31,7 +31,7 @@ import (
 // figure with the samples to test it: issue 27 found every disk row "too
 // few samples, need 4+4"), the replica's verdict first.
 func TestCompareDoctorAcrossRTT(t *testing.T) {
-	setUp(t)
+	setUp(t, 1)
 	dir, data := t.TempDir(), t.TempDir() // one data directory, as a DBA's is
 	var runs []string
 	for _, rtt := range []time.Duration{8 * time.Millisecond, 30 * time.Millisecond} {

@@ -176,7 +176,7 @@ func binlogBetween(t *testing.T, m *dbserver.MariaDB, from, to string) binlogSha
 // which at the defaults are not all of its binary log (see above): the
 // line must carry them, and not the Annotate_rows events.
 func TestMariaKeepingUp(t *testing.T) {
-	setUp(t)
+	setUp(t, 1)
 	l := testbed.NewTestDelayLine(t, testbed.DelayLineOptions{RTT: 40 * time.Millisecond, RateBitsPerSecond: 100e6})
 	m := startMaria(t, l)
 	load, warm, watch := replDurations()
@@ -279,7 +279,7 @@ func startFalling(t *testing.T) (*testbed.DelayLine, *dbserver.MariaDB, float64,
 // so that every byte of binary log is shipped and narrows' coordinates
 // are bytes on the wire — checked against the binary log file.
 func TestMariaFallingBehind(t *testing.T) {
-	setUp(t)
+	setUp(t, 2) // the load must write well above one stream's rate
 	l, m, capacity, streamVerdict := startFalling(t)
 	// Global: db load's sessions, made afterwards, take it.
 	if _, err := m.SQL(context.Background(), m.Source, "SET GLOBAL binlog_annotate_row_events = OFF"); err != nil {
@@ -323,7 +323,7 @@ func TestMariaFallingBehind(t *testing.T) {
 // (within 15%), with the verdict naming the network. The load is 10 MB/s
 // of binary log, so that it exceeds that larger capacity by a margin.
 func TestMariaFallingBehindAnnotated(t *testing.T) {
-	setUp(t)
+	setUp(t, 2) // the load must write well above one stream's rate
 	l, m, capacity, streamVerdict := startFalling(t)
 	load, warm, watch := fallingDurations()
 	r := runMaria(t, l, m, "10MB/s", load, warm, watch)

@@ -50,7 +50,7 @@ func codes(rep *result.Report) string {
 }
 
 func TestMTUBlackHoleAndClean(t *testing.T) {
-	setUp(t)
+	setUp(t, 1)
 	for _, c := range []struct {
 		name string
 		max  int // packets over it vanish A→B
@@ -90,7 +90,7 @@ func TestMTUBlackHoleAndClean(t *testing.T) {
 }
 
 func TestMTUMismatch(t *testing.T) {
-	setUp(t)
+	setUp(t, 1)
 	l := testbed.NewTestLink(t, testbed.LinkOptions{MTU: 9000, MTUB: 1500})
 	startAgentOn(t, l.B)
 	rep := netMTU(t, l.A, l.B)

@@ -8,8 +8,11 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/narrows/narrows/internal/itest"
 	"github.com/narrows/narrows/internal/testbed"
@@ -23,13 +26,106 @@ import (
 const agentPort = 7447
 
 // setUp starts every experiment: it skips without a delay line (fails
-// under CI=true), builds narrows before any clock matters, and takes the
-// machine-wide timing lock for the rest of t.
-func setUp(t *testing.T) {
+// under CI=true), builds narrows before any clock matters, lets the test
+// run beside the others (t.Parallel), and holds n of the machine's
+// timing shares for the rest of t (share). n = 0 takes none: the test's
+// subtests take their own (run).
+func setUp(t *testing.T, n int) {
 	t.Helper()
 	testbed.SkipUnlessDelayLine(t)
 	itest.Binary(t)
-	testbed.LockTiming(t)
+	t.Parallel()
+	if n > 0 {
+		share(t, n, early)
+	}
+}
+
+// run runs one setting of an experiment as a subtest beside the others,
+// on n of the machine's timing shares.
+func run(t *testing.T, name string, n int, f func(t *testing.T)) bool {
+	t.Helper()
+	return t.Run(name, func(t *testing.T) {
+		t.Parallel()
+		share(t, n, early)
+		f(t)
+	})
+}
+
+// The order the tests of this process take their shares in.
+const (
+	// late: a test that needs the machine to itself (testbed.Slots: a
+	// disk measured, a CPU quota judged, a codec's rate held to a real
+	// run's) runs after all the others, when the rest of make test has
+	// ended too and the machine is as quiet as it gets. Taking the
+	// whole machine between others would empty it first, each time.
+	late = iota
+	// the verdict matrix's scenarios, seconds each, fill the gaps;
+	normal
+	// the experiments, minutes each, start first: begun last, a long
+	// one would keep the suite waiting on it alone.
+	early
+)
+
+// share holds n of the machine's timing shares for the rest of t
+// (testbed.Share), when no test of an earlier order is waiting for its
+// own. Nothing is handed out until every test of the process has asked
+// (they ask within milliseconds of each other, when go test lets the
+// parallel ones go).
+func share(t *testing.T, n, order int) {
+	t.Helper()
+	if n >= testbed.Slots {
+		order = late
+	}
+	turns.settle()
+	turns.mu.Lock()
+	turns.waiting[order]++
+	for turns.busy || turns.ahead(order) {
+		turns.cond.Wait()
+	}
+	turns.waiting[order]--
+	turns.busy = true
+	turns.mu.Unlock()
+	defer func() {
+		turns.mu.Lock()
+		turns.busy = false
+		turns.cond.Broadcast()
+		turns.mu.Unlock()
+	}()
+	testbed.Share(t, n)
+	if n >= testbed.Slots {
+		// The machine to itself, its disk too: what the tests before
+		// wrote (a backup's gigabytes) is flushed now, not during this
+		// one's flushes.
+		unix.Sync()
+	}
+}
+
+// turns is the order this process's tests take their shares in: one at a
+// time, earlier orders first.
+var turns = newTurnQueue()
+
+type turnQueue struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	busy    bool           // one is taking its share
+	waiting [early + 1]int // of each order
+	settle  func()
+}
+
+func newTurnQueue() *turnQueue {
+	q := &turnQueue{settle: sync.OnceFunc(func() { time.Sleep(time.Second) })}
+	q.cond = sync.NewCond(&q.mu)
+	return q
+}
+
+// ahead says whether a test of an earlier order than order is waiting.
+func (q *turnQueue) ahead(order int) bool {
+	for o := order + 1; o <= early; o++ {
+		if q.waiting[o] > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // inNS is the command prefix that runs a program on host h.

@@ -99,7 +99,7 @@ func runOutage(t *testing.T, l *testbed.DelayLine, pg *dbserver.Postgres, rate s
 // the lag is known, the same unknown in the exporter as in the table, and
 // no bottleneck named from one catch-up poll. Issue 25 §2 defect 6.
 func TestReplStandbyOutage(t *testing.T) {
-	testbed.LockTiming(t)
+	setUp(t, 2) // the load must hold its rate: the RPO in seconds is read at it
 	l := testbed.NewTestDelayLine(t, testbed.DelayLineOptions{RTT: 8 * time.Millisecond, RateBitsPerSecond: 300e6})
 	pg := startPG(t, l)
 	const interval, watch, stopAt, down = time.Second, 32 * time.Second, 6 * time.Second, 12 * time.Second

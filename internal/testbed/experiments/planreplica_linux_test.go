@@ -60,7 +60,7 @@ func planReplica(t *testing.T, l *testbed.DelayLine, args ...string) replicaPred
 // stream measured as a replica's would run (the host's buffers): within
 // 15% of the prediction.
 func TestPlanReplicaRTT(t *testing.T) {
-	setUp(t)
+	setUp(t, 1)
 	d := fallingStreamFor()
 	line := func(rtt time.Duration) *testbed.DelayLine {
 		l := testbed.NewTestDelayLine(t, testbed.DelayLineOptions{RTT: rtt, RateBitsPerSecond: 100e6})

@@ -259,7 +259,7 @@ func replDurations() (load, warm, watch time.Duration) {
 // at 2 MB/s. Everything is sent at once; the bytes pile up between receipt
 // and replay, at the generation rate, and narrows must name replay.
 func TestReplayNotNetwork(t *testing.T) {
-	setUp(t)
+	setUp(t, 1)
 	l := testbed.NewTestDelayLine(t, testbed.DelayLineOptions{RTT: 2 * time.Millisecond})
 	pg := startPG(t, l)
 	ctx := context.Background()
@@ -304,7 +304,7 @@ func TestReplayNotNetwork(t *testing.T) {
 // RTT, 100 Mbit/s, log at 2 MB/s (16 Mbit/s). The standby keeps up: the
 // verdict says so and the queue stays bounded.
 func TestReplKeepingUp(t *testing.T) {
-	setUp(t)
+	setUp(t, 1)
 	l := testbed.NewTestDelayLine(t, testbed.DelayLineOptions{RTT: 40 * time.Millisecond, RateBitsPerSecond: 100e6})
 	pg := startPG(t, l)
 	// Experiment 8: plan replica, before the load, from the load's rate.
@@ -425,7 +425,7 @@ func fallingDurations() (load, warm, watch time.Duration) {
 // reads as data comes (netio.BatchFor turns batching off under a small
 // tcp_rmem cap): that reading must agree with the --window one.
 func TestReplFallingBehind(t *testing.T) {
-	setUp(t)
+	setUp(t, 1)
 	l := fallingLine(t)
 	pg := startPG(t, l)
 	// Capped after the base backup (which would take 12 s at 2 MB/s); the

@@ -101,9 +101,9 @@ func startupDuration() time.Duration {
 // at loss (reno) and one that paces (bbr): the start-up overflow is not
 // called loss, and one stream is link-limited.
 func TestStreamStartupOverflow(t *testing.T) {
-	setUp(t)
+	setUp(t, 0)
 	for _, cc := range []string{"reno", "bbr"} {
-		t.Run(cc, func(t *testing.T) {
+		run(t, cc, 2, func(t *testing.T) {
 			l := startupLine(t, 0, cc)
 			before := l.Stats()
 			s := runStartupStream(t, l, startupDuration())
@@ -131,13 +131,13 @@ func TestStreamStartupOverflow(t *testing.T) {
 // limited. A sender that paces past it (bbr) still fills the line, and 4
 // streams carry no more: link-limited, whatever was sent again.
 func TestStreamRandomLoss(t *testing.T) {
-	setUp(t)
+	setUp(t, 0)
 	for _, tc := range []struct {
 		cc   string
 		loss float64
 		want string
 	}{{"reno", 0.001, "stream.loss_limited"}, {"reno", 0.01, "stream.loss_limited"}, {"bbr", 0.01, "stream.link_limited"}} {
-		t.Run(fmt.Sprintf("%s/loss=%g", tc.cc, tc.loss), func(t *testing.T) {
+		run(t, fmt.Sprintf("%s/loss=%g", tc.cc, tc.loss), 2, func(t *testing.T) {
 			l := startupLine(t, tc.loss, tc.cc)
 			before := l.Stats()
 			// A loss-held stream is slow and loses few packets per second:

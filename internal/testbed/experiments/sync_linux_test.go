@@ -271,7 +271,7 @@ func pgbenchCommitsIn(t *testing.T, pg *dbserver.Postgres, d time.Duration, name
 // to back the same runs' figures give 0.924 and 1.070; across 10 ms 1.026
 // and 0.975 before, 0.960 and 0.912 back to back.
 func TestSyncCommit(t *testing.T) {
-	setUp(t)
+	setUp(t, 0)
 	// At 1 ms the prediction read 0.92-1.07 of pgbench in some runs and
 	// 1.33 in the proof of issue 25's stop (the agent's flush after each
 	// round trip's idle, 901 µs, waking the VM): not yet held in CI; the
@@ -281,7 +281,7 @@ func TestSyncCommit(t *testing.T) {
 		rtts = []time.Duration{time.Millisecond, 10 * time.Millisecond}
 	}
 	for _, rtt := range rtts {
-		t.Run(rtt.String(), func(t *testing.T) { syncCommitAt(t, rtt) })
+		run(t, rtt.String(), 2, func(t *testing.T) { syncCommitAt(t, rtt) })
 	}
 }
 
@@ -382,7 +382,7 @@ func reindexCase() (rows int, rate int64) {
 // The index is on a 128-byte expression of an int column, so the index is
 // about four times its table and the set-up sends little else across.
 func TestReindexStandby(t *testing.T) {
-	setUp(t)
+	setUp(t, 1)
 	const rtt = 10 * time.Millisecond
 	rows, rate := reindexCase()
 	l := testbed.NewTestDelayLine(t, testbed.DelayLineOptions{RTT: rtt, RateBitsPerSecond: rate})

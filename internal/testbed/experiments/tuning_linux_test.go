@@ -67,7 +67,7 @@ func readRmem(t *testing.T, h *testbed.Host) string {
 // frees the stream; planned again, the setting is enough and there is no
 // command.
 func TestPlanReplicaTuning(t *testing.T) {
-	setUp(t)
+	setUp(t, 1)
 	l := testbed.NewTestDelayLine(t, testbed.DelayLineOptions{RTT: 30 * time.Millisecond, RateBitsPerSecond: 100e6})
 	capRmem(t, l.B)
 	startAgent(t, l)

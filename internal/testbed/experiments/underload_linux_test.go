@@ -137,7 +137,7 @@ func runUnderLoad(t *testing.T, queue time.Duration, queueBytes int64, duration 
 }
 
 func TestRoundTripsUnderLoad(t *testing.T) {
-	setUp(t)
+	setUp(t, 1)
 	duration := "6s"
 	if long() {
 		duration = "30s"

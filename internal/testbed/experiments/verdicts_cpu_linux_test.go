@@ -64,7 +64,7 @@ func cpuHierarchy(c *Case) string {
 
 var cpuScenarios = []Scenario{
 	{
-		Name: "stream/cpu-quota", CI: true,
+		Name: "stream/cpu-quota", Share: testbed.Slots, CI: true,
 		Question: "one stream is far below this fast link: is it the network?",
 		Truth: "a veth pair with no rate limit (one stream crosses it at several Gbit/s); narrows runs in a cgroup whose CPU quota is a fifth of a core, " +
 			"as in a container with limits.cpu 200m: the quota sets the rate",
@@ -81,7 +81,7 @@ var cpuScenarios = []Scenario{
 				"a process held to its quota uses all of it, less what it waits for the network; above 1.05 would be more than the quota gives")
 		},
 	}, {
-		Name: "stream/cpu-quota-roomy", CI: true,
+		Name: "stream/cpu-quota-roomy", Share: testbed.Slots, CI: true,
 		Question: "is it the network, or the container's CPU limit?",
 		Truth: "100 Mbit/s, 8 ms; narrows runs in a cgroup whose CPU quota is one core, as in a container with limits.cpu 1: " +
 			"one stream needs a small part of it, and the line's rate is the limit",
@@ -120,7 +120,7 @@ func (c *Case) underLoadQuota(cores float64) (*result.Report, int64) {
 
 var cpuRRScenarios = []Scenario{
 	{
-		Name: "rr/cpu-quota-tail", CI: true,
+		Name: "rr/cpu-quota-tail", Share: testbed.Slots, CI: true,
 		Question: "will a backup from this container slow its chatty reports?",
 		Truth: "50 Mbit/s, 2 ms, a queue of two packets (no queue can build on the path); narrows runs in a cgroup whose CPU quota is a twentieth of a core: " +
 			"the load's copies use it up, and a round trip that comes due then waits for the next period, while most do not",
@@ -141,7 +141,7 @@ var cpuRRScenarios = []Scenario{
 		},
 	},
 	{
-		Name:     "rr/cpu-quota-roomy",
+		Name: "rr/cpu-quota-roomy", Share: testbed.Slots,
 		Question: "will a backup from this container slow its chatty reports?",
 		Truth:    "50 Mbit/s, 2 ms, a queue of two packets; narrows runs in a cgroup whose CPU quota is one core, far more than the load needs: on a quiet machine the round trips hold",
 		Say:      []string{"rr.under_load_ok"},
@@ -153,7 +153,7 @@ var cpuRRScenarios = []Scenario{
 			c.Expect("the cgroup was not throttled, by its own count", throttled == 0, fmt.Sprintf("%d periods", throttled))
 		},
 	}, {
-		Name: "disk/cpu-quota", CI: true,
+		Name: "disk/cpu-quota", Share: testbed.Slots, CI: true,
 		Question: "how many random reads does this storage take at queue depth 32?",
 		Truth: "a real ext4 on a loop device; narrows runs in a cgroup whose CPU quota is a twentieth of a core, as in a container with limits.cpu 50m: " +
 			"it cannot keep 32 reads in flight or reap their completions for most of each period, so the figures are the limit's, not the storage's",

@@ -160,7 +160,7 @@ var replScenarios = []Scenario{
 		},
 	},
 	{
-		Name: "repl/falling-behind", CI: true,
+		Name: "repl/falling-behind", CI: true, Share: 2, // the load must write its 5 MB/s: the truth is what it wrote
 		Question: "does the standby keep up?",
 		Truth:    "40 ms, the standby's receive buffer capped at 128 KiB: one stream carries about 2 MB/s; 5 MB/s of log. plan replica, run before the load, is held to the send queue's growth db repl then measures",
 		Say:      []string{"repl.send_queue_growing", "plan.replica_falls_behind"},
@@ -423,14 +423,14 @@ var planScenarios = []Scenario{
 		},
 	},
 	{
-		Name:     "plan/sync-10ms",
+		Name: "plan/sync-10ms", Share: 2,
 		Question: "what does a synchronous standby cost a commit?",
 		Truth:    "10 ms, 100 Mbit/s; a real synchronous standby (synchronous_commit on); pgbench's single-row commits are the truth",
 		Say:      []string{"plan.sync_commit", "plan.sync_operation"},
 		Run:      func(c *Case) { c.syncAgainstPgbench(10*time.Millisecond, "--op-log", "64MB", "--op-time", "5s") },
 	},
 	{
-		Name:     "plan/sync-30ms",
+		Name: "plan/sync-30ms", Share: 2,
 		Question: "what does a synchronous standby cost a commit?",
 		Truth:    "30 ms, 100 Mbit/s; a real synchronous standby; pgbench's single-row commits are the truth",
 		Say:      []string{"plan.sync_commit"},
@@ -643,7 +643,7 @@ var assumedPlanScenarios = []Scenario{
 // across the line, at two line rates.
 var backupScenarios = []Scenario{
 	{
-		Name:     "plan/backup-100M",
+		Name: "plan/backup-100M", Share: 2,
 		Question: "how long will the backup take across this line?",
 		Truth:    "4 ms, 100 Mbit/s; a real pg_basebackup (tar, no compression) on the backup host of a pgbench -s 6 database (134 MB)",
 		Say:      []string{"plan.backup_largest"},
@@ -651,7 +651,7 @@ var backupScenarios = []Scenario{
 		Run:      func(c *Case) { c.backupAgainstBasebackup(100e6) },
 	},
 	{
-		Name:     "plan/backup-200M",
+		Name: "plan/backup-200M", Share: 2,
 		Question: "how long will the backup take across this line?",
 		Truth:    "4 ms, 200 Mbit/s; a real pg_basebackup (tar, no compression) on the backup host of a pgbench -s 6 database (134 MB)",
 		Say:      []string{"plan.backup_largest"},
@@ -699,7 +699,7 @@ func (c *Case) backupAgainstBasebackup(rate int64) {
 // across a WAN line, every step in one budget.
 var doctorScenarios = []Scenario{
 	{
-		Name:     "doctor/primary-standby-30ms",
+		Name: "doctor/primary-standby-30ms", Share: 2,
 		Question: "is it the network? (doctor, a primary and its standby 30 ms apart)",
 		Truth:    "30 ms, 100 Mbit/s, a drop-tail queue of 60 ms, no random loss; the standby's host runs the agent; the line is the limit of one stream",
 		Say:      []string{"stream.link_limited", "rr.wire_time", "plan.sync_commit"},
@@ -718,7 +718,7 @@ var doctorScenarios = []Scenario{
 // rate bits/s after an outage, its catch-up time held to the real one.
 func catchingUp(rate float64, ci bool) Scenario {
 	return Scenario{
-		Name: fmt.Sprintf("repl/catching-up-%.0fM", rate/1e6), CI: ci,
+		Name: fmt.Sprintf("repl/catching-up-%.0fM", rate/1e6), CI: ci, Share: 2,
 		Question: "the standby was down: is it catching up, and when will it be in step again?",
 		Truth: fmt.Sprintf("4 ms, %.0f Mbit/s; the standby is stopped while the primary writes about 27 MB of log, then started, with no new log: it fetches the backlog at the line's %.0f MB/s. ", rate/1e6, rate/8e6) +
 			"When db repl says it will be in step is held to when the standby's replay reached the log's end",

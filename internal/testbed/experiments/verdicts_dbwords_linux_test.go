@@ -17,7 +17,7 @@ import (
 // that agree with each other and with the outage the scenario made.
 var dbWordsScenarios = []Scenario{
 	{
-		Name: "plan/replica-idle-primary", CI: true,
+		Name: "plan/replica-idle-primary", Share: 2, CI: true,
 		Question: "will a replica across this line keep up with my primary?",
 		Truth:    "8 ms, 300 Mbit/s; the primary runs no workload while plan replica watches it: its log says nothing of the workload's",
 		Say:      []string{"plan.replica_cannot_judge"},
@@ -40,7 +40,7 @@ var dbWordsScenarios = []Scenario{
 		},
 	},
 	{
-		Name: "plan/replica-busy-primary", CI: true,
+		Name: "plan/replica-busy-primary", Share: 2, CI: true,
 		Question: "will a replica across this line keep up with my primary?",
 		Truth:    "8 ms, 300 Mbit/s; db load writes 2 MB/s of log on the primary while plan replica watches it; one stream carries far more",
 		Say:      []string{"plan.replica_keeps_up"},

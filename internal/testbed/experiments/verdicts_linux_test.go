@@ -55,8 +55,15 @@ type Scenario struct {
 	// no longer known, and they are not judged (the row says so).
 	Quiet []string
 	// CI puts the scenario in the subset `go test` runs.
-	CI  bool
-	Run func(c *Case)
+	CI bool
+	// Share is how many of the machine's timing shares the scenario
+	// takes while it runs beside the others (testbed.Share; 0 is 1): a
+	// scenario that waits on its line takes one; one that keeps a core
+	// busy (a fast line, a database driven hard) takes two; one that
+	// measures a disk or the machine's own speed takes testbed.Slots
+	// and runs alone.
+	Share int
+	Run   func(c *Case)
 }
 
 // Case is one scenario's run: what narrows said, and the figures held to
@@ -388,46 +395,58 @@ func runAll() bool { return *allFlag || os.Getenv("NARROWS_VERDICTS") == "all" }
 // TestVerdicts runs the matrix (its CI subset under go test; all of it
 // with -all), one subtest a scenario, and prints the table.
 func TestVerdicts(t *testing.T) {
-	setUp(t)
+	setUp(t, 0)
 	var (
 		mu   sync.Mutex
 		rows []row
 	)
 	only := regexp.MustCompile(*onlyFlag)
-	for _, s := range matrix() {
-		if !s.CI && !runAll() || !only.MatchString(s.Name) {
-			continue
+	// The scenarios run side by side, each on its share of the machine;
+	// the group returns when the last has ended.
+	t.Run("matrix", func(t *testing.T) {
+		for _, s := range matrix() {
+			if !s.CI && !runAll() || !only.MatchString(s.Name) {
+				continue
+			}
+			t.Run(s.Name, func(t *testing.T) {
+				t.Parallel()
+				share(t, max(s.Share, 1), normal)
+				c := &Case{T: t, said: map[string][]string{}, host: watchHost()}
+				t0 := time.Now()
+				// The row is made in a defer: a scenario that stops with
+				// t.Fatal (a run that exits as it should not) unwinds past
+				// anything after s.Run, and must still be a row, failed.
+				defer func() {
+					c.host.close()
+					r := judge(s, c)
+					r.took = time.Since(t0)
+					if t.Skipped() {
+						r.skipped = "skipped"
+					}
+					if t.Failed() && len(r.problems) == 0 {
+						r.problems = append(r.problems, "the scenario did not finish: see its log")
+					}
+					for _, p := range r.problems {
+						t.Errorf("%s: %s", s.Name, p)
+					}
+					for _, f := range r.figures {
+						t.Logf("%s: %.4g against the truth %.4g: %.3f× (bound %.2f–%.2f: %s)", f.name, f.got, f.want, f.ratio(), f.lo, f.hi, f.why)
+					}
+					mu.Lock()
+					rows = append(rows, r)
+					mu.Unlock()
+					fmt.Println(r.line())
+				}()
+				s.Run(c)
+			})
 		}
-		t.Run(s.Name, func(t *testing.T) {
-			c := &Case{T: t, said: map[string][]string{}, host: watchHost()}
-			t0 := time.Now()
-			// The row is made in a defer: a scenario that stops with
-			// t.Fatal (a run that exits as it should not) unwinds past
-			// anything after s.Run, and must still be a row, failed.
-			defer func() {
-				c.host.close()
-				r := judge(s, c)
-				r.took = time.Since(t0)
-				if t.Skipped() {
-					r.skipped = "skipped"
-				}
-				if t.Failed() && len(r.problems) == 0 {
-					r.problems = append(r.problems, "the scenario did not finish: see its log")
-				}
-				for _, p := range r.problems {
-					t.Errorf("%s: %s", s.Name, p)
-				}
-				for _, f := range r.figures {
-					t.Logf("%s: %.4g against the truth %.4g: %.3f× (bound %.2f–%.2f: %s)", f.name, f.got, f.want, f.ratio(), f.lo, f.hi, f.why)
-				}
-				mu.Lock()
-				rows = append(rows, r)
-				mu.Unlock()
-				fmt.Println(r.line())
-			}()
-			s.Run(c)
-		})
+	})
+	// The table keeps the matrix's order, whatever order they ended in.
+	order := map[string]int{}
+	for i, s := range matrix() {
+		order[s.Name] = i
 	}
+	slices.SortFunc(rows, func(a, b row) int { return order[a.s.Name] - order[b.s.Name] })
 	passed, failed := 0, 0
 	for _, r := range rows {
 		if r.passed() {

@@ -78,7 +78,7 @@ var streamScenarios = []Scenario{
 		},
 	},
 	{
-		Name:     "stream/slow-start-30ms",
+		Name: "stream/slow-start-30ms", Share: 2,
 		Question: "is the line losing packets? (issue 25 defect 2)",
 		Truth:    "300 Mbit/s, 30 ms, no random loss, a 10 ms queue that slow start overflows: the only drops are the start-up's, the line is the limit",
 		Say:      []string{"stream.link_limited"},
@@ -90,7 +90,7 @@ var streamScenarios = []Scenario{
 		},
 	},
 	{
-		Name: "stream/light-loss-30ms", CI: true,
+		Name: "stream/light-loss-30ms", Share: 2, CI: true,
 		Question: "one stream is slow, four are faster: is it the path's loss?",
 		Truth:    "100 Mbit/s, 30 ms, 0.3% random loss, Reno at both ends: each stream is held by loss (about 9 Mbit/s by Mathis), so four carry more",
 		Say:      []string{"stream.parallel_comparison", "stream.loss_limited"},
@@ -126,7 +126,7 @@ var streamScenarios = []Scenario{
 		},
 	},
 	{
-		Name: "stream/same-host", CI: true,
+		Name: "stream/same-host", Share: testbed.Slots, CI: true,
 		Question: "what does one stream carry to an agent on this machine?",
 		Truth:    "the agent listens on the client's own address: no network is crossed",
 		Say:      []string{"stream.host_limited"},
@@ -231,7 +231,7 @@ var rrScenarios = []Scenario{
 		},
 	},
 	{
-		Name: "rr/window-held-load", CI: true,
+		Name: "rr/window-held-load", Share: 2, CI: true,
 		Question: "will a backup on this link slow the chatty reports?",
 		Truth: "100 Mbit/s, 30 ms, the agent's host's TCP receive buffer capped at 128 KiB, Reno at both ends: each of the four load streams is held " +
 			"to about 64 KiB a round trip (4 × 64 KiB / 30 ms = 70 Mbit/s), so the load never reaches the line's rate and nothing queues or is lost: " +

@@ -94,7 +94,7 @@ func (c *Case) syncFrom(stall bool) {
 
 var commitScenarios = []Scenario{
 	{
-		Name: "plan/sync-flush-disagree", CI: true,
+		Name: "plan/sync-flush-disagree", Share: testbed.Slots, CI: true,
 		Question: "what does a synchronous standby cost a commit? (the replica's disk stalled during one of two measures)",
 		Truth:    "the agent's filesystem frozen 15 ms in every 20 during net commit, not during the disk test: two measures of one flush, 100× apart",
 		Say:      []string{"plan.sync_flush_disagree"},
@@ -102,7 +102,7 @@ var commitScenarios = []Scenario{
 		Run:      func(c *Case) { c.syncFrom(true) },
 	},
 	{
-		Name: "plan/sync-flush-agree", CI: true,
+		Name: "plan/sync-flush-agree", Share: testbed.Slots, CI: true,
 		Question: "what does a synchronous standby cost a commit?",
 		Truth:    "the same two measures of the agent's flush on the machine's own disk, quiet: they agree",
 		Say:      []string{"plan.sync_commit"},
@@ -110,7 +110,7 @@ var commitScenarios = []Scenario{
 		Run:      func(c *Case) { c.syncFrom(false) },
 	},
 	{
-		Name: "commit/one-session-4ms", CI: true,
+		Name: "commit/one-session-4ms", Share: testbed.Slots, CI: true,
 		Question: "what does a remote, durable commit cost one session?",
 		Truth:    "4 ms RTT; the agent writes and fdatasyncs each 8 KiB block on an ext4 file before it acknowledges",
 		Say:      []string{"commit.session_rate", "commit.split"},
@@ -127,7 +127,7 @@ var commitScenarios = []Scenario{
 		},
 	},
 	{
-		Name: "commit/log-stream-4ms", CI: true,
+		Name: "commit/log-stream-4ms", Share: testbed.Slots, CI: true,
 		Question: "how fast can a bulk operation's log be made durable on the replica?",
 		Truth:    "4 ms RTT, 100 Mbit/s; 16 blocks in flight, as a bulk operation's log stream",
 		Say:      []string{"commit.log_throughput"},
@@ -185,7 +185,7 @@ func freezer(t *testing.T, dir string, hold, every time.Duration) func() {
 
 var diskScenarios = []Scenario{
 	{
-		Name: "disk/log-stalls", CI: true,
+		Name: "disk/log-stalls", Share: testbed.Slots, CI: true,
 		Question: "why are some saves slow when the disk is fast?",
 		Truth:    "an ext4 on a loop device frozen for 8 ms ten times a second: about one commit in several hundred waits for the thaw",
 		Say:      []string{"disk.log_tail"},
@@ -197,7 +197,7 @@ var diskScenarios = []Scenario{
 		},
 	},
 	{
-		Name: "disk/flush-answered-by-memory", CI: true,
+		Name: "disk/flush-answered-by-memory", Share: testbed.Slots, CI: true,
 		Question: "is this log disk's flush real?",
 		Truth:    "an ext4 on a loop device whose backing file is in a tmpfs: a flush reaches memory, no media",
 		Say:      []string{"disk.log_flush_fast", "disk.log_commit_floor"},
@@ -217,7 +217,7 @@ var diskScenarios = []Scenario{
 		},
 	},
 	{
-		Name: "disk/log-on-tmpfs", CI: true,
+		Name: "disk/log-on-tmpfs", Share: testbed.Slots, CI: true,
 		Question: "how fast does this log disk commit?",
 		Truth:    "the directory is a tmpfs: memory, not storage; nothing is durable",
 		Say:      []string{"disk.memory_backed"},
@@ -229,7 +229,7 @@ var diskScenarios = []Scenario{
 		},
 	},
 	{
-		Name: "disk/log-on-ext4", CI: true,
+		Name: "disk/log-on-ext4", Share: testbed.Slots, CI: true,
 		Question: "how fast does this log disk commit?",
 		Truth:    "a real ext4 on a loop device: each flush reaches the backing file",
 		Say:      []string{"disk.log_commit_floor", "disk.log_sync_method"},
@@ -241,7 +241,7 @@ var diskScenarios = []Scenario{
 		},
 	},
 	{
-		Name: "disk/buffered", CI: true,
+		Name: "disk/buffered", Share: testbed.Slots, CI: true,
 		Question: "what does the page cache hide?",
 		Truth:    "--buffered: the I/Os go through the page cache, not to the disk",
 		Say:      []string{"disk.buffered", "disk.custom_pattern"},
@@ -252,7 +252,7 @@ var diskScenarios = []Scenario{
 		},
 	},
 	{
-		Name: "disk/data-and-backup", CI: true,
+		Name: "disk/data-and-backup", Share: testbed.Slots, CI: true,
 		Question: "how fast does this disk read data pages, and how long would a backup of it take?",
 		Truth:    "a real ext4 on a loop device, a 256 MiB test file (far smaller than the page cache)",
 		Say:      []string{"disk.data_random_reads", "disk.backup_time", "disk.small_test_file"},

@@ -46,7 +46,7 @@ func ccOn(c *Case, l *testbed.DelayLine, cc string) {
 
 var streamWordScenarios = []Scenario{
 	{
-		Name:     "stream/slow-start-reno-30ms",
+		Name: "stream/slow-start-reno-30ms", Share: 2,
 		Question: "is the line losing packets? (issue 25 defect 2, a sender that backs off at loss)",
 		Truth:    "300 Mbit/s, 30 ms, no random loss, the default 50 ms queue; Reno's slow start overflows it once: the only drops are the start-up's, the line is the limit",
 		Say:      []string{"stream.link_limited", "stream.parallel_comparison"},
@@ -66,7 +66,7 @@ var streamWordScenarios = []Scenario{
 		// the start-up's losses read 323 and 332 Mbit/s on this 300 Mbit/s
 		// line and the rate invariant failed it; after, it passed once.
 		// The verdicts held every time.
-		Name:     "stream/random-loss-bbr-30ms",
+		Name: "stream/random-loss-bbr-30ms", Share: 2,
 		Question: "the line loses 1% of its packets: is loss what limits one stream?",
 		Truth:    "300 Mbit/s, 30 ms, 1% random loss each way, BBR at both ends: BBR paces past random loss and one stream still fills the line; 4 streams carry no more",
 		Say:      []string{"stream.link_limited", "stream.parallel_comparison"},

@@ -130,7 +130,7 @@ func (r windowRound) ok() bool {
 
 func TestWindowVsRTT(t *testing.T) {
 	cases, duration := windowCases()
-	setUp(t)
+	setUp(t, 1)
 	const rounds = 3 // at most, while a round misses: a busy machine only lowers readings
 	var table []string
 	for _, tc := range cases {
