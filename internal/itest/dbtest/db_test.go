@@ -316,7 +316,23 @@ func TestPingNetworkBounds(t *testing.T) {
 				hi, _ := itest.Num(n, "network_share_high_ratio")
 				t.Logf("round %d: bounds %.1f–%.1f µs (%.0f–%.0f%%, %v), agent %.1f µs (%.0f%%, %v)",
 					round, low*1e6, high*1e6, 100*lo, 100*hi, n["bounds_verdict"], agent*1e6, 100*share, n["verdict"])
-				if n["method"] != "agent_rr" || n["network_rtt_low_from"] != "tcp_handshake_rtt" || !(low > 0 && low <= high && agent > 0) {
+				if n["method"] != "agent_rr" || !(low <= high && agent > 0) {
+					t.Fatalf("network split: %v", n)
+				}
+				switch n["network_rtt_low_from"] {
+				case "tcp_handshake_rtt":
+					if low <= 0 {
+						t.Fatalf("network split: %v", n)
+					}
+				case "slower_than_query":
+					// On a busy machine the handshakes read slower than a
+					// query (21 against 17.5 µs, with the other tests'
+					// lanes beside): no low bound, and the bounds tell
+					// nothing.
+					if low != 0 || n["bounds_verdict"] != "cannot_tell" {
+						t.Fatalf("the handshakes read slower than a query, yet a low bound of %.1f µs, %v: %v", low*1e6, n["bounds_verdict"], n)
+					}
+				default:
 					t.Fatalf("network split: %v", n)
 				}
 				if low > agent {
