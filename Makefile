@@ -37,9 +37,10 @@ test-deps:
 #      vet, the race detector, the fuzz;
 #   2. alone: the testbed's experiments and the verdict matrix's CI subset
 #      (docs/verdicts.md), side by side on shares of the machine
-#      (testbed.Share: most wait on their delay lines; the few that need
-#      the machine to themselves run last), then the packages whose tests
-#      time the machine itself, one at a time (timing).
+#      (testbed.Share: most wait on their delay lines; the experiments
+#      that need the machine to themselves run first, the scenarios that
+#      do last), then the packages whose tests time the machine itself,
+#      one at a time (timing).
 # With the experiments beside the main lane, and the main lane two
 # packages at a time, the machine was 85% busy throughout, and timing
 # figures (a replica's catch-up against its replay, an MTU probe's one

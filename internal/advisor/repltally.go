@@ -26,6 +26,11 @@ type replicaTally struct {
 	// or seconds of silence) of the poll whose words a verdict keeps.
 	verdicts []result.VerdictTime
 	worst    []float64
+	// silentSince is when the silence the last poll told began (its
+	// first poll's end less its silent-for), nil after a poll that heard
+	// the replica: one start for the whole stretch, however late each
+	// later poll ran.
+	silentSince *result.Seconds
 }
 
 // Add counts one interval record of db repl.
@@ -90,10 +95,16 @@ func (t *ReplTally) replica(st *result.ReplicaState, at, dt result.Seconds) {
 	}
 	if s, ok := val(st.SilentFor); ok {
 		backlog = s.D().Seconds()
-		if l, ok := val(r.run.LongestSilence); !ok || s > l {
+		if r.silentSince == nil {
 			start := at - s
+			r.silentSince = &start
+		}
+		if l, ok := val(r.run.LongestSilence); !ok || s > l {
+			start := *r.silentSince
 			r.run.LongestSilence, r.run.LongestSilenceStart = &s, &start
 		}
+	} else {
+		r.silentSince = nil
 	}
 	if b, ok := val(st.RPOBytes); ok {
 		if w, ok := val(r.run.WorstRPO); !ok || b > w {
@@ -109,6 +120,14 @@ func (t *ReplTally) replica(st *result.ReplicaState, at, dt result.Seconds) {
 			// clock as the silence's start (at − silent for), not one
 			// interval later.
 			v.Verdict, v.First = st.VerdictCode, at-dt
+			if st.VerdictCode == result.VerdictSilent && r.silentSince != nil && *r.silentSince >= 0 {
+				// A silence that began in the run: its own start, one
+				// clock for both words (on a busy machine a late poll's
+				// interval began 0.05 s and more from the silence's).
+				// One older than the run is the silence's words alone
+				// ("from 41 s before narrows started").
+				v.First = *r.silentSince
+			}
 		}
 		if v.Polls == 0 || backlog >= r.worst[k] {
 			v.Worst, r.worst[k] = st.Verdict, backlog

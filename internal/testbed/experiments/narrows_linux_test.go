@@ -53,17 +53,24 @@ func run(t *testing.T, name string, n int, f func(t *testing.T)) bool {
 
 // The order the tests of this process take their shares in.
 const (
-	// late: a test that needs the machine to itself (testbed.Slots: a
-	// disk measured, a CPU quota judged, a codec's rate held to a real
-	// run's) runs after all the others, when the rest of make test has
-	// ended too and the machine is as quiet as it gets. Taking the
-	// whole machine between others would empty it first, each time.
+	// late: a scenario that needs the machine to itself (testbed.Slots:
+	// a disk measured, a CPU quota judged) runs after all the others,
+	// when the machine is as quiet as it gets. Taking the whole machine
+	// between others would empty it first, each time.
 	late = iota
 	// the verdict matrix's scenarios, seconds each, fill the gaps;
 	normal
-	// the experiments, minutes each, start first: begun last, a long
-	// one would keep the suite waiting on it alone.
+	// the experiments, minutes each, start early: begun last, a long one
+	// would keep the suite waiting on it alone;
 	early
+	// and first of all the experiments that need the machine to
+	// themselves (a codec's rate held to a real backup's, the hosts'
+	// share of a round trip), one after another before anything else
+	// starts: at the end, a backup's gigabytes were still being written
+	// out when the disk scenarios measured their flushes (disk/log-on-
+	// ext4 read a tail of 2-3.5 ms, 11-21× its median, in two runs of
+	// three).
+	first
 )
 
 // share holds n of the machine's timing shares for the rest of t
@@ -74,7 +81,7 @@ const (
 func share(t *testing.T, n, order int) {
 	t.Helper()
 	if n >= testbed.Slots {
-		order = late
+		order = map[int]int{normal: late, early: first}[order]
 	}
 	turns.settle()
 	turns.mu.Lock()
@@ -108,7 +115,7 @@ type turnQueue struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
 	busy    bool           // one is taking its share
-	waiting [early + 1]int // of each order
+	waiting [first + 1]int // of each order
 	settle  func()
 }
 
@@ -120,7 +127,7 @@ func newTurnQueue() *turnQueue {
 
 // ahead says whether a test of an earlier order than order is waiting.
 func (q *turnQueue) ahead(order int) bool {
-	for o := order + 1; o <= early; o++ {
+	for o := order + 1; o <= first; o++ {
 		if q.waiting[o] > 0 {
 			return true
 		}
