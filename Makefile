@@ -74,8 +74,9 @@ testbins:
 	$(TIMED) $(GO) build -o $(TESTBIN)/ ./...
 	GOOS=windows GOARCH=amd64 $(TIMED) $(GO) build -o $(TESTBIN)/narrows.exe ./cmd/narrows
 
-# The checks that are not tests, each its own target: make test's -j3
-# runs them one after another in the lane the tests leave.
+# The checks that are not tests, each its own target: make test's -j2
+# runs them one after another in the lane beside the main tests, after
+# the Wine tests and the waiting packages.
 checks: vet cross staticcheck race fuzz
 
 vet: testbins

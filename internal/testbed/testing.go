@@ -71,3 +71,11 @@ func NewTestDelayLine(t testing.TB, opts DelayLineOptions) *DelayLine {
 	t.Logf("testbed: delay line %s <-> %s; A→B %s; B→A %s", l.A, l.B, l.Options.AtoB, l.Options.BtoA)
 	return l
 }
+
+// Slots is how many shares of the machine timing-sensitive testbed tests
+// divide among themselves (Share). A test that waits on a delay line
+// (most of the experiments: a shaped line, a database's round trips;
+// 5-25% of the two cores busy, by vmstat over their run) takes one; one
+// that moves data as fast as the machine can (an unshaped transfer, a
+// disk measured on tmpfs: 80-90%) takes them all and runs alone.
+const Slots = 4

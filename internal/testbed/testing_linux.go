@@ -13,14 +13,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Slots is how many shares of the machine timing-sensitive testbed tests
-// divide among themselves (Share). A test that waits on a delay line
-// (most of the experiments: a shaped line, a database's round trips)
-// keeps a fifth of the two cores busy or less, and takes one; one that
-// moves data as fast as the machine can (an unshaped transfer, a disk
-// measured on tmpfs) takes them all and runs alone.
-const Slots = 4
-
 // Share holds, for the rest of t, n of the machine's Slots, shared by
 // every process on it (flocks on files in the temp directory), so that
 // `go test ./...`, which runs packages side by side, and the experiments'
@@ -39,7 +31,7 @@ func Share(t testing.TB, n int) {
 	open := func(name string) *os.File {
 		f, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_RDWR, 0o600)
 		if err != nil {
-			t.Fatalf("testbed: timing share: %v", err)
+			t.Fatalf("testbed: the timing share's lock file: %v: give TMPDIR a directory this user can write", err)
 		}
 		return f
 	}
@@ -49,32 +41,38 @@ func Share(t testing.TB, n int) {
 	if err := flock(gate, unix.LOCK_EX); err != nil {
 		t.Fatalf("testbed: timing share %s: %v", gate.Name(), err)
 	}
-	held := map[int]*os.File{}
-	for len(held) < n {
-		for i := 0; i < Slots && len(held) < n; i++ {
-			if held[i] != nil {
-				continue
+	var slots [Slots]*os.File
+	for i := range slots {
+		slots[i] = open(fmt.Sprintf("narrows-testbed-slot-%d.lock", i))
+	}
+	held := make([]bool, Slots)
+	for taken := 0; taken < n; {
+		for i, f := range slots {
+			if taken < n && !held[i] && flock(f, unix.LOCK_EX|unix.LOCK_NB) == nil {
+				held[i] = true
+				taken++
 			}
-			f := open(fmt.Sprintf("narrows-testbed-slot-%d.lock", i))
-			if flock(f, unix.LOCK_EX|unix.LOCK_NB) != nil {
-				f.Close()
-				continue
-			}
-			held[i] = f
 		}
-		if len(held) < n {
+		if taken < n {
 			// Only the gate's holder takes slots, so what it holds
 			// stays its own while it waits for the rest to be let go
 			// (a flock has no waiting list to join for "any of these").
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
+	for i, f := range slots {
+		if !held[i] {
+			f.Close()
+		}
+	}
 	if waited := time.Since(start); waited > time.Second {
 		t.Logf("testbed: waited %v for %d of %d timing shares (other timing tests)", waited.Round(time.Millisecond), n, Slots)
 	}
 	t.Cleanup(func() {
-		for _, f := range held {
-			f.Close() // closing releases the slot
+		for i, f := range slots {
+			if held[i] {
+				f.Close() // closing releases the slot
+			}
 		}
 	})
 }

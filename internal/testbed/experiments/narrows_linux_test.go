@@ -34,9 +34,10 @@ func setUp(t *testing.T, n int) {
 	t.Helper()
 	testbed.SkipUnlessDelayLine(t)
 	itest.Binary(t)
-	t.Parallel()
 	if n > 0 {
-		share(t, n, early)
+		parallel(t, n, early)
+	} else {
+		t.Parallel()
 	}
 }
 
@@ -45,10 +46,17 @@ func setUp(t *testing.T, n int) {
 func run(t *testing.T, name string, n int, f func(t *testing.T)) bool {
 	t.Helper()
 	return t.Run(name, func(t *testing.T) {
-		t.Parallel()
-		share(t, n, early)
+		parallel(t, n, early)
 		f(t)
 	})
+}
+
+// parallel lets t run beside the others (t.Parallel) and holds n of the
+// machine's timing shares for the rest of it, in its order's turn.
+func parallel(t *testing.T, n, order int) {
+	t.Helper()
+	t.Parallel()
+	share(t, n, order)
 }
 
 // The order the tests of this process take their shares in.
@@ -75,13 +83,18 @@ const (
 
 // share holds n of the machine's timing shares for the rest of t
 // (testbed.Share), when no test of an earlier order is waiting for its
-// own. Nothing is handed out until every test of the process has asked
-// (they ask within milliseconds of each other, when go test lets the
-// parallel ones go).
+// own. Nothing is handed out in the first second after the first ask,
+// so that every test of the process has asked (they ask together, when
+// go test lets the parallel ones go) before the order is kept.
 func share(t *testing.T, n, order int) {
 	t.Helper()
 	if n >= testbed.Slots {
-		order = map[int]int{normal: late, early: first}[order]
+		switch order {
+		case normal:
+			order = late
+		case early:
+			order = first
+		}
 	}
 	turns.settle()
 	turns.mu.Lock()

@@ -409,8 +409,7 @@ func TestVerdicts(t *testing.T) {
 				continue
 			}
 			t.Run(s.Name, func(t *testing.T) {
-				t.Parallel()
-				share(t, max(s.Share, 1), normal)
+				parallel(t, max(s.Share, 1), normal)
 				c := &Case{T: t, said: map[string][]string{}, host: watchHost()}
 				t0 := time.Now()
 				// The row is made in a defer: a scenario that stops with
