@@ -5,11 +5,13 @@ COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X github.com/narrows/narrows/internal/cli.Commit=$(COMMIT)
 export CGO_ENABLED := 0
 # The long steps of make test say how long they took.
-TIMED   := bash scripts/timed.sh
-# make test runs the checks at a lower CPU priority than the tests.
-NICE    :=
+TIMED   := bash $(CURDIR)/scripts/timed.sh
+# What the test targets need built first: testbins, unless make test
+# built them already (NEEDBINS=): built again beside running tests, a
+# program they run would be rewritten under them.
+NEEDBINS ?= testbins
 
-.PHONY: timing main build run test deps test-deps bench cross fuzz clean testbed experiments verdicts checks vet wintest testbins beside staticcheck race
+.PHONY: phase2bins background lanes experimentsci dbtest racebuild racerun fuzzbuild fuzzrun timing main build run test deps test-deps bench cross fuzz clean testbed experiments verdicts checks vet wintest testbins beside staticcheck race
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/narrows
@@ -29,36 +31,70 @@ test-deps:
 # iperf3, narrows.exe under Wine, a real browser), the race detector where
 # tests run goroutines and time nothing, the cross builds, and short fuzzes
 # of the frame decoder and the client's readers. After the programs the
-# tests run are built (testbins, both cores):
-#   1. two lanes side by side: every package that asserts behaviour, one
-#      at a time (main); beside it the Wine tests and the packages that
-#      mostly wait (wintest, beside), then the checks at the lowest CPU
-#      priority (nice 19), one after another: vet, staticcheck, the cross
-#      vet, the race detector, the fuzz;
-#   2. alone: the testbed's experiments and the verdict matrix's CI subset
-#      (docs/verdicts.md), side by side on shares of the machine
-#      (testbed.Share: most wait on their delay lines; the experiments
-#      that need the machine to themselves run first, the scenarios that
-#      do last), then the packages whose tests time the machine itself,
-#      one at a time (timing).
-# With the experiments beside the main lane, and the main lane two
-# packages at a time, the machine was 85% busy throughout, and timing
+# tests run are built (testbins, both cores), two things side by side:
+#   - the background: what only compiles (vet, staticcheck, the cross
+#     vets, the race and fuzz builds), one after another at SCHED_IDLE,
+#     taking only the CPU the tests leave, and frozen while a test holds
+#     the machine to itself (scripts/background.sh, testbed.Share);
+#   - the tests, in three phases:
+#     1. the packages that assert behaviour, one at a time (main: the
+#        database tests among them), beside the Wine tests, the packages
+#        that mostly wait (beside), and the build of phase 2's and 3's
+#        test binaries;
+#     2. alone, the testbed's experiments and the verdict matrix's CI
+#        subset (docs/verdicts.md), side by side on shares of the machine
+#        (testbed.Share: the experiments that need the machine to
+#        themselves first, the scenarios that do last);
+#     3. alone, the packages whose tests time the machine itself, one at a
+#        time (timing).
+# Then the race and fuzz binaries run, on the machine left idle.
+# With the experiments beside the main lane (unshared), and the main lane
+# two packages at a time, the machine was 85% busy throughout, and timing
 # figures (a replica's catch-up against its replay, an MTU probe's one
 # second, round trips under load, a load's log rate) failed in each of
-# three runs, a different one each time.
+# three runs, a different one each time. The database tests beside the
+# other main packages (doctor's streams on loopback) saw a walsender
+# 1.45 MB behind while only replay was paused; beside the experiments,
+# on shares, one test at a time against 64, they waited for their turns
+# past ten minutes.
 TIMINGPKGS := ./internal/testbed/ ./internal/probe/disk/ ./internal/probe/commit/ ./internal/probe/stream/ ./internal/probe/compress/ ./internal/netio/ ./internal/client/ ./internal/sysinfo/ ./internal/uring/
 BESIDE := ./internal/output/html/ ./internal/itest/mssqltest/ ./internal/agent/ ./internal/itest/hostile/
 test: test-deps
 	@unformatted=$$(gofmt -l cmd internal); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
-	$(MAKE) -O -j2 NICE='nice -n 19' main wintest beside vet staticcheck cross race fuzz
-	$(MAKE) timing
+	$(MAKE) testbins
+	$(MAKE) -O -j2 NEEDBINS= background lanes
+	$(MAKE) NEEDBINS= racerun fuzzrun
 
-timing: testbins
-	$(TESTENV) $(TIMED) $(GO) test -count=1 -parallel 64 -timeout 30m ./internal/testbed/experiments/
-	$(TESTENV) $(TIMED) $(GO) test -count=1 -p 1 -timeout 10m $(TIMINGPKGS)
+background: $(NEEDBINS)
+	bash scripts/background.sh $(MAKE) -j1 vet staticcheck cross racebuild fuzzbuild
 
-main: testbins
-	$(TESTENV) $(TIMED) $(GO) test -count=1 -p 1 -timeout 10m $$($(GO) list ./... | grep -v -e /internal/testbed/experiments -e /internal/itest/wintest $(foreach p,$(TIMINGPKGS) $(BESIDE),-e '$(patsubst ./%/,/%,$(p))$$'))
+lanes: $(NEEDBINS)
+	$(MAKE) -O -j5 main dbtest wintest beside phase2bins
+	$(MAKE) NEEDBINS= experimentsci
+	$(MAKE) NEEDBINS= timing
+
+# Phase 2's test binaries, built in phase 1 (go test -c), so that no
+# compile runs beside the tests that time the machine; each runs in its
+# package's directory, as go test runs it (pkgtest).
+PHASE2 := ./internal/testbed/experiments/ $(TIMINGPKGS)
+phase2bins:
+	nice -n 10 $(TIMED) $(GO) test -c -o $(TESTBIN)/pkg/ $(PHASE2)
+pkgtest = (cd $(1) && $(TESTENV) $(TIMED) $(TESTBIN)/pkg/$(notdir $(patsubst %/,%,$(1))).test -test.count=1 $(2))
+
+# The database tests against real servers, one at a time, each on its
+# shares of the machine (testbed.Share), beside the main lane.
+dbtest: $(NEEDBINS)
+	$(TESTENV) $(TIMED) $(GO) test -count=1 -timeout 10m ./internal/itest/dbtest/
+
+experimentsci: $(if $(NEEDBINS),testbins phase2bins)
+	$(call pkgtest,./internal/testbed/experiments/,-test.parallel 256 -test.timeout 30m)
+
+# One at a time, each test that times the machine on its shares.
+timing: $(if $(NEEDBINS),testbins phase2bins)
+	$(foreach p,$(TIMINGPKGS),$(call pkgtest,$(p),-test.timeout 10m) && ) true
+
+main: $(NEEDBINS)
+	$(TESTENV) $(TIMED) $(GO) test -count=1 -p 1 -timeout 10m $$($(GO) list ./... | grep -v -e /internal/testbed/experiments -e /internal/itest/wintest -e /internal/itest/dbtest $(foreach p,$(TIMINGPKGS) $(BESIDE),-e '$(patsubst ./%/,/%,$(p))$$'))
 
 # The programs the tests run, built once from this tree before any test,
 # as the tests would build them themselves (internal/itest): narrows for
@@ -79,8 +115,8 @@ testbins:
 # the Wine tests and the waiting packages.
 checks: vet cross staticcheck race fuzz
 
-vet: testbins
-	$(NICE) $(TIMED) $(GO) vet ./...
+vet: $(NEEDBINS)
+	$(TIMED) $(GO) vet ./...
 
 # staticcheck, pinned: tools.mod requires it at v0.8.2 with the versions
 # of its own dependencies it was released with, and tools.sum holds their
@@ -91,8 +127,8 @@ vet: testbins
 # either fails, naming it; code counts as unused only when neither build
 # uses it. Measured on 2 cores: 23 s to build it the first time, 63 s
 # to analyse every dependency with its cache empty, 2 s warm.
-staticcheck: testbins
-	printf 'linux: GOOS=linux\nwindows: GOOS=windows\n' | $(NICE) $(TIMED) $(GO) tool -modfile=tools.mod staticcheck -matrix ./...
+staticcheck: $(NEEDBINS)
+	printf 'linux: GOOS=linux\nwindows: GOOS=windows\n' | $(TIMED) $(GO) tool -modfile=tools.mod staticcheck -matrix ./...
 
 # The race detector (it needs cgo: gcc, from make test-deps), over the
 # packages whose tests run code on two goroutines or more, and time
@@ -118,14 +154,21 @@ staticcheck: testbins
 # drivers compiled for -race; history's share, SQLite's, is 68 s), 11-13 s
 # with a warm one.
 RACE := ./internal/dbconn/ ./internal/history/ ./internal/output/prom/
-race: testbins
-	CGO_ENABLED=1 $(NICE) $(TIMED) $(GO) test -race -count=1 -timeout 5m -skip '^TestHistoryRefusesBomb$$' $(RACE)
+race: racebuild racerun
+
+# The race build (the background's) and its run (beside nothing): each
+# package's test binary, run in its own directory as go test would.
+racebuild: $(NEEDBINS)
+	CGO_ENABLED=1 $(TIMED) $(GO) test -race -c -o $(TESTBIN)/race/ $(RACE)
+
+racerun: $(if $(NEEDBINS),racebuild)
+	for p in $(RACE); do (cd $$p && $(TIMED) $(TESTBIN)/race/$$(basename $$p).test -test.count=1 -test.timeout 5m -test.skip '^TestHistoryRefusesBomb$$') || exit 1; done
 
 # narrows.exe under Wine (wine64 and mingw-w64 from make test-deps).
-wintest: testbins
+wintest: $(NEEDBINS)
 	$(TESTENV) $(TIMED) $(GO) test -count=1 -timeout 5m ./internal/itest/wintest/
 
-beside: testbins
+beside: $(NEEDBINS)
 	$(TESTENV) $(TIMED) $(GO) test -count=1 -p 1 -timeout 5m $(BESIDE)
 
 # (The Windows binary is built by testbins, and run under Wine by
@@ -137,17 +180,23 @@ beside: testbins
 # and vet of the whole tree compiled the standard library and every
 # dependency (SQLite, the database drivers) once more for nothing else,
 # 132-214 s of a core in a cold CI run.
-cross: testbins
-	GOOS=windows GOARCH=amd64 $(NICE) $(TIMED) $(GO) vet ./...
-	pkgs=$$(bash scripts/other-only.sh) && if [ -n "$$pkgs" ]; then GOOS=darwin GOARCH=arm64 $(NICE) $(TIMED) $(GO) vet $$pkgs; fi
+cross: $(NEEDBINS)
+	GOOS=windows GOARCH=amd64 $(TIMED) $(GO) vet ./...
+	pkgs=$$(bash scripts/other-only.sh) && if [ -n "$$pkgs" ]; then GOOS=darwin GOARCH=arm64 $(TIMED) $(GO) vet $$pkgs; fi
 
 # Counted, not timed: a -fuzztime in seconds that ends while a worker is
 # busy (minimising, or on a loaded machine) fails with "context deadline
 # exceeded" (seen in CI beside the Wine tests); a count ends when done.
-# About 10 s each on 2 idle cores.
-fuzz: testbins
-	$(NICE) $(TIMED) $(GO) test -run '^$$' -fuzz FuzzReadFrame -fuzztime 150000x ./internal/wire/
-	$(NICE) $(TIMED) $(GO) test -run '^$$' -fuzz FuzzClientReaders -fuzztime 12000x ./internal/client/
+# About 10 s each on 2 idle cores. Built (the background's) apart from
+# the run (beside nothing), the run with go test's own corpus cache.
+FUZZ := ./internal/wire/:FuzzReadFrame:150000 ./internal/client/:FuzzClientReaders:12000
+fuzz: fuzzbuild fuzzrun
+
+fuzzbuild: $(NEEDBINS)
+	for f in $(FUZZ); do p=$${f%%:*} fn=$${f#*:}; fn=$${fn%%:*}; $(TIMED) $(GO) test -c -o $(TESTBIN)/fuzz/ -fuzz "$$fn" $$p || exit 1; done
+
+fuzzrun: $(if $(NEEDBINS),fuzzbuild)
+	cache=$$($(GO) env GOCACHE)/fuzz/$$($(GO) list -m); for f in $(FUZZ); do p=$${f%%:*} fn=$${f#*:} n=$${f##*:}; fn=$${fn%%:*}; (cd $$p && $(TIMED) $(TESTBIN)/fuzz/$$(basename $$p).test -test.run '^$$' -test.fuzz "$$fn" -test.fuzztime "$${n}x" -test.fuzzcachedir "$$cache/$${p#./}") || exit 1; done
 
 # Side-by-side with the peers (iperf3, sockperf, fio, sqlite3): prints ratios, not pass/fail.
 bench: build
@@ -170,11 +219,11 @@ testbed:
 # run; prints a row a scenario and "N passed, M failed", and rewrites the
 # table in docs/verdicts.md. (make test runs its CI subset.)
 verdicts: test-deps testbins
-	$(TESTENV) bash -c "set -o pipefail; $(GO) test -count=1 -v -parallel 64 -timeout 40m -run '^TestVerdicts\$$' ./internal/testbed/experiments/ -args -all -write $(CURDIR)/docs/verdicts.md | grep --line-buffered -v -e '^=== ' -e '^    ' -e '^--- '"
+	$(TESTENV) bash -c "set -o pipefail; $(GO) test -count=1 -v -parallel 256 -timeout 40m -run '^TestVerdicts\$$' ./internal/testbed/experiments/ -args -all -write $(CURDIR)/docs/verdicts.md | grep --line-buffered -v -e '^=== ' -e '^    ' -e '^--- '"
 
 # The testbed's experiments at full length, with the figures for docs/testbed.md.
 experiments:
-	NARROWS_LONG=1 $(GO) test -count=1 -v -parallel 64 -timeout 30m ./internal/testbed/experiments/
+	NARROWS_LONG=1 $(GO) test -count=1 -v -parallel 256 -timeout 30m ./internal/testbed/experiments/
 
 clean:
 	rm -rf bin bench/out

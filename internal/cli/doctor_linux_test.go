@@ -109,6 +109,7 @@ func (d *doctorRun) wait(t *testing.T) (int, *result.Report) {
 // its started_at is when the run started, before its first step's, not
 // when it ended.
 func TestDoctorInterruptedSaysWhatRan(t *testing.T) {
+	t.Parallel() // it waits on a whole doctor or plan run, and holds what ran, not how fast
 	a := itest.StartAgent(t, nil)
 	before := time.Now()
 	d := startDoctor(t, "--to", a.Addr, "--budget", "30s")
@@ -183,6 +184,7 @@ func TestDoctorExitsOneWhenAStepFails(t *testing.T) {
 // --max-duration leaves no room for, are skipped, saying why, and the
 // run exits 0: they were not asked of this agent.
 func TestDoctorChecksFirst(t *testing.T) {
+	t.Parallel() // it waits on a whole doctor or plan run, and holds what ran, not how fast
 	disk := t.TempDir()
 	a := itest.StartAgent(t, []string{"--disk-path", disk})
 	for _, c := range []struct {

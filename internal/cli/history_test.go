@@ -155,6 +155,7 @@ func TestHistoryCorruptAndNewerStores(t *testing.T) {
 // TestCompareRealRuns: 64-byte against 1 MiB requests on loopback is a
 // change the test finds; two runs paced alike (--rate) are "~".
 func TestCompareRealRuns(t *testing.T) {
+	t.Parallel() // it waits on a whole doctor or plan run, and holds what ran, not how fast
 	a := itest.StartAgent(t, nil)
 	dir := t.TempDir()
 	env := []string{"NARROWS_HISTORY=" + dir}

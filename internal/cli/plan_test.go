@@ -82,6 +82,7 @@ func TestPlanBackupOffline(t *testing.T) {
 // profile), the network both ways with one stream and N, compression on
 // both hosts — and plans from them; the agent's directory is left empty.
 func TestPlanBackupMeasured(t *testing.T) {
+	t.Parallel() // it waits on a whole doctor or plan run, and holds what ran, not how fast
 	far, near := t.TempDir(), t.TempDir()
 	a := itest.StartAgent(t, []string{"--disk-path", far})
 	r := itest.Run(t, 3*time.Minute, nil, "plan", "backup", "--to", a.Addr, "--data-path", near, "--backup-path", far,

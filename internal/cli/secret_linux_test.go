@@ -95,6 +95,7 @@ func TestSecretFile(t *testing.T) {
 // agent and no database). Its run and report files, under umask 077,
 // are 0600.
 func TestSecretWarnedOncePerRun(t *testing.T) {
+	t.Parallel() // it waits on a whole doctor or plan run, and holds what ran, not how fast
 	dir := t.TempDir()
 	secret := filepath.Join(dir, "narrows.secret")
 	if err := os.WriteFile(secret, []byte(itest.Secret+"\n"), 0o644); err != nil {
@@ -124,6 +125,7 @@ func TestSecretWarnedOncePerRun(t *testing.T) {
 // warns about none of them (each used to make 0644, which every command
 // then warned about).
 func TestSecretRecipesArePrivate(t *testing.T) {
+	t.Parallel() // it waits on a whole doctor or plan run, and holds what ran, not how fast
 	root := filepath.Join("..", "..")
 	for _, doc := range []string{"README.md", filepath.Join("docs", "commands.md")} {
 		b, err := os.ReadFile(filepath.Join(root, doc))

@@ -523,14 +523,13 @@ func TestReplPostgres(t *testing.T) {
 		t.Fatalf("db repl: exit %d: %s", r.Code, r.Stderr)
 	}
 	ivs, sum := itest.Records(t, r.Stdout)
-	var unreplayed, gen2, send2 []float64
+	var unreplayed, unsent, gen2, send2 []float64
 	for _, iv := range ivs[1:] {
 		st := replicaOf(iv, "standby1")
 		u, _ := itest.Num(st, "unreplayed_bytes")
 		unreplayed = append(unreplayed, u)
-		if v, _ := itest.Num(st, "unsent_bytes"); v > 1<<20 {
-			t.Fatalf("unsent %v bytes while only replay is paused", v)
-		}
+		v, _ := itest.Num(st, "unsent_bytes")
+		unsent = append(unsent, v)
 		g, gok := itest.Num(itest.Obj(iv, "repl"), "log_generation_bytes_per_second")
 		sr, sok := itest.Num(st, "send_bytes_per_second")
 		if gok && sok {
@@ -549,6 +548,14 @@ func TestReplPostgres(t *testing.T) {
 	}
 	if unreplayed[len(unreplayed)-1] < unreplayed[0]+rate {
 		t.Fatalf("unreplayed bytes did not grow: %v", unreplayed)
+	}
+	// Sending is not held: what is unsent at a poll is what the
+	// walsender had not yet got to (on a busy machine 1.45 MB, a third
+	// of a second of the load, was seen), and it does not grow with the
+	// phase, as what is unreplayed does (a stalled send would keep the
+	// two equal).
+	if last := unsent[len(unsent)-1]; slices.Max(unsent) > unreplayed[len(unreplayed)-1]/4 || last-unsent[0] > mean(gen2)/2 {
+		t.Fatalf("unsent bytes %v while only replay is paused (unreplayed %v): the send is held too", unsent, unreplayed)
 	}
 	st := lastReplica(t, sum, "standby1")
 	if st["verdict_code"] != "replay_bottleneck" || !strings.Contains(st["verdict"].(string), "replay is the bottleneck") || st["replay_paused"] != true {

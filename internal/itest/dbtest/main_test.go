@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/narrows/narrows/internal/testbed"
 	"github.com/narrows/narrows/internal/testbed/dbserver"
 	"github.com/narrows/narrows/internal/testenv"
 )
@@ -20,6 +21,14 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	// Starting the servers (initdb, a standby's base backup) keeps the
+	// cores busy: on the machine's timing shares, as every test here is
+	// (need).
+	release, err := testbed.Hold(dbShare)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "dbtest: %v\n", err)
+		os.Exit(2)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	var wg sync.WaitGroup
 	t0 := time.Now()
@@ -27,6 +36,7 @@ func TestMain(m *testing.M) {
 	wg.Go(func() { maria, mariaErr = dbserver.StartMariaDB(ctx) })
 	wg.Wait()
 	cancel()
+	release()
 	fmt.Fprintf(os.Stderr, "dbtest: servers started in %s (postgres: %v, mariadb: %v)\n", time.Since(t0).Round(time.Millisecond), pgErr, mariaErr)
 	code := m.Run()
 	if pg != nil {
@@ -38,12 +48,31 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// dbShare is how many of the machine's timing shares (testbed.Share) a
+// test here holds: it drives a real server (loads, pgbench, a standby's
+// replay) and holds figures to what it wrote in time, so it runs beside
+// the experiments with a core's worth of the machine.
+const dbShare = 2
+
+// sharing is whether this process's running test holds its shares (the
+// tests here run one at a time; a subtest's need takes none of its own,
+// since one share held while another is awaited can deadlock with a test
+// waiting for the whole machine).
+var sharing bool
+
+// need skips (fails under CI) unless the server started, and holds the
+// test's timing shares for the rest of it.
 func need(t *testing.T, name string, err error) {
 	t.Helper()
-	if err == nil {
+	if err != nil {
+		testenv.Need(t, testenv.DB, "%s could not start: %v", name, err)
 		return
 	}
-	testenv.Need(t, testenv.DB, "%s could not start: %v", name, err)
+	if !sharing {
+		sharing = true
+		testbed.Share(t, dbShare)
+		t.Cleanup(func() { sharing = false })
+	}
 }
 
 func needPG(t *testing.T)    { t.Helper(); need(t, "PostgreSQL", pgErr) }

@@ -30,6 +30,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -42,14 +43,35 @@ const (
 	ReplPassword    = "r3pl-Pw-55aa"
 )
 
+// freePort is a TCP port for a server: free on loopback here, and not
+// given before in this process.
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+	givenMu.Lock()
+	defer givenMu.Unlock()
+	for {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, err
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		// Free here, in this process's namespace, is not free where the
+		// server listens: a standby made beside its primary in a
+		// testbed's namespace was given the primary's port (the
+		// primary listens only there), and could not start. A port is
+		// given once per process.
+		if !given[port] {
+			given[port] = true
+			return port, nil
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
+
+// given are the ports freePort has handed out in this process.
+var (
+	givenMu sync.Mutex
+	given   = map[int]bool{}
+)
 
 func run(ctx context.Context, env []string, name string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
@@ -72,9 +94,10 @@ func asUser(u string, name string, args ...string) (string, []string) {
 	return name, args
 }
 
-// ownedTempDir makes a temporary directory owned by u (when root).
-func ownedTempDir(prefix, u string) (string, error) {
-	dir, err := os.MkdirTemp("", prefix)
+// ownedTempDir makes a temporary directory in parent (the temp
+// directory if "") owned by u (when root).
+func ownedTempDir(parent, prefix, u string) (string, error) {
+	dir, err := os.MkdirTemp(parent, prefix)
 	if err != nil {
 		return "", err
 	}
@@ -212,6 +235,10 @@ type Place struct {
 // PostgresOptions place a primary and its standby.
 type PostgresOptions struct {
 	Primary, Standby Place
+	// Dir is where the clusters' directories are made (the temp
+	// directory if ""): a tmpfs keeps a test's gigabytes off the disk
+	// other tests time their flushes on.
+	Dir string
 }
 
 // Postgres is a primary and one streaming standby.
@@ -253,7 +280,7 @@ func StartPostgresOn(ctx context.Context, opts PostgresOptions) (*Postgres, erro
 	if err != nil {
 		return nil, err
 	}
-	root, err := ownedTempDir("narrows-pg-", "postgres")
+	root, err := ownedTempDir(opts.Dir, "narrows-pg-", "postgres")
 	if err != nil {
 		return nil, err
 	}
@@ -557,7 +584,7 @@ func StartMariaDBOn(ctx context.Context, opts MariaOptions) (*MariaDB, error) {
 	if err != nil {
 		return nil, err
 	}
-	root, err := ownedTempDir("narrows-maria-", "mysql")
+	root, err := ownedTempDir("", "narrows-maria-", "mysql")
 	if err != nil {
 		return nil, err
 	}

@@ -197,14 +197,36 @@ func within(pred, real float64) float64 { return pred / real }
 func TestPlanBackupAgainstPGBaseBackup(t *testing.T) {
 	setUp(t, 0)
 	for _, rate := range backupRates {
-		run(t, fmt.Sprintf("%dMbit", rate/1_000_000), testbed.Slots, func(t *testing.T) { backupSetting(t, rate) })
+		run(t, fmt.Sprintf("%dMbit", rate/1_000_000), 2, func(t *testing.T) { backupSetting(t, rate) })
 	}
+}
+
+// memDir is a directory on a tmpfs (/dev/shm) until the end of t, or,
+// where there is none, t.TempDir().
+func memDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/dev/shm", "narrows-backup-")
+	if err != nil {
+		t.Logf("no tmpfs at /dev/shm (%v): the backups go to the temp directory's disk", err)
+		return t.TempDir()
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }
 
 func backupSetting(t *testing.T, rate int64) {
 	scale, rtt := backupCase()
 	l := testbed.NewTestDelayLine(t, testbed.DelayLineOptions{RTT: rtt, RateBitsPerSecond: rate})
-	pg := startPG(t, l)
+	// In memory: the line sets the backups' pace (the plan names it, and
+	// the truth holds it to the line's use), and their gigabytes written
+	// out to the disk would be what the scenarios beside this one time
+	// their flushes against (plan sync's commit today read 58.7 ms, 23×
+	// the primary's own, beside a backup writing to the disk).
+	mem := memDir(t)
+	pg := startPGIn(t, l, mem)
 	ctx := context.Background()
 	if err := pg.StopStandby(ctx); err != nil { // the standby would share the line
 		t.Fatal(err)
@@ -213,7 +235,10 @@ func backupSetting(t *testing.T, rate int64) {
 		t.Fatalf("pgbench -i: %v\n%s", err, out)
 	}
 	psql(t, pg, pg.Primary, "CHECKPOINT")
-	agentDir := t.TempDir()
+	agentDir := filepath.Join(mem, "agent")
+	if err := os.Mkdir(agentDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	itest.StartAgent(t, []string{"--listen", agentAddr(l), "--disk-path", agentDir}, inNS(l.B)...)
 
 	cells := plan(t, l, pg, agentDir, "--compression", "none,gzip-6")
@@ -227,16 +252,17 @@ func backupSetting(t *testing.T, rate int64) {
 	// The truth: pg_basebackup on B, plain and with gzip on B (client
 	// side), and gzip on the database server (the line carries a
 	// fraction; the walsender's one process reads, compresses and
-	// sends). Each the faster of two runs: other work on the machine
-	// only slows a run (at a load of 12 a 200 Mbit/s line carried 59% of
-	// its rate for a plain backup).
+	// sends). Other work on the machine only slows a run (at a load of
+	// 12 a 200 Mbit/s line carried 59% of its rate for a plain backup):
+	// a run slower than the prediction allows is run once more, and the
+	// faster of the two is the truth.
 	type truth struct {
 		took      time.Duration
 		size      int64
 		dir, line string
 		use       float64
 	}
-	real := func(name, compress string) truth {
+	real := func(name, compress string, pred, tol float64) truth {
 		var best truth
 		for i := range 2 {
 			before := l.Stats()
@@ -244,10 +270,14 @@ func backupSetting(t *testing.T, rate int64) {
 			if i == 0 || took < best.took {
 				best = truth{took, size, dir, lineRecord(before, l.Stats()), lineUse(before, took)}
 			}
+			if pred == 0 || pred/took.Seconds() >= 1-tol {
+				break
+			}
+			t.Logf("%s: %.2f s against %.2f s predicted: once more, in case other work slowed it", name, took.Seconds(), pred)
 		}
 		return best
 	}
-	plain, gzc, srvT := real("bb-none", ""), real("bb-gzip", "client-gzip:6"), real("bb-server-gzip", "server-gzip:6")
+	plain, gzc, srvT := real("bb-none", "", none.Backup, 0.15), real("bb-gzip", "client-gzip:6", gz.Backup, 0.20), real("bb-server-gzip", "server-gzip:6", 0, 0)
 	took, size, plainDir, lineNone, noneUse := plain.took, plain.size, plain.dir, plain.line, plain.use
 	tookGz, sizeGz, gzDir, gzUse := gzc.took, gzc.size, gzc.dir, gzc.use
 	tookSrv, srvLineUse := srvT.took, srvT.use

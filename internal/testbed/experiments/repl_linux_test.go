@@ -31,11 +31,18 @@ import (
 // NARROWS_REQUIRE_DB=1.
 func startPG(t *testing.T, l *testbed.DelayLine) *dbserver.Postgres {
 	t.Helper()
+	return startPGIn(t, l, "")
+}
+
+// startPGIn is startPG with the clusters' directories in dir (the temp
+// directory if "").
+func startPGIn(t *testing.T, l *testbed.DelayLine, dir string) *dbserver.Postgres {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	t0 := time.Now()
 	before := l.Stats()
-	pg, err := dbserver.StartPostgresOn(ctx, dbserver.PostgresOptions{Primary: placeOn(l.A), Standby: placeOn(l.B)})
+	pg, err := dbserver.StartPostgresOn(ctx, dbserver.PostgresOptions{Primary: placeOn(l.A), Standby: placeOn(l.B), Dir: dir})
 	if err != nil {
 		testenv.Need(t, testenv.DB, "PostgreSQL could not start on the testbed: %v", err)
 	}
