@@ -60,9 +60,14 @@ func TestPlanSyncCommitToday(t *testing.T) {
 	cases := []struct {
 		engine, dsn, super, tables string
 		need                       func(*testing.T)
+		// flushes is whether the server flushes its log at each commit:
+		// dbserver's PostgreSQL does (fsync and synchronous_commit on),
+		// its MariaDB does not (innodb_flush_log_at_trx_commit=2: once a
+		// second), so there a commit holds no flush.
+		flushes bool
 	}{
-		{"postgres", pgDSN(), pgSuper(), "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'narrows%'", needPG},
-		{"mariadb", mySource(), mySource(), "SELECT count(*) FROM information_schema.tables WHERE table_name LIKE 'narrows%'", needMaria},
+		{"postgres", pgDSN(), pgSuper(), "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'narrows%'", needPG, true},
+		{"mariadb", mySource(), mySource(), "SELECT count(*) FROM information_schema.tables WHERE table_name LIKE 'narrows%'", needMaria, false},
 	}
 	for _, c := range cases {
 		t.Run(c.engine, func(t *testing.T) {
@@ -87,10 +92,13 @@ func TestPlanSyncCommitToday(t *testing.T) {
 			if w := now["what"].(string); !strings.Contains(w, "one after another") {
 				t.Errorf("the commit today says %q, want commits one after another", w)
 			}
-			// The commit today holds the server's own flush: a session
-			// cannot commit faster than its log is made durable (the
-			// same disk, the same 8 KiB write + fdatasync, nearly).
-			if nowS < flushS/2 {
+			// The commit today holds the server's own flush, where it
+			// flushes at commit: a session cannot commit faster than its
+			// log is made durable (the same disk, the same 8 KiB write +
+			// fdatasync, nearly). Where it does not, the commit is
+			// whatever it is (MariaDB here: 108 µs against a busy
+			// disk's 522 µs flush, in a fresh clone's CI run).
+			if c.flushes && nowS < flushS/2 {
 				t.Errorf("a commit today %.1f µs, under half the local flush %.1f µs", nowS*1e6, flushS*1e6)
 			}
 			for _, e := range p["engines"].([]any) {
