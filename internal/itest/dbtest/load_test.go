@@ -359,12 +359,31 @@ func TestLoadIntervals(t *testing.T) {
 			t.Fatalf("%v: exit %d: %s", args[:2], r.Code, r.Stderr)
 		}
 		ivs, _ := itest.Records(t, r.Stdout)
-		if len(ivs) != 5 {
-			t.Fatalf("%v: %d interval records in 5 s at 1 s, want 5", args[:2], len(ivs))
+		// The intervals tile the run: each starts where the one before
+		// ended, the first at 0, the last at its end. An interval ends
+		// when the first query or commit after its second ends, so one
+		// that ran across a boundary (on a busy machine, in a fresh
+		// clone's CI run, db ping gave 3 records in 5 s) spans two
+		// seconds or more, and there are that many fewer.
+		var at float64
+		merged := 0
+		for i, iv := range ivs {
+			start, _ := itest.Num(iv, "start_seconds")
+			end, _ := itest.Num(iv, "end_seconds")
+			if math.Abs(start-at) > 0.001 || end <= start {
+				t.Fatalf("%v: interval %d runs %.3f–%.3f s, after one that ended at %.3f s", args[:2], i+1, start, end, at)
+			}
+			merged += int(math.Round(end-start)) - 1
+			at = end
 		}
-		end, _ := itest.Num(ivs[4], "end_seconds")
-		if math.Abs(end-5) > 0.1 {
-			t.Fatalf("%v: the last interval ends at %.2f s, want 5", args[:2], end)
+		if len(ivs)+merged != 5 {
+			t.Fatalf("%v: %d interval records in 5 s at 1 s (%d seconds merged into others), want 5", args[:2], len(ivs), merged)
+		}
+		if merged > 0 {
+			t.Logf("%v: %d of the 5 seconds were merged into others: a query ran across their boundaries", args[:2], merged)
+		}
+		if math.Abs(at-5) > 0.1 {
+			t.Fatalf("%v: the last interval ends at %.2f s, want 5", args[:2], at)
 		}
 	}
 	r := itest.Run(t, 60*time.Second, nil, "db", "load", "--dsn", pgDSN(), "--rate", "1MB/s", "--duration", "2s", "--table", "narrows_intervals")
