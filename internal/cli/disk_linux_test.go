@@ -298,7 +298,9 @@ func TestDiskPlaceProblems(t *testing.T) {
 		// a now full filesystem, or fails whole with ENOSPC. Each is the
 		// no-space line (seen: "a short write: the filesystem is full, 0 B
 		// free" in one run of four, and "no space left on the device
-		// (ENOSPC) trying to write the 192 MiB test file" in a CI run);
+		// (ENOSPC) trying to write the 192 MiB test file" in a CI run, and
+		// "... trying to create the test file" in another, filled before
+		// it was made);
 		// what must never come back is "short write", exit 1.
 		{"fills while the file is written", func(t *testing.T) outcome { return fillsUp(t, 0) }, noSpaceWhileWriting},
 		{"fills to 512 KiB while the file is written", func(t *testing.T) outcome { return fillsUp(t, 512<<10) }, noSpaceWhileWriting},
@@ -322,7 +324,7 @@ func TestDiskPlaceProblems(t *testing.T) {
 // another writer would, leaving free bytes, and lets it go on.
 // noSpaceWhileWriting is either no-space line for a filesystem filled
 // while the test file is laid out (a regular expression).
-const noSpaceWhileWriting = `no space left (for the test file: the filesystem's free space fell to [0-9.]+ [KMG]?i?B|on the device \(a short write: the filesystem is full|on the device \(ENOSPC\) trying to write the [0-9.]+ [KMG]?i?B test file)`
+const noSpaceWhileWriting = `no space left (for the test file: the filesystem's free space fell to [0-9.]+ [KMG]?i?B|on the device \(a short write: the filesystem is full|on the device \(ENOSPC\) trying to (write the [0-9.]+ [KMG]?i?B|create the) test file)`
 
 func fillsUp(t *testing.T, free int64) (o outcome) {
 	for attempt := range 3 {
