@@ -133,7 +133,7 @@ func TestNetCommitClientKilled(t *testing.T) {
 	cmd.Wait()
 	out.Wait()
 	waitReleased(t, a, dir, 20*time.Second, "client killed")
-	waitLog(t, a, `err="client gone"`)
+	a.WaitLog(t, `err="client gone"`)
 
 	cmd, errb, out := start()
 	cmd.Process.Signal(os.Interrupt)
@@ -146,7 +146,7 @@ func TestNetCommitClientKilled(t *testing.T) {
 	waitReleased(t, a, dir, 20*time.Second, "client interrupted")
 	// The slot is given back after the file, before the test's end is
 	// logged (TestDiskOnClientKilled).
-	waitLog(t, a, `end="stopped by the client"`)
+	a.WaitLog(t, `end="stopped by the client"`)
 	r := itest.Run(t, time.Minute, nil, "net", "commit", "--to", a.Addr, "--duration", "300ms", "--size", "4M", "--json")
 	if r.Code != 0 {
 		t.Fatalf("the next client: exit %d: %s\nagent log:\n%s", r.Code, r.Stderr, a.Log())

@@ -225,17 +225,6 @@ func waitReleased(t *testing.T, a *itest.Agent, dir string, limit time.Duration,
 	t.Logf("%s: the agent let go of its test file %s after", why, time.Since(t0).Round(time.Millisecond))
 }
 
-// waitLog waits for the agent to log what, which it does once the test is
-// over, and fails t if it has not within a bound a busy machine keeps.
-func waitLog(t *testing.T, a *itest.Agent, what string) {
-	t.Helper()
-	for t0 := time.Now(); !strings.Contains(a.Log(), what); time.Sleep(20 * time.Millisecond) {
-		if time.Since(t0) > 20*time.Second {
-			t.Fatalf("the agent did not log %s:\n%s", what, a.Log())
-		}
-	}
-}
-
 // TestDiskOnClientKilled: a disk test takes one of the agent's test
 // slots; a client killed mid-test (SIGKILL: it says nothing) stops the
 // agent's test at once: the agent closes and removes
@@ -259,7 +248,7 @@ func TestDiskOnClientKilled(t *testing.T) {
 	// The agent closes the test's file, then gives back its slot, then
 	// says the test ended: a client let in between the first and the
 	// second is told the agent is busy (seen once in CI, 3 ms apart).
-	waitLog(t, a, `err="client gone"`)
+	a.WaitLog(t, `err="client gone"`)
 	r := itest.Run(t, time.Minute, nil, "disk", "--on", a.Addr, "--path", dir, "--profile", "log", "--duration", "100ms", "--size", "8M", "--json")
 	if r.Code != 0 {
 		t.Fatalf("the next client: exit %d: %s\nagent log:\n%s", r.Code, r.Stderr, a.Log())
@@ -288,7 +277,7 @@ func TestDiskOnInterrupted(t *testing.T) {
 		}
 	}
 	waitReleased(t, a, dir, 20*time.Second, "client interrupted")
-	waitLog(t, a, `end="stopped by the client"`)
+	a.WaitLog(t, `end="stopped by the client"`)
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Fatalf("left behind: %v", left)
 	}

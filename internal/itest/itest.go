@@ -103,6 +103,18 @@ func (a *Agent) Log() string {
 	return a.stderr.String()
 }
 
+// WaitLog waits for the agent to log what (a test's end, which it logs
+// after the client has its result), and fails t if it has not within a
+// bound a busy machine keeps.
+func (a *Agent) WaitLog(t testing.TB, what string) {
+	t.Helper()
+	for t0 := time.Now(); !strings.Contains(a.Log(), what); time.Sleep(20 * time.Millisecond) {
+		if time.Since(t0) > 20*time.Second {
+			t.Fatalf("the agent did not log %s:\n%s", what, a.Log())
+		}
+	}
+}
+
 var listening = regexp.MustCompile(`msg="agent listening" addr=(\S+)`)
 
 // StartAgent starts `narrows serve --listen 127.0.0.1:0` plus args with the

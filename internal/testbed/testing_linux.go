@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,43 +20,81 @@ import (
 // `go test ./...`, which runs packages side by side, and the experiments'
 // parallel tests never run more timing-sensitive work at once than the
 // two cores carry: each one's packets would be the others' noise. A test
-// that needs the machine to itself asks for Slots, and while it holds
-// them make test's background work (scripts/background.sh: the vets,
-// staticcheck, the race and fuzz builds) is frozen. Other load on the
+// that needs the machine to itself asks for Slots. Other load on the
 // machine it cannot stop.
 //
 // Whoever is acquiring holds a gate first, so a test waiting for all the
 // slots is not passed forever by tests taking one: while it waits for
-// the running ones to end, no new one starts.
+// the running ones to end, no new one starts. A subtest of a test that
+// holds shares takes none of its own: the parent's cover it, and one
+// holding shares while it waits for more, behind another process's test
+// that holds the gate waiting for those, would wait for ever.
 func Share(t testing.TB, n int) {
 	t.Helper()
+	if !holders.add(t.Name()) {
+		return
+	}
+	n = min(max(n, 1), Slots)
 	release, waited, err := hold(n)
 	if err != nil {
+		holders.remove(t.Name())
 		t.Fatalf("testbed: %v", err)
 	}
 	if waited > time.Second {
-		t.Logf("testbed: waited %v for %d of %d timing shares (other timing tests)", waited.Round(time.Millisecond), min(max(n, 1), Slots), Slots)
+		t.Logf("testbed: waited %v for %d of %d timing shares (other timing tests)", waited.Round(time.Millisecond), n, Slots)
 	}
-	t.Cleanup(release)
+	t.Cleanup(func() { release(); holders.remove(t.Name()) })
 }
 
 // Hold is Share for a TestMain, before any test runs (a package's
 // servers started): it returns when n slots are held, and the function
 // that lets them go.
 func Hold(n int) (release func(), err error) {
-	release, _, err = hold(n)
+	release, _, err = hold(min(max(n, 1), Slots))
 	return release, err
 }
 
-// hold takes n slots (at least one, at most Slots) and, with all of
-// them, the alone lock and the background's freeze.
+// holders are the tests of this process holding shares.
+var holders = testNames{names: map[string]bool{}}
+
+type testNames struct {
+	mu    sync.Mutex
+	names map[string]bool
+}
+
+// add records name unless it or a test it is a subtest of is recorded,
+// and says whether it did.
+func (h *testNames) add(name string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for n := name; ; {
+		if h.names[n] {
+			return false
+		}
+		i := strings.LastIndexByte(n, '/')
+		if i < 0 {
+			break
+		}
+		n = n[:i]
+	}
+	h.names[name] = true
+	return true
+}
+
+func (h *testNames) remove(name string) {
+	h.mu.Lock()
+	delete(h.names, name)
+	h.mu.Unlock()
+}
+
+// hold takes n slots, 1 to Slots, and returns what lets them go and how
+// long it waited for them.
 func hold(n int) (release func(), waited time.Duration, err error) {
-	n = min(max(n, 1), Slots)
 	dir := os.TempDir()
-	var opened []*os.File
+	var files []*os.File // every one opened; closing one releases its lock
 	closeAll := func() {
-		for _, f := range opened {
-			f.Close() // closing releases a lock
+		for _, f := range files {
+			f.Close()
 		}
 	}
 	open := func(name string) (*os.File, error) {
@@ -63,7 +102,7 @@ func hold(n int) (release func(), waited time.Duration, err error) {
 		if err != nil {
 			return nil, fmt.Errorf("the timing share's lock file: %v: give TMPDIR a directory this user can write", err)
 		}
-		opened = append(opened, f)
+		files = append(files, f)
 		return f, nil
 	}
 	start := time.Now()
@@ -75,107 +114,38 @@ func hold(n int) (release func(), waited time.Duration, err error) {
 		closeAll()
 		return nil, 0, fmt.Errorf("timing share %s: %v", gate.Name(), err)
 	}
-	var slots [Slots]*os.File
+	slots := make([]*os.File, Slots) // nil once taken
 	for i := range slots {
 		if slots[i], err = open(fmt.Sprintf("narrows-testbed-slot-%d.lock", i)); err != nil {
 			closeAll()
 			return nil, 0, err
 		}
 	}
-	held := make([]bool, Slots)
-	for taken := 0; taken < n; {
+	var held []*os.File
+	for len(held) < n {
 		for i, f := range slots {
-			if taken < n && !held[i] && flock(f, unix.LOCK_EX|unix.LOCK_NB) == nil {
-				held[i] = true
-				taken++
+			if f != nil && len(held) < n && flock(f, unix.LOCK_EX|unix.LOCK_NB) == nil {
+				held, slots[i] = append(held, f), nil
 			}
 		}
-		if taken < n {
+		if len(held) < n {
 			// Only the gate's holder takes slots, so what it holds
 			// stays its own while it waits for the rest to be let go
 			// (a flock has no waiting list to join for "any of these").
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	keep := []*os.File{}
-	for i, f := range slots {
-		if held[i] {
-			keep = append(keep, f)
-		} else {
-			f.Close()
-		}
-	}
-	thaw := func() {}
-	if n == Slots {
-		// The machine alone: the background's watcher thaws a frozen
-		// background only while it holds this lock shared, so a test
-		// that dies holding the machine leaves nothing frozen.
-		alone, err := open("narrows-testbed-alone.lock")
-		if err != nil {
-			closeAll()
-			return nil, 0, err
-		}
-		if err := flock(alone, unix.LOCK_EX); err != nil {
-			closeAll()
-			return nil, 0, fmt.Errorf("timing share %s: %v", alone.Name(), err)
-		}
-		keep = append(keep, alone)
-		thaw = freezeBackground()
-	}
-	gate.Close() // the gate is let go; the slots are kept
-	waited = time.Since(start)
-	return func() {
-		thaw()
-		for _, f := range keep {
-			f.Close()
-		}
-	}, waited, nil
-}
-
-// backgroundCgroups are make test's background work's cgroups
-// (scripts/background.sh): under cgroup v1's freezer, or cgroup v2's
-// hierarchy, each with the file that freezes it and the value for
-// frozen and thawed.
-func backgroundCgroups() (files []string, frozen, thawed string) {
-	if m, _ := filepath.Glob("/sys/fs/cgroup/freezer/narrows-background-*/freezer.state"); len(m) > 0 {
-		return m, "FROZEN", "THAWED"
-	}
-	m, _ := filepath.Glob("/sys/fs/cgroup/narrows-background-*/cgroup.freeze")
-	return m, "1", "0"
-}
-
-// freezeBackground freezes make test's background work, if any runs,
-// and waits (up to 5 s) until it is frozen; it returns what thaws it.
-func freezeBackground() (thaw func()) {
-	files, frozen, thawed := backgroundCgroups()
-	if len(files) == 0 {
-		return func() {}
-	}
-	for _, f := range files {
-		os.WriteFile(f, []byte(frozen), 0) //nolint:errcheck // a background that ended meanwhile is gone
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for _, f := range files {
-		for time.Now().Before(deadline) && !isFrozen(f) {
-			time.Sleep(5 * time.Millisecond)
+	gate.Close() // the gate is let go
+	for _, f := range slots {
+		if f != nil {
+			f.Close() // not taken
 		}
 	}
 	return func() {
-		for _, f := range files {
-			os.WriteFile(f, []byte(thawed), 0) //nolint:errcheck // as above
+		for _, f := range held {
+			f.Close()
 		}
-	}
-}
-
-// isFrozen reads whether a background cgroup is frozen: v1's state
-// reads FREEZING until every task stopped, v2's events say frozen 1.
-func isFrozen(file string) bool {
-	if filepath.Base(file) == "freezer.state" {
-		b, err := os.ReadFile(file)
-		return err != nil || strings.TrimSpace(string(b)) == "FROZEN"
-	}
-	b, err := os.ReadFile(filepath.Join(filepath.Dir(file), "cgroup.events"))
-	return err != nil || strings.Contains(string(b), "frozen 1")
+	}, time.Since(start), nil
 }
 
 // flock takes a lock on f, again when a signal interrupts it.

@@ -50,15 +50,9 @@ func TestMain(m *testing.M) {
 
 // dbShare is how many of the machine's timing shares (testbed.Share) a
 // test here holds: it drives a real server (loads, pgbench, a standby's
-// replay) and holds figures to what it wrote in time, so it runs beside
-// the experiments with a core's worth of the machine.
+// replay) and holds figures to what it wrote in time: beside the
+// experiments (a `go test ./...`) it has a core's worth of the machine.
 const dbShare = 2
-
-// sharing is whether this process's running test holds its shares (the
-// tests here run one at a time; a subtest's need takes none of its own,
-// since one share held while another is awaited can deadlock with a test
-// waiting for the whole machine).
-var sharing bool
 
 // need skips (fails under CI) unless the server started, and holds the
 // test's timing shares for the rest of it.
@@ -68,11 +62,7 @@ func need(t *testing.T, name string, err error) {
 		testenv.Need(t, testenv.DB, "%s could not start: %v", name, err)
 		return
 	}
-	if !sharing {
-		sharing = true
-		testbed.Share(t, dbShare)
-		t.Cleanup(func() { sharing = false })
-	}
+	testbed.Share(t, dbShare)
 }
 
 func needPG(t *testing.T)    { t.Helper(); need(t, "PostgreSQL", pgErr) }

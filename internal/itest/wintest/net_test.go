@@ -26,14 +26,7 @@ func TestAgentOnWindows(t *testing.T) {
 	if n, _ := itest.Num(itest.Obj(sum, "rr"), "round_trips"); n < 10 {
 		t.Errorf("net rr through the Windows agent counted %v round trips in 1 s, want at least 10:\n%s", n, r.Stdout)
 	}
-	// The agent logs the test's end after the client has its result:
-	// under Wine on a busy machine, later than the client's exit.
-	for end := time.Now().Add(10 * time.Second); !strings.Contains(a.Log(), `msg="test finished"`); time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Errorf("the Windows agent did not log the finished test within 10 s of the client's end:\n%s", a.Log())
-			break
-		}
-	}
+	a.WaitLog(t, `msg="test finished"`)
 }
 
 // TestClientOnWindows: narrows.exe measures through the Linux agent. Sent

@@ -202,7 +202,8 @@ func TestPlanBackupAgainstPGBaseBackup(t *testing.T) {
 }
 
 // memDir is a directory on a tmpfs (/dev/shm) until the end of t, or,
-// where there is none, t.TempDir().
+// where there is none, t.TempDir(). Not itest.Mount's tmpfs: it is in
+// t.TempDir(), mode 0700, which the postgres user cannot pass through.
 func memDir(t *testing.T) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("/dev/shm", "narrows-backup-")
