@@ -86,6 +86,8 @@ func adviser(p result.Part) func() []result.Finding {
 		return func() []result.Finding { return commitFindings(p) } // commit.go
 	case *result.MTU:
 		return func() []result.Finding { return mtu(p) } // mtu.go
+	case *result.Host:
+		return func() []result.Finding { return host(p) } // host.go
 	case *result.Loaded:
 		return func() []result.Finding { return underLoad(p) } // loaded.go
 	case *result.Disk:

@@ -48,6 +48,10 @@ var Codes = []Code{
 	{"mtu.nothing_passes", "not even small packets arrive on a test connection"},
 	{"mtu.mismatch", "the two ends' interfaces have different MTUs"},
 	{"mtu.ok", "full-size packets pass each way tested and the interfaces agree"},
+	// host
+	{"host.cpu_wakeups", "idle CPUs waking add a measured time to each round trip, at one end or both: shown by experiment (CPUs kept awake against as they are), significant and above the floor"},
+	{"host.cpu_wakeups_none", "with the CPUs kept awake the round trips were no faster, within the experiment's margin, at every end measured"},
+	{"host.cpu_wakeups_unjudged", "what waking CPUs costs at an end could not be told: the experiment could not run there, or its difference stayed within noise"},
 	// disk
 	{"disk.cpu_limited", "a CPU limit held narrows off the CPU during some patterns: their figures are the limit's, and nothing is concluded from them"},
 	{"disk.memory_backed", "the tested path is on memory (tmpfs): the figures are not a disk's"},

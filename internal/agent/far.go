@@ -65,6 +65,7 @@ var farKinds = map[string]farKind{
 	wire.KindDisk:   {check: (*Server).checkDisk, open: (*Server).openDisk},
 	wire.KindCPU:    {check: (*Server).checkCPU, open: (*Server).openCPU},       // cpu.go
 	wire.KindCommit: {check: (*Server).checkCommit, open: (*Server).openCommit}, // commit.go
+	wire.KindHost:   {check: (*Server).checkHost, open: (*Server).openHost},     // host.go
 }
 
 // capabilities are what the agent announces in its Challenge: each

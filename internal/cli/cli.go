@@ -106,6 +106,7 @@ func commands() []verb {
 		{"net stream", "bulk throughput, one stream as replication uses it (then N with --streams)", netStream},
 		{"net rr", "request/response round trips on one connection, as a chatty application waits", netRR},
 		{"net mtu", "the packet size the path really carries each way: jumbo-frame mismatches and black holes", netMTU},
+		{"host", "what each end's own machine adds to a round trip, by experiment: CPUs waking from idle, and what to change", hostCmd},
 		{"net commit", "synchronous log shipping: commit latency and log throughput with a synchronous replica", netCommit},
 		{"db ping", "query round trips in one session through the real driver, network vs server", dbPing},
 		{"db repl", "replication stage by stage: unsent, unflushed, unreplayed, RPO, verdict (live)", dbRepl},

@@ -78,6 +78,8 @@ func TestBadInput(t *testing.T) {
 		{"unknown flag", secret, []string{"net", "rr", "--to", "127.0.0.1", "--bogus"}, "flag provided but not defined: -bogus"},
 		{"stray argument", secret, []string{"net", "rr", "--to", "127.0.0.1", "extra"}, `unexpected argument "extra"`},
 		{"net mtu without --to", secret, []string{"net", "mtu"}, "--to is required"},
+		{"host too short", nil, []string{"host", "--duration", "5s"}, "--duration 5s: the experiment needs at least 34s (four pairs of blocks, as is and awake)"},
+		{"host no queries", nil, []string{"host", "--queries", "0"}, "--queries 0: must be more than zero"},
 		{"net mtu direction", secret, []string{"net", "mtu", "--to", "127.0.0.1", "--direction", "sideways"}, `--direction "sideways": use up, down or both`},
 		{"under load direction", secret, []string{"net", "rr", "--to", "127.0.0.1", "--under-load", "--load-direction", "left"}, `--load-direction "left": use up, down or both`},
 		{"under load streams", secret, []string{"net", "rr", "--to", "127.0.0.1", "--under-load", "--load-streams", "0"}, "--load-streams 0: use 1 to 64"},

@@ -14,6 +14,7 @@ const (
 	KindRR          = "rr"
 	KindLoaded      = "rr under load"
 	KindMTU         = "mtu"
+	KindHost        = "host"
 	KindCommit      = "commit"
 	KindDisk        = "disk"
 	KindDBPing      = "db ping"
@@ -31,6 +32,7 @@ func (*Stream) Kind() string      { return KindStream }
 func (*RR) Kind() string          { return KindRR }
 func (*Loaded) Kind() string      { return KindLoaded }
 func (*MTU) Kind() string         { return KindMTU }
+func (*Host) Kind() string        { return KindHost }
 func (*Commit) Kind() string      { return KindCommit }
 func (*Disk) Kind() string        { return KindDisk }
 func (*DBPing) Kind() string      { return KindDBPing }
@@ -55,6 +57,8 @@ func (r *Report) Part() Part {
 		return r.Loaded
 	case r.MTU != nil:
 		return r.MTU
+	case r.Host != nil:
+		return r.Host
 	case r.Commit != nil:
 		return r.Commit
 	case r.Disk != nil:
@@ -84,6 +88,6 @@ func (r *Report) Part() Part {
 // Parts are an empty value of each kind of part, for the tests that hold
 // every consumer to every kind.
 func Parts() []Part {
-	return []Part{&Stream{}, &RR{}, &Loaded{}, &MTU{}, &Commit{}, &Disk{}, &DBPing{}, &Repl{}, &DBLoad{},
+	return []Part{&Stream{}, &RR{}, &Loaded{}, &MTU{}, &Host{}, &Commit{}, &Disk{}, &DBPing{}, &Repl{}, &DBLoad{},
 		&BackupPlan{}, &SyncPlan{}, &ReplicaPlan{}, &ChattyPlan{}, &Watch{}, &Doctor{}}
 }

@@ -58,6 +58,8 @@ func With(p Part) *Report {
 		r.Loaded = p
 	case *MTU:
 		r.MTU = p
+	case *Host:
+		r.Host = p
 	case *Commit:
 		r.Commit = p
 	case *Disk:

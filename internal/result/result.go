@@ -86,6 +86,8 @@ type Report struct {
 	Loaded *Loaded `json:"loaded,omitempty"`
 	// MTU is `narrows net mtu` (mtu.go).
 	MTU *MTU `json:"mtu,omitempty"`
+	// Host is `narrows host`: what each end's machine adds (host.go).
+	Host *Host `json:"host,omitempty"`
 	// Watch is `narrows watch` (watch.go).
 	Watch *Watch `json:"watch,omitempty"`
 	// Facts are this host's; AgentFacts the agent's host, when it told

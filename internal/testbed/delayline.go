@@ -97,6 +97,11 @@ type DelayLineOptions struct {
 	// when allowed), so that other processes on a busy machine cannot
 	// hold a departure back by milliseconds.
 	NoRealtime bool
+	// LetCPUsSleep: the forwarder holds no CPU latency request, so idle
+	// CPUs sleep as the machine has them (narrows host's experiments
+	// measure exactly that; by default the line keeps them awake while it
+	// exists, for its own timing: procs_linux.go).
+	LetCPUsSleep bool
 }
 
 // paths resolves the two directions, with defaults filled in and checked;

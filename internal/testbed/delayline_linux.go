@@ -77,7 +77,7 @@ func (l *DelayLine) setup(ctx context.Context) error {
 		l.impl.tuns[i] = fd
 	}
 	fwd, err := startForwarders(l.impl.tuns, fwdConfig{Paths: [2]Path{*o.AtoB, *o.BtoA}, Seed: o.Seed, MTU: o.MTU,
-		MaxHeld: o.MaxHeld, Realtime: !o.NoRealtime}, 10*time.Second)
+		MaxHeld: o.MaxHeld, Realtime: !o.NoRealtime, LetCPUsSleep: o.LetCPUsSleep}, 10*time.Second)
 	if err != nil {
 		return err
 	}

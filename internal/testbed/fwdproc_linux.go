@@ -63,6 +63,8 @@ type fwdConfig struct {
 	MTU      int
 	MaxHeld  int
 	Realtime bool
+	// LetCPUsSleep: no CPU latency request (DelayLineOptions).
+	LetCPUsSleep bool `json:",omitempty"`
 }
 
 // fwdMsg is one line from the forwarder process.
@@ -283,7 +285,9 @@ func forwarderMain() error {
 		}
 	}
 	var awake string
-	if fd, err := holdCPULatency(); err != nil {
+	if cfg.LetCPUsSleep {
+		awake = "testbed: no CPU latency request held, as asked (LetCPUsSleep)"
+	} else if fd, err := holdCPULatency(); err != nil {
 		awake = fmt.Sprintf("testbed: CPU latency request (%s) not held: %v", cpuLatencyDev, err)
 	} else {
 		defer unix.Close(fd)

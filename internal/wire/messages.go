@@ -138,6 +138,11 @@ const (
 	// far-side test with a data connection: its Done carries the agent's
 	// part (Done.Commit).
 	KindCommit = "commit"
+	// KindHost is a far-side test: the agent runs `narrows host`'s
+	// experiments on its own machine (the CPU wake-up experiment, for up
+	// to Duration) and reads its power settings, with no data
+	// connections; its Done carries its side (Done.Host).
+	KindHost = "host"
 
 	Forward = "forward" // client sends, agent receives
 	Reverse = "reverse" // agent sends
@@ -351,6 +356,8 @@ type Done struct {
 	// Commit is the agent's part of a commit test: the blocks it
 	// acknowledged, its write and flush times, its flushes, its file.
 	Commit *result.Commit `json:"commit,omitempty"`
+	// Host is a host test's result: the agent's machine.
+	Host *result.HostSide `json:"host,omitempty"`
 }
 
 // MaxSlots is the most data connections one test can have: the agent's

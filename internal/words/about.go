@@ -35,6 +35,11 @@ func About(rep *result.Report) string {
 		return size + " round trips, " + both
 	case rep.MTU != nil:
 		return "path MTU, " + both
+	case rep.Host != nil:
+		if rep.Host.Agent == nil || rep.Host.SameHost {
+			return "CPU wake-ups, " + here
+		}
+		return "CPU wake-ups, " + here + " and " + there
 	case rep.Commit != nil:
 		return metric.FormatBytes(rep.Commit.Config.BlockBytes) + " commits to " + there
 	case rep.Disk != nil:

@@ -5,8 +5,10 @@ import "github.com/narrows/narrows/internal/result"
 // The areas the report files its sections under, in the order it shows
 // them; doctor's steps carry the same names.
 const (
-	AreaNetwork     = "network"
-	AreaStorage     = "storage"
+	AreaNetwork = "network"
+	AreaStorage = "storage"
+	// AreaHosts is what the two ends' own machines add (narrows host).
+	AreaHosts       = "hosts"
 	AreaDatabase    = "database"
 	AreaReplication = "replication"
 	AreaBackup      = "backup"
@@ -15,7 +17,7 @@ const (
 )
 
 // Areas are the areas in the order the report shows them.
-var Areas = []string{AreaNetwork, AreaStorage, AreaDatabase, AreaReplication, AreaBackup}
+var Areas = []string{AreaNetwork, AreaHosts, AreaStorage, AreaDatabase, AreaReplication, AreaBackup}
 
 // areas is the area of each kind of part (TestEveryPartHasAnArea).
 var areas = map[string]string{
@@ -23,6 +25,7 @@ var areas = map[string]string{
 	result.KindRR:          AreaNetwork,
 	result.KindLoaded:      AreaNetwork,
 	result.KindMTU:         AreaNetwork,
+	result.KindHost:        AreaHosts,
 	result.KindWatch:       AreaNetwork,
 	result.KindChattyPlan:  AreaNetwork,
 	result.KindDisk:        AreaStorage,

@@ -4,9 +4,7 @@ package wintest
 
 import (
 	"bytes"
-	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -190,23 +188,6 @@ func TestDiskOnWindows(t *testing.T) {
 // against Wine's reused process IDs, and the names and checks in
 // Windows' words.
 func TestDiskPackageOnWindows(t *testing.T) {
-	w := itest.NewWine(t)
-	exe := filepath.Join(t.TempDir(), "disk.test.exe")
-	build := exec.Command("go", "test", "-c", "-o", exe, "./internal/probe/disk")
-	build.Dir = filepath.Join("..", "..", "..")
-	build.Env = append(os.Environ(), "GOOS=windows", "GOARCH=amd64", "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go test -c for Windows: %v\n%s", err, out)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	out, err := w.Program(ctx, exe, "-test.count=1", "-test.v").CombinedOutput()
-	if err != nil {
-		t.Fatalf("disk.test.exe under Wine: %v\n%s", err, out)
-	}
-	for _, name := range []string{"TestEngines", "TestClock", "TestProcessAlive", "TestSectorRefusal", "TestProfiles"} {
-		if !strings.Contains(string(out), "--- PASS: "+name+" ") {
-			t.Errorf("disk.test.exe did not pass %s:\n%s", name, out)
-		}
-	}
+	packageTestsOnWindows(t, packageTests{pkg: "./internal/probe/disk", all: true,
+		tests: []string{"TestEngines", "TestClock", "TestProcessAlive", "TestSectorRefusal", "TestProfiles"}})
 }

@@ -206,6 +206,8 @@ func summarizer(p result.Part) func(*strings.Builder) {
 		return func(b *strings.Builder) { commitSummary(b, p) } // commit.go
 	case *result.MTU:
 		return func(b *strings.Builder) { mtuSummary(b, p) } // mtu.go
+	case *result.Host:
+		return func(b *strings.Builder) { hostSummary(b, p) } // host.go
 	case *result.Loaded:
 		return func(b *strings.Builder) { loadedSummary(b, p) } // loaded.go
 	case *result.DBPing:

@@ -101,6 +101,7 @@ type hostWatch struct {
 	mu           sync.Mutex
 	sleeps, late int
 	stop, done   chan struct{}
+	once         sync.Once
 }
 
 func watchHost() *hostWatch {
@@ -127,8 +128,9 @@ func watchHost() *hostWatch {
 	return w
 }
 
+// close ends the watch; a second close does nothing.
 func (w *hostWatch) close() {
-	close(w.stop)
+	w.once.Do(func() { close(w.stop) })
 	<-w.done
 }
 
@@ -386,7 +388,7 @@ func judge(s Scenario, c *Case) row {
 // matrix is every scenario, by area.
 func matrix() []Scenario {
 	return slices.Concat(streamScenarios, streamWordScenarios, rrScenarios, mtuScenarios, commitScenarios, diskScenarios,
-		dbScenarios, replScenarios, planScenarios, tuningScenarios, assumedPlanScenarios, backupScenarios, doctorScenarios, dbWordsScenarios, standbyDiskScenarios, cpuScenarios, cpuRRScenarios, wineScenarios)
+		dbScenarios, replScenarios, planScenarios, tuningScenarios, assumedPlanScenarios, backupScenarios, doctorScenarios, dbWordsScenarios, standbyDiskScenarios, cpuScenarios, cpuRRScenarios, wineScenarios, hostScenarios)
 }
 
 // runAll is whether to run the whole matrix rather than its CI subset.

@@ -1,0 +1,135 @@
+package advisor
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/narrows/narrows/internal/metric"
+	"github.com/narrows/narrows/internal/result"
+)
+
+// host turns `narrows host` into findings: what waking idle CPUs adds to
+// each round trip at each end, said only where the experiment showed it
+// (significant and above the floor), said absent only where it showed
+// that, and otherwise "cannot judge", with why.
+func host(h *result.Host) []result.Finding {
+	sides := []hostSide{{"this host", h.Here}}
+	if h.Agent != nil {
+		sides = append(sides, hostSide{"the agent's host", h.Agent})
+	}
+	var costs, free, unjudged []hostSide
+	var perTrip time.Duration
+	for _, sd := range sides {
+		if sd.s == nil || sd.s.Wakeup == nil {
+			continue
+		}
+		switch w := sd.s.Wakeup; w.Verdict {
+		case result.WakeupCosts:
+			costs = append(costs, sd)
+			perTrip += w.PerWake.D()
+		case result.WakeupFree:
+			free = append(free, sd)
+		default:
+			unjudged = append(unjudged, sd)
+		}
+	}
+	if h.SameHost && len(costs) == 1 {
+		// One machine is both ends: a round trip wakes it twice.
+		perTrip *= 2
+	}
+	var out []result.Finding
+	if len(costs) > 0 {
+		var parts []string
+		for _, sd := range costs {
+			w := sd.s.Wakeup
+			parts = append(parts, fmt.Sprintf("%s %s a wake-up (round trips %s as they are, %s with its CPUs kept awake)",
+				sd.name, metric.FormatDuration(w.PerWake.D()), metric.FormatDuration(w.AsIs.D()), metric.FormatDuration(w.Awake.D())))
+		}
+		ends := "each end's CPU waking once"
+		if h.SameHost {
+			ends = "the agent is on this host: its CPUs wake twice"
+		} else if h.Agent == nil {
+			ends = "this end's only: no agent was asked"
+		}
+		report := time.Duration(h.Queries) * perTrip
+		detail := fmt.Sprintf("Measured by experiment: two threads answer each other as a database's client and server do, blocking between messages, "+
+			"with the CPUs as they are and kept from deep idle, in alternating blocks until the difference was clear: %s. "+
+			"A query's round trip pays it at each end whose process waited (%s), whatever the network: the cost is the hosts', not the wire's, "+
+			"and a faster network does not remove it. %s Keeping idle CPUs awake costs power (and, on a cloud VM, CPU time the provider counts: "+
+			"a burstable instance spends its credits); do it on the database's hosts, for the sessions that wait on round trips.",
+			strings.Join(parts, "; "), ends, remedies(costs))
+		out = append(out, result.Finding{Code: "host.cpu_wakeups", Severity: "warning",
+			Summary: fmt.Sprintf("Idle CPUs waking add %s to each round trip: a %s-query report waits %s more for it.",
+				metric.FormatDuration(perTrip), metric.FormatCount(h.Queries), metric.FormatSeconds(report.Seconds())),
+			Detail: detail,
+			Values: map[string]float64{"per_round_trip_seconds": perTrip.Seconds(), "report_seconds": report.Seconds()}})
+	}
+	agentUnknown := h.AgentMissing != "" && !h.SameHost
+	if len(free) > 0 && len(costs) == 0 && len(unjudged) == 0 && !agentUnknown {
+		var bounds []string
+		for _, sd := range free {
+			w := sd.s.Wakeup
+			bounds = append(bounds, fmt.Sprintf("%s %s ± %s a wake-up", sd.name, metric.FormatDuration(w.PerWake.D()), metric.FormatDuration(w.PerWakeMargin.D())))
+		}
+		out = append(out, result.Finding{Code: "host.cpu_wakeups_none", Severity: "info",
+			Summary: "Idle CPUs waking add nothing measurable to a round trip here: power settings are not what slows a chatty session.",
+			Detail: fmt.Sprintf("With the CPUs kept from deep idle the round trips were no faster, within the experiment's margin (%s): "+
+				"changing the power plan or C-states would not speed the queries.", strings.Join(bounds, "; "))})
+	}
+	for _, sd := range unjudged {
+		out = append(out, result.Finding{Code: "host.cpu_wakeups_unjudged", Severity: "info",
+			Summary: fmt.Sprintf("Cannot judge what waking idle CPUs costs on %s.", sd.name),
+			Detail:  sd.s.Wakeup.Why})
+	}
+	if agentUnknown {
+		out = append(out, result.Finding{Code: "host.cpu_wakeups_unjudged", Severity: "info",
+			Summary: "Cannot judge what waking idle CPUs costs on the agent's host.",
+			Detail:  h.AgentMissing})
+	}
+	return out
+}
+
+// hostSide is one end of a host run, named as a finding says it.
+type hostSide struct {
+	name string // "this host", "the agent's host"
+	s    *result.HostSide
+}
+
+// remedies are what keeps each costly host's CPUs awake, from what its OS
+// told: the request a cpuidle governor honours, the power plan, the
+// hypervisor.
+func remedies(costs []hostSide) string {
+	var out []string
+	for _, sd := range costs {
+		p, w := sd.s.Power, sd.s.Wakeup
+		if p == nil {
+			p = &result.Power{}
+		}
+		var r string
+		switch {
+		case p.SchemeGUID != "" || p.Scheme != "":
+			r = fmt.Sprintf("On %s (Windows, power plan %s): the High performance plan (powercfg /setactive SCHEME_MIN) keeps cores out of deep C-states.", sd.name, cmpStr(p.Scheme, p.SchemeGUID))
+		case w.How == "cpu_dma_latency 0":
+			r = fmt.Sprintf("On %s (cpuidle %s): tuned's latency-performance profile (tuned-adm profile latency-performance) holds the CPU latency request that did it here; "+
+				"a program that holds /dev/cpu_dma_latency open with 0 written does the same while it runs.", sd.name, cmpStr(p.IdleDriver, "driver not known"))
+		default:
+			r = fmt.Sprintf("On %s (cpuidle %s): no CPU latency request is honoured here, and the experiment kept its CPUs busy instead; "+
+				"only the kernel's idle=poll (boot parameter) does that for every program, at full power.", sd.name, cmpStr(p.IdleDriver, "not known"))
+		}
+		if p.Hypervisor != "" && p.Hypervisor != "unknown" {
+			r += fmt.Sprintf(" It is a virtual machine (%s): how fast a halted vCPU runs again is the hypervisor's to decide too (KVM's halt polling, Hyper-V's and VMware's latency sensitivity): the platform's team can change it for every guest.", p.Hypervisor)
+		} else if p.Hypervisor == "unknown" {
+			r += " It is a virtual machine: how fast a halted vCPU runs again is the hypervisor's to decide too."
+		}
+		out = append(out, r)
+	}
+	return strings.Join(out, " ")
+}
+
+func cmpStr(s, or string) string {
+	if s == "" {
+		return or
+	}
+	return s
+}

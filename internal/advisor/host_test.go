@@ -1,0 +1,74 @@
+package advisor
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/narrows/narrows/internal/result"
+)
+
+func side(verdict string, perWake time.Duration, how string, p *result.Power) *result.HostSide {
+	return &result.HostSide{Power: p, Wakeup: &result.Wakeup{Verdict: verdict, How: how, PerWake: result.Seconds(perWake),
+		PerWakeMargin: result.Seconds(perWake / 10), AsIs: result.Seconds(13*time.Microsecond + 2*perWake), Awake: result.Seconds(13 * time.Microsecond),
+		Why: "after 4 pairs of blocks the difference is neither clearly above the floor nor below it"}}
+}
+
+// TestHostFindings: the cost is said where an end showed it, summed over
+// the ends a round trip wakes (twice for one machine), and the remedy is
+// the one its OS honours; nothing is said absent unless every end showed
+// it absent; an end that could not be judged says so, and why.
+func TestHostFindings(t *testing.T) {
+	haltpoll := &result.Power{Hypervisor: "KVM", IdleDriver: "haltpoll"}
+	win := &result.Power{Scheme: "Balanced", SchemeGUID: "381b4222-f694-41f0-9685-ff5bb260df2e"}
+	for _, tc := range []struct {
+		name        string
+		h           result.Host
+		want        string
+		perTrip     time.Duration
+		words, nots []string
+	}{
+		{name: "both ends cost", h: result.Host{Queries: 5000, Here: side(result.WakeupCosts, 20*time.Microsecond, "cpu_dma_latency 0", haltpoll),
+			Agent: side(result.WakeupCosts, 25*time.Microsecond, "idle-priority spinning threads", win)},
+			want: "host.cpu_wakeups", perTrip: 45 * time.Microsecond,
+			words: []string{"45.0 µs to each round trip", "0.23 s more", "tuned-adm profile latency-performance", "powercfg /setactive SCHEME_MIN", "KVM"}},
+		{name: "one machine, both ends", h: result.Host{Queries: 1000, SameHost: true, Here: side(result.WakeupCosts, 20*time.Microsecond, "cpu_dma_latency 0", haltpoll)},
+			want: "host.cpu_wakeups", perTrip: 40 * time.Microsecond, words: []string{"wake twice"}},
+		{name: "no cpuidle driver", h: result.Host{Queries: 5000, Here: side(result.WakeupCosts, 20*time.Microsecond, "idle-priority spinning threads", &result.Power{IdleDriver: "none"})},
+			want: "host.cpu_wakeups", perTrip: 20 * time.Microsecond, words: []string{"idle=poll", "no agent was asked"}, nots: []string{"tuned-adm"}},
+		{name: "free at both", h: result.Host{Queries: 5000, Here: side(result.WakeupFree, 0, "cpu_dma_latency 0", haltpoll), Agent: side(result.WakeupFree, 0, "cpu_dma_latency 0", haltpoll)},
+			want: "host.cpu_wakeups_none"},
+		{name: "free here, unjudged there", h: result.Host{Queries: 5000, Here: side(result.WakeupFree, 0, "cpu_dma_latency 0", haltpoll), Agent: side(result.WakeupUnjudged, 0, "", nil)},
+			want: "host.cpu_wakeups_unjudged", words: []string{"agent's host", "neither clearly above"}},
+		{name: "an old agent", h: result.Host{Queries: 5000, Here: side(result.WakeupFree, 0, "cpu_dma_latency 0", haltpoll), AgentMissing: "the agent (narrows 0.1) does not run host experiments: upgrade it"},
+			want: "host.cpu_wakeups_unjudged", words: []string{"upgrade it"}},
+		{name: "costs here, unjudged there", h: result.Host{Queries: 5000, Here: side(result.WakeupCosts, 20*time.Microsecond, "cpu_dma_latency 0", haltpoll), Agent: side(result.WakeupUnjudged, 0, "", nil)},
+			want: "host.cpu_wakeups,host.cpu_wakeups_unjudged", perTrip: 20 * time.Microsecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := host(&tc.h)
+			if got := codes(fs); got != tc.want {
+				t.Fatalf("codes %q, want %q", got, tc.want)
+			}
+			var text string
+			for _, f := range fs {
+				text += f.Summary + " " + f.Detail + " "
+				if f.Code == "host.cpu_wakeups" {
+					if got := time.Duration(f.Values["per_round_trip_seconds"] * 1e9); got != tc.perTrip {
+						t.Errorf("per round trip %v, want %v", got, tc.perTrip)
+					}
+				}
+			}
+			for _, w := range tc.words {
+				if !strings.Contains(text, w) {
+					t.Errorf("no %q in:\n%s", w, text)
+				}
+			}
+			for _, w := range tc.nots {
+				if strings.Contains(text, w) {
+					t.Errorf("%q in:\n%s", w, text)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,46 @@
+package cli
+
+import (
+	"context"
+
+	"github.com/narrows/narrows/internal/client"
+	"github.com/narrows/narrows/internal/command"
+	"github.com/narrows/narrows/internal/metric"
+)
+
+// hostCmd is `narrows host`: what each end's own machine adds to a round
+// trip, by experiment on this host and, with --to, the agent's.
+func hostCmd(ctx context.Context, env Env, args []string) error {
+	fs := newFlags(env, "host")
+	to := fs.String("to", "", "the agent: HOST or HOST:PORT (default port 7447); without it, this host only")
+	var af agentFlags
+	af.register(fs)
+	duration := fs.String("duration", "40s", "the most each machine's experiment may take (it ends sooner once judged), at least "+metric.FlagDuration(command.MinHostDuration))
+	queries := fs.Int64("queries", 5000, "for the arithmetic: how many queries a report issues")
+	asJSON := fs.Bool("json", false, "write the summary as JSON instead of a table")
+	var html string
+	htmlFlag(fs, &html)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	var opts *client.Options
+	if *to != "" {
+		o, err := af.to(env, *to)
+		if err != nil {
+			return err
+		}
+		opts = &o
+	}
+	d, err := positiveDuration("--duration", *duration)
+	if err != nil {
+		return err
+	}
+	if *queries <= 0 {
+		return usagef("--queries %d: must be more than zero", *queries)
+	}
+	cfg := command.DefaultHost(opts)
+	cfg.Duration, cfg.Queries = d, *queries
+	out := withHTML(output(env, *asJSON), html)
+	rep, err := cfg.Run(ctx, coreEnv(env, out, *asJSON))
+	return written(ctx, out, rep, err)
+}

@@ -1,0 +1,128 @@
+package command
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/narrows/narrows/internal/client"
+	"github.com/narrows/narrows/internal/errext"
+	"github.com/narrows/narrows/internal/metric"
+	"github.com/narrows/narrows/internal/probe/wakeup"
+	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/sysinfo"
+	"github.com/narrows/narrows/internal/wire"
+)
+
+// Host is `narrows host`: what each end's own machine adds to a round
+// trip, by experiment on that machine, this host's first and then the
+// agent's (one after the other: on one machine, two experiments at once
+// would each keep the other's CPUs awake). Without an agent, this host
+// only.
+type Host struct {
+	Agent *client.Options // nil: this host only
+	// Duration is each machine's budget: its experiment ends sooner once
+	// judged (at least MinHostDuration).
+	Duration time.Duration
+	// Queries is the report the arithmetic is for.
+	Queries int64
+}
+
+// MinHostDuration is the shortest budget: the experiment's fewest pairs
+// of blocks (wakeup.Config's defaults: four pairs of 8.25 s).
+const MinHostDuration = 34 * time.Second
+
+// DefaultHost is host with the flags' defaults: 40 s a machine, its
+// arithmetic for 5,000 queries.
+func DefaultHost(agent *client.Options) Host {
+	return Host{Agent: agent, Duration: 40 * time.Second, Queries: 5000}
+}
+
+// Run runs the experiments.
+func (c Host) Run(ctx context.Context, env Env) (*result.Report, error) {
+	if c.Duration < MinHostDuration {
+		return nil, errext.Userf(nil, "--duration %s: the experiment needs at least %s (four pairs of blocks, as is and awake)",
+			metric.FlagDuration(c.Duration), metric.FlagDuration(MinHostDuration))
+	}
+	var rep *result.Report
+	var sess *client.Session
+	if c.Agent != nil {
+		var err error
+		if sess, err = Connect(ctx, *c.Agent); err != nil {
+			return nil, err
+		}
+		defer sess.Close()
+		if err := fitsAgent(sess, c.Agent.Addr, c.Duration); err != nil {
+			return nil, err
+		}
+		rep = env.agentReport("host", c.Agent.Addr, sess)
+	} else {
+		rep = result.NewReport("host", "this host", env.Tool, env.now())
+	}
+	h := &result.Host{Queries: c.Queries}
+	rep.Host = h
+	where := "this host"
+	if sess != nil {
+		h.SameHost = sameHost(sess.PeerIP())
+		if !h.SameHost {
+			where = "this host, then the agent's at " + c.Agent.Addr
+		}
+	}
+	env.say(fmt.Sprintf("narrows host: what waking idle CPUs adds to each round trip, by experiment on %s (up to %s each)", where, metric.FlagDuration(c.Duration)))
+	here := &result.HostSide{Power: sysinfo.ReadPower()}
+	h.Here = here
+	w, err := wakeup.Run(ctx, wakeup.Config{Duration: c.Duration})
+	here.Wakeup = w
+	if err != nil || ctx.Err() != nil {
+		return Finish(ctx, env.Tool, rep, err)
+	}
+	if sess != nil && !h.SameHost {
+		if !sess.Runs(wire.KindHost) {
+			h.AgentMissing = fmt.Sprintf("the agent (narrows %s) does not run host experiments: upgrade it", cmpOr(sess.Software, "of an older release"))
+		} else {
+			env.note("the same experiment on the agent's host")
+			spec := wire.TestSpec{Kind: wire.KindHost, Duration: c.Duration, Interval: time.Second}
+			done, ferr := sess.RunFar(ctx, spec, func(*wire.Accepted) error { return nil }, func(result.Interval) {})
+			if done != nil && done.Host != nil {
+				h.Agent = done.Host
+			}
+			if ferr != nil {
+				h.AgentMissing = ferr.Error()
+				if ctx.Err() != nil {
+					return Finish(ctx, env.Tool, rep, nil)
+				}
+			}
+		}
+	}
+	return Finish(ctx, env.Tool, rep, nil)
+}
+
+// sameHost says whether ip is one of this host's own addresses (a
+// loopback agent is this machine).
+func sameHost(ip string) bool {
+	a := net.ParseIP(ip)
+	if a == nil {
+		return false
+	}
+	if a.IsLoopback() {
+		return true
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return false
+	}
+	for _, x := range addrs {
+		if n, ok := x.(*net.IPNet); ok && n.IP.Equal(a) {
+			return true
+		}
+	}
+	return false
+}
+
+func cmpOr(s, or string) string {
+	if s == "" {
+		return or
+	}
+	return s
+}

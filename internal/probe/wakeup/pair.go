@@ -1,0 +1,178 @@
+//go:build linux || windows
+
+package wakeup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"time"
+)
+
+// end is one end of the loopback connection, blocking in the kernel (the
+// OS's files make them: raw system calls on Linux, Winsock calls without
+// an OVERLAPPED on Windows), with a receive timeout of 2 s.
+type end interface {
+	// recv reads what has arrived; idle is a receive that timed out.
+	recv(b []byte) (n int, idle bool, err error)
+	sendAll(b []byte) error
+}
+
+// recvFull reads all of b from e.
+func recvFull(e end, b []byte) error {
+	for len(b) > 0 {
+		n, idle, err := e.recv(b)
+		switch {
+		case idle:
+			return errors.New("the echo thread did not answer within 2 s")
+		case err != nil:
+			return err
+		case n == 0:
+			return errors.New("the echo thread closed its end")
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
+// threads is the pair: the client's thread on one CPU, the echo's on
+// another, each locked to its goroutine for the pair's life (the threads
+// end with it, so no other goroutine inherits their pinning). The pair
+// adds two Ps while it lives: each thread keeps one through its calls
+// (Linux's raw calls; on Windows the runtime takes a blocked call's P
+// back only when no P is idle), and the rest of the program (the agent's
+// heartbeats, a client's session) must still find one.
+type threads struct {
+	client, echo end
+	shut         func() // ends the echo's reads (the client's end shut)
+	closeEnds    func()
+	req          chan runReq
+	done         chan struct{}
+	clientDone   chan struct{}
+	echoDone     chan struct{}
+	procs        int
+}
+
+type runReq struct {
+	ctx context.Context
+	d   time.Duration
+	out chan runRes
+}
+
+type runRes struct {
+	n    int64
+	took time.Duration
+	err  error
+}
+
+// startThreads starts the pair on the first two CPUs of set.
+func startThreads(set []int, client, echo end, shut, closeEnds func()) (pair, error) {
+	p := &threads{client: client, echo: echo, shut: shut, closeEnds: closeEnds, req: make(chan runReq),
+		done: make(chan struct{}), clientDone: make(chan struct{}), echoDone: make(chan struct{})}
+	p.procs = runtime.GOMAXPROCS(0)
+	runtime.GOMAXPROCS(p.procs + 2)
+	ready := make(chan error, 2)
+	go p.echoLoop(set[1], ready)
+	go p.clientLoop(set[0], ready)
+	if err := errors.Join(<-ready, <-ready); err != nil {
+		p.close()
+		return nil, fmt.Errorf("pinning the threads: %w", err)
+	}
+	return p, nil
+}
+
+// msgSize is the message each way: a small query and its small answer.
+const msgSize = 64
+
+// pinned locks the calling goroutine to its thread for good and pins
+// the thread to cpu, telling ready how it went.
+func pinned(cpu int, ready chan<- error) bool {
+	runtime.LockOSThread() // never unlocked: the thread ends with the pair
+	err := pin(cpu)
+	ready <- err
+	return err == nil
+}
+
+func (p *threads) echoLoop(cpu int, ready chan<- error) {
+	defer close(p.echoDone)
+	if !pinned(cpu, ready) {
+		return
+	}
+	buf := make([]byte, msgSize)
+	for {
+		n, idle, err := p.echo.recv(buf)
+		if idle {
+			// Idle for 2 s: only close ends the pair.
+			select {
+			case <-p.done:
+				return
+			default:
+				continue
+			}
+		}
+		if err != nil || n <= 0 {
+			return
+		}
+		if err := p.echo.sendAll(buf[:n]); err != nil {
+			return
+		}
+	}
+}
+
+func (p *threads) clientLoop(cpu int, ready chan<- error) {
+	defer close(p.clientDone)
+	if !pinned(cpu, ready) {
+		return
+	}
+	buf := make([]byte, msgSize)
+	for {
+		select {
+		case <-p.done:
+			return
+		case r := <-p.req:
+			var n int64
+			var err error
+			t0 := time.Now()
+			end := t0.Add(r.d)
+			for err == nil {
+				if err = p.client.sendAll(buf); err != nil {
+					break
+				}
+				if err = recvFull(p.client, buf); err != nil {
+					break
+				}
+				n++
+				if n%64 == 0 {
+					if now := time.Now(); !now.Before(end) || r.ctx.Err() != nil {
+						break
+					}
+				}
+			}
+			r.out <- runRes{n, time.Since(t0), err}
+		}
+	}
+}
+
+func (p *threads) run(ctx context.Context, d time.Duration) (int64, time.Duration, error) {
+	out := make(chan runRes, 1)
+	select {
+	case p.req <- runReq{ctx, d, out}:
+	case <-ctx.Done():
+		return 0, 0, ctx.Err()
+	}
+	r := <-out
+	return r.n, r.took, r.err
+}
+
+// close ends both threads (the echo's sees the client's end shut, or at
+// worst its next receive timeout) before the ends close, so no call is
+// left on a closed descriptor.
+func (p *threads) close() {
+	close(p.done)
+	p.shut()
+	<-p.echoDone
+	<-p.clientDone
+	p.closeEnds()
+	runtime.GOMAXPROCS(p.procs)
+}

@@ -1,0 +1,99 @@
+package result
+
+// Host is `narrows host`: what each end's own machine adds to a round
+// trip, measured by experiment on that machine (host.go). Today: CPUs
+// waking from idle. Here is this host; Agent is the agent's, nil when the
+// run had no agent (or the agent cannot measure it: AgentMissing says why).
+type Host struct {
+	Here         *HostSide `json:"here"`
+	Agent        *HostSide `json:"agent,omitempty"`
+	AgentMissing string    `json:"agent_missing,omitempty"`
+	// SameHost: the agent answered on this host's own address (loopback),
+	// so the two sides are one machine and are counted once.
+	SameHost bool `json:"same_host,omitempty"`
+	// Queries is the report the arithmetic is for (--queries).
+	Queries int64  `json:"queries"`
+	Stopped string `json:"stopped,omitempty"`
+}
+
+// HostSide is one machine: its power settings as the OS tells them, and
+// the wake-up experiment run on it.
+type HostSide struct {
+	Power  *Power  `json:"power,omitempty"`
+	Wakeup *Wakeup `json:"wakeup,omitempty"`
+}
+
+// Power is what decides how deeply an idle CPU sleeps and how fast it
+// wakes, as the OS tells it (empty where it does not).
+type Power struct {
+	// Hypervisor is the virtual machine's host ("KVM", "Hyper-V", "VMware",
+	// "Xen"), "" on bare metal or where it cannot be told.
+	Hypervisor string `json:"hypervisor,omitempty"`
+	// IdleDriver and IdleGovernor are Linux's cpuidle driver and governor
+	// ("none": an idle CPU simply halts, and no latency request is read).
+	IdleDriver   string      `json:"idle_driver,omitempty"`
+	IdleGovernor string      `json:"idle_governor,omitempty"`
+	IdleStates   []IdleState `json:"idle_states,omitempty"`
+	// FreqGovernor is cpufreq's scaling governor (performance, powersave,
+	// schedutil...), "" where the OS does not scale the frequency (most VMs).
+	FreqGovernor string `json:"freq_governor,omitempty"`
+	// HaltPoll are the haltpoll cpuidle driver's parameters (guest halt
+	// polling: guest_halt_poll_ns 0 means it is off).
+	HaltPoll map[string]string `json:"haltpoll,omitempty"`
+	// LatencyRequestMicros is the CPU latency every CPU is held to by the
+	// requests open now (/dev/cpu_dma_latency; tuned's latency-performance
+	// holds 1 or 0); -1: none is held; nil: not readable.
+	LatencyRequestMicros *int64 `json:"latency_request_us,omitempty"`
+	// Scheme is Windows' active power scheme ("High performance",
+	// "Balanced", "Power saver", or its GUID).
+	Scheme     string `json:"power_scheme,omitempty"`
+	SchemeGUID string `json:"power_scheme_guid,omitempty"`
+}
+
+// IdleState is one cpuidle state of CPU 0.
+type IdleState struct {
+	Name            string `json:"name"`
+	ExitLatencyUsec int64  `json:"exit_latency_us"`
+	Disabled        bool   `json:"disabled,omitempty"`
+}
+
+// Wakeup is the experiment: two threads on two CPUs answer each other
+// over a loopback TCP connection, one message outstanding, blocking in
+// the kernel as a database's client and server do, in short blocks that
+// alternate between the CPUs as they are and the CPUs kept awake (How).
+type Wakeup struct {
+	// How kept the CPUs awake ("cpu_dma_latency 0", "idle-priority
+	// spinning threads"); Cannot says why they could not be (then only
+	// as-is blocks ran, and nothing is judged).
+	How    string `json:"how,omitempty"`
+	Cannot string `json:"cannot,omitempty"`
+	// Blocks are the alternating blocks in the order they ran.
+	Blocks []WakeupBlock `json:"blocks,omitempty"`
+	// AsIs and Awake are the mean time per round trip over each kind of
+	// block (seconds).
+	AsIs  Seconds `json:"as_is_trip_seconds,omitempty"`
+	Awake Seconds `json:"awake_trip_seconds,omitempty"`
+	// PerWake is what one wake-up of an idle CPU costs here: half the
+	// difference per round trip (a round trip wakes each thread once),
+	// with the half-width of its 95% confidence interval.
+	PerWake       Seconds `json:"per_wake_seconds"`
+	PerWakeMargin Seconds `json:"per_wake_margin_seconds"`
+	// Verdict is WakeupCosts, WakeupFree or WakeupUnjudged.
+	Verdict string `json:"verdict"`
+	// Why is what decided an unjudged verdict, in words.
+	Why string `json:"why,omitempty"`
+}
+
+// WakeupBlock is one block: its kind, round trips and their mean.
+type WakeupBlock struct {
+	Awake      bool    `json:"awake"`
+	RoundTrips int64   `json:"round_trips"`
+	Mean       Seconds `json:"mean_seconds"`
+}
+
+// The wake-up verdicts.
+const (
+	WakeupCosts    = "costs"    // significantly slower as is, by more than the floor
+	WakeupFree     = "free"     // the difference is shown to be within the floor
+	WakeupUnjudged = "unjudged" // neither, within the budget; or it could not run
+)

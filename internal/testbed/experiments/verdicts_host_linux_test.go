@@ -1,0 +1,285 @@
+//go:build linux
+
+package experiments
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/narrows/narrows/internal/itest"
+	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/testbed"
+	"github.com/narrows/narrows/internal/testbed/dbserver"
+	"github.com/narrows/narrows/internal/testenv"
+)
+
+// narrows host's scenarios. Each holds the whole machine (what it
+// measures is the machine's own CPUs), with no other delay line alive (a
+// line holds a CPU latency request of its own while it exists) and the
+// case's host watch stopped (its millisecond sleeps keep a CPU from
+// sleeping long). In host/wakeups-as-is the agent is on host B of a line
+// that lets the CPUs sleep, so both ends are measured, one after the
+// other, as across two machines.
+var hostScenarios = []Scenario{
+	{
+		Name: "host/wakeups-as-is", CI: true, Share: testbed.Slots,
+		Question: "is this host's power saving what slows a chatty session?",
+		Truth: "the machine as it is (on this project's VMs: cpuidle haltpoll, guest halt polling off, a halted vCPU woken by the hypervisor); " +
+			"the truth is pgbench -c 1 SELECT 1 on loopback, in alternating rounds with the CPUs as they are and kept awake",
+		Say:    []string{"host.cpu_wakeups"},
+		NotSay: []string{"host.cpu_wakeups_none", "host.cpu_wakeups_unjudged"},
+		Run: func(c *Case) {
+			c.host.close()
+			pg := loopbackPG(c)
+			l := c.Line(testbed.DelayLineOptions{LetCPUsSleep: true})
+			addr := c.Agent(l.B)
+			rep := c.Narrows(l.A, "host", "--to", addr, "--duration", "50s")
+			asis, awake := pgbenchAwake(c, pg)
+			gain := asis - awake
+			floor := max(2e-6, 0.10*awake)
+			c.T.Logf("pgbench -c 1 SELECT 1 on loopback: %.1f µs a transaction as is, %.1f µs with the CPUs kept awake (%s)", asis*1e6, awake*1e6, keptAwakeBy())
+			if gain <= floor {
+				// Not this kind of machine: its CPUs wake fast. narrows
+				// must say so, and the code this scenario is for is not
+				// judged here.
+				c.Excuse("host.cpu_wakeups", fmt.Sprintf("pgbench gains %.1f µs a transaction with the CPUs kept awake, within the floor: waking costs nothing here", gain*1e6))
+				c.Excuse("host.cpu_wakeups_none", "the truth here is the other way")
+				c.Expect("narrows says waking costs nothing, as pgbench shows", c.Said("host.cpu_wakeups_none") && !c.Said("host.cpu_wakeups"), strings.Join(codesOf(rep), " "))
+				return
+			}
+			f := finding(rep, "host.cpu_wakeups")
+			if f == nil {
+				return // the Say list fails the row
+			}
+			c.Within("what waking adds to a round trip, predicted / pgbench's gain with the CPUs kept awake", f.Values["per_round_trip_seconds"], gain, 0.85, 1.15,
+				"issue 28: the predicted gain within 15% of a real pgbench's")
+			my := loopbackMaria(c)
+			sAsis, sAwake := slapAwake(c, my)
+			c.T.Logf("mariadb-slap --concurrency=1 SELECT 1 on loopback: %.1f µs a query as is, %.1f µs with the CPUs kept awake", sAsis*1e6, sAwake*1e6)
+			c.Within("what waking adds to a round trip, predicted / mariadb-slap's gain with the CPUs kept awake", f.Values["per_round_trip_seconds"], sAsis-sAwake, 0.85, 1.15,
+				"issue 28: the predicted gain within 15% of a real mariadb-slap's")
+			c.Expect("both ends measured, by experiment on each", rep.Host != nil && rep.Host.Agent != nil && rep.Host.Agent.Wakeup != nil && !rep.Host.SameHost, "agent side measured")
+		},
+	},
+	{
+		Name: "host/wakeups-kept-awake", CI: true, Share: testbed.Slots,
+		Question: "would a power plan change speed up my round trips, on a host already tuned?",
+		Truth: "the CPUs kept awake for the whole run, as tuned's latency-performance does (a CPU latency request of 0 held; where no cpuidle driver reads one, " +
+			"spinning idle-priority threads): nothing is left to gain",
+		Say:    []string{"host.cpu_wakeups_none"},
+		NotSay: []string{"host.cpu_wakeups", "host.cpu_wakeups_unjudged"},
+		Run: func(c *Case) {
+			c.host.close()
+			release := keepAwake(c)
+			defer release()
+			// This host only: the agent's side is the same code, and
+			// host/wakeups-as-is measures it (each end's experiment alone
+			// is 34 s of the machine to itself).
+			rep := c.Narrows(nil, "host", "--duration", "50s")
+			if p := rep.Host.Here.Power; p.LatencyRequestMicros != nil && keptAwakeBy() == "a CPU latency request of 0" {
+				c.Expect("the evidence shows the request held", *p.LatencyRequestMicros == 0, fmt.Sprintf("latency_request_us %d", *p.LatencyRequestMicros))
+			}
+		},
+	},
+	{
+		Name: "host/wakeups-one-cpu", CI: true,
+		Question: "does narrows judge what it cannot measure?",
+		Truth:    "narrows may run on one CPU only (taskset): its two threads cannot wait on two CPUs, and nothing can be told",
+		Say:      []string{"host.cpu_wakeups_unjudged"},
+		NotSay:   []string{"host.cpu_wakeups", "host.cpu_wakeups_none"},
+		Run: func(c *Case) {
+			args := []string{"host", "--json"}
+			_, _, res := c.record(0, args, itest.RunWrapped(c.T, time.Minute, nil, []string{"taskset", "-c", "0"}, args...))
+			c.Expect("says why", strings.Contains(res.Stdout, "one CPU only"), "one CPU only")
+		},
+	},
+}
+
+// loopbackPG is a PostgreSQL on this host's loopback for the truth's
+// pgbench (its standby too, unused).
+func loopbackPG(c *Case) *dbserver.Postgres {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	pg, err := dbserver.StartPostgres(ctx)
+	if err != nil {
+		testenv.Need(c.T, testenv.DB, "PostgreSQL could not start: %v", err)
+	}
+	c.T.Cleanup(pg.Close)
+	if err := pg.StopStandby(ctx); err != nil {
+		c.T.Fatal(err)
+	}
+	return pg
+}
+
+// pgbenchAwake is the truth: pgbench -c 1 SELECT 1 on loopback, three
+// rounds each way alternating, the CPUs as they are (6 s, of which the
+// last 3 count: after the CPUs were kept awake, this machine took up to
+// 3 s to sleep as before) and kept awake (3 s, the last 2 counting): the
+// mean seconds a transaction, as is and awake.
+func pgbenchAwake(c *Case, pg *dbserver.Postgres) (asis, awake float64) {
+	dir, err := pg.ScratchDir("pgbench")
+	if err != nil {
+		c.T.Fatal(err)
+	}
+	script := dir + "/select1.sql"
+	if err := os.WriteFile(script, []byte("SELECT 1;\n"), 0o644); err != nil {
+		c.T.Fatal(err)
+	}
+	run := func(secs, last int) float64 {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		out, err := pg.Tool(ctx, pg.Primary, []string{"PGPASSWORD=" + dbserver.SuperPassword}, "pgbench", "-n", "-c", "1", "-M", "simple", "-T", strconv.Itoa(secs), "-P", "1",
+			"-f", script, "-h", "127.0.0.1", "-p", strconv.Itoa(pg.Primary.Port), "-U", "postgres", "postgres")
+		if err != nil {
+			c.T.Fatalf("pgbench: %v\n%s", err, out)
+		}
+		lats := progressLatencies(out)
+		if len(lats) < last {
+			c.T.Fatalf("pgbench -P 1 gave %d progress lines, want %d:\n%s", len(lats), last, out)
+		}
+		var sum float64
+		for _, x := range lats[len(lats)-last:] {
+			sum += x
+		}
+		return sum / float64(last)
+	}
+	const rounds = 3
+	for range rounds {
+		asis += run(6, 3) / rounds
+		release := keepAwake(c)
+		awake += run(3, 2) / rounds
+		release()
+	}
+	return asis, awake
+}
+
+// loopbackMaria is a MariaDB on this host's loopback for the truth's
+// mariadb-slap.
+func loopbackMaria(c *Case) *dbserver.MariaDB {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	m, err := dbserver.StartMariaDB(ctx)
+	if err != nil {
+		testenv.Need(c.T, testenv.DB, "MariaDB could not start: %v", err)
+	}
+	c.T.Cleanup(m.Close)
+	return m
+}
+
+// slapAwake is the truth again with the C client of the other engine:
+// mariadb-slap --concurrency=1 SELECT 1 on loopback, three rounds each way
+// alternating, each a run that settles (about 3 s as is, 1 s awake) and
+// one that counts: the mean seconds a query, as is and awake.
+func slapAwake(c *Case, m *dbserver.MariaDB) (asis, awake float64) {
+	run := func(n int) float64 {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "mariadb-slap", "--no-defaults", "--protocol=tcp", "-h127.0.0.1", "-P"+strconv.Itoa(m.Source.Port),
+			"-unarrows", "--create-schema=narrows", "--no-drop", "--concurrency=1", "--iterations=1",
+			"--number-of-queries="+strconv.Itoa(n), "--query=SELECT 1")
+		cmd.Env = append(os.Environ(), "MYSQL_PWD="+dbserver.NarrowsPassword)
+		out, err := cmd.CombinedOutput()
+		mm := slapSeconds.FindSubmatch(out)
+		if err != nil || mm == nil {
+			c.T.Fatalf("mariadb-slap: %v\n%s", err, out)
+		}
+		secs, _ := strconv.ParseFloat(string(mm[1]), 64)
+		return secs / float64(n)
+	}
+	const rounds = 3
+	for range rounds {
+		run(50_000)
+		asis += run(40_000) / rounds
+		release := keepAwake(c)
+		run(50_000)
+		awake += run(100_000) / rounds
+		release()
+	}
+	return asis, awake
+}
+
+// slapSeconds is mariadb-slap's timing line.
+var slapSeconds = regexp.MustCompile(`Average number of seconds to run all queries: ([0-9.]+) seconds`)
+
+var progressLat = regexp.MustCompile(`progress: [0-9.]+ s, [0-9.]+ tps, lat ([0-9.]+) ms`)
+
+// progressLatencies are the mean latencies (seconds) of pgbench -P's lines.
+func progressLatencies(out string) []float64 {
+	var l []float64
+	for _, m := range progressLat.FindAllStringSubmatch(out, -1) {
+		if v, err := strconv.ParseFloat(m[1], 64); err == nil {
+			l = append(l, v/1e3)
+		}
+	}
+	return l
+}
+
+// keptAwakeBy is how keepAwake keeps the CPUs awake here, as narrows host
+// would: the request where a cpuidle driver reads it, else spinning.
+func keptAwakeBy() string {
+	if d, _ := os.ReadFile("/sys/devices/system/cpu/cpuidle/current_driver"); len(strings.TrimSpace(string(d))) > 0 && strings.TrimSpace(string(d)) != "none" {
+		return "a CPU latency request of 0"
+	}
+	return "spinning idle-priority processes"
+}
+
+// keepAwake keeps every CPU awake until release, the way narrows host
+// does on this machine (keptAwakeBy), from outside narrows.
+func keepAwake(c *Case) (release func()) {
+	if keptAwakeBy() == "a CPU latency request of 0" {
+		fd, err := unix.Open("/dev/cpu_dma_latency", unix.O_WRONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			c.T.Fatalf("holding the CPU latency request: %v", err)
+		}
+		if _, err := unix.Write(fd, binary.NativeEndian.AppendUint32(nil, 0)); err != nil {
+			c.T.Fatal(err)
+		}
+		return func() { unix.Close(fd) }
+	}
+	var procs []*exec.Cmd
+	var set unix.CPUSet
+	unix.SchedGetaffinity(0, &set) //nolint:errcheck
+	for cpu := 0; cpu < 1024; cpu++ {
+		if !set.IsSet(cpu) {
+			continue
+		}
+		p := exec.Command("chrt", "-i", "0", "taskset", "-c", strconv.Itoa(cpu), "sh", "-c", "while :; do :; done")
+		if err := p.Start(); err != nil {
+			c.T.Fatalf("spinning on CPU %d: %v", cpu, err)
+		}
+		procs = append(procs, p)
+	}
+	return func() {
+		for _, p := range procs {
+			p.Process.Kill()
+			p.Wait() //nolint:errcheck
+		}
+	}
+}
+
+// finding is rep's finding of code, nil if none.
+func finding(rep *result.Report, code string) *result.Finding {
+	for i := range rep.Findings {
+		if rep.Findings[i].Code == code {
+			return &rep.Findings[i]
+		}
+	}
+	return nil
+}
+
+func codesOf(rep *result.Report) []string {
+	var out []string
+	for _, f := range rep.Findings {
+		out = append(out, f.Code)
+	}
+	return out
+}
