@@ -2,6 +2,7 @@ package command
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"time"
@@ -85,7 +86,11 @@ func (c Host) Run(ctx context.Context, env Env) (*result.Report, error) {
 			spec := wire.TestSpec{Kind: wire.KindHost, Duration: c.Duration, Interval: time.Second}
 			done, ferr := sess.RunFar(ctx, spec, func(*wire.Accepted) error { return nil }, func(result.Interval) {})
 			if done != nil && done.Host != nil {
-				h.Agent = done.Host
+				if err := agentSide(done.Host); err != nil {
+					h.AgentMissing = "the agent's answer is left out: " + err.Error()
+				} else {
+					h.Agent = done.Host
+				}
 			}
 			if ferr != nil {
 				h.AgentMissing = ferr.Error()
@@ -97,6 +102,38 @@ func (c Host) Run(ctx context.Context, env Env) (*result.Report, error) {
 	}
 	return Finish(ctx, env.Tool, rep, nil)
 }
+
+// agentSide refuses an agent's side whose figures do not hold together
+// (an agent is believed only as far as what it sends can be true): a
+// verdict of its own words, a wake-up or a round trip under zero or over
+// a second, more blocks than its budget could run.
+func agentSide(s *result.HostSide) error {
+	w := s.Wakeup
+	if w == nil {
+		return errors.New("no experiment in it")
+	}
+	switch w.Verdict {
+	case result.WakeupCosts, result.WakeupFree, result.WakeupUnjudged:
+	default:
+		return fmt.Errorf("a verdict narrows does not give (%q)", w.Verdict)
+	}
+	for _, d := range []result.Seconds{w.PerWake, w.AsIs, w.Awake} {
+		if d.D() < -time.Second || d.D() > time.Second {
+			return fmt.Errorf("a figure of %s a round trip", metric.FormatDuration(d.D()))
+		}
+	}
+	if w.PerWakeMargin < 0 || w.PerWakeMargin.D() > time.Second || w.AsIs < 0 || w.Awake < 0 {
+		return errors.New("a figure below zero or over a second")
+	}
+	if len(w.Blocks) > maxAgentBlocks {
+		return fmt.Errorf("%d blocks, more than any budget runs", len(w.Blocks))
+	}
+	return nil
+}
+
+// maxAgentBlocks is more blocks than the longest test an agent allows
+// (24 h) could run at three a second.
+const maxAgentBlocks = 3 * 24 * 3600
 
 // sameHost says whether ip is one of this host's own addresses (a
 // loopback agent is this machine).

@@ -137,7 +137,13 @@ func runUnderLoad(t *testing.T, queue time.Duration, queueBytes int64, duration 
 }
 
 func TestRoundTripsUnderLoad(t *testing.T) {
-	setUp(t, 1)
+	// Two shares: the load (four streams filling 50 Mbit/s through the
+	// forwarder) keeps a core busy, and the hosts' share measured in the
+	// first run is held to the later ones, which co-runners on the other
+	// shares move: on one share, the 5 ms queue's rise read 0.848 and
+	// 1.194 of its queue in two fresh-clone runs of about sixteen (issue
+	// 26's proofs 21 and 36).
+	setUp(t, 2)
 	duration := "6s"
 	if long() {
 		duration = "30s"
