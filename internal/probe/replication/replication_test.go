@@ -334,3 +334,26 @@ func TestReceiverOnDisk(t *testing.T) {
 		}
 	}
 }
+
+// A standby back from an outage asks for its WAL segment from the start:
+// at its first poll back the walsender has sent less than the standby
+// already holds (its replies not yet in). The log it lacks, and so the
+// RPO, counts from what it was known to hold, not from the segment's
+// start (a 12 s outage at 2 MB/s read 38.4 MiB unsent, 20 s of log).
+func TestReconnectSendsFromTheSegment(t *testing.T) {
+	tr := &tracker{cfg: Config{SilentAfter: 15 * time.Second}, memos: map[string]*memo{}}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	mk := func(at time.Time, cur int64, rs ...raw) *snapshot {
+		return &snapshot{at: at, serverNow: at, logBytes: i64(cur), replicas: rs}
+	}
+	tr.compute(mk(t0, 20_000, raw{name: "s1", present: true, sent: i64(20_000), write: i64(20_000), flush: i64(20_000), replay: i64(20_000), held: i64(20_000), replyTime: t0}), "postgres")
+	tr.compute(mk(t0.Add(5*time.Second), 30_000), "postgres") // gone
+	p := tr.compute(mk(t0.Add(12*time.Second), 44_000, raw{name: "s1", present: true, sent: i64(16_384), replyTime: t0.Add(12 * time.Second)}), "postgres")
+	if u := p.Replicas[0].Unsent; u == nil || *u != 24_000 {
+		t.Fatalf("unsent at the first poll back: %v, want 24000 (the log past the 20000 it held, not past the segment's start at 16384)", u)
+	}
+	p = tr.compute(mk(t0.Add(13*time.Second), 46_000, raw{name: "s1", present: true, sent: i64(40_000), write: i64(40_000), flush: i64(38_000), held: i64(38_000), replyTime: t0.Add(13 * time.Second)}), "postgres")
+	if u := p.Replicas[0].Unsent; u == nil || *u != 6_000 {
+		t.Fatalf("unsent once it streams again: %v, want 6000", u)
+	}
+}
