@@ -6,6 +6,9 @@ LDFLAGS := -s -w -X github.com/narrows/narrows/internal/cli.Commit=$(COMMIT)
 export CGO_ENABLED := 0
 # The long steps of make test say how long they took.
 TIMED   := bash $(CURDIR)/scripts/timed.sh
+# field is the $(1)th field of the colon-separated word $(2) (QUIETDISK's
+# and FUZZ's package:test:count).
+field = $(word $(1),$(subst :, ,$(2)))
 # What the test targets need built first: testbins, unless make test
 # built them already (NEEDBINS=): built again beside running tests, a
 # program they run would be rewritten under them.
@@ -83,8 +86,7 @@ phase1: $(NEEDBINS)
 # the agent's flush 1.54 ms by net commit and 3.97 ms by the disk test (a
 # fresh clone's CI run).
 QUIETDISK := ./internal/cli/:TestPlanSyncTwoFlushes
-quietargs = $(subst :, ,$(1))
-PHASE2 := ./internal/testbed/experiments/ $(TIMINGPKGS) $(foreach q,$(QUIETDISK),$(word 1,$(call quietargs,$(q))))
+PHASE2 := ./internal/testbed/experiments/ $(TIMINGPKGS) $(foreach q,$(QUIETDISK),$(call field,1,$(q)))
 phase2bins: $(NEEDBINS)
 	$(TIMED) $(GO) test -c -o $(TESTBIN)/pkg/ $(PHASE2)
 runbin = (cd $(word 1,$(1)) && $(TESTENV) $(TIMED) $(TESTBIN)/$(word 2,$(1))/$(notdir $(patsubst %/,%,$(word 1,$(1)))).test $(2))
@@ -96,10 +98,10 @@ experimentsci: $(if $(NEEDBINS),phase2bins)
 # themselves take all its shares.
 timing: $(if $(NEEDBINS),phase2bins)
 	$(foreach p,$(TIMINGPKGS),$(call runbin,$(p) pkg,-test.count=1 -test.timeout 10m) && ) true
-	$(foreach q,$(QUIETDISK),$(call runbin,$(word 1,$(call quietargs,$(q))) pkg,-test.count=1 -test.timeout 10m -test.run '^$(word 2,$(call quietargs,$(q)))$$') && ) true
+	$(foreach q,$(QUIETDISK),$(call runbin,$(call field,1,$(q)) pkg,-test.count=1 -test.timeout 10m -test.run '^$(call field,2,$(q))$$') && ) true
 
 main: $(NEEDBINS)
-	$(TESTENV) $(TIMED) $(GO) test -count=1 -p 1 -timeout 10m -skip '^($(subst $(eval) ,|,$(foreach q,$(QUIETDISK),$(word 2,$(call quietargs,$(q))))))$$' $$($(GO) list ./... | grep -v -e /internal/testbed/experiments -e /internal/itest/wintest $(foreach p,$(TIMINGPKGS) $(BESIDE),-e '$(patsubst ./%/,/%,$(p))$$'))
+	$(TESTENV) $(TIMED) $(GO) test -count=1 -p 1 -timeout 10m -skip '^($(subst $(eval) ,|,$(foreach q,$(QUIETDISK),$(call field,2,$(q)))))$$' $$($(GO) list ./... | grep -v -e /internal/testbed/experiments -e /internal/itest/wintest $(foreach p,$(TIMINGPKGS) $(BESIDE),-e '$(patsubst ./%/,/%,$(p))$$'))
 
 # The programs the tests run, built once from this tree before any test,
 # as the tests would build them themselves (internal/itest): narrows for
@@ -195,13 +197,12 @@ cross: $(NEEDBINS)
 # the run (beside nothing), the run with go test's own corpus cache.
 FUZZ := ./internal/wire/:FuzzReadFrame:150000 ./internal/client/:FuzzClientReaders:12000
 fuzz: fuzzbuild fuzzrun
-fuzzargs = $(subst :, ,$(1))
 
 fuzzbuild: $(NEEDBINS)
-	$(foreach f,$(FUZZ),$(TIMED) $(GO) test -c -o $(TESTBIN)/fuzz/ -fuzz $(word 2,$(call fuzzargs,$(f))) $(word 1,$(call fuzzargs,$(f))) && ) true
+	$(foreach f,$(FUZZ),$(TIMED) $(GO) test -c -o $(TESTBIN)/fuzz/ -fuzz $(call field,2,$(f)) $(call field,1,$(f)) && ) true
 
 fuzzrun: $(if $(NEEDBINS),fuzzbuild)
-	$(foreach f,$(FUZZ),$(call runbin,$(word 1,$(call fuzzargs,$(f))) fuzz,-test.run '^$$' -test.fuzz $(word 2,$(call fuzzargs,$(f))) -test.fuzztime $(word 3,$(call fuzzargs,$(f)))x -test.fuzzcachedir $(FUZZCACHE)/$(patsubst ./%/,%,$(word 1,$(call fuzzargs,$(f))))) && ) true
+	$(foreach f,$(FUZZ),$(call runbin,$(call field,1,$(f)) fuzz,-test.run '^$$' -test.fuzz $(call field,2,$(f)) -test.fuzztime $(call field,3,$(f))x -test.fuzzcachedir $(FUZZCACHE)/$(patsubst ./%/,%,$(call field,1,$(f)))) && ) true
 # go test -fuzz's own corpus cache, so a run of the binary and of go test
 # build on each other's finds.
 FUZZCACHE = $(shell $(GO) env GOCACHE)/fuzz/$(shell $(GO) list -m)

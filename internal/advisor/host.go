@@ -1,6 +1,7 @@
 package advisor
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -80,7 +81,7 @@ func host(h *result.Host) []result.Finding {
 	for _, sd := range unjudged {
 		out = append(out, result.Finding{Code: "host.cpu_wakeups_unjudged", Severity: "info",
 			Summary: fmt.Sprintf("Cannot judge what waking idle CPUs costs on %s.", sd.name),
-			Detail:  sd.s.Wakeup.Why})
+			Detail:  cmp.Or(sd.s.Wakeup.Cannot, sd.s.Wakeup.Why)})
 	}
 	if agentUnknown {
 		out = append(out, result.Finding{Code: "host.cpu_wakeups_unjudged", Severity: "info",
@@ -108,14 +109,18 @@ func remedies(costs []hostSide) string {
 		}
 		var r string
 		switch {
-		case p.SchemeGUID != "" || p.Scheme != "":
-			r = fmt.Sprintf("On %s (Windows, power plan %s): the High performance plan (powercfg /setactive SCHEME_MIN) keeps cores out of deep C-states.", sd.name, cmpStr(p.Scheme, p.SchemeGUID))
-		case w.How == "cpu_dma_latency 0":
-			r = fmt.Sprintf("On %s (cpuidle %s): tuned's latency-performance profile (tuned-adm profile latency-performance) holds the CPU latency request that did it here; "+
-				"a program that holds /dev/cpu_dma_latency open with 0 written does the same while it runs.", sd.name, cmpStr(p.IdleDriver, "driver not known"))
+		case p.OS == "windows":
+			r = fmt.Sprintf("On %s (Windows, power plan %s): the High performance plan (powercfg /setactive SCHEME_MIN) keeps cores out of deep C-states.", sd.name, cmp.Or(p.Scheme, p.SchemeGUID, "not known"))
+		case p.IdleDriver != "" && p.IdleDriver != "none":
+			by := "holds the CPU latency request that did it here"
+			if w.How != result.HowLatencyRequest {
+				by = "holds a CPU latency request, which this cpuidle driver honours (the experiment kept the CPUs busy instead: narrows was not root)"
+			}
+			r = fmt.Sprintf("On %s (cpuidle %s): tuned's latency-performance profile (tuned-adm profile latency-performance) %s; "+
+				"a program that holds /dev/cpu_dma_latency open with 0 written does the same while it runs.", sd.name, p.IdleDriver, by)
 		default:
 			r = fmt.Sprintf("On %s (cpuidle %s): no CPU latency request is honoured here, and the experiment kept its CPUs busy instead; "+
-				"only the kernel's idle=poll (boot parameter) does that for every program, at full power.", sd.name, cmpStr(p.IdleDriver, "not known"))
+				"only the kernel's idle=poll (boot parameter) does that for every program, at full power.", sd.name, cmp.Or(p.IdleDriver, "not known"))
 		}
 		if p.Hypervisor != "" && p.Hypervisor != "unknown" {
 			r += fmt.Sprintf(" It is a virtual machine (%s): how fast a halted vCPU runs again is the hypervisor's to decide too (KVM's halt polling, Hyper-V's and VMware's latency sensitivity): the platform's team can change it for every guest.", p.Hypervisor)
@@ -125,11 +130,4 @@ func remedies(costs []hostSide) string {
 		out = append(out, r)
 	}
 	return strings.Join(out, " ")
-}
-
-func cmpStr(s, or string) string {
-	if s == "" {
-		return or
-	}
-	return s
 }

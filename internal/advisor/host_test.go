@@ -19,8 +19,8 @@ func side(verdict string, perWake time.Duration, how string, p *result.Power) *r
 // the one its OS honours; nothing is said absent unless every end showed
 // it absent; an end that could not be judged says so, and why.
 func TestHostFindings(t *testing.T) {
-	haltpoll := &result.Power{Hypervisor: "KVM", IdleDriver: "haltpoll"}
-	win := &result.Power{Scheme: "Balanced", SchemeGUID: "381b4222-f694-41f0-9685-ff5bb260df2e"}
+	haltpoll := &result.Power{OS: "linux", Hypervisor: "KVM", IdleDriver: "haltpoll"}
+	win := &result.Power{OS: "windows", Scheme: "Balanced", SchemeGUID: "381b4222-f694-41f0-9685-ff5bb260df2e"}
 	for _, tc := range []struct {
 		name        string
 		h           result.Host
@@ -28,21 +28,31 @@ func TestHostFindings(t *testing.T) {
 		perTrip     time.Duration
 		words, nots []string
 	}{
-		{name: "both ends cost", h: result.Host{Queries: 5000, Here: side(result.WakeupCosts, 20*time.Microsecond, "cpu_dma_latency 0", haltpoll),
-			Agent: side(result.WakeupCosts, 25*time.Microsecond, "idle-priority spinning threads", win)},
+		{name: "both ends cost", h: result.Host{Queries: 5000, Here: side(result.WakeupCosts, 20*time.Microsecond, result.HowLatencyRequest, haltpoll),
+			Agent: side(result.WakeupCosts, 25*time.Microsecond, result.HowSpinners, win)},
 			want: "host.cpu_wakeups", perTrip: 45 * time.Microsecond,
 			words: []string{"45.0 µs to each round trip", "0.23 s more", "tuned-adm profile latency-performance", "powercfg /setactive SCHEME_MIN", "KVM"}},
-		{name: "one machine, both ends", h: result.Host{Queries: 1000, SameHost: true, Here: side(result.WakeupCosts, 20*time.Microsecond, "cpu_dma_latency 0", haltpoll)},
+		{name: "one machine, both ends", h: result.Host{Queries: 1000, SameHost: true, Here: side(result.WakeupCosts, 20*time.Microsecond, result.HowLatencyRequest, haltpoll)},
 			want: "host.cpu_wakeups", perTrip: 40 * time.Microsecond, words: []string{"wake twice"}},
-		{name: "no cpuidle driver", h: result.Host{Queries: 5000, Here: side(result.WakeupCosts, 20*time.Microsecond, "idle-priority spinning threads", &result.Power{IdleDriver: "none"})},
+		{name: "no cpuidle driver", h: result.Host{Queries: 5000, Here: side(result.WakeupCosts, 20*time.Microsecond, result.HowSpinners, &result.Power{OS: "linux", IdleDriver: "none"})},
 			want: "host.cpu_wakeups", perTrip: 20 * time.Microsecond, words: []string{"idle=poll", "no agent was asked"}, nots: []string{"tuned-adm"}},
-		{name: "free at both", h: result.Host{Queries: 5000, Here: side(result.WakeupFree, 0, "cpu_dma_latency 0", haltpoll), Agent: side(result.WakeupFree, 0, "cpu_dma_latency 0", haltpoll)},
+		// Not root: measured with spinners, yet the driver honours the
+		// request: the tuned profile is the fix, not idle=poll.
+		{name: "a driver, not root", h: result.Host{Queries: 5000, Here: side(result.WakeupCosts, 20*time.Microsecond, result.HowSpinners, haltpoll)},
+			want: "host.cpu_wakeups", perTrip: 20 * time.Microsecond, words: []string{"tuned-adm profile latency-performance", "narrows was not root"}, nots: []string{"idle=poll"}},
+		// Windows whose plan could not be read (Wine): still the power
+		// plan's words, never Linux's.
+		{name: "windows, plan unread", h: result.Host{Queries: 5000, Here: side(result.WakeupCosts, 20*time.Microsecond, result.HowSpinners, &result.Power{OS: "windows"})},
+			want: "host.cpu_wakeups", perTrip: 20 * time.Microsecond, words: []string{"powercfg /setactive SCHEME_MIN", "power plan not known"}, nots: []string{"idle=poll", "tuned"}},
+		{name: "free at both", h: result.Host{Queries: 5000, Here: side(result.WakeupFree, 0, result.HowLatencyRequest, haltpoll), Agent: side(result.WakeupFree, 0, result.HowLatencyRequest, haltpoll)},
 			want: "host.cpu_wakeups_none"},
-		{name: "free here, unjudged there", h: result.Host{Queries: 5000, Here: side(result.WakeupFree, 0, "cpu_dma_latency 0", haltpoll), Agent: side(result.WakeupUnjudged, 0, "", nil)},
+		{name: "free here, unjudged there", h: result.Host{Queries: 5000, Here: side(result.WakeupFree, 0, result.HowLatencyRequest, haltpoll), Agent: side(result.WakeupUnjudged, 0, "", nil)},
 			want: "host.cpu_wakeups_unjudged", words: []string{"agent's host", "neither clearly above"}},
-		{name: "an old agent", h: result.Host{Queries: 5000, Here: side(result.WakeupFree, 0, "cpu_dma_latency 0", haltpoll), AgentMissing: "the agent (narrows 0.1) does not run host experiments: upgrade it"},
+		{name: "could not run here", h: result.Host{Queries: 5000, Here: &result.HostSide{Wakeup: &result.Wakeup{Verdict: result.WakeupUnjudged, Cannot: "one CPU only"}}},
+			want: "host.cpu_wakeups_unjudged", words: []string{"one CPU only"}},
+		{name: "an old agent", h: result.Host{Queries: 5000, Here: side(result.WakeupFree, 0, result.HowLatencyRequest, haltpoll), AgentMissing: "the agent (narrows 0.1) does not run host experiments: upgrade it"},
 			want: "host.cpu_wakeups_unjudged", words: []string{"upgrade it"}},
-		{name: "costs here, unjudged there", h: result.Host{Queries: 5000, Here: side(result.WakeupCosts, 20*time.Microsecond, "cpu_dma_latency 0", haltpoll), Agent: side(result.WakeupUnjudged, 0, "", nil)},
+		{name: "costs here, unjudged there", h: result.Host{Queries: 5000, Here: side(result.WakeupCosts, 20*time.Microsecond, result.HowLatencyRequest, haltpoll), Agent: side(result.WakeupUnjudged, 0, "", nil)},
 			want: "host.cpu_wakeups,host.cpu_wakeups_unjudged", perTrip: 20 * time.Microsecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,8 +2,10 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"time"
 
+	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/probe"
 	"github.com/narrows/narrows/internal/probe/wakeup"
 	"github.com/narrows/narrows/internal/result"
@@ -17,9 +19,16 @@ import (
 // spinning threads) is let go at the end of each block, and with the
 // process whatever ends it.
 
-// checkHost refuses nothing the agent's other limits do not: its
-// duration is the budget, bounded by --max-duration at admission.
-func (s *Server) checkHost(wire.TestSpec) error { return nil }
+// checkHost refuses a budget shorter than the experiment's fewest pairs
+// of blocks (it would run past it, and be cut off unjudged); the longest
+// is --max-duration's, at admission.
+func (s *Server) checkHost(spec wire.TestSpec) error {
+	if least := (wakeup.Config{}).MinDuration(); spec.Duration < least {
+		return fmt.Errorf("host: a budget of %s: the experiment needs at least %s (four pairs of blocks, as is and awake): ask for %s or more",
+			metric.FlagDuration(spec.Duration), metric.FlagDuration(least), metric.FlagDuration(least))
+	}
+	return nil
+}
 
 func (s *Server) openHost(spec wire.TestSpec) (farTest, *wire.RemoteError) {
 	return &hostTest{s: s, spec: spec}, nil

@@ -14,6 +14,7 @@ import (
 	"github.com/narrows/narrows/internal/errext"
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/sysinfo"
 	"github.com/narrows/narrows/internal/untrusted"
 	"github.com/narrows/narrows/internal/wire"
 )
@@ -65,6 +66,10 @@ func (s *Session) PeerIP() string {
 	}
 	return ""
 }
+
+// SameHost says the agent answered on this machine (sysinfo.SameHost of
+// the control connection).
+func (s *Session) SameHost() bool { return sysinfo.SameHost(s.conn.LocalAddr(), s.conn.RemoteAddr()) }
 
 // Runs says whether the agent runs far-side tests of this kind: an agent
 // from before that kind announces nothing of it.

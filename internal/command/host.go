@@ -1,10 +1,10 @@
 package command
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"time"
 
 	"github.com/narrows/narrows/internal/client"
@@ -32,7 +32,7 @@ type Host struct {
 
 // MinHostDuration is the shortest budget: the experiment's fewest pairs
 // of blocks (wakeup.Config's defaults: four pairs of 8.25 s).
-const MinHostDuration = 34 * time.Second
+var MinHostDuration = wakeup.Config{}.MinDuration()
 
 // DefaultHost is host with the flags' defaults: 40 s a machine, its
 // arithmetic for 5,000 queries.
@@ -43,8 +43,8 @@ func DefaultHost(agent *client.Options) Host {
 // Run runs the experiments.
 func (c Host) Run(ctx context.Context, env Env) (*result.Report, error) {
 	if c.Duration < MinHostDuration {
-		return nil, errext.Userf(nil, "--duration %s: the experiment needs at least %s (four pairs of blocks, as is and awake)",
-			metric.FlagDuration(c.Duration), metric.FlagDuration(MinHostDuration))
+		return nil, errext.Userf(nil, "--duration %s: the experiment needs at least %s (four pairs of blocks, as is and awake): use --duration %s or more",
+			metric.FlagDuration(c.Duration), metric.FlagDuration(MinHostDuration), metric.FlagDuration(MinHostDuration))
 	}
 	var rep *result.Report
 	var sess *client.Session
@@ -65,7 +65,7 @@ func (c Host) Run(ctx context.Context, env Env) (*result.Report, error) {
 	rep.Host = h
 	where := "this host"
 	if sess != nil {
-		h.SameHost = sameHost(sess.PeerIP())
+		h.SameHost = sess.SameHost()
 		if !h.SameHost {
 			where = "this host, then the agent's at " + c.Agent.Addr
 		}
@@ -80,7 +80,7 @@ func (c Host) Run(ctx context.Context, env Env) (*result.Report, error) {
 	}
 	if sess != nil && !h.SameHost {
 		if !sess.Runs(wire.KindHost) {
-			h.AgentMissing = fmt.Sprintf("the agent (narrows %s) does not run host experiments: upgrade it", cmpOr(sess.Software, "of an older release"))
+			h.AgentMissing = fmt.Sprintf("the agent (narrows %s) does not run host experiments: upgrade it", cmp.Or(sess.Software, "of an older release"))
 		} else {
 			env.note("the same experiment on the agent's host")
 			spec := wire.TestSpec{Kind: wire.KindHost, Duration: c.Duration, Interval: time.Second}
@@ -134,32 +134,3 @@ func agentSide(s *result.HostSide) error {
 // maxAgentBlocks is more blocks than the longest test an agent allows
 // (24 h) could run at three a second.
 const maxAgentBlocks = 3 * 24 * 3600
-
-// sameHost says whether ip is one of this host's own addresses (a
-// loopback agent is this machine).
-func sameHost(ip string) bool {
-	a := net.ParseIP(ip)
-	if a == nil {
-		return false
-	}
-	if a.IsLoopback() {
-		return true
-	}
-	addrs, err := net.InterfaceAddrs()
-	if err != nil {
-		return false
-	}
-	for _, x := range addrs {
-		if n, ok := x.(*net.IPNet); ok && n.IP.Equal(a) {
-			return true
-		}
-	}
-	return false
-}
-
-func cmpOr(s, or string) string {
-	if s == "" {
-		return or
-	}
-	return s
-}

@@ -26,6 +26,11 @@ type HostSide struct {
 // Power is what decides how deeply an idle CPU sleeps and how fast it
 // wakes, as the OS tells it (empty where it does not).
 type Power struct {
+	// OS is the host's (linux, windows, darwin): what to change follows
+	// it, whatever else could be read.
+	OS string `json:"os"`
+	// Missing says what could not be read, and why.
+	Missing []string `json:"missing,omitempty"`
 	// Hypervisor is the virtual machine's host ("KVM", "Hyper-V", "VMware",
 	// "Xen"), "" on bare metal or where it cannot be told.
 	Hypervisor string `json:"hypervisor,omitempty"`
@@ -80,9 +85,19 @@ type Wakeup struct {
 	PerWakeMargin Seconds `json:"per_wake_margin_seconds"`
 	// Verdict is WakeupCosts, WakeupFree or WakeupUnjudged.
 	Verdict string `json:"verdict"`
-	// Why is what decided an unjudged verdict, in words.
+	// Why is what left a run that ran unjudged (its difference within
+	// noise, or an interruption), in words; Cannot says it of one that
+	// could not run.
 	Why string `json:"why,omitempty"`
 }
+
+// How the CPUs were kept awake, in Wakeup.How: the advice follows it
+// (the request works where tuned's profile would; spinning is what only
+// idle=poll gives every program).
+const (
+	HowLatencyRequest = "cpu_dma_latency 0"
+	HowSpinners       = "idle-priority spinning threads"
+)
 
 // WakeupBlock is one block: its kind, round trips and their mean.
 type WakeupBlock struct {

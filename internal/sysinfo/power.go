@@ -1,6 +1,7 @@
 package sysinfo
 
 import (
+	"runtime"
 	"strings"
 
 	"github.com/narrows/narrows/internal/result"
@@ -11,7 +12,11 @@ import (
 // driver, governor and states, cpufreq's governor, the haltpoll driver's
 // parameters and the CPU latency requests held now; Windows' active power
 // scheme. Empty fields are what the OS does not tell.
-func ReadPower() *result.Power { return readPower() }
+func ReadPower() *result.Power {
+	p := readPower()
+	p.OS = runtime.GOOS
+	return p
+}
 
 // hypervisorOf names a virtual machine's host from the firmware's vendor
 // and product names (Linux's DMI, Windows' BIOS keys): "" when they name

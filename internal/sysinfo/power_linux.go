@@ -3,8 +3,6 @@
 package sysinfo
 
 import (
-	"encoding/binary"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -12,16 +10,9 @@ import (
 	"github.com/narrows/narrows/internal/result"
 )
 
-const cpuidleDir = "/sys/devices/system/cpu/cpuidle"
-
 func readPower() *result.Power {
 	p := &result.Power{Hypervisor: hypervisor()}
-	p.IdleDriver = readTrim(filepath.Join(cpuidleDir, "current_driver"))
-	if p.IdleDriver == "" {
-		if _, err := os.Stat(cpuidleDir); err == nil {
-			p.IdleDriver = "none"
-		}
-	}
+	p.IdleDriver = CPUIdleDriver()
 	p.IdleGovernor = readTrim(filepath.Join(cpuidleDir, "current_governor"))
 	if p.IdleGovernor == "" {
 		p.IdleGovernor = readTrim(filepath.Join(cpuidleDir, "current_governor_ro"))
@@ -42,18 +33,10 @@ func readPower() *result.Power {
 			p.HaltPoll[filepath.Base(f)] = readTrim(f)
 		}
 	}
-	// Reading the request file gives the value every CPU is held to now
-	// (2,000,000,000 µs: no request); only root may open it.
-	if f, err := os.Open("/dev/cpu_dma_latency"); err == nil {
-		var b [4]byte
-		if n, _ := f.Read(b[:]); n == 4 {
-			v := int64(int32(binary.NativeEndian.Uint32(b[:])))
-			if v >= 2_000_000_000 {
-				v = -1
-			}
-			p.LatencyRequestMicros = &v
-		}
-		f.Close()
+	if v, ok := CPULatencyHeld(); ok {
+		p.LatencyRequestMicros = &v
+	} else {
+		p.Missing = append(p.Missing, "the CPU latency requests held: "+CPULatencyDev+" is root's to read")
 	}
 	return p
 }
@@ -83,12 +66,4 @@ func hypervisor() string {
 		return "unknown"
 	}
 	return ""
-}
-
-func readTrim(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(b))
 }

@@ -37,6 +37,8 @@ func readPower() *result.Power {
 	if g, err := activeScheme(); err == nil {
 		p.SchemeGUID = guidString(g)
 		p.Scheme = schemeName(g)
+	} else {
+		p.Missing = append(p.Missing, "power plan: "+err.Error())
 	}
 	return p
 }

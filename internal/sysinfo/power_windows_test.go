@@ -4,6 +4,7 @@ package sysinfo
 
 import (
 	"regexp"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/windows"
@@ -28,8 +29,8 @@ func TestReadPower(t *testing.T) {
 	g, err := activeScheme()
 	if err != nil {
 		t.Logf("PowerGetActiveScheme failed here: %v", err)
-		if p.Scheme != "" || p.SchemeGUID != "" {
-			t.Errorf("scheme %q, GUID %q when PowerGetActiveScheme fails; want both empty", p.Scheme, p.SchemeGUID)
+		if p.Scheme != "" || p.SchemeGUID != "" || len(p.Missing) != 1 || !strings.Contains(p.Missing[0], "power plan") {
+			t.Errorf("scheme %q, GUID %q, missing %q when PowerGetActiveScheme fails; want both empty and the plan said missing", p.Scheme, p.SchemeGUID, p.Missing)
 		}
 		return
 	}

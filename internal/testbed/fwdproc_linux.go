@@ -18,6 +18,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/narrows/narrows/internal/sysinfo"
 )
 
 // The forwarders run in a process of their own: this one's executable
@@ -287,12 +289,12 @@ func forwarderMain() error {
 	var awake string
 	if cfg.LetCPUsSleep {
 		awake = "testbed: no CPU latency request held, as asked (LetCPUsSleep)"
-	} else if fd, err := holdCPULatency(); err != nil {
-		awake = fmt.Sprintf("testbed: CPU latency request (%s) not held: %v", cpuLatencyDev, err)
+	} else if release, err := sysinfo.HoldCPULatency(); err != nil {
+		awake = fmt.Sprintf("testbed: CPU latency request (%s) not held: %v", sysinfo.CPULatencyDev, err)
 	} else {
-		defer unix.Close(fd)
-		if err := cpuidleGoverned(); err != nil {
-			awake = fmt.Sprintf("testbed: the CPU latency request keeps no CPU awake here: %v", err)
+		defer release()
+		if !sysinfo.CPUIdleGoverned() {
+			awake = fmt.Sprintf("testbed: the CPU latency request keeps no CPU awake here: no cpuidle driver (%q)", sysinfo.CPUIdleDriver())
 		}
 	}
 	addForwarderPs(2)

@@ -3,13 +3,7 @@
 package testbed
 
 import (
-	"encoding/binary"
-	"fmt"
-	"os"
 	"runtime"
-	"strings"
-
-	"golang.org/x/sys/unix"
 )
 
 // The forwarder process (fwdproc_linux.go) holds two things that keep its
@@ -39,47 +33,15 @@ import (
 // instead of halting while a line exists; the request goes with the
 // forwarder process (the kernel drops it when the file closes).
 
-// cpuLatencyDev is the kernel's CPU latency (PM QoS) request file.
-const cpuLatencyDev = "/dev/cpu_dma_latency"
-
-// cpuidleDriverFile names the cpuidle driver in use. Only a cpuidle
-// governor reads the latency request: with no driver ("none", as on some
+// The request is sysinfo's (HoldCPULatency), as narrows host holds it.
+// Only a cpuidle governor reads it: with no driver ("none", as on some
 // VMs of this project's kind, whose kernel has haltpoll built in but does
 // not register it) an idle CPU simply halts. There, a 1 ms ppoll sleep
 // woke 38–45 µs late at the median and 91–146 µs at p99 with the request
 // held and without it alike (1,500 sleeps each way, twice, the machine
 // near idle).
-const cpuidleDriverFile = "/sys/devices/system/cpu/cpuidle/current_driver"
-
-// cpuidleGoverned says why a CPU latency request cannot keep an idle CPU
-// from halting here, or nil if a cpuidle driver would honour it.
-func cpuidleGoverned() error {
-	b, err := os.ReadFile(cpuidleDriverFile)
-	if err != nil {
-		return fmt.Errorf("no cpuidle driver: %v", err)
-	}
-	if d := strings.TrimSpace(string(b)); d == "" || d == "none" {
-		return fmt.Errorf("no cpuidle driver (%s: %q)", cpuidleDriverFile, d)
-	}
-	return nil
-}
 
 // addForwarderPs gives the process one more P for each of n forwarder
 // threads. The forwarder process runs its two for its whole life, so
 // nothing is ever given back.
 func addForwarderPs(n int) { runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + n) }
-
-// holdCPULatency asks the kernel to keep every CPU's wake-up latency at
-// 0 µs for as long as the returned file stays open (closing it, or the
-// process's end, withdraws the request).
-func holdCPULatency() (int, error) {
-	fd, err := unix.Open(cpuLatencyDev, unix.O_WRONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return -1, err
-	}
-	if _, err := unix.Write(fd, binary.NativeEndian.AppendUint32(nil, 0)); err != nil {
-		unix.Close(fd)
-		return -1, err
-	}
-	return fd, nil
-}

@@ -1,6 +1,7 @@
 package dbtest
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -179,27 +180,20 @@ func TestPingMariaDBBesideSlap(t *testing.T) {
 	})
 }
 
-// slapSeconds is mariadb-slap's timing line.
-var slapSeconds = regexp.MustCompile(`Average number of seconds to run all queries: ([0-9.]+) seconds`)
-
 // slap runs n SELECT 1 through mariadb-slap in one connection against the
 // source and returns its queries per second and the cores others used.
 func slap(t *testing.T, n int) (float64, float64) {
 	t.Helper()
-	cmd := exec.Command("mariadb-slap", "--no-defaults", "--protocol=tcp", "-h127.0.0.1", "-P"+strconv.Itoa(maria.Source.Port),
-		"-unarrows", "--create-schema=narrows", "--no-drop", "--concurrency=1", "--iterations=1",
-		"--number-of-queries="+strconv.Itoa(n), "--query=SELECT 1")
-	cmd.Env = append(os.Environ(), "MYSQL_PWD="+dbserver.NarrowsPassword)
-	var out strings.Builder
+	cmd := itest.Slap(context.Background(), maria.Source.Port, n)
+	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	other, err := otherCores(cmd, maria.Source.Pid())
-	m := slapSeconds.FindStringSubmatch(out.String())
-	if err != nil || m == nil {
+	if err != nil {
 		t.Fatalf("mariadb-slap: %v\n%s", err, out.String())
 	}
-	secs, _ := strconv.ParseFloat(m[1], 64)
-	if secs <= 0 {
-		t.Fatalf("mariadb-slap ran %d queries in %v s:\n%s", n, secs, out.String())
+	secs, err := itest.SlapSeconds(out.Bytes())
+	if err != nil {
+		t.Fatal(err)
 	}
 	return float64(n) / secs, other
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/result"
 )
 
@@ -19,8 +18,8 @@ func hostSummary(b *strings.Builder, h *result.Host) {
 		w := s.Wakeup
 		asis, awake, per := "-", "-", "-"
 		if w.AsIs > 0 {
-			asis, awake = micros(w.AsIs), micros(w.Awake)
-			per = fmt.Sprintf("%s ± %s", micros(w.PerWake), micros(w.PerWakeMargin))
+			asis, awake = dur(w.AsIs), dur(w.Awake)
+			per = fmt.Sprintf("%s ± %s", dur(w.PerWake), dur(w.PerWakeMargin))
 		}
 		fmt.Fprintf(b, "%-18s %-10s %14s %14s %18s  %s\n", name, w.Verdict, asis, awake, per, powerWords(w, s.Power))
 	}
@@ -34,8 +33,6 @@ func hostSummary(b *strings.Builder, h *result.Host) {
 		}
 	}
 }
-
-func micros(s result.Seconds) string { return metric.FormatDuration(s.D()) }
 
 // powerWords are one machine's way of keeping CPUs awake and the settings
 // that decide how deeply they sleep.

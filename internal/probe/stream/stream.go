@@ -114,12 +114,8 @@ func (e *endpoint) tcp() *sysinfo.TCPInfo {
 // loopback address, or the machine's own address at both ends): nothing
 // crosses a network. ipv6 says its packets carry the 40-byte IPv6 header.
 func sameHost(c net.Conn) (same, ipv6 bool) {
-	local, ok1 := c.LocalAddr().(*net.TCPAddr)
-	remote, ok2 := c.RemoteAddr().(*net.TCPAddr)
-	if !ok1 || !ok2 {
-		return false, false
-	}
-	return remote.IP.IsLoopback() || remote.IP.Equal(local.IP), remote.IP.To4() == nil
+	remote, ok := c.RemoteAddr().(*net.TCPAddr)
+	return sysinfo.SameHost(c.LocalAddr(), c.RemoteAddr()), ok && remote.IP.To4() == nil
 }
 
 // buffers are both ends' TCP buffer maxima: this host's, and the agent's

@@ -18,14 +18,6 @@ func blocks(pairs [][2]float64) []result.WakeupBlock {
 	return b
 }
 
-func diffsOf(pairs [][2]float64) []float64 {
-	var d []float64
-	for _, p := range pairs {
-		d = append(d, (p[0]-p[1])/1e6)
-	}
-	return d
-}
-
 // TestJudge holds the verdict to what the pairs show: a real difference
 // above the floor costs, one shown within the floor is free, and one the
 // pairs cannot place either way is unjudged, whatever its mean.
@@ -44,7 +36,7 @@ func TestJudge(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := &result.Wakeup{Blocks: blocks(tc.pairs)}
-			judge(res, diffsOf(tc.pairs))
+			judge(res)
 			if res.Verdict != tc.want {
 				t.Errorf("verdict %s, want %s (per wake %v ± %v, floor %v)", res.Verdict, tc.want, res.PerWake.D(), res.PerWakeMargin.D(), floor(res))
 			}

@@ -1,5 +1,3 @@
-//go:build linux || windows
-
 package wakeup
 
 import (
@@ -11,12 +9,15 @@ import (
 )
 
 // end is one end of the loopback connection, blocking in the kernel (the
-// OS's files make them: raw system calls on Linux, Winsock calls without
-// an OVERLAPPED on Windows), with a receive timeout of 2 s.
+// OS's files make them: netio's blocking connection on Linux, Winsock
+// calls without an OVERLAPPED on Windows), with a receive timeout of 2 s.
 type end interface {
 	// recv reads what has arrived; idle is a receive that timed out.
 	recv(b []byte) (n int, idle bool, err error)
 	sendAll(b []byte) error
+	// close shuts the connection (the other end reads its end) and frees
+	// it; it is called when no call of this end's thread is under way.
+	close()
 }
 
 // recvFull reads all of b from e.
@@ -45,8 +46,6 @@ func recvFull(e end, b []byte) error {
 // heartbeats, a client's session) must still find one.
 type threads struct {
 	client, echo end
-	shut         func() // ends the echo's reads (the client's end shut)
-	closeEnds    func()
 	req          chan runReq
 	done         chan struct{}
 	clientDone   chan struct{}
@@ -66,12 +65,24 @@ type runRes struct {
 	err  error
 }
 
-// startThreads starts the pair on the first two CPUs of set.
-func startThreads(set []int, client, echo end, shut, closeEnds func()) (pair, error) {
-	p := &threads{client: client, echo: echo, shut: shut, closeEnds: closeEnds, req: make(chan runReq),
-		done: make(chan struct{}), clientDone: make(chan struct{}), echoDone: make(chan struct{})}
+// newPair starts the pair on the first two CPUs this process may use,
+// over the loopback connection the OS's file opens (after the pair's two
+// Ps are added: netio gives a raw place only where a P is spare).
+func newPair() (*threads, error) {
+	set, err := cpus()
+	if err != nil {
+		return nil, err
+	}
+	if len(set) < 2 {
+		return nil, errOneCPU
+	}
+	p := &threads{req: make(chan runReq), done: make(chan struct{}), clientDone: make(chan struct{}), echoDone: make(chan struct{})}
 	p.procs = runtime.GOMAXPROCS(0)
 	runtime.GOMAXPROCS(p.procs + 2)
+	if p.client, p.echo, err = loopback(); err != nil {
+		runtime.GOMAXPROCS(p.procs)
+		return nil, err
+	}
 	ready := make(chan error, 2)
 	go p.echoLoop(set[1], ready)
 	go p.clientLoop(set[0], ready)
@@ -154,6 +165,7 @@ func (p *threads) clientLoop(cpu int, ready chan<- error) {
 	}
 }
 
+// run makes round trips for d and says how many, in how long.
 func (p *threads) run(ctx context.Context, d time.Duration) (int64, time.Duration, error) {
 	out := make(chan runRes, 1)
 	select {
@@ -165,14 +177,17 @@ func (p *threads) run(ctx context.Context, d time.Duration) (int64, time.Duratio
 	return r.n, r.took, r.err
 }
 
-// close ends both threads (the echo's sees the client's end shut, or at
-// worst its next receive timeout) before the ends close, so no call is
-// left on a closed descriptor.
+// errOneCPU: the experiment needs two CPUs.
+var errOneCPU = errors.New("one CPU only: the two threads would take turns on it, and it would never idle; run narrows where it may use two CPUs (its affinity, a container's cpuset)")
+
+// close ends both threads, the client's first (it waits for a request,
+// in no call), then the echo's, which reads the client's end shut (or at
+// worst its next receive timeout), so no call is left on a closed end.
 func (p *threads) close() {
 	close(p.done)
-	p.shut()
-	<-p.echoDone
 	<-p.clientDone
-	p.closeEnds()
+	p.client.close()
+	<-p.echoDone
+	p.echo.close()
 	runtime.GOMAXPROCS(p.procs)
 }

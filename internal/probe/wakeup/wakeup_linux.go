@@ -3,40 +3,36 @@
 package wakeup
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"os"
-	"strings"
 	"sync"
-	"syscall"
-	"unsafe"
+	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/narrows/narrows/internal/netio"
+	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/sysinfo"
 )
 
-// cpuLatencyDev is the kernel's CPU latency (PM QoS) request file: while
-// a process holds it open with 0 written, a cpuidle governor picks only
-// states of exit latency 0 (polling), as tuned's latency-performance
-// profile and cyclictest hold it. Only root may open it.
-const cpuLatencyDev = "/dev/cpu_dma_latency"
-
-// holdWay is how this process keeps CPUs awake: the latency request where
-// a cpuidle driver reads it and this process may write it, else
-// idle-priority spinning threads (what the kernel's idle=poll would do,
-// and the way that needs no privilege).
+// holdWay is how this process keeps CPUs awake: a CPU latency request
+// of 0 (sysinfo.HoldCPULatency) where a cpuidle driver reads it and this
+// process may write it, else idle-priority spinning threads (what the
+// kernel's idle=poll would do, and the way that needs no privilege).
 var holdWay = sync.OnceValues(func() (string, error) {
-	drv, _ := os.ReadFile("/sys/devices/system/cpu/cpuidle/current_driver")
-	if d := strings.TrimSpace(string(drv)); d != "" && d != "none" {
-		if fd, err := unix.Open(cpuLatencyDev, unix.O_WRONLY|unix.O_CLOEXEC, 0); err == nil {
-			unix.Close(fd)
-			return HowLatencyRequest, nil
+	if sysinfo.CPUIdleGoverned() {
+		if release, err := sysinfo.HoldCPULatency(); err == nil {
+			release()
+			return result.HowLatencyRequest, nil
 		}
 	}
-	if len(cpus()) < 2 {
-		return "", errors.New("one CPU only")
+	if set, err := cpus(); err != nil || len(set) < 2 {
+		return "", errors.Join(err, errOneCPU)
 	}
-	return HowSpinners, nil
+	return result.HowSpinners, nil
 })
 
 func canHold() (string, error) { return holdWay() }
@@ -47,18 +43,14 @@ func hold() (release func(), err error) {
 	if err != nil {
 		return nil, err
 	}
-	if how == HowLatencyRequest {
-		fd, err := unix.Open(cpuLatencyDev, unix.O_WRONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := unix.Write(fd, binary.NativeEndian.AppendUint32(nil, 0)); err != nil {
-			unix.Close(fd)
-			return nil, err
-		}
-		return func() { unix.Close(fd) }, nil
+	if how == result.HowLatencyRequest {
+		return sysinfo.HoldCPULatency()
 	}
-	return spin(cpus(), idleOn)
+	set, err := cpus()
+	if err != nil {
+		return nil, err
+	}
+	return spin(set, idleOn)
 }
 
 // idleOn pins the calling thread to cpu at SCHED_IDLE, for spin.
@@ -70,10 +62,10 @@ func idleOn(cpu int) error {
 }
 
 // cpus are the CPUs this process may run on.
-func cpus() []int {
+func cpus() ([]int, error) {
 	var s unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &s); err != nil {
-		return nil
+		return nil, fmt.Errorf("the process's CPUs: %w", err)
 	}
 	var out []int
 	for c := 0; c < 1024 && len(out) < s.Count(); c++ {
@@ -81,7 +73,7 @@ func cpus() []int {
 			out = append(out, c)
 		}
 	}
-	return out
+	return out, nil
 }
 
 func pin(cpu int) error {
@@ -90,88 +82,57 @@ func pin(cpu int) error {
 	return unix.SchedSetaffinity(0, &s)
 }
 
-func newPair() (pair, error) {
-	set := cpus()
-	if len(set) < 2 {
-		return nil, errors.New("one CPU only: the two threads would take turns on it, and it would never idle")
-	}
-	l, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+// loopback is a TCP connection over 127.0.0.1, both ends netio's
+// blocking connections: raw calls that keep their P, as netio's loops
+// and db ping's sessions make them. With Go's ordinary calls the
+// runtime's monitor and its spare threads woke to take the P back at
+// every wait, and the blocks as is measured 13 to 76 µs a round trip by
+// turns, where the same threads' calls made raw measured 50-53.
+func loopback() (client, echo end, err error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, err
+		return nil, nil, fmt.Errorf("loopback: %w", err)
 	}
-	defer syscall.Close(l)
-	if err := syscall.Bind(l, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
-		return nil, fmt.Errorf("loopback: %w", err)
-	}
-	if err := syscall.Listen(l, 1); err != nil {
-		return nil, err
-	}
-	sa, err := syscall.Getsockname(l)
+	defer l.Close()
+	c, err := net.Dial("tcp", l.Addr().String())
 	if err != nil {
-		return nil, err
+		return nil, nil, fmt.Errorf("loopback: %w", err)
 	}
-	c, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	e, err := l.Accept()
 	if err != nil {
-		return nil, err
+		c.Close()
+		return nil, nil, fmt.Errorf("loopback: %w", err)
 	}
-	if err := syscall.Connect(c, sa); err != nil {
-		syscall.Close(c)
-		return nil, fmt.Errorf("loopback: %w", err)
+	var bc, be net.Conn
+	if bc, err = netio.Blocking(c); err == nil {
+		be, err = netio.Blocking(e)
 	}
-	e, _, err := syscall.Accept4(l, syscall.SOCK_CLOEXEC)
 	if err != nil {
-		syscall.Close(c)
-		return nil, err
+		c.Close()
+		e.Close()
+		return nil, nil, fmt.Errorf("loopback: %w", err)
 	}
-	tv := syscall.Timeval{Sec: 2}
-	for _, fd := range []int{c, e} {
-		syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1)      //nolint:errcheck
-		syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv) //nolint:errcheck
-	}
-	shut := func() { syscall.Shutdown(c, syscall.SHUT_RDWR) } //nolint:errcheck
-	closeEnds := func() { syscall.Close(c); syscall.Close(e) }
-	return startThreads(set, rawEnd(c), rawEnd(e), shut, closeEnds)
+	return connEnd{bc}, connEnd{be}, nil
 }
 
-// rawEnd is a blocking socket called without telling Go's runtime (the
-// thread keeps its P through the call), as netio's raw loops do: with
-// Go's ordinary calls, the runtime's monitor and its spare threads woke
-// to take the P back at every wait, and the blocks as is measured 13 to
-// 76 µs a round trip by turns, where the same threads' calls made raw
-// measured 50-53.
-type rawEnd int
+// connEnd is a blocking net.Conn as an end.
+type connEnd struct{ net.Conn }
 
-func rawIO(trap uintptr, fd int, b []byte) (int, error) {
-	r, _, e := syscall.RawSyscall(trap, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
-	if e != 0 {
-		return int(r), e
+func (c connEnd) recv(b []byte) (int, bool, error) {
+	c.SetReadDeadline(time.Now().Add(2 * time.Second)) //nolint:errcheck // netio's deadlines cannot fail
+	n, err := c.Read(b)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return 0, true, nil
 	}
-	return int(r), nil
+	if err == io.EOF {
+		return 0, false, nil
+	}
+	return n, false, err
 }
 
-func (fd rawEnd) recv(b []byte) (int, bool, error) {
-	for {
-		n, err := rawIO(syscall.SYS_READ, int(fd), b)
-		switch err {
-		case syscall.EINTR:
-			continue
-		case syscall.EAGAIN:
-			return 0, true, nil
-		}
-		return n, false, err
-	}
+func (c connEnd) sendAll(b []byte) error {
+	_, err := c.Write(b)
+	return err
 }
 
-func (fd rawEnd) sendAll(b []byte) error {
-	for len(b) > 0 {
-		n, err := rawIO(syscall.SYS_WRITE, int(fd), b)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		b = b[n:]
-	}
-	return nil
-}
+func (c connEnd) close() { c.Conn.Close() }

@@ -2,15 +2,12 @@
 
 package wakeup
 
-import (
-	"context"
-	"time"
-)
-
 func canHold() (string, error) { return "", ErrUnsupported }
 
 func hold() (func(), error) { return nil, ErrUnsupported }
 
-func newPair() (pair, error) { return nil, ErrUnsupported }
+func cpus() ([]int, error) { return nil, ErrUnsupported }
 
-var _ = func(context.Context, time.Duration) {}
+func pin(int) error { return ErrUnsupported }
+
+func loopback() (client, echo end, err error) { return nil, nil, ErrUnsupported }

@@ -10,6 +10,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/windows"
+
+	"github.com/narrows/narrows/internal/result"
 )
 
 // x/sys/windows has no wrappers for these, and its Accept is a stub.
@@ -35,9 +37,9 @@ func canHold() (string, error) {
 		return "", err
 	}
 	if len(set) < 2 {
-		return "", errors.New("one CPU only")
+		return "", errOneCPU
 	}
-	return HowSpinners, nil
+	return result.HowSpinners, nil
 }
 
 func hold() (release func(), err error) {
@@ -128,7 +130,15 @@ func accept(l windows.Handle) (windows.Handle, error) {
 
 // loopback is a TCP connection over 127.0.0.1: the client's end and the
 // echo's, each with no delay and a receive timeout of 2 s.
-func loopback() (client, echo windows.Handle, err error) {
+func loopback() (client, echo end, err error) {
+	c, e, err := loopbackSockets()
+	if err != nil {
+		return nil, nil, err
+	}
+	return wsaEnd(c), wsaEnd(e), nil
+}
+
+func loopbackSockets() (client, echo windows.Handle, err error) {
 	if err := wsaStartup(); err != nil {
 		return 0, 0, fmt.Errorf("winsock: %w", err)
 	}
@@ -168,26 +178,6 @@ func loopback() (client, echo windows.Handle, err error) {
 	return c, e, nil
 }
 
-func newPair() (pair, error) {
-	set, err := cpus()
-	if err != nil {
-		return nil, err
-	}
-	if len(set) < 2 {
-		return nil, errors.New("one CPU only: the two threads would take turns on it, and it would never idle")
-	}
-	c, e, err := loopback()
-	if err != nil {
-		return nil, err
-	}
-	shut := func() { windows.Shutdown(c, windows.SHUT_RDWR) } //nolint:errcheck
-	closeEnds := func() {
-		windows.Closesocket(c) //nolint:errcheck
-		windows.Closesocket(e) //nolint:errcheck
-	}
-	return startThreads(set, wsaEnd(c), wsaEnd(e), shut, closeEnds)
-}
-
 // wsaEnd is a socket called with WSARecv and WSASend and no OVERLAPPED:
 // blocking in the kernel, never through Go's netpoller.
 type wsaEnd windows.Handle
@@ -212,4 +202,9 @@ func (s wsaEnd) sendAll(b []byte) error {
 		b = b[n:]
 	}
 	return nil
+}
+
+func (s wsaEnd) close() {
+	windows.Shutdown(windows.Handle(s), windows.SHUT_RDWR) //nolint:errcheck
+	windows.Closesocket(windows.Handle(s))                 //nolint:errcheck
 }

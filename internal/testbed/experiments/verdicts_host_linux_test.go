@@ -4,7 +4,6 @@ package experiments
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/narrows/narrows/internal/itest"
 	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/sysinfo"
 	"github.com/narrows/narrows/internal/testbed"
 	"github.com/narrows/narrows/internal/testbed/dbserver"
 	"github.com/narrows/narrows/internal/testenv"
@@ -53,7 +53,7 @@ var hostScenarios = []Scenario{
 				// judged here.
 				c.Excuse("host.cpu_wakeups", fmt.Sprintf("pgbench gains %.1f µs a transaction with the CPUs kept awake, within the floor: waking costs nothing here", gain*1e6))
 				c.Excuse("host.cpu_wakeups_none", "the truth here is the other way")
-				c.Expect("narrows says waking costs nothing, as pgbench shows", c.Said("host.cpu_wakeups_none") && !c.Said("host.cpu_wakeups"), strings.Join(codesOf(rep), " "))
+				c.Expect("narrows says waking costs nothing, as pgbench shows", c.Said("host.cpu_wakeups_none") && !c.Said("host.cpu_wakeups"), codes(rep))
 				return
 			}
 			f := finding(rep, "host.cpu_wakeups")
@@ -85,7 +85,7 @@ var hostScenarios = []Scenario{
 			// host/wakeups-as-is measures it (each end's experiment alone
 			// is 34 s of the machine to itself).
 			rep := c.Narrows(nil, "host", "--duration", "50s")
-			if p := rep.Host.Here.Power; p.LatencyRequestMicros != nil && keptAwakeBy() == "a CPU latency request of 0" {
+			if p := rep.Host.Here.Power; p.LatencyRequestMicros != nil && sysinfo.CPUIdleGoverned() {
 				c.Expect("the evidence shows the request held", *p.LatencyRequestMicros == 0, fmt.Sprintf("latency_request_us %d", *p.LatencyRequestMicros))
 			}
 		},
@@ -183,16 +183,15 @@ func slapAwake(c *Case, m *dbserver.MariaDB) (asis, awake float64) {
 	run := func(n int) float64 {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, "mariadb-slap", "--no-defaults", "--protocol=tcp", "-h127.0.0.1", "-P"+strconv.Itoa(m.Source.Port),
-			"-unarrows", "--create-schema=narrows", "--no-drop", "--concurrency=1", "--iterations=1",
-			"--number-of-queries="+strconv.Itoa(n), "--query=SELECT 1")
-		cmd.Env = append(os.Environ(), "MYSQL_PWD="+dbserver.NarrowsPassword)
+		cmd := itest.Slap(ctx, m.Source.Port, n)
 		out, err := cmd.CombinedOutput()
-		mm := slapSeconds.FindSubmatch(out)
-		if err != nil || mm == nil {
+		if err != nil {
 			c.T.Fatalf("mariadb-slap: %v\n%s", err, out)
 		}
-		secs, _ := strconv.ParseFloat(string(mm[1]), 64)
+		secs, err := itest.SlapSeconds(out)
+		if err != nil {
+			c.T.Fatal(err)
+		}
 		return secs / float64(n)
 	}
 	const rounds = 3
@@ -206,9 +205,6 @@ func slapAwake(c *Case, m *dbserver.MariaDB) (asis, awake float64) {
 	}
 	return asis, awake
 }
-
-// slapSeconds is mariadb-slap's timing line.
-var slapSeconds = regexp.MustCompile(`Average number of seconds to run all queries: ([0-9.]+) seconds`)
 
 var progressLat = regexp.MustCompile(`progress: [0-9.]+ s, [0-9.]+ tps, lat ([0-9.]+) ms`)
 
@@ -226,7 +222,7 @@ func progressLatencies(out string) []float64 {
 // keptAwakeBy is how keepAwake keeps the CPUs awake here, as narrows host
 // would: the request where a cpuidle driver reads it, else spinning.
 func keptAwakeBy() string {
-	if d, _ := os.ReadFile("/sys/devices/system/cpu/cpuidle/current_driver"); len(strings.TrimSpace(string(d))) > 0 && strings.TrimSpace(string(d)) != "none" {
+	if sysinfo.CPUIdleGoverned() {
 		return "a CPU latency request of 0"
 	}
 	return "spinning idle-priority processes"
@@ -235,15 +231,12 @@ func keptAwakeBy() string {
 // keepAwake keeps every CPU awake until release, the way narrows host
 // does on this machine (keptAwakeBy), from outside narrows.
 func keepAwake(c *Case) (release func()) {
-	if keptAwakeBy() == "a CPU latency request of 0" {
-		fd, err := unix.Open("/dev/cpu_dma_latency", unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	if sysinfo.CPUIdleGoverned() {
+		release, err := sysinfo.HoldCPULatency()
 		if err != nil {
 			c.T.Fatalf("holding the CPU latency request: %v", err)
 		}
-		if _, err := unix.Write(fd, binary.NativeEndian.AppendUint32(nil, 0)); err != nil {
-			c.T.Fatal(err)
-		}
-		return func() { unix.Close(fd) }
+		return release
 	}
 	var procs []*exec.Cmd
 	var set unix.CPUSet
@@ -274,12 +267,4 @@ func finding(rep *result.Report, code string) *result.Finding {
 		}
 	}
 	return nil
-}
-
-func codesOf(rep *result.Report) []string {
-	var out []string
-	for _, f := range rep.Findings {
-		out = append(out, f.Code)
-	}
-	return out
 }
