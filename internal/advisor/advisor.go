@@ -56,6 +56,15 @@ const (
 	// bound was not held by its losses: a sender that paces past random
 	// loss (BBR), or losses it caused itself at the link's rate.
 	MathisSlack = 3.0
+	// CoreHeld: a core busy this share of a run (idle under 3% of it:
+	// /proc/stat counts in 10 ms ticks) had nothing left to give.
+	CoreHeld = 0.97
+	// CorePacket: the share of such a core's time in packet work (softirq
+	// or DPCs, and interrupts) past which the packets' own handling, not
+	// a thread of the program, is what filled it. An unshaped veth stream
+	// with its two ends and its receive steered onto one core spent 0.45
+	// (offloads on) to 0.73 (off, 1500-byte packets) of it there.
+	CorePacket = 0.25
 	// Headroom: N streams carrying this much more than one means one
 	// stream cannot fill the link.
 	Headroom = 1.3
@@ -178,6 +187,7 @@ const (
 	causePerStream = "per_stream" // nothing in its own figures, yet N streams carried more
 	causeLink      = "link"
 	causeHost      = "host" // same as link, with no network between the ends
+	causeCore      = "core" // a core at an end was full, much of it packet work
 	causeUnknown   = "unknown"
 )
 
@@ -200,6 +210,34 @@ type reading struct {
 	// fullWindow: rate × RTT reached the peer's window (a paced sender
 	// keeps it full without stalling on it).
 	fullWindow bool
+	// held are the ends whose busiest core was full, much of it packets.
+	held []heldCore
+}
+
+// heldCore is one end's full core.
+type heldCore struct {
+	end  string // "this host" or "the agent"
+	role string // "sending" or "receiving"
+	load *result.CoreLoad
+}
+
+// fullCores are the ends whose busiest core had no time left over the
+// run, CorePacket of it or more handling packets.
+func fullCores(run result.StreamRun) []heldCore {
+	if run.Cores == nil {
+		return nil
+	}
+	send, recv := "sending", "receiving"
+	if run.Direction == "reverse" {
+		send, recv = recv, send
+	}
+	var out []heldCore
+	for _, e := range []heldCore{{"this host", send, run.Cores.Local}, {"the agent", recv, run.Cores.Remote}} {
+		if l := e.load; l != nil && l.Busy >= CoreHeld && l.Packet() >= CorePacket {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 func read(run result.StreamRun, s *result.Stream) reading {
@@ -233,6 +271,10 @@ func read(run result.StreamRun, s *result.Stream) reading {
 		// busy machine). A --window asked for is a window: that case
 		// reads on.
 		rd.cause = causeHost
+	case len(fullCores(run)) > 0:
+		// Before a thread's share: a core handling packets is full
+		// whichever of its work a process is charged for.
+		rd.cause, rd.held = causeCore, fullCores(run)
 	case run.CPU.Available && rd.cpuPct >= CPUBound:
 		rd.cause = causeCPU
 	case t == nil:
@@ -400,6 +442,8 @@ func (rd *reading) limit() result.Finding {
 			f.Detail = "One stream is one thread at each end, so one core sets its rate here; the agent is on this machine, so no network was crossed."
 		}
 		return f
+	case causeCore:
+		return rd.coreFinding()
 	case causeUnknown:
 		return result.Finding{Code: "stream.limit_unknown", Severity: "info",
 			Summary: "What limits this stream cannot be told on this platform: TCP_INFO is not available.",
@@ -501,6 +545,7 @@ func (rd *reading) comparison() result.Finding {
 			causeLoss:      "each stream backs off at its own losses, so several recover faster together",
 			causePerStream: "something caps each connection (above)",
 			causeHost:      "this machine has cores that one stream's two threads do not use",
+			causeCore:      "one stream's packets are handled on one core, and more streams' on more",
 		}[rd.cause]
 		if why == "" {
 			why = "what holds one stream back is not the link"
@@ -514,7 +559,7 @@ func (rd *reading) comparison() result.Finding {
 	switch {
 	case rd.sameHost:
 		f.Detail = "On one machine its CPUs are the limit, for one stream or many; this says nothing about a network."
-	case rd.cause == causeCPU:
+	case rd.cause == causeCPU || rd.cause == causeCore:
 		f.Detail = "The machines' CPUs are the limit, for one stream or many: a faster link would not help."
 	default:
 		f.Detail = "One stream already gets nearly all the link gives: the link (or a shaper on it) is the limit for replication too."
@@ -595,4 +640,44 @@ func tail(code, what string, l result.Latency, detail string) (result.Finding, b
 			what, metric.FormatDuration(l.P99.D()), ratio, metric.FormatDuration(l.P50.D())),
 		Detail: detail,
 		Values: map[string]float64{"p99_to_p50_ratio": ratio}}, true
+}
+
+// coreFinding says which core held the stream, at which end, split.
+func (rd *reading) coreFinding() result.Finding {
+	held := rd.held
+	if len(held) == 2 && sameCore(held[0].load, held[1].load) {
+		// Two namespaces or containers of one machine: one core, said once.
+		held = []heldCore{{end: "this host and at the agent", role: "both ends' figures alike: one machine, it seems", load: held[1].load}}
+	}
+	var where []string
+	for _, h := range held {
+		l := h.load
+		w := fmt.Sprintf("core %d at %s (%s) was busy %.0f%% of the run, %.0f%% of it in %s (%.0f%% system, %.0f%% user",
+			l.Core, h.end, h.role, 100*l.Busy, 100*l.Packet(), l.PacketWork(), 100*l.System, 100*l.User)
+		if l.Steal >= 0.05 {
+			w += fmt.Sprintf(", %.0f%% taken by the hypervisor", 100*l.Steal)
+		}
+		w += fmt.Sprintf("; its other cores %.0f%% busy on average)", 100*l.OthersBusy)
+		where = append(where, w)
+	}
+	first := held[0].load
+	f := result.Finding{Code: "stream.packet_core_limited", Severity: "warning",
+		Summary: fmt.Sprintf("Core-limited: %s: that core, not the link, set this stream's %s.", strings.Join(where, "; "), metric.FormatBitRate(rd.run.Throughput)),
+		Detail: "One stream's packets are handled on one core at a time, whatever the NIC's queues: a flow hashes to one receive queue, whose interrupt and the protocol work after it land on one CPU, " +
+			"and a replica's log is one stream. A faster link would not raise this rate. What lightens that core: larger packets where the path carries them (jumbo frames), " +
+			"the NIC's offloads on (receive GRO/LRO, send TSO/GSO: ethtool -k on Linux, the adapter's Large Send and Receive Segment Coalescing on Windows), " +
+			"interrupt coalescing, the protocol work steered to another core (RPS/RFS on Linux, RSS on Windows), the database's busiest threads kept off it, and a faster core. " +
+			"How much each gives cannot be told from these counters: the core's packet work is the sending and the receiving both; change one and measure again.",
+		Values: map[string]float64{"core": float64(first.Core), "core_busy_share": first.Busy, "core_packet_share": first.Packet()}}
+	if rd.cmp != nil {
+		f.Detail = rd.ratioNote() + ". " + f.Detail
+	}
+	return f
+}
+
+// sameCore: two ends' busiest cores read alike, the one core of one
+// machine counted twice over nearly the same seconds.
+func sameCore(a, b *result.CoreLoad) bool {
+	return a.OS == b.OS && a.Cores == b.Cores && a.Core == b.Core &&
+		math.Abs(a.Busy-b.Busy) < 0.02 && math.Abs(a.Packet()-b.Packet()) < 0.02 && math.Abs(a.System-b.System) < 0.02
 }

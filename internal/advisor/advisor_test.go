@@ -13,6 +13,12 @@ func run(tp float64, cpuLocal, cpuRemote float64, tcp *result.TCPSummary) result
 		CPU: result.CPU{Local: cpuLocal, Remote: cpuRemote, Available: true}, TCP: tcp}
 }
 
+// withCores gives a run each end's busiest core.
+func withCores(r result.StreamRun, local, remote *result.CoreLoad) result.StreamRun {
+	r.Cores = &result.Cores{Local: local, Remote: remote}
+	return r
+}
+
 func codes(fs []result.Finding) string {
 	var c []string
 	for _, f := range fs {
@@ -55,6 +61,26 @@ func TestStreamVerdicts(t *testing.T) {
 			return r
 		}(), "stream.link_limited", "filled the path"},
 		{"link, on a Windows that gives no stall times (TCP_INFO_v0)", run(190e6, 10, 8, &result.TCPSummary{RTT: rtt, StallsUnknown: true}), "stream.link_limited", "stall times not reported by the sender's system"},
+		{"a full core at the agent, most of it packets", withCores(run(7.3e9, 30, 40, &result.TCPSummary{RTT: rtt}), nil,
+			&result.CoreLoad{OS: "linux", Cores: 2, Core: 0, Busy: 1, User: 0.01, System: 0.26, SoftIRQ: 0.73, OthersBusy: 0.03}),
+			"stream.packet_core_limited", "core 0 at the agent (receiving) was busy 100% of the run, 73% of it in softirq and interrupts (26% system, 1% user; its other cores 3% busy on average)"},
+		{"a full core here, on Windows, even with a thread at 95%", withCores(run(9e9, 95, 40, &result.TCPSummary{RTT: rtt}),
+			&result.CoreLoad{OS: "windows", Cores: 8, Core: 3, Busy: 0.99, User: 0.2, System: 0.4, SoftIRQ: 0.3, IRQ: 0.09, OthersBusy: 0.1}, nil),
+			"stream.packet_core_limited", "core 3 at this host (sending) was busy 99% of the run, 39% of it in DPCs and interrupts"},
+		{"one machine's core at both ends, said once", withCores(run(7.3e9, 30, 40, &result.TCPSummary{RTT: rtt}),
+			&result.CoreLoad{OS: "linux", Cores: 2, Core: 0, Busy: 1, User: 0.01, System: 0.27, SoftIRQ: 0.72, OthersBusy: 0.03},
+			&result.CoreLoad{OS: "linux", Cores: 2, Core: 0, Busy: 1, User: 0.01, System: 0.26, SoftIRQ: 0.73, OthersBusy: 0.03}),
+			"stream.packet_core_limited", "Core-limited: core 0 at this host and at the agent (both ends' figures alike: one machine, it seems) was busy 100% of the run, 73% of it"},
+		{"two machines' cores, each said", withCores(run(7.3e9, 30, 40, &result.TCPSummary{RTT: rtt}),
+			&result.CoreLoad{OS: "linux", Cores: 2, Core: 0, Busy: 0.98, System: 0.6, SoftIRQ: 0.38},
+			&result.CoreLoad{OS: "linux", Cores: 16, Core: 5, Busy: 1, System: 0.27, SoftIRQ: 0.73}),
+			"stream.packet_core_limited", "core 0 at this host (sending) was busy 98% of the run, 38% of it in softirq and interrupts (60% system, 0% user; its other cores 0% busy on average); core 5 at the agent (receiving)"},
+		{"a full core of user work (another program): not the packets", withCores(run(190e6, 10, 8, &result.TCPSummary{RTT: rtt, RetransRatio: 0.002}), nil,
+			&result.CoreLoad{OS: "linux", Cores: 2, Core: 1, Busy: 1, User: 0.97, System: 0.02, SoftIRQ: 0.01}),
+			"stream.link_limited", "filled the path"},
+		{"packet work on a core with room left: not held", withCores(run(190e6, 10, 8, &result.TCPSummary{RTT: rtt, RetransRatio: 0.002}),
+			&result.CoreLoad{OS: "linux", Cores: 2, Core: 1, Busy: 0.9, System: 0.2, SoftIRQ: 0.7}, nil),
+			"stream.link_limited", "filled the path"},
 		{"window on TCP_INFO_v0: the full window still tells", run(26e6, 5, 5, &result.TCPSummary{RTT: rtt, BDPBytes: 80000, SndWndBytes: 81920, StallsUnknown: true}), "stream.window_limited", "reached the peer's window"},
 	}
 	for _, c := range cases {

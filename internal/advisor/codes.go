@@ -23,6 +23,7 @@ var Codes = []Code{
 	// net stream
 	{"stream.single_stream_capacity", "what one stream carried, the figure replication can count on"},
 	{"stream.cpu_limited", "one core at one end was saturated: CPU, not the network, set the stream's rate"},
+	{"stream.packet_core_limited", "one core at an end had no idle time in the run, much of it handling packets (softirq, DPCs): that core, not the link, set the stream's rate"},
 	{"stream.limit_unknown", "the platform gives no TCP_INFO: what limited the stream cannot be told"},
 	{"stream.window_limited", "the receive window or send buffer held the stream below the path (window ÷ RTT)"},
 	{"stream.loss_limited", "loss on the path held the stream down: retransmits through the steady state, not only slow start's, at a rate a loss-held sender can reach, and N streams faster"},

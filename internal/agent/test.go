@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/narrows/narrows/internal/netio"
+	"github.com/narrows/narrows/internal/result"
 	"github.com/narrows/narrows/internal/sysinfo"
 	"github.com/narrows/narrows/internal/wire"
 )
@@ -84,6 +85,12 @@ func (s *Server) runTest(ctx context.Context, ctl net.Conn, spec wire.TestSpec, 
 	defer cancel()
 	start := time.Now()
 	cpu0, cpuErr := sysinfo.CPUTime()
+	// A stream's packet work lands on a core of this machine: its
+	// busiest core over the test, split (the client reads its own).
+	coreLoad := func() *result.CoreLoad { return nil }
+	if spec.Kind == wire.KindStream {
+		coreLoad = sysinfo.CoreLoadSince()
+	}
 	var stopSources atomic.Bool
 	sourceTimer := time.AfterFunc(spec.Duration, func() { stopSources.Store(true) })
 	defer sourceTimer.Stop()
@@ -172,6 +179,7 @@ loop:
 		c, _ := sysinfo.CPUTime()
 		done.CPU = c - cpu0
 	}
+	done.Cores = coreLoad()
 	ctl.SetDeadline(time.Now().Add(s.cfg.DataTimeout))
 	free()
 	if err := wire.WriteFrame(ctl, wire.TDone, done); err != nil {

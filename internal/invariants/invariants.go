@@ -275,7 +275,7 @@ var contradictions = func() [][2]string {
 		}
 	}
 	// One stream has one limit (advisor.read picks one cause per run).
-	exclusive("stream.cpu_limited", "stream.window_limited", "stream.loss_limited", "stream.per_stream_limited",
+	exclusive("stream.cpu_limited", "stream.packet_core_limited", "stream.window_limited", "stream.loss_limited", "stream.per_stream_limited",
 		"stream.host_limited", "stream.link_limited", "stream.limit_unknown")
 	// A path under load either keeps its round trips, grows a tail, or
 	// queues.

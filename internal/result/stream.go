@@ -1,5 +1,7 @@
 package result
 
+import "fmt"
+
 // Stream is the summary of `narrows net stream`.
 type Stream struct {
 	Config StreamConfig `json:"config"`
@@ -78,6 +80,9 @@ type StreamRun struct {
 	TCPUnavailable string `json:"tcp_unavailable,omitempty"`
 
 	CPU CPU `json:"cpu"`
+	// Cores is how each end's cores spent the run, from the system's own
+	// per-CPU counters (nil where the end cannot read them).
+	Cores *Cores `json:"cores,omitempty"`
 	// Stopped says why the run ended early, if it did.
 	Stopped string `json:"stopped,omitempty"`
 }
@@ -133,6 +138,84 @@ type CPU struct {
 	LocalLimitCores     float64 `json:"local_cpu_limit_cores,omitempty"`
 	LocalThrottledShare float64 `json:"local_cpu_throttled_share,omitempty"`
 }
+
+// Cores is each end's busiest core over a run (Local this end's, Remote
+// the agent's); RemoteMissing says why the agent's is absent.
+type Cores struct {
+	Local         *CoreLoad `json:"local,omitempty"`
+	Remote        *CoreLoad `json:"remote,omitempty"`
+	RemoteMissing string    `json:"remote_missing,omitempty"`
+}
+
+// CoreLoad is how one machine's cores spent a run, as its system counts
+// per CPU (Linux /proc/stat; Windows' processor performance counters):
+// the whole machine's, whatever else it ran. It names the busiest core,
+// split, because a stream's packets are handled on one core at a time
+// (one flow hashes to one receive queue, whose interrupt, and the
+// protocol work after it, land on one CPU): that core, not the link, can
+// be what sets one stream's rate. Shares are of that core's time over
+// the run, 0..1.
+type CoreLoad struct {
+	OS    string `json:"os"`    // linux or windows: what packet work is called
+	Cores int    `json:"cores"` // CPUs the system counted
+	Core  int    `json:"busiest_core"`
+	// Busy is its share not idle (nor waiting on I/O).
+	Busy   float64 `json:"busy_share"`
+	User   float64 `json:"user_share"`
+	System float64 `json:"system_share"`
+	// IRQ is hardware interrupts; SoftIRQ is the work they defer (Linux's
+	// softirqs, Windows' DPCs): receiving and sending packets, mostly.
+	IRQ     float64 `json:"irq_share"`
+	SoftIRQ float64 `json:"softirq_share"`
+	// Steal is time a hypervisor ran something else while this virtual
+	// CPU wanted to run.
+	Steal float64 `json:"steal_share"`
+	// OthersBusy is the other cores' mean busy share.
+	OthersBusy float64 `json:"others_busy_share"`
+}
+
+// Packet is the share of the core's time spent on packets: interrupts
+// and the work they defer.
+func (c *CoreLoad) Packet() float64 { return c.IRQ + c.SoftIRQ }
+
+// PacketWork names that work as the core's system does.
+func (c *CoreLoad) PacketWork() string {
+	if c.OS == "windows" {
+		return "DPCs and interrupts"
+	}
+	return "softirq and interrupts"
+}
+
+// Check refuses a load no machine could have given (an agent's is
+// untrusted): shares outside 0..1 or summing past the whole, a core
+// outside the count, more cores than any machine has.
+func (c *CoreLoad) Check() error {
+	shares := []float64{c.Busy, c.User, c.System, c.IRQ, c.SoftIRQ, c.Steal, c.OthersBusy}
+	sum := 0.0
+	for _, s := range shares {
+		if !(s >= 0 && s <= 1) { // NaN fails too
+			return fmt.Errorf("a core's share of %g is outside 0..1", s)
+		}
+	}
+	for _, s := range shares[1:6] {
+		sum += s
+	}
+	switch {
+	case sum > c.Busy+0.01:
+		return fmt.Errorf("the core's parts (%.3f) add to more than its busy share (%.3f)", sum, c.Busy)
+	case c.Cores < 1 || c.Cores > MaxCores:
+		return fmt.Errorf("%d cores: a machine has 1 to %d", c.Cores, MaxCores)
+	case c.Core < 0 || c.Core >= c.Cores:
+		return fmt.Errorf("core %d of %d", c.Core, c.Cores)
+	case c.OS != "linux" && c.OS != "windows":
+		return fmt.Errorf("cores counted by %.16q, which narrows does not read", c.OS)
+	}
+	return nil
+}
+
+// MaxCores bounds the CPUs a machine reports (Windows' and Linux's own
+// limits are 2,048 and 8,192).
+const MaxCores = 8192
 
 // Comparison sets the single stream against N parallel streams.
 type Comparison struct {

@@ -358,6 +358,9 @@ type Done struct {
 	Commit *result.Commit `json:"commit,omitempty"`
 	// Host is a host test's result: the agent's machine.
 	Host *result.HostSide `json:"host,omitempty"`
+	// Cores is how the agent's machine's cores spent a stream test (its
+	// busiest core, split): the receiving end's packet work shows there.
+	Cores *result.CoreLoad `json:"cores,omitempty"`
 }
 
 // MaxSlots is the most data connections one test can have: the agent's
@@ -372,7 +375,9 @@ func maxSlots() int {
 	fill(reflect.ValueOf(&one).Elem())
 	sample, err1 := json.Marshal(one)
 	// Done is the larger envelope; the empty slice's "[]" stands for its brackets.
-	env := Done{Elapsed: math.MaxInt64, CPU: math.MaxInt64, Reason: string(make([]byte, 256)), Slots: []SlotSample{}}
+	cores := &result.CoreLoad{OS: "windows", Cores: math.MaxInt64, Core: math.MaxInt64, Busy: -math.MaxFloat64, User: -math.MaxFloat64, System: -math.MaxFloat64,
+		IRQ: -math.MaxFloat64, SoftIRQ: -math.MaxFloat64, Steal: -math.MaxFloat64, OthersBusy: -math.MaxFloat64}
+	env := Done{Elapsed: math.MaxInt64, CPU: math.MaxInt64, Reason: string(make([]byte, 256)), Slots: []SlotSample{}, Cores: cores}
 	rest, err2 := json.Marshal(env)
 	if err1 != nil || err2 != nil {
 		panic("wire: cannot size a report")

@@ -17,6 +17,7 @@ import (
 	"github.com/narrows/narrows/internal/probe"
 	"github.com/narrows/narrows/internal/result"
 	"github.com/narrows/narrows/internal/sysinfo"
+	"github.com/narrows/narrows/internal/untrusted"
 	"github.com/narrows/narrows/internal/wire"
 )
 
@@ -158,6 +159,7 @@ func runPhase(ctx context.Context, s *client.Session, cfg Config, phase string, 
 	start := time.Now()
 	cpu0, cpuErr := sysinfo.CPUTime()
 	cpuLimit := sysinfo.CPULimitSince()
+	coreLoad := sysinfo.CoreLoadSince()
 	// stop ends the senders at the duration; halt ends everything.
 	var stop, halt atomic.Bool
 	stopTimer := time.AfterFunc(cfg.Duration, func() { stop.Store(true) })
@@ -253,7 +255,11 @@ func runPhase(ctx context.Context, s *client.Session, cfg Config, phase string, 
 		}
 		cpu.LocalLimitCores, cpu.LocalThrottledShare = cpuLimit()
 	}
+	cores := readCores(coreLoad(), done)
 	runs := acc.summary(done, cpu)
+	for i := range runs {
+		runs[i].Cores = cores
+	}
 	reason := ""
 	switch {
 	case interrupted.Load():
@@ -307,4 +313,22 @@ func loop(e *endpoint, block []byte, batch int, stop, halt *atomic.Bool) error {
 	buf := make([]byte, wire.SinkBuffer(int64(len(block))))
 	e.sock.ReadBatch(batch)
 	return e.sock.Run(func(c netio.Conn) error { return netio.Receive(c, buf, halt, &e.count, idleLimit) })
+}
+
+// readCores is both ends' busiest cores over the run: this end's read
+// here, the agent's as it sent them, left out (saying why) where they
+// could not be true.
+func readCores(local *result.CoreLoad, done *wire.Done) *result.Cores {
+	c := &result.Cores{Local: local}
+	if done != nil && done.Cores != nil {
+		if err := done.Cores.Check(); err != nil {
+			c.RemoteMissing = "the agent's cores left out: " + untrusted.Text(err.Error())
+		} else {
+			c.Remote = done.Cores
+		}
+	}
+	if c.Local == nil && c.Remote == nil && c.RemoteMissing == "" {
+		return nil
+	}
+	return c
 }

@@ -4,7 +4,6 @@ package experiments
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -228,29 +227,14 @@ func iperf3Control(t *testing.T, l *testbed.DelayLine, window string, duration t
 		return " - |"
 	}
 	defer srv.Wait() //nolint:errcheck
-	var out []byte
-	var err error
-	for range 20 { // until the server listens
-		out, err = l.A.Command(ctx, "iperf3", "-c", l.B.Addr.String(), "-p", "5201", "-w", window,
-			"-t", strconv.Itoa(int(duration.Seconds())), "-J").Output()
-		if err == nil || !strings.Contains(string(out), "refused") {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	var r struct {
-		End struct {
-			SumReceived struct {
-				BitsPerSecond float64 `json:"bits_per_second"`
-			} `json:"sum_received"`
-		} `json:"end"`
-	}
-	if jerr := json.Unmarshal(out, &r); err != nil || jerr != nil {
+	out, err := iperf3Client(ctx, l.A, "iperf3", "-c", l.B.Addr.String(), "-p", "5201", "-w", window,
+		"-t", strconv.Itoa(int(duration.Seconds())), "-J")
+	bps, jerr := iperf3Received(out)
+	if err != nil || jerr != nil {
 		t.Logf("iperf3 control failed: %v %v", err, jerr)
 		srv.Process.Kill() //nolint:errcheck
 		return " - |"
 	}
-	bps := r.End.SumReceived.BitsPerSecond
 	t.Logf("control: iperf3 -w %s: %.2f Mbit/s = %.3f of window/RTT (nominal)", window, bps/1e6, bps/expected)
 	return fmt.Sprintf(" %.2f (%.3f) |", bps/1e6, bps/expected)
 }

@@ -1,0 +1,48 @@
+package stream
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/untrusted"
+	"github.com/narrows/narrows/internal/wire"
+)
+
+// TestReadCores: the agent's busiest core is kept when a machine could
+// have given it, and otherwise left out with one printable line saying
+// why; this end's is kept as read.
+func TestReadCores(t *testing.T) {
+	good := result.CoreLoad{OS: "linux", Cores: 4, Core: 2, Busy: 0.99, User: 0.1, System: 0.2, SoftIRQ: 0.6, IRQ: 0.05, OthersBusy: 0.2}
+	here := &result.CoreLoad{OS: "linux", Cores: 2, Busy: 0.5, User: 0.5}
+	c := readCores(here, &wire.Done{Cores: &good})
+	if c == nil || c.Local != here || c.Remote == nil || *c.Remote != good || c.RemoteMissing != "" {
+		t.Fatalf("a true load: %+v", c)
+	}
+	if readCores(nil, &wire.Done{}) != nil {
+		t.Error("neither end's cores, and still a Cores")
+	}
+	bad := map[string]func(l *result.CoreLoad){
+		"a share past 1":                 func(l *result.CoreLoad) { l.SoftIRQ = 2 },
+		"NaN":                            func(l *result.CoreLoad) { l.Busy = math.NaN() },
+		"a negative share":               func(l *result.CoreLoad) { l.User = -0.1 },
+		"parts past the busy":            func(l *result.CoreLoad) { l.Busy = 0.5 },
+		"a core past the count":          func(l *result.CoreLoad) { l.Core = 4 },
+		"no cores":                       func(l *result.CoreLoad) { l.Cores = 0 },
+		"a billion cores":                func(l *result.CoreLoad) { l.Cores = 1e9 },
+		"an OS with a terminal's escape": func(l *result.CoreLoad) { l.OS = "linux\x1b]0;pwned\x07" + strings.Repeat("x", 10000) },
+	}
+	for name, spoil := range bad {
+		l := good
+		spoil(&l)
+		c := readCores(nil, &wire.Done{Cores: &l})
+		if c == nil || c.Remote != nil || c.RemoteMissing == "" {
+			t.Errorf("%s: kept (%+v)", name, c)
+			continue
+		}
+		if untrusted.Text(c.RemoteMissing) != c.RemoteMissing || len(c.RemoteMissing) > 200 {
+			t.Errorf("%s: %q is not one short printable line", name, c.RemoteMissing)
+		}
+	}
+}

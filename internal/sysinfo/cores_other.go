@@ -1,0 +1,12 @@
+//go:build !linux && !windows
+
+package sysinfo
+
+import (
+	"errors"
+	"runtime"
+)
+
+func coreTimes() ([]CoreTime, error) {
+	return nil, errors.New("per-core times are read on Linux and Windows, not " + runtime.GOOS)
+}

@@ -1,0 +1,91 @@
+package sysinfo
+
+import (
+	"runtime"
+	"testing"
+	"time"
+)
+
+// TestCoreTimes reads the machine's cores, keeps one busy for a while on
+// this thread, and reads them again: the busiest core was busy, and its
+// parts add up to its busy share.
+func TestCoreTimes(t *testing.T) {
+	if runtime.GOOS != "linux" && runtime.GOOS != "windows" {
+		if _, err := CoreTimes(); err == nil {
+			t.Fatal("per-core times read on", runtime.GOOS)
+		}
+		return
+	}
+	first, err := CoreTimes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first) < 1 || len(first) != runtime.NumCPU() && runtime.GOOS == "linux" && !affinityLimited() {
+		t.Fatalf("%d cores read, %d CPUs in the machine", len(first), runtime.NumCPU())
+	}
+	load := CoreLoadSince()
+	runtime.LockOSThread()
+	for end := time.Now().Add(300 * time.Millisecond); time.Now().Before(end); {
+	}
+	runtime.UnlockOSThread()
+	l := load()
+	if l == nil {
+		t.Fatal("no load between two readings")
+	}
+	t.Logf("%+v", *l)
+	if err := l.Check(); err != nil {
+		t.Fatal(err)
+	}
+	// A thread spun 300 ms on one core at a time: some core was busy
+	// for most of it (the scheduler may move it once or twice).
+	if l.Busy < 0.5 {
+		t.Errorf("the busiest core was busy %.2f of 300 ms while this thread spun", l.Busy)
+	}
+	if l.User < 0.3 {
+		t.Errorf("the busiest core spent %.2f in user time while this thread spun in user code", l.User)
+	}
+}
+
+// affinityLimited: this process may not run on every CPU (a cpuset), so
+// NumCPU counts fewer than the system lists.
+func affinityLimited() bool {
+	c, _ := coreTimes()
+	return runtime.NumCPU() < len(c)
+}
+
+func TestCoreLoadBetween(t *testing.T) {
+	ms := time.Millisecond
+	before := []CoreTime{{User: 100 * ms, Idle: 900 * ms}, {User: 10 * ms, Idle: 10 * ms}}
+	after := []CoreTime{
+		{User: 150 * ms, Idle: 1850 * ms}, // 1 s: 5% busy
+		{User: 110 * ms, System: 250 * ms, SoftIRQ: 590 * ms, IRQ: 40 * ms, Idle: 20 * ms, Steal: 10 * ms}, // 1 s: 99% busy
+	}
+	l := CoreLoadBetween(before, after, "linux")
+	if l == nil {
+		t.Fatal("nil")
+	}
+	want := func(name string, got, w float64) {
+		if d := got - w; d > 1e-9 || d < -1e-9 {
+			t.Errorf("%s %.4f, want %.4f", name, got, w)
+		}
+	}
+	if l.Core != 1 || l.Cores != 2 {
+		t.Errorf("core %d of %d, want 1 of 2", l.Core, l.Cores)
+	}
+	want("busy", l.Busy, 0.99)
+	want("user", l.User, 0.1)
+	want("system", l.System, 0.25)
+	want("softirq", l.SoftIRQ, 0.59)
+	want("irq", l.IRQ, 0.04)
+	want("steal", l.Steal, 0.01)
+	want("others", l.OthersBusy, 0.05)
+	if err := l.Check(); err != nil {
+		t.Error(err)
+	}
+	if CoreLoadBetween(before, after[:1], "linux") != nil {
+		t.Error("a CPU came or went, and a load was still given")
+	}
+	if CoreLoadBetween(after, before, "linux") != nil {
+		t.Error("counters went back, and a load was still given")
+	}
+}
