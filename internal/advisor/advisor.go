@@ -12,6 +12,7 @@ import (
 
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/untrusted"
 )
 
 // Thresholds behind the stream verdicts.
@@ -73,7 +74,7 @@ const (
 // Advise returns the findings for a report, most important first.
 func Advise(r *result.Report) []result.Finding {
 	var out []result.Finding
-	if advise := adviser(r.Part()); advise != nil {
+	if advise := adviser(r.Part(), r.Facts, r.AgentFacts); advise != nil {
 		out = advise()
 	}
 	if out == nil {
@@ -85,10 +86,11 @@ func Advise(r *result.Report) []result.Finding {
 // adviser is what gives one part's findings, nil for a kind the advisor
 // does not know (TestAdviseEveryPart holds it to result.Parts: a kind
 // with no case here is a test failure, not a report without findings).
-func adviser(p result.Part) func() []result.Finding {
+// here and agent are the report's facts of its two ends.
+func adviser(p result.Part, here, agent *result.Facts) func() []result.Finding {
 	switch p := p.(type) {
 	case *result.Stream:
-		return func() []result.Finding { return stream(p) }
+		return func() []result.Finding { return stream(p, here, agent) }
 	case *result.RR:
 		return func() []result.Finding { return rr(p) }
 	case *result.Commit:
@@ -127,7 +129,9 @@ func adviser(p result.Part) func() []result.Finding {
 
 func mbps(bitsPerSecond float64) string { return metric.FormatByteRate(bitsPerSecond / 8) }
 
-func stream(s *result.Stream) []result.Finding {
+// stream advises a stream; here and agent are the ends' facts (the
+// interfaces the run's traffic used, their offloads), nil when not read.
+func stream(s *result.Stream, here, agent *result.Facts) []result.Finding {
 	var out []result.Finding
 	var compared *reading
 	for _, run := range s.Runs {
@@ -135,6 +139,9 @@ func stream(s *result.Stream) []result.Finding {
 			continue
 		}
 		rd := read(run, s)
+		for i := range rd.held {
+			rd.held[i].facts = map[string]*result.Facts{"this host": here, "the agent": agent}[rd.held[i].end]
+		}
 		if c := s.Comparison; c != nil && c.Direction == run.Direction {
 			compared = &rd
 		}
@@ -216,9 +223,37 @@ type reading struct {
 
 // heldCore is one end's full core.
 type heldCore struct {
-	end  string // "this host" or "the agent"
-	role string // "sending" or "receiving"
-	load *result.CoreLoad
+	end   string // "this host" or "the agent"
+	role  string // "sending" or "receiving"
+	load  *result.CoreLoad
+	facts *result.Facts // the end's, nil when not read
+}
+
+// offloadsOff names the offloads of the end's interfaces that its role
+// uses and that are off: a sender's segmentation (tso, gso), a
+// receiver's coalescing of segments (gro), each making the core handle
+// every packet at the MTU's size: "va: tso, gso".
+func (h heldCore) offloadsOff() []string {
+	if h.facts == nil {
+		return nil
+	}
+	uses := []string{"gro"}
+	if h.role == "sending" {
+		uses = []string{"tso", "gso"}
+	}
+	var out []string
+	for _, n := range h.facts.Interfaces {
+		var off []string
+		for _, o := range uses {
+			if on, read := n.Offloads[o]; read && !on {
+				off = append(off, o)
+			}
+		}
+		if len(off) > 0 {
+			out = append(out, untrusted.Text(n.Name)+": "+strings.Join(off, ", "))
+		}
+	}
+	return out
 }
 
 // fullCores are the ends whose busiest core had no time left over the
@@ -232,7 +267,7 @@ func fullCores(run result.StreamRun) []heldCore {
 		send, recv = recv, send
 	}
 	var out []heldCore
-	for _, e := range []heldCore{{"this host", send, run.Cores.Local}, {"the agent", recv, run.Cores.Remote}} {
+	for _, e := range []heldCore{{end: "this host", role: send, load: run.Cores.Local}, {end: "the agent", role: recv, load: run.Cores.Remote}} {
 		if l := e.load; l != nil && l.Busy >= CoreHeld && l.Packet() >= CorePacket {
 			out = append(out, e)
 		}
@@ -644,6 +679,13 @@ func tail(code, what string, l result.Latency, detail string) (result.Finding, b
 
 // coreFinding says which core held the stream, at which end, split.
 func (rd *reading) coreFinding() result.Finding {
+	// The offloads off at each end, in the role it played.
+	var off []string
+	for _, h := range rd.held {
+		for _, o := range h.offloadsOff() {
+			off = append(off, fmt.Sprintf("%s (%s) has %s off", h.end, h.role, o))
+		}
+	}
 	held := rd.held
 	if len(held) == 2 && sameCore(held[0].load, held[1].load) {
 		// Two namespaces or containers of one machine: one core, said once.
@@ -669,6 +711,10 @@ func (rd *reading) coreFinding() result.Finding {
 			"interrupt coalescing, the protocol work steered to another core (RPS/RFS on Linux, RSS on Windows), the database's busiest threads kept off it, and a faster core. " +
 			"How much each gives cannot be told from these counters: the core's packet work is the sending and the receiving both; change one and measure again.",
 		Values: map[string]float64{"core": float64(first.Core), "core_busy_share": first.Busy, "core_packet_share": first.Packet()}}
+	if len(off) > 0 {
+		f.Detail = "The offloads are off where this stream's packets were handled: " + strings.Join(off, "; ") +
+			". Without them the stack makes, or takes apart, every packet at the MTU's size: turn them on first (ethtool -K DEVICE tso on gso on gro on) and measure again. " + f.Detail
+	}
 	if rd.cmp != nil {
 		f.Detail = rd.ratioNote() + ". " + f.Detail
 	}

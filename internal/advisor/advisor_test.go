@@ -413,8 +413,59 @@ func TestStartupIsNotLoss(t *testing.T) {
 // Report can carry.
 func TestAdviseEveryPart(t *testing.T) {
 	for _, p := range result.Parts() {
-		if adviser(p) == nil {
+		if adviser(p, nil, nil) == nil {
 			t.Errorf("the advisor has no case for a %s: add it to adviser", p.Kind())
 		}
+	}
+}
+
+// TestPacketCoreOffloads: the core verdict names the offloads that are
+// off at the ends whose core was full, in the role each played (a
+// sender's tso and gso, a receiver's gro), and names none that are on.
+func TestPacketCoreOffloads(t *testing.T) {
+	full := &result.CoreLoad{OS: "linux", Cores: 2, Core: 0, Busy: 1, System: 0.3, SoftIRQ: 0.7}
+	nic := func(name string, off ...string) *result.Facts {
+		n := result.NIC{Name: name, Offloads: map[string]bool{"tso": true, "gso": true, "gro": true, "lro": false}}
+		for _, o := range off {
+			n.Offloads[o] = false
+		}
+		return &result.Facts{OS: "linux", Interfaces: []result.NIC{n}}
+	}
+	r := withCores(run(7e9, 30, 30, &result.TCPSummary{}), full, full)
+	for _, c := range []struct {
+		name        string
+		here, agent *result.Facts
+		want, not   []string
+	}{
+		{"the sender's segmentation off", nic("va", "tso", "gso"), nic("vb"),
+			[]string{"this host (sending) has va: tso, gso off", "turn them on first"}, []string{"the agent (receiving) has"}},
+		{"the receiver's gro off, the sender's lro ignored", nic("va", "gro"), nic("vb", "gro"),
+			[]string{"the agent (receiving) has vb: gro off"}, []string{"this host (sending) has"}},
+		{"all on", nic("va"), nic("vb"), nil, []string{"offloads are off", "turn them on"}},
+		{"no facts", nil, nil, nil, []string{"offloads are off"}},
+		{"an agent's interface name is escaped", nic("va"), nic("vb\x1b[2J", "gro"), []string{`vb\x1b[2J: gro off`}, []string{"\x1b"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rep := &result.Report{Stream: &result.Stream{Runs: []result.StreamRun{r}}, Facts: c.here, AgentFacts: c.agent}
+			var f *result.Finding
+			for _, x := range Advise(rep) {
+				if x.Code == "stream.packet_core_limited" {
+					f = &x
+				}
+			}
+			if f == nil {
+				t.Fatalf("no core verdict: %s", codes(Advise(rep)))
+			}
+			for _, w := range c.want {
+				if !strings.Contains(f.Detail, w) {
+					t.Errorf("detail lacks %q: %s", w, f.Detail)
+				}
+			}
+			for _, w := range c.not {
+				if strings.Contains(f.Detail, w) {
+					t.Errorf("detail has %q: %s", w, f.Detail)
+				}
+			}
+		})
 	}
 }

@@ -313,7 +313,8 @@ var (
 	lowFrom = map[string]string{"tcp_handshake_rtt": "the kernel's RTT of TCP handshakes to the server's port",
 		"tcp_connect_minus_local": "TCP connect calls to the server's port, less one to a listener on this machine",
 		"none":                    "no TCP handshakes were made, --tcp-probes 0",
-		"slower_than_query":       "none: TCP connects here took longer than a whole query round trip (a filter inspecting new connections, or an emulator), so they bound nothing"}
+		"slower_than_query":       "none: TCP connects here took longer than a whole query round trip (a filter inspecting new connections, or an emulator), so they bound nothing",
+		"slower_than_agent":       "none: the TCP handshakes read slower than the agent's own round trips across the path (each, spaced out, may wake an idle CPU the back-to-back queries keep awake), so they bound nothing"}
 	highFrom = map[string]string{"empty_query": "an empty query's round trip", "com_ping": "a COM_PING round trip",
 		"fastest_query": "the fastest query, for this engine has no cheaper round trip"}
 )

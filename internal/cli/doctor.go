@@ -108,6 +108,7 @@ func doctorCmd(ctx context.Context, env Env, args []string) error {
 	if err := in.Check(ctx, dbTimeout); err != nil {
 		return err
 	}
+	in.Budget = budget
 	if floor, longest := doctor.Floor(in); budget < floor {
 		return usagef("--budget %s: the steps this run asks take %s at the least (%s the longest): give --budget %s or more (3m measures every step well enough to plan from)",
 			df.budget, metric.FlagDuration(floor), longest, metric.FlagDuration(floor))

@@ -26,7 +26,7 @@ func TestStepsBuildTheirCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := Inputs{Agent: &client.Options{Addr: "db2:7447"}, To: "db2", AgentDiskPaths: []string{"/backup"}, DSN: dsn,
-		DataPath: "/data", LogPath: "/wal", BackupPath: "/backup"}
+		DataPath: "/data", LogPath: "/wal", BackupPath: "/backup", Budget: HostBudget}
 	ping := result.NewReport("db ping", "postgres://narrows@db1:5432/postgres", result.Tool{}, time.Now())
 	ping.DBPing = &result.DBPing{Queries: 100}
 	rr := result.NewReport("net rr", "db2:7447", result.Tool{}, time.Now())
@@ -76,11 +76,45 @@ func TestStepsBuildTheirCommands(t *testing.T) {
 			if len(c.From.Reports) != 3 {
 				t.Errorf("%s: not given the run so far", st.Name)
 			}
+		case command.Host:
+			// Each machine's least, and half the share each.
+			if c.Agent == nil || c.Agent.Addr != "db2:7447" || c.Duration != command.MinHostDuration+4*time.Second {
+				t.Errorf("%s: %+v", st.Name, c)
+			}
 		case command.PlanBackup:
 			if c.Measure == nil || c.Measure.DataPath != "/data" || c.Measure.BackupPath != "/backup" || c.Measure.To != "db2" {
 				t.Errorf("%s: %+v", st.Name, c.Measure)
 			}
 		}
+	}
+}
+
+// TestHostStepNeedsItsBudget: the host step runs in a budget of
+// HostBudget or more, and otherwise says how much to give, or what to
+// run instead; an agent whose tests may not last the experiment is said
+// so, and a longer share is cut to what it allows.
+func TestHostStepNeedsItsBudget(t *testing.T) {
+	var host Step
+	for _, st := range Steps {
+		if st.Name == "host" {
+			host = st
+		}
+	}
+	in := Inputs{Agent: &client.Options{Addr: "db2:7447"}, Budget: 3 * time.Minute}
+	if err := host.Applies(in); !errors.Is(err, command.ErrNotApplicable) || !strings.Contains(err.Error(), "--budget 4m or more (this run: 3m)") || !strings.Contains(err.Error(), "narrows host --to HOST") {
+		t.Errorf("a 3m budget: %v", err)
+	}
+	in.Budget = HostBudget
+	if err := host.Applies(in); err != nil {
+		t.Errorf("a 4m budget: %v", err)
+	}
+	in.AgentMaxDuration = 20 * time.Second
+	if _, err := host.Command(in, plan.Saved{}, time.Minute); !errors.Is(err, command.ErrNotApplicable) || !strings.Contains(err.Error(), "its --max-duration") {
+		t.Errorf("an agent allowing 20s: %v", err)
+	}
+	in.AgentMaxDuration = 40 * time.Second
+	if r, err := host.Command(in, plan.Saved{}, time.Minute); err != nil || r.(command.Host).Duration != 40*time.Second {
+		t.Errorf("an agent allowing 40s: %v %+v", err, r)
 	}
 }
 

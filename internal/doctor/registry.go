@@ -39,7 +39,17 @@ type Inputs struct {
 	LogPath          string                // here: its log
 	// BackupPath is on the agent: where backups land.
 	BackupPath string
+	// Budget is the run's whole time (--budget): the host experiment runs
+	// only in one that leaves the other steps what HostBudget less its
+	// time gives them.
+	Budget time.Duration
 }
+
+// HostBudget is the least budget doctor runs the host step in: the
+// experiment takes command.MinHostDuration on each machine, one after
+// the other, and a default budget (3m) less that would leave the other
+// steps half their time.
+const HostBudget = 4 * time.Minute
 
 // Step is one entry of the registry: a narrows command, built as a typed
 // value for the time it is given.
@@ -141,6 +151,33 @@ var Steps = []Step{
 			// Each phase, idle and loaded, in samples of its own.
 			c.RR.Interval = sampled(c.RR.Duration / 3)
 			c.UnderLoad = &load
+			return c, nil
+		}},
+	// What waking idle CPUs adds to each round trip, by experiment on
+	// this host and then the agent's (narrows host): each machine's
+	// least time is fixed, its share is more pairs of blocks for a
+	// noisy machine.
+	{Name: "host", Area: words.AreaHosts, Weight: 1, Fixed: 2*command.MinHostDuration + 2*time.Second, Agent: true,
+		Applies: func(in Inputs) error {
+			switch {
+			case in.Agent == nil && in.DSN == nil:
+				return command.NotApplicable("no round trips to speak of: give --to HOST (or --dsn) to measure what the hosts add to each")
+			case in.Budget < HostBudget:
+				return command.NotApplicable(fmt.Sprintf("the experiment takes %s on each machine: doctor runs it with --budget %s or more (this run: %s); or run narrows host --to HOST",
+					metric.FlagDuration(command.MinHostDuration), metric.FlagDuration(HostBudget), metric.FlagDuration(in.Budget)))
+			}
+			return nil
+		},
+		Command: func(in Inputs, _ plan.Saved, d time.Duration) (command.Runner, error) {
+			c := command.DefaultHost(in.Agent)
+			c.Duration = command.MinHostDuration + whole(d/2)
+			if most := in.AgentMaxDuration; in.Agent != nil && most > 0 {
+				if most < command.MinHostDuration {
+					return nil, command.NotApplicable(fmt.Sprintf("the agent allows tests of up to %s (its --max-duration), and the host experiment needs %s there",
+						metric.FlagDuration(most), metric.FlagDuration(command.MinHostDuration)))
+				}
+				c.Duration = min(c.Duration, most)
+			}
 			return c, nil
 		}},
 	{Name: "net commit", Area: words.AreaReplication, Weight: 1, Fixed: time.Second, Agent: true,

@@ -153,7 +153,7 @@ type NetworkSplit struct {
 	EmptyRoundTrips int64   `json:"empty_round_trips,omitempty"`
 	EmptyRTTP50     Seconds `json:"empty_round_trip_p50_seconds,omitempty"`
 	// The bounds, where each comes from ("tcp_handshake_rtt",
-	// "tcp_connect_minus_local", "none", "slower_than_query"; "empty_query", "com_ping",
+	// "tcp_connect_minus_local", "none", "slower_than_query", "slower_than_agent"; "empty_query", "com_ping",
 	// "fastest_query"), and their shares of the query's p50.
 	NetworkLow       Seconds `json:"network_rtt_low_seconds"`
 	NetworkHigh      Seconds `json:"network_rtt_high_seconds"`
@@ -194,6 +194,8 @@ func (n *NetworkSplit) LowFromText() string {
 		return fmt.Sprintf("fastest of %d TCP connect calls %s, less %s for one to a listener on this machine", n.TCPConnectSamples, d(n.TCPConnectMin), d(n.LocalConnectMin))
 	case "slower_than_query":
 		return fmt.Sprintf("none: TCP connects (fastest %s of %d) took longer than a query's round trip, so bound nothing here", d(n.TCPConnectMin), n.TCPConnectSamples)
+	case "slower_than_agent":
+		return fmt.Sprintf("none: the kernel's RTT of %d TCP handshakes (p50 %s) read above the agent's own round trip (%s), so bound nothing here", n.TCPConnectSamples, d(n.HandshakeRTTP50), d(n.AgentRTTP50))
 	}
 	return "none (no TCP handshakes: --tcp-probes 0)"
 }

@@ -26,7 +26,8 @@ type question struct {
 }
 
 // questions are issue 27's, in its order: the replica, the synchronous
-// replica, the backup, the chatty session, the disk, the path.
+// replica, the backup, the chatty session, the disk, the path; and
+// issue 28's, the hosts, before the path.
 var questions = []question{
 	{"Will the replica keep up, and what is the RPO at the peak?", []string{"plan replica", "db repl"},
 		[]string{"plan.replica_" + result.VerdictFallsBehind, "plan.replica_" + result.VerdictFallsBehindAtPeak, "plan.replica_link_" + result.VerdictFallsBehind,
@@ -41,6 +42,8 @@ var questions = []question{
 		[]string{"plan.chatty_wire", "plan.chatty_most_saved"}},
 	{"Is it the disk?", []string{"disk data path", "disk log path", "disk on the agent"},
 		[]string{"disk.memory_backed", "disk.cpu_limited", "disk.log_tail", "disk.log_flush_fast", "disk.small_test_file", "disk.log_commit_floor", "disk.data_random_reads"}},
+	{"What on these hosts should change?", []string{"host", "net stream", "net stream reverse"},
+		[]string{"host.cpu_wakeups", "stream.packet_core_limited", "host.cpu_wakeups_unjudged", "host.cpu_wakeups_none"}},
 	{"Is anything on the path broken (MTU, loss, a deep queue under load)?", []string{"net mtu", "net rr under load", "net stream"},
 		[]string{"mtu.nothing_passes", "mtu.black_hole", "mtu.mismatch", "rr.bufferbloat", "rr.under_load_tail", "stream.loss_limited", "mtu.ok", "rr.under_load_ok", "rr.under_load_unfilled"}},
 }

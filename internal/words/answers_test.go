@@ -9,7 +9,8 @@ import (
 	"github.com/narrows/narrows/internal/words"
 )
 
-// TestAnswers: the six questions in issue 27's order; each answered by
+// TestAnswers: issue 27's six questions in its order, with issue 28's
+// (the hosts) before the path's; each answered by
 // the verdict that comes first among its codes (what is wrong before
 // what is well), whatever the verdicts' order; without one, a step that
 // failed is "cannot judge" before one skipped is "not asked", and steps
@@ -21,7 +22,8 @@ func TestAnswers(t *testing.T) {
 	}
 	rep := result.NewReport("doctor", "db2:7447", result.Tool{}, time.Now())
 	rep.Doctor = &result.Doctor{
-		Verdicts: []result.Finding{f("repl.keeping_up", "info"), f("plan.replica_falls_behind_at_peak", "warning"), f("plan.sync_commit", "info"), f("mtu.ok", "info"), f("rr.bufferbloat", "warning")},
+		Verdicts: []result.Finding{f("repl.keeping_up", "info"), f("plan.replica_falls_behind_at_peak", "warning"), f("plan.sync_commit", "info"), f("mtu.ok", "info"), f("rr.bufferbloat", "warning"),
+			f("host.cpu_wakeups_none", "info"), f("stream.packet_core_limited", "warning")},
 		Steps: []result.DoctorStep{step("net stream", result.StepRan, ""), step("net mtu", result.StepRan, ""), step("net rr under load", result.StepRan, ""),
 			step("net commit", result.StepRan, ""), step("db ping", result.StepFailed, "connect: refused"), step("db repl", result.StepRan, ""),
 			step("disk data path", result.StepSkipped, "give --data-path"), step("disk log path", result.StepSkipped, "give --log-path"),
@@ -35,6 +37,7 @@ func TestAnswers(t *testing.T) {
 		{"How long do the backup", "not asked: plan backup skipped: give --data-path and --backup-path"},
 		{"How much of a chatty session", "cannot judge: db ping failed: connect: refused"},
 		{"Is it the disk", "no finding: disk on the agent said nothing to it (the findings below)"},
+		{"What on these hosts should change", "stream.packet_core_limited"},
 		{"Is anything on the path broken", "rr.bufferbloat"},
 	}
 	got := words.Answers(rep)
