@@ -139,8 +139,11 @@ func stream(s *result.Stream, here, agent *result.Facts) []result.Finding {
 			continue
 		}
 		rd := read(run, s)
-		for i := range rd.held {
-			rd.held[i].facts = map[string]*result.Facts{"this host": here, "the agent": agent}[rd.held[i].end]
+		for i, h := range rd.held {
+			rd.held[i].facts = here
+			if h.agent {
+				rd.held[i].facts = agent
+			}
 		}
 		if c := s.Comparison; c != nil && c.Direction == run.Direction {
 			compared = &rd
@@ -223,10 +226,18 @@ type reading struct {
 
 // heldCore is one end's full core.
 type heldCore struct {
-	end   string // "this host" or "the agent"
+	agent bool   // the agent's end, else this host's
 	role  string // "sending" or "receiving"
 	load  *result.CoreLoad
 	facts *result.Facts // the end's, nil when not read
+}
+
+// end names the end in a verdict's words.
+func (h heldCore) end() string {
+	if h.agent {
+		return "the agent"
+	}
+	return "this host"
 }
 
 // offloadsOff names the offloads of the end's interfaces that its role
@@ -267,7 +278,7 @@ func fullCores(run result.StreamRun) []heldCore {
 		send, recv = recv, send
 	}
 	var out []heldCore
-	for _, e := range []heldCore{{end: "this host", role: send, load: run.Cores.Local}, {end: "the agent", role: recv, load: run.Cores.Remote}} {
+	for _, e := range []heldCore{{role: send, load: run.Cores.Local}, {agent: true, role: recv, load: run.Cores.Remote}} {
 		if l := e.load; l != nil && l.Busy >= CoreHeld && l.Packet() >= CorePacket {
 			out = append(out, e)
 		}
@@ -683,15 +694,22 @@ func (rd *reading) coreFinding() result.Finding {
 	var off []string
 	for _, h := range rd.held {
 		for _, o := range h.offloadsOff() {
-			off = append(off, fmt.Sprintf("%s (%s) has %s off", h.end, h.role, o))
+			off = append(off, fmt.Sprintf("%s (%s) has %s off", h.end(), h.role, o))
 		}
 	}
-	held := rd.held
+	type said struct {
+		end, role string
+		load      *result.CoreLoad
+	}
+	var held []said
+	for _, h := range rd.held {
+		held = append(held, said{h.end(), h.role, h.load})
+	}
 	if len(held) == 2 && sameCore(held[0].load, held[1].load) {
 		// Two namespaces or containers of one machine: one core, said once.
-		held = []heldCore{{end: "this host and at the agent", role: "both ends' figures alike: one machine, it seems", load: held[1].load}}
+		held = []said{{"this host and at the agent", "both ends' figures alike: one machine, it seems", held[1].load}}
 	}
-	var where []string
+	var where, irqs []string
 	for _, h := range held {
 		l := h.load
 		w := fmt.Sprintf("core %d at %s (%s) was busy %.0f%% of the run, %.0f%% of it in %s (%.0f%% system, %.0f%% user",
@@ -701,6 +719,9 @@ func (rd *reading) coreFinding() result.Finding {
 		}
 		w += fmt.Sprintf("; its other cores %.0f%% busy on average)", 100*l.OthersBusy)
 		where = append(where, w)
+		for _, q := range l.NICInterrupts {
+			irqs = append(irqs, fmt.Sprintf("%s a second from %s's %s (IRQ %d)", metric.FormatCount(int64(q.PerSecond)), untrusted.Text(l.NIC), untrusted.Text(q.Name), q.IRQ))
+		}
 	}
 	first := held[0].load
 	f := result.Finding{Code: "stream.packet_core_limited", Severity: "warning",
@@ -711,6 +732,10 @@ func (rd *reading) coreFinding() result.Finding {
 			"interrupt coalescing, the protocol work steered to another core (RPS/RFS on Linux, RSS on Windows), the database's busiest threads kept off it, and a faster core. " +
 			"How much each gives cannot be told from these counters: the core's packet work is the sending and the receiving both; change one and measure again.",
 		Values: map[string]float64{"core": float64(first.Core), "core_busy_share": first.Busy, "core_packet_share": first.Packet()}}
+	if len(irqs) > 0 {
+		f.Detail = "The full core took the NIC's interrupts: " + strings.Join(irqs, "; ") +
+			". Moving them to a core with room (its /proc/irq/N/smp_affinity_list, or irqbalance), or the protocol work after them (RPS), leaves this core the rest. " + f.Detail
+	}
 	if len(off) > 0 {
 		f.Detail = "The offloads are off where this stream's packets were handled: " + strings.Join(off, "; ") +
 			". Without them the stack makes, or takes apart, every packet at the MTU's size: turn them on first (ethtool -K DEVICE tso on gso on gro on) and measure again. " + f.Detail

@@ -75,6 +75,10 @@ func TestStreamVerdicts(t *testing.T) {
 			&result.CoreLoad{OS: "linux", Cores: 2, Core: 0, Busy: 0.98, System: 0.6, SoftIRQ: 0.38},
 			&result.CoreLoad{OS: "linux", Cores: 16, Core: 5, Busy: 1, System: 0.27, SoftIRQ: 0.73}),
 			"stream.packet_core_limited", "core 0 at this host (sending) was busy 98% of the run, 38% of it in softirq and interrupts (60% system, 0% user; its other cores 0% busy on average); core 5 at the agent (receiving)"},
+		{"a full core taking the NIC's interrupts", withCores(run(9.1e9, 40, 60, &result.TCPSummary{RTT: rtt}), nil,
+			&result.CoreLoad{OS: "linux", Cores: 16, Core: 3, Busy: 1, System: 0.2, SoftIRQ: 0.7, IRQ: 0.1, NIC: "eth0",
+				NICInterrupts: []result.CoreIRQ{{IRQ: 41, Name: "eth0-TxRx-3", PerSecond: 41234.5}}}),
+			"stream.packet_core_limited", "core 3 at the agent (receiving) was busy 100% of the run, 80% of it in softirq and interrupts"},
 		{"a full core of user work (another program): not the packets", withCores(run(190e6, 10, 8, &result.TCPSummary{RTT: rtt, RetransRatio: 0.002}), nil,
 			&result.CoreLoad{OS: "linux", Cores: 2, Core: 1, Busy: 1, User: 0.97, System: 0.02, SoftIRQ: 0.01}),
 			"stream.link_limited", "filled the path"},
@@ -467,5 +471,35 @@ func TestPacketCoreOffloads(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPacketCoreInterrupts: the core verdict names the NIC's interrupts
+// the full core took, escaped, and what moves them; none when the
+// interface has none (a veth).
+func TestPacketCoreInterrupts(t *testing.T) {
+	full := func(q ...result.CoreIRQ) *result.CoreLoad {
+		return &result.CoreLoad{OS: "linux", Cores: 16, Core: 3, Busy: 1, System: 0.2, SoftIRQ: 0.7, IRQ: 0.1, NIC: "eth0", NICInterrupts: q}
+	}
+	detail := func(l *result.CoreLoad) string {
+		for _, f := range Advise(&result.Report{Stream: &result.Stream{Runs: []result.StreamRun{withCores(run(9e9, 40, 60, &result.TCPSummary{}), nil, l)}}}) {
+			if f.Code == "stream.packet_core_limited" {
+				return f.Detail
+			}
+		}
+		t.Fatal("no core verdict")
+		return ""
+	}
+	d := detail(full(result.CoreIRQ{IRQ: 41, Name: "eth0-TxRx-3", PerSecond: 41234.5}, result.CoreIRQ{IRQ: 42, Name: "q\x1b]0;x\x07", PerSecond: 10}))
+	for _, w := range []string{"took the NIC's interrupts: 41,234 a second from eth0's eth0-TxRx-3 (IRQ 41)", `q\x1b]0;x\a (IRQ 42)`, "smp_affinity_list"} {
+		if !strings.Contains(d, w) {
+			t.Errorf("detail lacks %q: %s", w, d)
+		}
+	}
+	if strings.Contains(d, "\x1b") {
+		t.Errorf("an interrupt's name printed raw: %q", d)
+	}
+	if d := detail(full()); strings.Contains(d, "interrupts:") || strings.Contains(d, "smp_affinity") {
+		t.Errorf("interrupts named for an interface with none: %s", d)
 	}
 }

@@ -88,8 +88,8 @@ func (s *Server) runTest(ctx context.Context, ctl net.Conn, spec wire.TestSpec, 
 	// A stream's packet work lands on a core of this machine: its
 	// busiest core over the test, split (the client reads its own).
 	coreLoad := func() *result.CoreLoad { return nil }
-	if spec.Kind == wire.KindStream {
-		coreLoad = sysinfo.CoreLoadSince()
+	if spec.Kind == wire.KindStream && len(states) > 0 {
+		coreLoad = sysinfo.CoreLoadSince(sysinfo.InterfaceName(states[0].conn.LocalAddr()))
 	}
 	var stopSources atomic.Bool
 	sourceTimer := time.AfterFunc(spec.Duration, func() { stopSources.Store(true) })

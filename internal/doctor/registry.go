@@ -156,7 +156,8 @@ var Steps = []Step{
 	// What waking idle CPUs adds to each round trip, by experiment on
 	// this host and then the agent's (narrows host): each machine's
 	// least time is fixed, its share is more pairs of blocks for a
-	// noisy machine.
+	// noisy machine. (With no agent, one machine's least is left over,
+	// and the steps after it are given it.)
 	{Name: "host", Area: words.AreaHosts, Weight: 1, Fixed: 2*command.MinHostDuration + 2*time.Second, Agent: true,
 		Applies: func(in Inputs) error {
 			switch {

@@ -172,7 +172,23 @@ type CoreLoad struct {
 	Steal float64 `json:"steal_share"`
 	// OthersBusy is the other cores' mean busy share.
 	OthersBusy float64 `json:"others_busy_share"`
+	// NIC is the interface the run's traffic crossed at this end, and
+	// NICInterrupts the interrupts of its queues the busiest core took
+	// (Linux; none on a virtual interface, which has no interrupts),
+	// most first: how a NIC's receive lands on this core.
+	NIC           string    `json:"nic,omitempty"`
+	NICInterrupts []CoreIRQ `json:"nic_interrupts,omitempty"`
 }
+
+// CoreIRQ is one of a NIC's interrupts as one core took it.
+type CoreIRQ struct {
+	IRQ       int     `json:"irq"`
+	Name      string  `json:"name"` // its queue, as the driver names it: "eth0-TxRx-3", "virtio2-input.0"
+	PerSecond float64 `json:"per_second"`
+}
+
+// MaxCoreIRQs bounds the interrupts named for one core.
+const MaxCoreIRQs = 4
 
 // Packet is the share of the core's time spent on packets: interrupts
 // and the work they defer.
@@ -205,10 +221,19 @@ func (c *CoreLoad) Check() error {
 		return fmt.Errorf("the core's parts (%.3f) add to more than its busy share (%.3f)", sum, c.Busy)
 	case c.Cores < 1 || c.Cores > MaxCores:
 		return fmt.Errorf("%d cores: a machine has 1 to %d", c.Cores, MaxCores)
-	case c.Core < 0 || c.Core >= c.Cores:
-		return fmt.Errorf("core %d of %d", c.Core, c.Cores)
+	case c.Core < 0 || c.Core >= MaxCores:
+		// Its number, not its place: Linux numbers the CPUs online
+		// with gaps where one is offline.
+		return fmt.Errorf("a core numbered %d: a machine numbers its CPUs 0 to %d", c.Core, MaxCores-1)
 	case c.OS != "linux" && c.OS != "windows":
 		return fmt.Errorf("cores counted by %.16q, which narrows does not read", c.OS)
+	case len(c.NICInterrupts) > MaxCoreIRQs || len(c.NIC) > 64:
+		return fmt.Errorf("%d interrupts named for one core, of an interface named in %d bytes: a core's are %d at most, a name 64 bytes", len(c.NICInterrupts), len(c.NIC), MaxCoreIRQs)
+	}
+	for _, q := range c.NICInterrupts {
+		if q.IRQ < 0 || len(q.Name) > 64 || !(q.PerSecond > 0 && q.PerSecond < 1e8) {
+			return fmt.Errorf("an interrupt %d of %d bytes' name at %g a second: no machine takes that", q.IRQ, len(q.Name), q.PerSecond)
+		}
 	}
 	return nil
 }

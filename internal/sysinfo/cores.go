@@ -8,8 +8,10 @@ import (
 )
 
 // CoreTime is one CPU's time since boot as its system splits it. Idle
-// holds the time waiting on I/O too; User holds nice and guest time.
+// holds the time waiting on I/O too; User holds nice and guest time. ID
+// is the CPU's number (Linux lists only the CPUs online: cpu0, cpu2).
 type CoreTime struct {
+	ID                                      int
 	User, System, Idle, IRQ, SoftIRQ, Steal time.Duration
 }
 
@@ -23,9 +25,13 @@ func CoreTimes() ([]CoreTime, error) { return coreTimes() }
 
 // CoreLoadSince reads the cores now and returns what reads them again
 // and says how they spent the time between: nil where they cannot be
-// read (or a CPU came or went meanwhile).
-func CoreLoadSince() func() *result.CoreLoad {
+// read (or a CPU came or went meanwhile). dev is the interface the run's
+// traffic crosses (InterfaceOf): the interrupts of its queues that the
+// busiest core took are named (Linux; none for a virtual interface).
+func CoreLoadSince(dev string) func() *result.CoreLoad {
 	before, err := CoreTimes()
+	irqs := nicInterrupts(dev)
+	start := time.Now()
 	return func() *result.CoreLoad {
 		if err != nil {
 			return nil
@@ -34,13 +40,19 @@ func CoreLoadSince() func() *result.CoreLoad {
 		if err != nil {
 			return nil
 		}
-		return CoreLoadBetween(before, after, runtime.GOOS)
+		l := CoreLoadBetween(before, after, runtime.GOOS)
+		if l != nil {
+			l.NIC = dev // an interface's name: 15 bytes at most on Linux
+			l.NICInterrupts = irqs(l.Core, time.Since(start).Seconds())
+		}
+		return l
 	}
 }
 
 // CoreLoadBetween is the busiest core between two readings, split, and
 // the other cores' mean busy share; nil when the readings do not match
-// or no time passed.
+// (a CPU came or went) or no time passed. A counter that went back a
+// little (Linux's iowait may) counts nothing.
 func CoreLoadBetween(before, after []CoreTime, goos string) *result.CoreLoad {
 	if len(before) == 0 || len(before) != len(after) {
 		return nil
@@ -54,14 +66,15 @@ func CoreLoadBetween(before, after []CoreTime, goos string) *result.CoreLoad {
 	best := -1
 	for i := range after {
 		a, b := after[i], before[i]
-		d := CoreTime{User: a.User - b.User, System: a.System - b.System, Idle: a.Idle - b.Idle,
-			IRQ: a.IRQ - b.IRQ, SoftIRQ: a.SoftIRQ - b.SoftIRQ, Steal: a.Steal - b.Steal}
-		if d.User < 0 || d.System < 0 || d.Idle < 0 || d.IRQ < 0 || d.SoftIRQ < 0 || d.Steal < 0 {
-			return nil // a counter went back: not the same CPU
+		if a.ID != b.ID {
+			return nil
 		}
+		since := func(x, y time.Duration) time.Duration { return max(x-y, 0) }
+		d := CoreTime{ID: a.ID, User: since(a.User, b.User), System: since(a.System, b.System), Idle: since(a.Idle, b.Idle),
+			IRQ: since(a.IRQ, b.IRQ), SoftIRQ: since(a.SoftIRQ, b.SoftIRQ), Steal: since(a.Steal, b.Steal)}
 		t := float64(d.total())
 		if t <= 0 {
-			continue // an offline CPU counts nothing
+			continue // nothing counted
 		}
 		shares[i] = share{d: d, total: t, busy: 1 - float64(d.Idle)/t}
 		if best < 0 || shares[i].busy > shares[best].busy {
@@ -72,7 +85,7 @@ func CoreLoadBetween(before, after []CoreTime, goos string) *result.CoreLoad {
 		return nil
 	}
 	s := shares[best]
-	l := &result.CoreLoad{OS: goos, Cores: len(after), Core: best, Busy: s.busy,
+	l := &result.CoreLoad{OS: goos, Cores: len(after), Core: s.d.ID, Busy: s.busy,
 		User: float64(s.d.User) / s.total, System: float64(s.d.System) / s.total,
 		IRQ: float64(s.d.IRQ) / s.total, SoftIRQ: float64(s.d.SoftIRQ) / s.total, Steal: float64(s.d.Steal) / s.total}
 	n := 0

@@ -36,6 +36,10 @@ func parseProcStat(b []byte) ([]CoreTime, error) {
 		if len(f) < 9 {
 			return nil, fmt.Errorf("/proc/stat: %s has %d fields, not the 8 times of Linux 2.6.11 and later", f[0], len(f)-1)
 		}
+		id, err := strconv.Atoi(f[0][3:])
+		if err != nil || id < 0 {
+			return nil, fmt.Errorf("/proc/stat: a CPU named %.20q", f[0])
+		}
 		var v [8]time.Duration
 		for i := range v {
 			n, err := strconv.ParseUint(f[i+1], 10, 63)
@@ -44,7 +48,7 @@ func parseProcStat(b []byte) ([]CoreTime, error) {
 			}
 			v[i] = time.Duration(n) * (time.Second / userHZ)
 		}
-		out = append(out, CoreTime{User: v[0] + v[1], System: v[2], Idle: v[3] + v[4], IRQ: v[5], SoftIRQ: v[6], Steal: v[7]})
+		out = append(out, CoreTime{ID: id, User: v[0] + v[1], System: v[2], Idle: v[3] + v[4], IRQ: v[5], SoftIRQ: v[6], Steal: v[7]})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("/proc/stat: %w", err)

@@ -7,6 +7,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/windows"
+
+	"github.com/narrows/narrows/internal/result"
 )
 
 // processorPerformance is SYSTEM_PROCESSOR_PERFORMANCE_INFORMATION, in
@@ -45,9 +47,15 @@ func coreTimes() ([]CoreTime, error) {
 		tick := func(v int64) time.Duration { return time.Duration(max(v, 0)) * 100 }
 		for i, p := range buf[:k] {
 			sys := p.Kernel - p.Idle - p.DPC - p.Interrupt
-			out[i] = CoreTime{User: tick(p.User), System: tick(sys), Idle: tick(p.Idle), IRQ: tick(p.Interrupt), SoftIRQ: tick(p.DPC)}
+			out[i] = CoreTime{ID: i, User: tick(p.User), System: tick(sys), Idle: tick(p.Idle), IRQ: tick(p.Interrupt), SoftIRQ: tick(p.DPC)}
 		}
 		return out, nil
 	}
 	return nil, errors.New("NtQuerySystemInformation(processor performance): more processors than narrows asked room for")
+}
+
+// nicInterrupts: Windows counts interrupts per processor, not per
+// device; a NIC's queues are not named.
+func nicInterrupts(string) func(int, float64) []result.CoreIRQ {
+	return func(int, float64) []result.CoreIRQ { return nil }
 }

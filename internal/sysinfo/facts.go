@@ -73,13 +73,8 @@ func routeInterfaces(peer string) ([]net.Interface, string) {
 		if c, err := net.DialUDP("udp", nil, &net.UDPAddr{IP: ip, Port: 9}); err == nil {
 			local := c.LocalAddr().(*net.UDPAddr).IP
 			c.Close()
-			for _, ifi := range all {
-				addrs, _ := ifi.Addrs()
-				for _, a := range addrs {
-					if in, ok := a.(*net.IPNet); ok && in.IP.Equal(local) {
-						return []net.Interface{ifi}, ""
-					}
-				}
+			if ifi, ok := holding(all, local); ok {
+				return []net.Interface{ifi}, ""
 			}
 		}
 		// No route, or an address no interface holds (a NAT's): say so and

@@ -14,20 +14,48 @@ const EthernetHeader = 14
 // whole IP packets), EthernetHeader on Ethernet, veth and loopback, and
 // EthernetHeader where the system does not say (most links are Ethernet).
 func LinkHeaderBytes(local net.IP) int64 {
+	if ifi, ok := InterfaceOf(local); ok {
+		if h, ok := linkHeader(ifi.Name); ok {
+			return h
+		}
+	}
+	return EthernetHeader
+}
+
+// InterfaceOf is the interface that holds the address local, false when
+// none does (or they cannot be listed).
+func InterfaceOf(local net.IP) (net.Interface, bool) {
 	all, err := net.Interfaces()
 	if err != nil {
-		return EthernetHeader
+		return net.Interface{}, false
 	}
+	return holding(all, local)
+}
+
+func holding(all []net.Interface, local net.IP) (net.Interface, bool) {
 	for _, ifi := range all {
 		addrs, _ := ifi.Addrs()
 		for _, a := range addrs {
 			if in, ok := a.(*net.IPNet); ok && in.IP.Equal(local) {
-				if h, ok := linkHeader(ifi.Name); ok {
-					return h
-				}
-				return EthernetHeader
+				return ifi, true
 			}
 		}
 	}
-	return EthernetHeader
+	return net.Interface{}, false
+}
+
+// InterfaceName is the name of the interface that holds a connection's
+// local address, "" when it is not an IP address or no interface holds it.
+func InterfaceName(local net.Addr) string {
+	var ip net.IP
+	switch a := local.(type) {
+	case *net.TCPAddr:
+		ip = a.IP
+	case *net.UDPAddr:
+		ip = a.IP
+	default:
+		return ""
+	}
+	ifi, _ := InterfaceOf(ip)
+	return ifi.Name
 }

@@ -376,7 +376,10 @@ func maxSlots() int {
 	sample, err1 := json.Marshal(one)
 	// Done is the larger envelope; the empty slice's "[]" stands for its brackets.
 	cores := &result.CoreLoad{OS: "windows", Cores: math.MaxInt64, Core: math.MaxInt64, Busy: -math.MaxFloat64, User: -math.MaxFloat64, System: -math.MaxFloat64,
-		IRQ: -math.MaxFloat64, SoftIRQ: -math.MaxFloat64, Steal: -math.MaxFloat64, OthersBusy: -math.MaxFloat64}
+		IRQ: -math.MaxFloat64, SoftIRQ: -math.MaxFloat64, Steal: -math.MaxFloat64, OthersBusy: -math.MaxFloat64, NIC: string(make([]byte, 64))}
+	for range result.MaxCoreIRQs {
+		cores.NICInterrupts = append(cores.NICInterrupts, result.CoreIRQ{IRQ: math.MaxInt64, Name: string(make([]byte, 64)), PerSecond: -math.MaxFloat64})
+	}
 	env := Done{Elapsed: math.MaxInt64, CPU: math.MaxInt64, Reason: string(make([]byte, 256)), Slots: []SlotSample{}, Cores: cores}
 	rest, err2 := json.Marshal(env)
 	if err1 != nil || err2 != nil {

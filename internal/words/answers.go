@@ -96,7 +96,14 @@ func why(d *result.Doctor, steps []string) string {
 		}
 	}
 	if len(ran) > 0 {
-		return "no finding: " + strings.Join(ran, ", ") + " said nothing to it (the findings below)"
+		// A step not asked is said too: the answer's other steps may be
+		// the ones that would have told (the hosts' experiment beside
+		// the streams).
+		s := "no finding: " + strings.Join(ran, ", ") + " said nothing to it (the findings below)"
+		if len(skipped) > 0 {
+			s += "; not asked: " + skipped[0]
+		}
+		return s
 	}
 	if len(skipped) > 0 {
 		return "not asked: " + skipped[0]

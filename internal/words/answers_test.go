@@ -36,7 +36,7 @@ func TestAnswers(t *testing.T) {
 		{"What does a synchronous replica cost", "plan.sync_commit"},
 		{"How long do the backup", "not asked: plan backup skipped: give --data-path and --backup-path"},
 		{"How much of a chatty session", "cannot judge: db ping failed: connect: refused"},
-		{"Is it the disk", "no finding: disk on the agent said nothing to it (the findings below)"},
+		{"Is it the disk", "no finding: disk on the agent said nothing to it (the findings below); not asked: disk data path skipped: give --data-path"},
 		{"What on these hosts should change", "stream.packet_core_limited"},
 		{"Is anything on the path broken", "rr.bufferbloat"},
 	}

@@ -159,7 +159,7 @@ func runPhase(ctx context.Context, s *client.Session, cfg Config, phase string, 
 	start := time.Now()
 	cpu0, cpuErr := sysinfo.CPUTime()
 	cpuLimit := sysinfo.CPULimitSince()
-	coreLoad := sysinfo.CoreLoadSince()
+	coreLoad := sysinfo.CoreLoadSince(sysinfo.InterfaceName(t.Conns[0].Conn.LocalAddr()))
 	// stop ends the senders at the duration; halt ends everything.
 	var stop, halt atomic.Bool
 	stopTimer := time.AfterFunc(cfg.Duration, func() { stop.Store(true) })
