@@ -12,7 +12,6 @@ import (
 
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/result"
-	"github.com/narrows/narrows/internal/untrusted"
 )
 
 // Thresholds behind the stream verdicts.
@@ -138,13 +137,7 @@ func stream(s *result.Stream, here, agent *result.Facts) []result.Finding {
 		if run.Phase != result.PhaseSingle {
 			continue
 		}
-		rd := read(run, s)
-		for i, h := range rd.held {
-			rd.held[i].facts = here
-			if h.agent {
-				rd.held[i].facts = agent
-			}
-		}
+		rd := read(run, s, here, agent)
 		if c := s.Comparison; c != nil && c.Direction == run.Direction {
 			compared = &rd
 		}
@@ -171,7 +164,7 @@ func stream(s *result.Stream, here, agent *result.Facts) []result.Finding {
 	if c := s.Comparison; c != nil {
 		rd := compared
 		if rd == nil { // no single run in that direction: judge the figures alone
-			rd = &reading{cmp: c, sameHost: s.SameHost, cause: causeUnknown}
+			rd = &reading{cmp: c, sameHost: s.SameHost, cause: result.LimitUnknown}
 		}
 		out = append(out, rd.comparison())
 	}
@@ -189,17 +182,8 @@ func singles(s *result.Stream) int {
 	return n
 }
 
-// What held one stream back: one cause per run, read once.
-const (
-	causeCPU       = "cpu"
-	causeWindow    = "window"
-	causeLoss      = "loss"
-	causePerStream = "per_stream" // nothing in its own figures, yet N streams carried more
-	causeLink      = "link"
-	causeHost      = "host" // same as link, with no network between the ends
-	causeCore      = "core" // a core at an end was full, much of it packet work
-	causeUnknown   = "unknown"
-)
+// What held one stream back, one cause per run, read once, is named as
+// a replica plan reads it: result.Limit*.
 
 // reading is one interpretation of a single-stream run: its TCP_INFO, its
 // CPU and, where one ran, the N-stream run in the same direction. The limit
@@ -226,18 +210,10 @@ type reading struct {
 
 // heldCore is one end's full core.
 type heldCore struct {
-	agent bool   // the agent's end, else this host's
+	end   string // "this host", "the agent"
 	role  string // "sending" or "receiving"
 	load  *result.CoreLoad
 	facts *result.Facts // the end's, nil when not read
-}
-
-// end names the end in a verdict's words.
-func (h heldCore) end() string {
-	if h.agent {
-		return "the agent"
-	}
-	return "this host"
 }
 
 // offloadsOff names the offloads of the end's interfaces that its role
@@ -261,15 +237,16 @@ func (h heldCore) offloadsOff() []string {
 			}
 		}
 		if len(off) > 0 {
-			out = append(out, untrusted.Text(n.Name)+": "+strings.Join(off, ", "))
+			out = append(out, n.Name+": "+strings.Join(off, ", "))
 		}
 	}
 	return out
 }
 
 // fullCores are the ends whose busiest core had no time left over the
-// run, CorePacket of it or more handling packets.
-func fullCores(run result.StreamRun) []heldCore {
+// run, CorePacket of it or more handling packets; here and agent are the
+// ends' facts.
+func fullCores(run result.StreamRun, here, agent *result.Facts) []heldCore {
 	if run.Cores == nil {
 		return nil
 	}
@@ -278,7 +255,7 @@ func fullCores(run result.StreamRun) []heldCore {
 		send, recv = recv, send
 	}
 	var out []heldCore
-	for _, e := range []heldCore{{role: send, load: run.Cores.Local}, {agent: true, role: recv, load: run.Cores.Remote}} {
+	for _, e := range []heldCore{{"this host", send, run.Cores.Local, here}, {"the agent", recv, run.Cores.Remote, agent}} {
 		if l := e.load; l != nil && l.Busy >= CoreHeld && l.Packet() >= CorePacket {
 			out = append(out, e)
 		}
@@ -286,8 +263,8 @@ func fullCores(run result.StreamRun) []heldCore {
 	return out
 }
 
-func read(run result.StreamRun, s *result.Stream) reading {
-	rd := reading{run: run, sameHost: s.SameHost, cpuSide: "client", cpuPct: run.CPU.Local}
+func read(run result.StreamRun, s *result.Stream, here, agent *result.Facts) reading {
+	rd := reading{run: run, sameHost: s.SameHost, cpuSide: "client", cpuPct: run.CPU.Local, held: fullCores(run, here, agent)}
 	if c := s.Comparison; c != nil && c.Direction == run.Direction {
 		rd.cmp = c
 	}
@@ -307,7 +284,7 @@ func read(run result.StreamRun, s *result.Stream) reading {
 		// is what sets the rate, on one machine or across a network; its
 		// CPU figure reads the limit (20% of a core under a 0.2 limit),
 		// never CPUBound.
-		rd.cause, rd.throttled, rd.cpuSide, rd.cpuPct = causeCPU, true, "client", run.CPU.Local
+		rd.cause, rd.throttled, rd.cpuSide, rd.cpuPct = result.LimitCPU, true, "client", run.CPU.Local
 	case rd.sameHost && s.Config.WindowBytes == 0 && t != nil:
 		// With no network between the ends, the host is the limit,
 		// whichever part of it shows: one core (its words quote the CPU
@@ -316,28 +293,28 @@ func read(run result.StreamRun, s *result.Stream) reading {
 		// widen (seen 20-34% of the time, worded "window-limited", on a
 		// busy machine). A --window asked for is a window: that case
 		// reads on.
-		rd.cause = causeHost
-	case len(fullCores(run)) > 0:
+		rd.cause = result.LimitHost
+	case len(rd.held) > 0:
 		// Before a thread's share: a core handling packets is full
 		// whichever of its work a process is charged for.
-		rd.cause, rd.held = causeCore, fullCores(run)
+		rd.cause = result.LimitCore
 	case run.CPU.Available && rd.cpuPct >= CPUBound:
-		rd.cause = causeCPU
+		rd.cause = result.LimitCPU
 	case t == nil:
-		rd.cause = causeUnknown
+		rd.cause = result.LimitUnknown
 	case (rd.stall >= WindowSome || rd.fullWindow) && !flat:
-		rd.cause = causeWindow
+		rd.cause = result.LimitWindow
 	case rd.lossLimited():
-		rd.cause = causeLoss
+		rd.cause = result.LimitLoss
 	case roomy:
-		rd.cause = causePerStream
+		rd.cause = result.LimitPerStream
 	case rd.sameHost:
-		rd.cause = causeHost
+		rd.cause = result.LimitHost
 	default:
-		rd.cause = causeLink
+		rd.cause = result.LimitLink
 	}
-	if rd.cause == causePerStream && rd.sameHost {
-		rd.cause = causeHost
+	if rd.cause == result.LimitPerStream && rd.sameHost {
+		rd.cause = result.LimitHost
 	}
 	return rd
 }
@@ -465,7 +442,7 @@ func (rd *reading) howMuchMore() string {
 func (rd *reading) limit() result.Finding {
 	run, t := rd.run, rd.run.TCP
 	switch rd.cause {
-	case causeCPU:
+	case result.LimitCPU:
 		if rd.throttled {
 			c := run.CPU
 			return result.Finding{Code: "stream.cpu_limited", Severity: "warning",
@@ -488,13 +465,13 @@ func (rd *reading) limit() result.Finding {
 			f.Detail = "One stream is one thread at each end, so one core sets its rate here; the agent is on this machine, so no network was crossed."
 		}
 		return f
-	case causeCore:
+	case result.LimitCore:
 		return rd.coreFinding()
-	case causeUnknown:
+	case result.LimitUnknown:
 		return result.Finding{Code: "stream.limit_unknown", Severity: "info",
 			Summary: "What limits this stream cannot be told on this platform: TCP_INFO is not available.",
 			Detail:  "Run the sending end on Linux, or on Windows 10 1703 / Server 2016 or later (SIO_TCP_INFO), to see RTT, window and retransmits."}
-	case causeWindow:
+	case result.LimitWindow:
 		which, share := "the receiver's window", t.RwndLimited
 		if t.SndbufLimited > t.RwndLimited {
 			which, share = "its own send buffer", t.SndbufLimited
@@ -531,7 +508,7 @@ func (rd *reading) limit() result.Finding {
 		return result.Finding{Code: "stream.window_limited", Severity: "warning", Summary: summary, Detail: detail,
 			Values: map[string]float64{"rwnd_limited_ratio": t.RwndLimited, "sndbuf_limited_ratio": t.SndbufLimited,
 				"bdp_bytes": float64(t.BDPBytes), "rtt_seconds": t.RTT.D().Seconds()}}
-	case causeLoss:
+	case result.LimitLoss:
 		p, _, split := steadyLoss(t)
 		summary := fmt.Sprintf("Loss-limited: %.2f%% of the bytes were sent again (%s retransmits)", 100*t.RetransRatio, metric.FormatCount(t.Retransmits))
 		if split {
@@ -545,14 +522,14 @@ func (rd *reading) limit() result.Finding {
 			Detail: "TCP slows down at every loss, and one stream over a long, lossy path stays far below the link rate. " +
 				"Look for a congested or faulty hop (interface errors, a policer, a duplex mismatch) before buying bandwidth.",
 			Values: map[string]float64{"retransmit_ratio": t.RetransRatio, "steady_retransmit_ratio": p}}
-	case causePerStream:
+	case result.LimitPerStream:
 		return result.Finding{Code: "stream.per_stream_limited", Severity: "warning",
 			Summary: fmt.Sprintf("Per-stream limit: %s, though the one stream was not held by its window (%s), loss (%s) or CPU (%s).",
 				rd.ratioNote(), stalls(t), sentAgain(t), strings.TrimPrefix(rd.cpuNote(), "CPU ")),
 			Detail: "Something caps each connection rather than the link: a per-flow share of a link that other traffic also uses, " +
 				"one member of a bonded or ECMP path (a flow is hashed onto one), or a per-connection shaper. A replication stream gets the single-stream figure.",
 			Values: map[string]float64{"aggregate_to_single_ratio": rd.cmp.Ratio, "retransmit_ratio": t.RetransRatio}}
-	case causeHost:
+	case result.LimitHost:
 		f := result.Finding{Code: "stream.host_limited", Severity: "info",
 			Summary: fmt.Sprintf("No network was crossed: the agent is on this machine, so %s is what its CPUs and memory copy through TCP, not the rate of a link (%s; %s).",
 				metric.FormatBitRate(run.Throughput), stalls(t), rd.cpuNote()),
@@ -586,12 +563,12 @@ func (rd *reading) comparison() result.Finding {
 		f.Severity = "warning"
 		f.Summary = rd.ratioNote() + ": there is room that one stream cannot use."
 		why := map[string]string{
-			causeCPU:       "one stream is one thread at each end, and more streams used more cores",
-			causeWindow:    "one stream is held by its window (above), and each stream brings its own",
-			causeLoss:      "each stream backs off at its own losses, so several recover faster together",
-			causePerStream: "something caps each connection (above)",
-			causeHost:      "this machine has cores that one stream's two threads do not use",
-			causeCore:      "one stream's packets are handled on one core, and more streams' on more",
+			result.LimitCPU:       "one stream is one thread at each end, and more streams used more cores",
+			result.LimitWindow:    "one stream is held by its window (above), and each stream brings its own",
+			result.LimitLoss:      "each stream backs off at its own losses, so several recover faster together",
+			result.LimitPerStream: "something caps each connection (above)",
+			result.LimitHost:      "this machine has cores that one stream's two threads do not use",
+			result.LimitCore:      "one stream's packets are handled on one core, and more streams' on more",
 		}[rd.cause]
 		if why == "" {
 			why = "what holds one stream back is not the link"
@@ -605,7 +582,7 @@ func (rd *reading) comparison() result.Finding {
 	switch {
 	case rd.sameHost:
 		f.Detail = "On one machine its CPUs are the limit, for one stream or many; this says nothing about a network."
-	case rd.cause == causeCPU || rd.cause == causeCore:
+	case rd.cause == result.LimitCPU || rd.cause == result.LimitCore:
 		f.Detail = "The machines' CPUs are the limit, for one stream or many: a faster link would not help."
 	default:
 		f.Detail = "One stream already gets nearly all the link gives: the link (or a shaper on it) is the limit for replication too."
@@ -694,20 +671,13 @@ func (rd *reading) coreFinding() result.Finding {
 	var off []string
 	for _, h := range rd.held {
 		for _, o := range h.offloadsOff() {
-			off = append(off, fmt.Sprintf("%s (%s) has %s off", h.end(), h.role, o))
+			off = append(off, fmt.Sprintf("%s (%s) has %s off", h.end, h.role, o))
 		}
 	}
-	type said struct {
-		end, role string
-		load      *result.CoreLoad
-	}
-	var held []said
-	for _, h := range rd.held {
-		held = append(held, said{h.end(), h.role, h.load})
-	}
+	held := rd.held
 	if len(held) == 2 && sameCore(held[0].load, held[1].load) {
 		// Two namespaces or containers of one machine: one core, said once.
-		held = []said{{"this host and at the agent", "both ends' figures alike: one machine, it seems", held[1].load}}
+		held = []heldCore{{end: "this host and at the agent", role: "both ends' figures alike: one machine, it seems", load: held[1].load}}
 	}
 	var where, irqs []string
 	for _, h := range held {
@@ -720,7 +690,7 @@ func (rd *reading) coreFinding() result.Finding {
 		w += fmt.Sprintf("; its other cores %.0f%% busy on average)", 100*l.OthersBusy)
 		where = append(where, w)
 		for _, q := range l.NICInterrupts {
-			irqs = append(irqs, fmt.Sprintf("%s a second from %s's %s (IRQ %d)", metric.FormatCount(int64(q.PerSecond)), untrusted.Text(l.NIC), untrusted.Text(q.Name), q.IRQ))
+			irqs = append(irqs, fmt.Sprintf("%s a second from %s's %s (IRQ %d)", metric.FormatCount(int64(q.PerSecond)), l.NIC, q.Name, q.IRQ))
 		}
 	}
 	first := held[0].load

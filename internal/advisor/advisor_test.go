@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/untrusted"
 )
 
 func run(tp float64, cpuLocal, cpuRemote float64, tcp *result.TCPSummary) result.StreamRun {
@@ -425,7 +426,8 @@ func TestAdviseEveryPart(t *testing.T) {
 
 // TestPacketCoreOffloads: the core verdict names the offloads that are
 // off at the ends whose core was full, in the role each played (a
-// sender's tso and gso, a receiver's gro), and names none that are on.
+// sender's tso and gso, a receiver's gro), and names none that are on;
+// an agent's interface name reaches its words escaped.
 func TestPacketCoreOffloads(t *testing.T) {
 	full := &result.CoreLoad{OS: "linux", Cores: 2, Core: 0, Busy: 1, System: 0.3, SoftIRQ: 0.7}
 	nic := func(name string, off ...string) *result.Facts {
@@ -450,6 +452,9 @@ func TestPacketCoreOffloads(t *testing.T) {
 		{"an agent's interface name is escaped", nic("va"), nic("vb\x1b[2J", "gro"), []string{`vb\x1b[2J: gro off`}, []string{"\x1b"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			// The agent's facts are made safe where they are received
+			// (the client, a saved run's reader), as here.
+			untrusted.Clean(c.agent)
 			rep := &result.Report{Stream: &result.Stream{Runs: []result.StreamRun{r}}, Facts: c.here, AgentFacts: c.agent}
 			var f *result.Finding
 			for _, x := range Advise(rep) {
@@ -482,6 +487,9 @@ func TestPacketCoreInterrupts(t *testing.T) {
 		return &result.CoreLoad{OS: "linux", Cores: 16, Core: 3, Busy: 1, System: 0.2, SoftIRQ: 0.7, IRQ: 0.1, NIC: "eth0", NICInterrupts: q}
 	}
 	detail := func(l *result.CoreLoad) string {
+		// The agent's Done is made safe where it is received (the
+		// client, a saved run's reader), as here.
+		untrusted.Clean(l)
 		for _, f := range Advise(&result.Report{Stream: &result.Stream{Runs: []result.StreamRun{withCores(run(9e9, 40, 60, &result.TCPSummary{}), nil, l)}}}) {
 			if f.Code == "stream.packet_core_limited" {
 				return f.Detail

@@ -443,8 +443,9 @@ func rttWhatIf(logs []result.LogRate, s result.ReplicaStream, rtt, peakFor time.
 			Formula: fmt.Sprintf("link: unchanged, %s = %s", what, metric.FormatByteRate(link))})
 	}
 	switch s.LimitedBy {
-	case result.LimitCPU, result.LimitPerStream:
-		what := map[string]string{result.LimitCPU: "one core at each end", result.LimitPerStream: "a per-connection limit on the path"}[s.LimitedBy]
+	case result.LimitCPU, result.LimitCore, result.LimitPerStream:
+		what := map[string]string{result.LimitCPU: "one core at each end", result.LimitCore: "one core's packet work at an end",
+			result.LimitPerStream: "a per-connection limit on the path"}[s.LimitedBy]
 		w.Bounds = append(w.Bounds, result.ReplicaBound{Limit: s.LimitedBy, Capacity: s.Capacity, Applies: true,
 			Formula: fmt.Sprintf("%s: unchanged, %s held it to %s", s.LimitedBy, what, metric.FormatByteRate(s.Capacity))})
 	}
@@ -601,6 +602,8 @@ func limitAdvice(limit string) string {
 		return "The stream is held by loss: find the congested or faulty hop before buying bandwidth."
 	case result.LimitCPU:
 		return "The stream is held by one core at an end: a faster link would not help."
+	case result.LimitCore:
+		return "The stream is held by one core's packet work at an end (the stream's verdict names it): a faster link would not help; the offloads, the NIC's interrupts or RPS off that core, or jumbo frames would."
 	case result.LimitLink:
 		return "The stream fills the link: only a faster link (or less log: compression, fewer writes) gives more."
 	case result.LimitHost:
@@ -708,7 +711,7 @@ func ReplicaStreamOf(s *result.Stream, source string) *result.ReplicaStream {
 	if one == nil {
 		return nil
 	}
-	rs := &result.ReplicaStream{Capacity: one.Throughput / 8, LimitedBy: read(*one, s).cause, SameHost: s.SameHost, Source: source}
+	rs := &result.ReplicaStream{Capacity: one.Throughput / 8, LimitedBy: read(*one, s, nil, nil).cause, SameHost: s.SameHost, Source: source}
 	if t := one.TCP; t != nil {
 		rs.RTT, rs.MinRTT, rs.PeerWindow, rs.MSS = t.RTT, t.MinRTT, t.SndWndBytes, t.MSSBytes
 		rs.Retransmits, rs.RetransRatio = t.Retransmits, t.RetransRatio

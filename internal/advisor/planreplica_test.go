@@ -87,6 +87,10 @@ func TestReplicaWhatIfRTT(t *testing.T) {
 	windowsReplica := unknownBuffers
 	windowsReplica.ReceiverOS, windowsReplica.SenderWmemMax = "windows", 64<<20
 	noTCP := result.ReplicaStream{Capacity: 2e6, LimitedBy: result.LimitUnknown, RTT: result.Seconds(40 * time.Millisecond)}
+	// A stream one core's packet work held (7 Gbit/s on a sub-ms path):
+	// at 2 ms the core still holds it, not the window autotuning allows.
+	coreBound := result.ReplicaStream{Capacity: 875e6, LimitedBy: result.LimitCore, RTT: result.Seconds(200 * time.Microsecond),
+		MinRTT: result.Seconds(150 * time.Microsecond), PeerWindow: 6 << 20, MSS: 1448, ReceiverRmemMax: 6 << 20, SenderWmemMax: 4 << 20}
 	cases := []struct {
 		name     string
 		s        result.ReplicaStream
@@ -104,6 +108,7 @@ func TestReplicaWhatIfRTT(t *testing.T) {
 		{"losses the stream beat: not applied", selfLoss, 80 * time.Millisecond, 11.8e6, result.LimitLink, 2 << 20, ""},
 		{"buffers not told: Linux defaults", unknownBuffers, 300 * time.Millisecond, float64(2<<20) / 0.3, result.LimitWindow, 2 << 20, "Linux default tcp_wmem"},
 		{"a Windows replica: auto-tuning normal", windowsReplica, 2 * time.Second, float64(WindowsNormal) / 2, result.LimitWindow, WindowsNormal, "normal"},
+		{"core-bound, to 2 ms: the core still", coreBound, 2 * time.Millisecond, 875e6, result.LimitCore, 2 << 20, "tcp_wmem"},
 		{"nothing known: what it had in flight", noTCP, 80 * time.Millisecond, 80000 / 0.08, result.LimitWindow, 80000, "in flight"},
 	}
 	for _, c := range cases {
@@ -123,7 +128,8 @@ func TestReplicaWhatIfRTT(t *testing.T) {
 				t.Errorf("window %d (%s), want %d (%q)", w.Window, w.WindowFrom, c.window, c.from)
 			}
 			for _, b := range w.Bounds {
-				want := map[string]string{result.LimitWindow: "window ÷ RTT", result.LimitLoss: "MSS ÷ (RTT × √p) × C", result.LimitLink: "unchanged"}[b.Limit]
+				want := map[string]string{result.LimitWindow: "window ÷ RTT", result.LimitLoss: "MSS ÷ (RTT × √p) × C", result.LimitLink: "unchanged",
+					result.LimitCore: "core: unchanged, one core's packet work at an end held it"}[b.Limit]
 				if !strings.Contains(b.Formula, want) {
 					t.Errorf("%s bound's formula %q does not say %q", b.Limit, b.Formula, want)
 				}

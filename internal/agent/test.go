@@ -59,11 +59,15 @@ type slotState struct {
 // free gives the test's slot back; it is called before Done is sent.
 func (s *Server) runTest(ctx context.Context, ctl net.Conn, spec wire.TestSpec, free func()) (string, error) {
 	acc := wire.Accepted{TestID: newID()}
+	var dev string
 	if spec.Kind == wire.KindStream {
 		// What autotuning may grow this host's windows to: a plan at
 		// another RTT needs it when the stream was not window-bound here.
 		b := sysinfo.ReadTCPBuffers()
 		acc.TCPBuffers = &b
+		// The interface toward the client (its data connections come
+		// from the same address), found before the test's clock starts.
+		dev = sysinfo.InterfaceName(ctl.LocalAddr())
 	}
 	states, release, err := s.awaitSlots(ctx, ctl, spec, acc)
 	defer release()
@@ -83,14 +87,14 @@ func (s *Server) runTest(ctx context.Context, ctl net.Conn, spec wire.TestSpec, 
 	defer stop(nil)
 	tctx, cancel := context.WithTimeoutCause(cctx, limit, errors.New("the test ran past its duration"))
 	defer cancel()
-	start := time.Now()
-	cpu0, cpuErr := sysinfo.CPUTime()
 	// A stream's packet work lands on a core of this machine: its
 	// busiest core over the test, split (the client reads its own).
 	coreLoad := func() *result.CoreLoad { return nil }
-	if spec.Kind == wire.KindStream && len(states) > 0 {
-		coreLoad = sysinfo.CoreLoadSince(sysinfo.InterfaceName(states[0].conn.LocalAddr()))
+	if spec.Kind == wire.KindStream {
+		coreLoad = sysinfo.CoreLoadSince(dev)
 	}
+	start := time.Now()
+	cpu0, cpuErr := sysinfo.CPUTime()
 	var stopSources atomic.Bool
 	sourceTimer := time.AfterFunc(spec.Duration, func() { stopSources.Store(true) })
 	defer sourceTimer.Stop()

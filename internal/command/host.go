@@ -87,7 +87,7 @@ func (c Host) Run(ctx context.Context, env Env) (*result.Report, error) {
 			done, ferr := sess.RunFar(ctx, spec, func(*wire.Accepted) error { return nil }, func(result.Interval) {})
 			if done != nil && done.Host != nil {
 				if err := agentSide(done.Host); err != nil {
-					h.AgentMissing = "the agent's answer is left out: " + err.Error()
+					h.AgentMissing = "the agent's answer is left out (no machine gives such figures: check that narrows serve answers at its address): " + err.Error()
 				} else {
 					h.Agent = done.Host
 				}

@@ -71,6 +71,7 @@ const (
 	LimitLink      = "link"
 	LimitLoss      = "loss"
 	LimitCPU       = "cpu"
+	LimitCore      = "core"       // a core at an end was full, much of it packet work
 	LimitHost      = "host"       // no network crossed: the agent is on this machine
 	LimitPerStream = "per_stream" // N streams carried more, nothing in the stream's own figures says why
 	LimitUnknown   = "unknown"

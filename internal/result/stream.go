@@ -206,17 +206,12 @@ func (c *CoreLoad) PacketWork() string {
 // untrusted): shares outside 0..1 or summing past the whole, a core
 // outside the count, more cores than any machine has.
 func (c *CoreLoad) Check() error {
-	shares := []float64{c.Busy, c.User, c.System, c.IRQ, c.SoftIRQ, c.Steal, c.OthersBusy}
-	sum := 0.0
-	for _, s := range shares {
+	for _, s := range []float64{c.Busy, c.User, c.System, c.IRQ, c.SoftIRQ, c.Steal, c.OthersBusy} {
 		if !(s >= 0 && s <= 1) { // NaN fails too
 			return fmt.Errorf("a core's share of %g is outside 0..1", s)
 		}
 	}
-	for _, s := range shares[1:6] {
-		sum += s
-	}
-	switch {
+	switch sum := c.User + c.System + c.Packet() + c.Steal; {
 	case sum > c.Busy+0.01:
 		return fmt.Errorf("the core's parts (%.3f) add to more than its busy share (%.3f)", sum, c.Busy)
 	case c.Cores < 1 || c.Cores > MaxCores:
@@ -228,7 +223,7 @@ func (c *CoreLoad) Check() error {
 	case c.OS != "linux" && c.OS != "windows":
 		return fmt.Errorf("cores counted by %.16q, which narrows does not read", c.OS)
 	case len(c.NICInterrupts) > MaxCoreIRQs || len(c.NIC) > 64:
-		return fmt.Errorf("%d interrupts named for one core, of an interface named in %d bytes: a core's are %d at most, a name 64 bytes", len(c.NICInterrupts), len(c.NIC), MaxCoreIRQs)
+		return fmt.Errorf("%d interrupts named for a core, of an interface named in %d bytes: at most %d, in 64", len(c.NICInterrupts), len(c.NIC), MaxCoreIRQs)
 	}
 	for _, q := range c.NICInterrupts {
 		if q.IRQ < 0 || len(q.Name) > 64 || !(q.PerSecond > 0 && q.PerSecond < 1e8) {

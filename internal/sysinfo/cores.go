@@ -7,40 +7,36 @@ import (
 	"github.com/narrows/narrows/internal/result"
 )
 
-// CoreTime is one CPU's time since boot as its system splits it. Idle
+// coreTime is one CPU's time since boot as its system splits it. Idle
 // holds the time waiting on I/O too; User holds nice and guest time. ID
 // is the CPU's number (Linux lists only the CPUs online: cpu0, cpu2).
-type CoreTime struct {
+type coreTime struct {
 	ID                                      int
 	User, System, Idle, IRQ, SoftIRQ, Steal time.Duration
 }
 
-func (c CoreTime) total() time.Duration {
+func (c coreTime) total() time.Duration {
 	return c.User + c.System + c.Idle + c.IRQ + c.SoftIRQ + c.Steal
 }
-
-// CoreTimes reads every CPU's times: Linux's /proc/stat, Windows'
-// processor performance information; an error elsewhere.
-func CoreTimes() ([]CoreTime, error) { return coreTimes() }
 
 // CoreLoadSince reads the cores now and returns what reads them again
 // and says how they spent the time between: nil where they cannot be
 // read (or a CPU came or went meanwhile). dev is the interface the run's
-// traffic crosses (InterfaceOf): the interrupts of its queues that the
+// traffic crosses (InterfaceName): the interrupts of its queues that the
 // busiest core took are named (Linux; none for a virtual interface).
 func CoreLoadSince(dev string) func() *result.CoreLoad {
-	before, err := CoreTimes()
+	before, err := coreTimes()
 	irqs := nicInterrupts(dev)
 	start := time.Now()
 	return func() *result.CoreLoad {
 		if err != nil {
 			return nil
 		}
-		after, err := CoreTimes()
+		after, err := coreTimes()
 		if err != nil {
 			return nil
 		}
-		l := CoreLoadBetween(before, after, runtime.GOOS)
+		l := coreLoadBetween(before, after, runtime.GOOS)
 		if l != nil {
 			l.NIC = dev // an interface's name: 15 bytes at most on Linux
 			l.NICInterrupts = irqs(l.Core, time.Since(start).Seconds())
@@ -49,16 +45,16 @@ func CoreLoadSince(dev string) func() *result.CoreLoad {
 	}
 }
 
-// CoreLoadBetween is the busiest core between two readings, split, and
+// coreLoadBetween is the busiest core between two readings, split, and
 // the other cores' mean busy share; nil when the readings do not match
 // (a CPU came or went) or no time passed. A counter that went back a
 // little (Linux's iowait may) counts nothing.
-func CoreLoadBetween(before, after []CoreTime, goos string) *result.CoreLoad {
+func coreLoadBetween(before, after []coreTime, goos string) *result.CoreLoad {
 	if len(before) == 0 || len(before) != len(after) {
 		return nil
 	}
 	type share struct {
-		d     CoreTime
+		d     coreTime
 		total float64
 		busy  float64
 	}
@@ -69,8 +65,7 @@ func CoreLoadBetween(before, after []CoreTime, goos string) *result.CoreLoad {
 		if a.ID != b.ID {
 			return nil
 		}
-		since := func(x, y time.Duration) time.Duration { return max(x-y, 0) }
-		d := CoreTime{ID: a.ID, User: since(a.User, b.User), System: since(a.System, b.System), Idle: since(a.Idle, b.Idle),
+		d := coreTime{ID: a.ID, User: since(a.User, b.User), System: since(a.System, b.System), Idle: since(a.Idle, b.Idle),
 			IRQ: since(a.IRQ, b.IRQ), SoftIRQ: since(a.SoftIRQ, b.SoftIRQ), Steal: since(a.Steal, b.Steal)}
 		t := float64(d.total())
 		if t <= 0 {
@@ -100,3 +95,6 @@ func CoreLoadBetween(before, after []CoreTime, goos string) *result.CoreLoad {
 	}
 	return l
 }
+
+// since is a counter's growth from y to x, nothing where it went back.
+func since(x, y time.Duration) time.Duration { return max(x-y, 0) }

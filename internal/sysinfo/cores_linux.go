@@ -16,7 +16,7 @@ const userHZ = 100
 
 // coreTimes reads /proc/stat's cpuN lines: user nice system idle iowait
 // irq softirq steal (guest and guest_nice are within user and nice).
-func coreTimes() ([]CoreTime, error) {
+func coreTimes() ([]coreTime, error) {
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
 		return nil, err
@@ -24,8 +24,8 @@ func coreTimes() ([]CoreTime, error) {
 	return parseProcStat(b)
 }
 
-func parseProcStat(b []byte) ([]CoreTime, error) {
-	var out []CoreTime
+func parseProcStat(b []byte) ([]coreTime, error) {
+	var out []coreTime
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
 	for sc.Scan() {
@@ -48,7 +48,7 @@ func parseProcStat(b []byte) ([]CoreTime, error) {
 			}
 			v[i] = time.Duration(n) * (time.Second / userHZ)
 		}
-		out = append(out, CoreTime{ID: id, User: v[0] + v[1], System: v[2], Idle: v[3] + v[4], IRQ: v[5], SoftIRQ: v[6], Steal: v[7]})
+		out = append(out, coreTime{ID: id, User: v[0] + v[1], System: v[2], Idle: v[3] + v[4], IRQ: v[5], SoftIRQ: v[6], Steal: v[7]})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("/proc/stat: %w", err)

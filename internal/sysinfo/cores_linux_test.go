@@ -21,7 +21,7 @@ func TestParseProcStat(t *testing.T) {
 		t.Fatalf("%d cores, want 2", len(c))
 	}
 	tick := 10 * time.Millisecond
-	want := CoreTime{ID: 1, User: 205 * tick, System: 100 * tick, Idle: 2510 * tick, IRQ: 2 * tick, SoftIRQ: 20 * tick, Steal: 4 * tick}
+	want := coreTime{ID: 1, User: 205 * tick, System: 100 * tick, Idle: 2510 * tick, IRQ: 2 * tick, SoftIRQ: 20 * tick, Steal: 4 * tick}
 	if c[1] != want {
 		t.Errorf("cpu1 %+v, want %+v", c[1], want)
 	}
@@ -38,7 +38,7 @@ func TestParseProcStat(t *testing.T) {
 // named by its own number, not its place in the list; a CPU that came or
 // went between two readings gives no load.
 func TestCoreIDs(t *testing.T) {
-	read := func(stat string) []CoreTime {
+	read := func(stat string) []coreTime {
 		c, err := parseProcStat([]byte(stat))
 		if err != nil {
 			t.Fatal(err)
@@ -47,7 +47,7 @@ func TestCoreIDs(t *testing.T) {
 	}
 	before := read("cpu0 100 0 0 900 0 0 0 0\ncpu2 100 0 0 900 0 0 0 0\ncpu3 100 0 0 900 0 0 0 0\n")
 	after := read("cpu0 110 0 0 990 0 0 0 0\ncpu2 110 0 30 960 0 0 0 0\ncpu3 110 0 0 990 0 0 0 0\n")
-	l := CoreLoadBetween(before, after, "linux")
+	l := coreLoadBetween(before, after, "linux")
 	if l == nil || l.Core != 2 || l.Cores != 3 {
 		t.Fatalf("%+v: want core 2 of 3", l)
 	}
@@ -55,7 +55,7 @@ func TestCoreIDs(t *testing.T) {
 		t.Errorf("core 2 of 3 CPUs online: %v", err)
 	}
 	gone := read("cpu0 120 0 0 1080 0 0 0 0\ncpu1 1 0 0 1 0 0 0 0\ncpu3 120 0 0 1080 0 0 0 0\n")
-	if CoreLoadBetween(after, gone, "linux") != nil {
+	if coreLoadBetween(after, gone, "linux") != nil {
 		t.Error("CPU 2 went and CPU 1 came, and a load was still given")
 	}
 }
@@ -94,11 +94,11 @@ func TestParseInterrupts(t *testing.T) {
 // TestNICIRQs: each interface of this machine with a device behind it
 // names interrupts /proc/interrupts lists; a virtual one (loopback) none.
 func TestNICIRQs(t *testing.T) {
-	if irqs := NICIRQs("lo"); len(irqs) != 0 {
+	if irqs := nicIRQs("lo"); len(irqs) != 0 {
 		t.Errorf("loopback has interrupts %v", irqs)
 	}
 	for _, bad := range []string{"", "..", "../../etc", "eth0/../.."} {
-		if irqs := NICIRQs(bad); len(irqs) != 0 {
+		if irqs := nicIRQs(bad); len(irqs) != 0 {
 			t.Errorf("%q: %v", bad, irqs)
 		}
 	}
@@ -109,7 +109,7 @@ func TestNICIRQs(t *testing.T) {
 	devs, _ := filepath.Glob("/sys/class/net/*/device")
 	for _, d := range devs {
 		dev := filepath.Base(filepath.Dir(d))
-		irqs := NICIRQs(dev)
+		irqs := nicIRQs(dev)
 		if len(irqs) == 0 {
 			t.Errorf("%s has a device and no interrupts", dev)
 		}

@@ -12,12 +12,12 @@ import (
 // parts add up to its busy share.
 func TestCoreTimes(t *testing.T) {
 	if runtime.GOOS != "linux" && runtime.GOOS != "windows" {
-		if _, err := CoreTimes(); err == nil {
+		if _, err := coreTimes(); err == nil {
 			t.Fatal("per-core times read on", runtime.GOOS)
 		}
 		return
 	}
-	first, err := CoreTimes()
+	first, err := coreTimes()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,12 +56,12 @@ func affinityLimited() bool {
 
 func TestCoreLoadBetween(t *testing.T) {
 	ms := time.Millisecond
-	before := []CoreTime{{ID: 0, User: 100 * ms, Idle: 900 * ms}, {ID: 1, User: 10 * ms, Idle: 10 * ms}}
-	after := []CoreTime{
+	before := []coreTime{{ID: 0, User: 100 * ms, Idle: 900 * ms}, {ID: 1, User: 10 * ms, Idle: 10 * ms}}
+	after := []coreTime{
 		{ID: 0, User: 150 * ms, Idle: 1850 * ms}, // 1 s: 5% busy
 		{ID: 1, User: 110 * ms, System: 250 * ms, SoftIRQ: 590 * ms, IRQ: 40 * ms, Idle: 20 * ms, Steal: 10 * ms}, // 1 s: 99% busy
 	}
-	l := CoreLoadBetween(before, after, "linux")
+	l := coreLoadBetween(before, after, "linux")
 	if l == nil {
 		t.Fatal("nil")
 	}
@@ -83,14 +83,14 @@ func TestCoreLoadBetween(t *testing.T) {
 	if err := l.Check(); err != nil {
 		t.Error(err)
 	}
-	if CoreLoadBetween(before, after[:1], "linux") != nil {
+	if coreLoadBetween(before, after[:1], "linux") != nil {
 		t.Error("a CPU came or went, and a load was still given")
 	}
 	// A counter that went back a little (Linux's iowait may) counts
 	// nothing, and the rest still tell.
 	back := slices.Clone(after)
 	back[1].Idle = before[1].Idle - ms
-	if l := CoreLoadBetween(before, back, "linux"); l == nil || l.Core != 1 || l.Busy != 1 {
+	if l := coreLoadBetween(before, back, "linux"); l == nil || l.Core != 1 || l.Busy != 1 {
 		t.Errorf("idle went back 1 ms on core 1: %+v", l)
 	}
 }

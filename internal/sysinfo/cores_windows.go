@@ -7,8 +7,6 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/windows"
-
-	"github.com/narrows/narrows/internal/result"
 )
 
 // processorPerformance is SYSTEM_PROCESSOR_PERFORMANCE_INFORMATION, in
@@ -25,7 +23,7 @@ const systemProcessorPerformanceInformation = 8
 
 // coreTimes asks NtQuerySystemInformation for every processor's times,
 // the figures Task Manager and the % DPC Time counter are made of.
-func coreTimes() ([]CoreTime, error) {
+func coreTimes() ([]coreTime, error) {
 	n := 64
 	for range 4 {
 		buf := make([]processorPerformance, n)
@@ -43,19 +41,13 @@ func coreTimes() ([]CoreTime, error) {
 		if k == 0 || k > len(buf) {
 			return nil, fmt.Errorf("NtQuerySystemInformation(processor performance) gave %d bytes", got)
 		}
-		out := make([]CoreTime, k)
+		out := make([]coreTime, k)
 		tick := func(v int64) time.Duration { return time.Duration(max(v, 0)) * 100 }
 		for i, p := range buf[:k] {
 			sys := p.Kernel - p.Idle - p.DPC - p.Interrupt
-			out[i] = CoreTime{ID: i, User: tick(p.User), System: tick(sys), Idle: tick(p.Idle), IRQ: tick(p.Interrupt), SoftIRQ: tick(p.DPC)}
+			out[i] = coreTime{ID: i, User: tick(p.User), System: tick(sys), Idle: tick(p.Idle), IRQ: tick(p.Interrupt), SoftIRQ: tick(p.DPC)}
 		}
 		return out, nil
 	}
 	return nil, errors.New("NtQuerySystemInformation(processor performance): more processors than narrows asked room for")
-}
-
-// nicInterrupts: Windows counts interrupts per processor, not per
-// device; a NIC's queues are not named.
-func nicInterrupts(string) func(int, float64) []result.CoreIRQ {
-	return func(int, float64) []result.CoreIRQ { return nil }
 }

@@ -2,13 +2,12 @@ package sysinfo
 
 import (
 	"bufio"
-	"cmp"
-	"slices"
-
 	"bytes"
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -84,11 +83,11 @@ func parseInterrupts(b []byte) (map[int]irqLine, error) {
 	return out, nil
 }
 
-// NICIRQs are the interrupt numbers of the network interface dev: its
+// nicIRQs are the interrupt numbers of the network interface dev: its
 // PCI device's MSI vectors, or its one legacy interrupt (for a virtio
 // NIC, its virtio PCI device's vectors); none for a virtual one (veth, a
 // bridge, a TUN device, loopback).
-func NICIRQs(dev string) []int {
+func nicIRQs(dev string) []int {
 	if dev == "" || strings.ContainsAny(dev, "/\x00") || dev == "." || dev == ".." {
 		return nil
 	}
@@ -122,7 +121,7 @@ func NICIRQs(dev string) []int {
 // as a second's worth over seconds: nil where dev has none (a virtual
 // interface) or they cannot be read.
 func nicInterrupts(dev string) func(core int, seconds float64) []result.CoreIRQ {
-	irqs := NICIRQs(dev)
+	irqs := nicIRQs(dev)
 	if len(irqs) == 0 {
 		return func(int, float64) []result.CoreIRQ { return nil }
 	}

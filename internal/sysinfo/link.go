@@ -9,27 +9,18 @@ import "net"
 const EthernetHeader = 14
 
 // LinkHeaderBytes is the link-layer header each packet carries on the
-// interface that holds the address local: 0 on a layer-3 tunnel (a TUN
+// interface dev (InterfaceName): 0 on a layer-3 tunnel (a TUN
 // device, WireGuard: the packets are bare IP, and a shaper on it counts
 // whole IP packets), EthernetHeader on Ethernet, veth and loopback, and
 // EthernetHeader where the system does not say (most links are Ethernet).
-func LinkHeaderBytes(local net.IP) int64 {
-	if ifi, ok := InterfaceOf(local); ok {
-		if h, ok := linkHeader(ifi.Name); ok {
-			return h
-		}
+func LinkHeaderBytes(dev string) int64 {
+	if dev == "" {
+		return EthernetHeader
+	}
+	if h, ok := linkHeader(dev); ok {
+		return h
 	}
 	return EthernetHeader
-}
-
-// InterfaceOf is the interface that holds the address local, false when
-// none does (or they cannot be listed).
-func InterfaceOf(local net.IP) (net.Interface, bool) {
-	all, err := net.Interfaces()
-	if err != nil {
-		return net.Interface{}, false
-	}
-	return holding(all, local)
 }
 
 func holding(all []net.Interface, local net.IP) (net.Interface, bool) {
@@ -45,7 +36,8 @@ func holding(all []net.Interface, local net.IP) (net.Interface, bool) {
 }
 
 // InterfaceName is the name of the interface that holds a connection's
-// local address, "" when it is not an IP address or no interface holds it.
+// local address, "" when it is not an IP address, no interface holds it
+// or they cannot be listed.
 func InterfaceName(local net.Addr) string {
 	var ip net.IP
 	switch a := local.(type) {
@@ -56,6 +48,10 @@ func InterfaceName(local net.Addr) string {
 	default:
 		return ""
 	}
-	ifi, _ := InterfaceOf(ip)
+	all, err := net.Interfaces()
+	if err != nil {
+		return ""
+	}
+	ifi, _ := holding(all, ip)
 	return ifi.Name
 }

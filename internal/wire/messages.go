@@ -375,17 +375,25 @@ func maxSlots() int {
 	fill(reflect.ValueOf(&one).Elem())
 	sample, err1 := json.Marshal(one)
 	// Done is the larger envelope; the empty slice's "[]" stands for its brackets.
-	cores := &result.CoreLoad{OS: "windows", Cores: math.MaxInt64, Core: math.MaxInt64, Busy: -math.MaxFloat64, User: -math.MaxFloat64, System: -math.MaxFloat64,
-		IRQ: -math.MaxFloat64, SoftIRQ: -math.MaxFloat64, Steal: -math.MaxFloat64, OthersBusy: -math.MaxFloat64, NIC: string(make([]byte, 64))}
-	for range result.MaxCoreIRQs {
-		cores.NICInterrupts = append(cores.NICInterrupts, result.CoreIRQ{IRQ: math.MaxInt64, Name: string(make([]byte, 64)), PerSecond: -math.MaxFloat64})
-	}
-	env := Done{Elapsed: math.MaxInt64, CPU: math.MaxInt64, Reason: string(make([]byte, 256)), Slots: []SlotSample{}, Cores: cores}
+	env := Done{Elapsed: math.MaxInt64, CPU: math.MaxInt64, Reason: string(make([]byte, 256)), Slots: []SlotSample{}, Cores: largestCores()}
 	rest, err2 := json.Marshal(env)
 	if err1 != nil || err2 != nil {
 		panic("wire: cannot size a report")
 	}
 	return (MaxFrame - len(rest)) / (len(sample) + 1)
+}
+
+// largestCores is a stream's busiest core at its longest in JSON: every
+// number at its widest, every name at the longest the client takes,
+// each byte escaped.
+func largestCores() *result.CoreLoad {
+	name := string(make([]byte, 64))
+	c := &result.CoreLoad{OS: "windows", Cores: math.MaxInt64, Core: math.MaxInt64, Busy: -math.MaxFloat64, User: -math.MaxFloat64, System: -math.MaxFloat64,
+		IRQ: -math.MaxFloat64, SoftIRQ: -math.MaxFloat64, Steal: -math.MaxFloat64, OthersBusy: -math.MaxFloat64, NIC: name}
+	for range result.MaxCoreIRQs {
+		c.NICInterrupts = append(c.NICInterrupts, result.CoreIRQ{IRQ: math.MaxInt64, Name: name, PerSecond: -math.MaxFloat64})
+	}
+	return c
 }
 
 // fill sets every integer field of the struct v to its largest value.

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -212,9 +211,7 @@ func TestMaxSlotsFitOneFrame(t *testing.T) {
 	}{
 		{TInterval, Interval{Index: math.MaxInt64, Elapsed: math.MaxInt64, Slots: slots, CPU: math.MaxInt64}},
 		{TDone, Done{Slots: slots, Elapsed: math.MaxInt64, CPU: math.MaxInt64, Reason: strings.Repeat("x", 256),
-			Cores: &result.CoreLoad{OS: "windows", Cores: math.MaxInt64, Core: math.MaxInt64, Busy: -math.MaxFloat64, User: -math.MaxFloat64,
-				System: -math.MaxFloat64, IRQ: -math.MaxFloat64, SoftIRQ: -math.MaxFloat64, Steal: -math.MaxFloat64, OthersBusy: -math.MaxFloat64,
-				NIC: strings.Repeat("\x00", 64), NICInterrupts: slices.Repeat([]result.CoreIRQ{{IRQ: math.MaxInt64, Name: strings.Repeat("\x00", 64), PerSecond: -math.MaxFloat64}}, result.MaxCoreIRQs)}}},
+			Cores: largestCores()}},
 	} {
 		if err := WriteFrame(io.Discard, f.typ, f.v); err != nil {
 			t.Errorf("%s with %d slots: %v", f.typ, MaxSlots, err)

@@ -54,3 +54,17 @@ func (w Repl) Verdict(code string) string {
 	}
 	return code
 }
+
+// limitWords name what held a stream (result.Limit*) in a DBA's words.
+var limitWords = map[string]string{result.LimitWindow: "its window", result.LimitLink: "the link", result.LimitLoss: "loss",
+	result.LimitCPU: "CPU", result.LimitCore: "one core's packet work", result.LimitHost: "this machine (no network crossed)",
+	result.LimitPerStream: "a per-stream limit on the path", result.LimitUnknown: "nothing known (no TCP figures)"}
+
+// Limit names what held a stream, as the table and the HTML report say
+// it (an unknown limit as it is).
+func Limit(l string) string {
+	if w, ok := limitWords[l]; ok {
+		return w
+	}
+	return l
+}

@@ -47,3 +47,17 @@ func TestEveryPartHasAnArea(t *testing.T) {
 		}
 	}
 }
+
+// TestLimitWords: every limit a stream verdict or a replica plan can
+// name has words of its own ("loss" is its code and its word).
+func TestLimitWords(t *testing.T) {
+	for _, l := range []string{result.LimitWindow, result.LimitLink, result.LimitLoss, result.LimitCPU, result.LimitCore,
+		result.LimitHost, result.LimitPerStream, result.LimitUnknown} {
+		if _, ok := limitWords[l]; !ok || Limit(l) == "" {
+			t.Errorf("limit %q has no words of its own", l)
+		}
+	}
+	if Limit("new") != "new" {
+		t.Error("an unknown limit is not said as it is")
+	}
+}

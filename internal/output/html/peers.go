@@ -155,7 +155,7 @@ func netOf(anchor, step string, rep *result.Report, facts, agentFacts *result.Fa
 	case *result.ReplicaPlan:
 		s := rep.ReplicaPlan.Stream
 		v.What = "whether one stream per database carries the primary's log to the replica"
-		v.How = fmt.Sprintf("one stream's capacity %s, limited by %s, at %s RTT", metric.FormatByteRate(s.Capacity), s.LimitedBy, dur(s.RTT))
+		v.How = fmt.Sprintf("one stream's capacity %s, limited by %s, at %s RTT", metric.FormatByteRate(s.Capacity), words.Limit(s.LimitedBy), dur(s.RTT))
 		v.Commands = append(v.Commands, peerCommand{Figure: "one stream: " + metric.FormatByteRate(s.Capacity), Where: "here (with iperf3 -s on " + host + ")",
 			Command: fmt.Sprintf("iperf3 -c %s -t 10", host)})
 		if s.LinkStreams > 1 {

@@ -27,7 +27,7 @@ func replicaSummary(b *strings.Builder, p *result.ReplicaPlan) {
 		fmt.Fprintf(b, "  %-16s %12s %12s %13s  %s\n", dbLabel(l.Database), metric.FormatByteRate(l.Mean), metric.FormatByteRate(l.Peak), sustained, provenance(l.Source, l.What))
 	}
 	s := p.Stream
-	fmt.Fprintf(b, "\nOne stream to the replica's host: %s, limited by %s; %s\n", metric.FormatByteRate(s.Capacity), limitWords(s.LimitedBy), s.Source)
+	fmt.Fprintf(b, "\nOne stream to the replica's host: %s, limited by %s; %s\n", metric.FormatByteRate(s.Capacity), words.Limit(s.LimitedBy), s.Source)
 	var tcp []string
 	if s.RTT > 0 || s.MinRTT > 0 {
 		tcp = append(tcp, fmt.Sprintf("RTT %s (min %s)", dur(s.RTT), dur(s.MinRTT)))
@@ -74,7 +74,7 @@ func replicaSummary(b *strings.Builder, p *result.ReplicaPlan) {
 	if len(p.WhatIfs) > 0 {
 		b.WriteString("\nWhat if:\n")
 		for _, x := range p.WhatIfs {
-			fmt.Fprintf(b, "  %s: one stream %s, limited by %s\n", x.What, metric.FormatByteRate(x.Capacity), limitWords(x.LimitedBy))
+			fmt.Fprintf(b, "  %s: one stream %s, limited by %s\n", x.What, metric.FormatByteRate(x.Capacity), words.Limit(x.LimitedBy))
 			for _, bd := range x.Bounds {
 				mark := "-"
 				if !bd.Applies {
@@ -163,13 +163,4 @@ func tuningLabel(t result.Tuning) string {
 		return "Windows, " + t.Host
 	}
 	return strings.ToUpper(t.Host[:1]) + t.Host[1:]
-}
-
-func limitWords(l string) string {
-	if w, ok := map[string]string{result.LimitWindow: "its window", result.LimitLink: "the link", result.LimitLoss: "loss",
-		result.LimitCPU: "CPU", result.LimitHost: "this machine (no network crossed)", result.LimitPerStream: "a per-stream limit on the path",
-		result.LimitUnknown: "nothing known (no TCP figures)"}[l]; ok {
-		return w
-	}
-	return l
 }

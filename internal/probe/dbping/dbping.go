@@ -280,12 +280,30 @@ func split(ctx context.Context, cfg Config, b bounds, res *result.DBPing) *resul
 	default:
 		ns.LowFrom = "none"
 	}
-	if ns.NetworkLow > res.P50 {
-		// A bound above the whole round trip is contradicted by it: the
-		// connect calls cost this host more than a round trip (a filter
-		// inspecting new connections, an emulator such as Wine), so
-		// they bound nothing here.
+	// The agent's round trips across the path, when it measures them.
+	var rr *result.RR
+	if cfg.Agent != nil && ctx.Err() == nil {
+		ns.Agent = cfg.AgentName
+		var err error
+		if rr, err = cfg.Agent(ctx); err != nil {
+			ns.AgentError = err.Error()
+		}
+		if rr != nil && rr.RoundTrips == 0 {
+			rr = nil
+		}
+	}
+	// A low bound above a round trip measured across the path is
+	// contradicted by it, and bounds nothing here: the whole query's
+	// (the connect calls cost this host more than a round trip: a filter
+	// inspecting new connections, an emulator such as Wine), or the
+	// agent's, made one after another as the queries are (spaced-out
+	// handshakes each may wake an idle CPU: 15.0 µs against the agent's
+	// 12.7 on a loopback).
+	switch {
+	case ns.NetworkLow > res.P50:
 		ns.NetworkLow, ns.LowFrom = 0, "slower_than_query"
+	case rr != nil && ns.NetworkLow > rr.P50:
+		ns.NetworkLow, ns.LowFrom = 0, "slower_than_agent"
 	}
 	if b.empty != nil && b.empty.Count() > 0 {
 		ns.EmptyRoundTrips, ns.EmptyRTTP50 = int64(b.empty.Count()), result.Seconds(b.empty.Quantile(0.5))
@@ -301,34 +319,19 @@ func split(ctx context.Context, cfg Config, b bounds, res *result.DBPing) *resul
 		ns.NetworkShareLow = float64(ns.NetworkLow) / float64(res.P50)
 		ns.NetworkShareHigh = float64(ns.NetworkHigh) / float64(res.P50)
 	}
-	if cfg.Agent != nil && ctx.Err() == nil {
-		ns.Agent = cfg.AgentName
-		rr, err := cfg.Agent(ctx)
-		switch {
-		case err != nil:
-			ns.AgentError = err.Error()
-		case rr != nil && rr.RoundTrips > 0:
-			ns.Method = "agent_rr"
-			ns.AgentRTTP50, ns.AgentRTTs, ns.AgentRequest = rr.P50, rr.RoundTrips, rr.Config.RequestBytes
-			// The path takes no longer than the database's own cheapest
-			// round trip across it: an agent's round trip above that
-			// holds its programs' slower wake-ups (seen on loopback: 102
-			// µs against COM_PING's 30), not more network.
-			if rr.P50 < ns.NetworkLow {
-				// The path's own round trips, made one after another as
-				// the queries are, were faster than the handshakes: those
-				// paid what the queries do not (spaced out, each may wake
-				// an idle CPU: 15.0 µs against the agent's 12.7 on a
-				// loopback), so they bound nothing here.
-				ns.NetworkLow, ns.LowFrom, ns.NetworkShareLow = 0, "slower_than_agent", 0
-			}
-			net := min(rr.P50, ns.NetworkHigh, res.P50)
-			ns.AgentAboveHigh = rr.P50 > ns.NetworkHigh
-			server := res.P50 - net
-			share := float64(net) / float64(res.P50)
-			serverShare := 1 - share
-			ns.NetworkP50, ns.ServerP50, ns.NetworkShare, ns.ServerShare = &net, &server, &share, &serverShare
-		}
+	if rr != nil {
+		ns.Method = "agent_rr"
+		ns.AgentRTTP50, ns.AgentRTTs, ns.AgentRequest = rr.P50, rr.RoundTrips, rr.Config.RequestBytes
+		// The path takes no longer than the database's own cheapest
+		// round trip across it: an agent's round trip above that holds
+		// its programs' slower wake-ups (seen on loopback: 102 µs
+		// against COM_PING's 30), not more network.
+		net := min(rr.P50, ns.NetworkHigh, res.P50)
+		ns.AgentAboveHigh = rr.P50 > ns.NetworkHigh
+		server := res.P50 - net
+		share := float64(net) / float64(res.P50)
+		serverShare := 1 - share
+		ns.NetworkP50, ns.ServerP50, ns.NetworkShare, ns.ServerShare = &net, &server, &share, &serverShare
 	}
 	return ns
 }

@@ -54,6 +54,10 @@ func TestSplitBounds(t *testing.T) {
 		// loopback): they bound nothing.
 		{"handshakes slower than the agent", us(45), bounds{handshakes: []handshake{{us(90), us(15)}}, empty: empty(30), emptyFrom: "empty_query"},
 			&result.RR{RoundTrips: 1000, Latency: result.Latency{P50: result.Seconds(us(12.7))}}, 0, us(30), "slower_than_agent", "empty_query", "agent_rr"},
+		// ...and do not raise the high bound on their way out (an empty
+		// query's 14.6 µs stays the high bound, not the handshakes' 15).
+		{"handshakes slower than the agent, above the empty query", us(45), bounds{handshakes: []handshake{{us(90), us(15)}}, empty: empty(14.6), emptyFrom: "empty_query"},
+			&result.RR{RoundTrips: 1000, Latency: result.Latency{P50: result.Seconds(us(12.7))}}, 0, us(14.6), "slower_than_agent", "empty_query", "agent_rr"},
 		{"agent", us(45), bounds{handshakes: []handshake{{us(90), us(10)}}, empty: empty(30), emptyFrom: "empty_query"},
 			&result.RR{RoundTrips: 1000, Latency: result.Latency{P50: result.Seconds(us(22))}}, us(10), us(30), "tcp_handshake_rtt", "empty_query", "agent_rr"},
 	}

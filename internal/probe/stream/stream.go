@@ -17,7 +17,6 @@ import (
 	"github.com/narrows/narrows/internal/probe"
 	"github.com/narrows/narrows/internal/result"
 	"github.com/narrows/narrows/internal/sysinfo"
-	"github.com/narrows/narrows/internal/untrusted"
 	"github.com/narrows/narrows/internal/wire"
 )
 
@@ -153,13 +152,19 @@ func runPhase(ctx context.Context, s *client.Session, cfg Config, phase string, 
 		defer sock.Close()
 		eps[i] = &endpoint{dc: dc, send: dc.Slot.Role == wire.SlotSink, sock: sock}
 	}
+	// This end's interface, and its cores read, before the stream
+	// starts: the interfaces' list and the kernel's counters are read
+	// off its first milliseconds. The path's packets cross the interface
+	// both ways, so its link layer is theirs on the first hop (the far
+	// end's is not told).
+	dev := sysinfo.InterfaceName(t.Conns[0].Conn.LocalAddr())
+	coreLoad := sysinfo.CoreLoadSince(dev)
 	if err := t.Start(ctx); err != nil {
 		return nil, same, err
 	}
 	start := time.Now()
 	cpu0, cpuErr := sysinfo.CPUTime()
 	cpuLimit := sysinfo.CPULimitSince()
-	coreLoad := sysinfo.CoreLoadSince(sysinfo.InterfaceName(t.Conns[0].Conn.LocalAddr()))
 	// stop ends the senders at the duration; halt ends everything.
 	var stop, halt atomic.Bool
 	stopTimer := time.AfterFunc(cfg.Duration, func() { stop.Store(true) })
@@ -184,13 +189,7 @@ func runPhase(ctx context.Context, s *client.Session, cfg Config, phase string, 
 	}
 
 	acc := newAccumulator(phase, n, eps)
-	acc.ipv6 = ipv6
-	// This end's interface: the path's packets cross it both ways, so its
-	// link layer is theirs on the first hop (the far end's is not told).
-	acc.link = sysinfo.EthernetHeader
-	if la, ok := t.Conns[0].Conn.LocalAddr().(*net.TCPAddr); ok {
-		acc.link = sysinfo.LinkHeaderBytes(la.IP)
-	}
+	acc.ipv6, acc.link = ipv6, sysinfo.LinkHeaderBytes(dev)
 	var done *wire.Done
 	var lost error
 	// held is the agent's last report before the end: it waits for the
@@ -322,7 +321,7 @@ func readCores(local *result.CoreLoad, done *wire.Done) *result.Cores {
 	c := &result.Cores{Local: local}
 	if done != nil && done.Cores != nil {
 		if err := done.Cores.Check(); err != nil {
-			c.RemoteMissing = "the agent's cores left out: " + untrusted.Text(err.Error())
+			c.RemoteMissing = "the agent's cores left out (check what answers at its address): " + err.Error()
 		} else {
 			c.Remote = done.Cores
 		}
