@@ -75,7 +75,7 @@ type Wakeup struct {
 	// Blocks are the alternating blocks in the order they ran.
 	Blocks []WakeupBlock `json:"blocks,omitempty"`
 	// AsIs and Awake are the mean time per round trip over each kind of
-	// block (seconds).
+	// block counted (seconds).
 	AsIs  Seconds `json:"as_is_trip_seconds,omitempty"`
 	Awake Seconds `json:"awake_trip_seconds,omitempty"`
 	// PerWake is what one wake-up of an idle CPU costs here: half the
@@ -104,6 +104,11 @@ type WakeupBlock struct {
 	Awake      bool    `json:"awake"`
 	RoundTrips int64   `json:"round_trips"`
 	Mean       Seconds `json:"mean_seconds"`
+	// Settling marks a block as is that ran nearer the awake pace than
+	// the machine's own: still under the after-effect of the block awake
+	// before it, it measured the experiment, not the machine, and its
+	// pair is not counted.
+	Settling bool `json:"settling,omitempty"`
 }
 
 // The wake-up verdicts.

@@ -1,6 +1,7 @@
 package sysinfo
 
 import (
+	"math"
 	"runtime"
 	"time"
 
@@ -72,7 +73,7 @@ func coreLoadBetween(before, after []coreTime, goos string) *result.CoreLoad {
 			continue // nothing counted
 		}
 		shares[i] = share{d: d, total: t, busy: 1 - float64(d.Idle)/t}
-		if best < 0 || shares[i].busy > shares[best].busy {
+		if best < 0 || busier(shares[i].d, shares[i].busy, shares[best].d, shares[best].busy) {
 			best = i
 		}
 	}
@@ -94,6 +95,20 @@ func coreLoadBetween(before, after []coreTime, goos string) *result.CoreLoad {
 		l.OthersBusy /= float64(n)
 	}
 	return l
+}
+
+// sameBusy: two cores' busy shares this close are one reading (a tick
+// of 10 ms in a second's /proc/stat is 1%).
+const sameBusy = 0.02
+
+// busier: core a (busy share ab) is the one to name over b: busier, or
+// as busy with more of it packet work (two full cores, one of a busy
+// process and one of a stream's softirq, name the stream's).
+func busier(a coreTime, ab float64, b coreTime, bb float64) bool {
+	if math.Abs(ab-bb) > sameBusy {
+		return ab > bb
+	}
+	return a.IRQ+a.SoftIRQ > b.IRQ+b.SoftIRQ
 }
 
 // since is a counter's growth from y to x, nothing where it went back.

@@ -83,6 +83,23 @@ func TestCoreLoadBetween(t *testing.T) {
 	if err := l.Check(); err != nil {
 		t.Error(err)
 	}
+	// Two full cores, one of a busy process and one of packets: the
+	// packets' is named, whichever is listed first (a loaded machine's
+	// loopback stream read the busy process's core at one end and the
+	// stream's at the other).
+	for _, first := range []int{0, 1} {
+		full := []coreTime{
+			{ID: 0, User: 1000 * ms, Idle: 1000 * ms},
+			{ID: 1, User: 100 * ms, System: 300 * ms, SoftIRQ: 590 * ms, Idle: 1010 * ms},
+		}
+		if first == 1 {
+			full[0], full[1] = full[1], full[0]
+		}
+		b := []coreTime{{ID: full[0].ID, Idle: 1000 * ms}, {ID: full[1].ID, Idle: 1000 * ms}}
+		if l := coreLoadBetween(b, full, "linux"); l == nil || l.Core != 1 || l.Packet() < 0.5 {
+			t.Errorf("two full cores, the packets' on core 1, listed %d first: %+v", first, l)
+		}
+	}
 	if coreLoadBetween(before, after[:1], "linux") != nil {
 		t.Error("a CPU came or went, and a load was still given")
 	}

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -118,18 +117,4 @@ func FioLogFlushOn(t testing.TB, bin, file string, size, block int64, d, think t
 		t.Fatalf("fio measured no flushed writes:\n%s", out)
 	}
 	return FioFlush{IOPS: j.Write.IOPS, SyncP50: time.Duration(sync), WriteP50: time.Duration(write)}
-}
-
-// Median is the median of xs (the mean of the middle two of an even count).
-func Median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n == 0 {
-		return 0
-	}
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }

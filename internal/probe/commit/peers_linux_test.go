@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/narrows/narrows/internal/itest"
+	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/probe/commit"
 	"github.com/narrows/narrows/internal/testbed"
 )
@@ -85,5 +86,5 @@ func TestAgentFlushBesideFio(t *testing.T) {
 			r+1, flush*1e6, f.SyncP50.Seconds()*1e6, f.WriteP50.Seconds()*1e6, f.IOPS, idle, flush/f.SyncP50.Seconds())
 	}
 	t.Logf("RESULT net commit's flush on the agent in %s, 8 KiB + fdatasync: its p50 %.3f of fio's (median of %d rounds; bench/commit.sh holds it)",
-		dir, testbed.Median(ratios), len(ratios))
+		dir, metric.Median(ratios), len(ratios))
 }
