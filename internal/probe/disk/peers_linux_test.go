@@ -67,25 +67,31 @@ func TestLogWriterThroughCache(t *testing.T) {
 }
 
 // TestLogFlushMatchesPeers holds the log profile's 8 KiB write +
-// fdatasync to fio on the same filesystem: its flush's median within 10%
-// of fio's, fio writing the same pattern (8 KiB through the page cache,
-// each fdatasync'ed, over a preallocated, zero-filled 16 MiB file: a WAL
-// segment).
+// fdatasync beside fio on the same filesystem, fio writing the same
+// pattern (8 KiB through the page cache, each fdatasync'ed, over a
+// preallocated, zero-filled 16 MiB file: a WAL segment), in short pairs,
+// each tool first in every other pair, on segments laid out once.
 //
-// What this VM's disk does: its flush drifts by a third within a second
-// (fio's own median read 146-246 µs in runs a second apart), so one
-// run of each, even side by side in time, differs by up to 0.67-1.45
-// (24 pairs of 250 ms), with no bias by which ran first (1.006 and 1.013
-// over 48 pairs each). The test therefore pairs short runs, fio and
-// narrows in turn, each first in every other pair, on segments laid out
-// once (no file made or removed between the runs compared), and holds the
-// geometric mean of 40 pairs' ratios: the spread of one pair's log ratio
-// is about 0.14, so the mean's is about 0.022, and ±10% is four and a
-// half of it. Held to the median of 9 pairs of 500 ms, it failed one CI
-// run at 0.899 (pairs 0.66-1.24). Run side by side (both at once, each on
-// its own segment) narrows read a median 1.106 of fio over 9 pairs
-// (0.985-1.318): two writers' flushes queue on one device, and that is
-// not the pattern compared.
+// It asserts what holds on every machine: every pair measured both; the
+// flush narrows reports is the fdatasync, not the write before it (above
+// fio's write into the page cache); and it is one flush, not two and
+// not none (the pairs' geometric mean within 2/3-3/2 of fio's). How close
+// it reads to fio's is a speed claim, held side by side as a ratio by
+// bench/commit.sh (issue 26: speed assertions out of the tests), as
+// TestAgentFlushBesideFio's is.
+//
+// Why not ±10% here, as until 2026-11-27: where the waiting thread
+// sleeps decides a third of a flush on this project's VMs. The disk's
+// completion interrupt lands on one CPU (virtio1-req.0 on CPU 1); a
+// waiter there is woken at once, one on the other CPU by a second
+// wake-up: fio pinned (taskset) read 77-78 µs a fdatasync on CPU 1 and
+// 106 µs on CPU 0. Unpinned, the geometric mean of 40 pairs read 1.006
+// and 1.013 when this test was written, then 1.068-1.101 a day later
+// (a fresh clone's CI run failed at 1.101; io_uring's and the portable
+// pwrite + fdatasync engine's alike, 1.083 and 1.083-1.087, so not the
+// engine); with both tools pinned to one CPU, five runs read 0.956-1.142
+// (the test process's other threads then share the waiter's CPU).
+// bench/commit.sh read 1.10 the same day (DIR=/var/tmp).
 //
 // pg_test_fsync's fdatasync test rewrites one 8 KiB block at offset 0
 // every time (strace: pwrite64(fd, buf, 8192, 0), then fdatasync), where a
@@ -118,7 +124,7 @@ func TestLogFlushMatchesPeers(t *testing.T) {
 		return res.Patterns[0]
 	}
 	theirs := func() testbed.FioFlush { return testbed.FioLogFlushOn(t, fio, file, segment, 8<<10, d, 0) }
-	const pairs = 40
+	const pairs = 10
 	var logSum float64
 	for r := range pairs {
 		var p result.DiskPattern
@@ -128,6 +134,10 @@ func TestLogFlushMatchesPeers(t *testing.T) {
 		} else {
 			f, p = theirs(), ours()
 		}
+		if p.FlushLatency.P50.D() <= f.WriteP50 {
+			t.Errorf("pair %d: narrows' flush p50 %v is no more than fio's write into the page cache, %v: it timed the write, not the fdatasync",
+				r+1, p.FlushLatency.P50.D(), f.WriteP50)
+		}
 		ratio := p.FlushLatency.P50.D().Seconds() / f.SyncP50.Seconds()
 		logSum += math.Log(ratio)
 		t.Logf("pair %d: narrows' fdatasync p50 %v (%.0f commits/s), fio's %v (%.0f writes/s): %.3f", r+1, p.FlushLatency.P50.D(), p.IOPS, f.SyncP50, f.IOPS, ratio)
@@ -135,7 +145,7 @@ func TestLogFlushMatchesPeers(t *testing.T) {
 	flush := math.Exp(logSum / pairs)
 	msg := fmt.Sprintf("narrows' 8 KiB write + fdatasync on %s: flush p50 %.3f of fio's (geometric mean of %d pairs of %v)", dir, flush, pairs, d)
 	t.Log("RESULT " + msg)
-	if flush < 0.9 || flush > 1.1 {
-		t.Error(msg + ": outside ±10% of fio's")
+	if flush < 2.0/3 || flush > 1.5 {
+		t.Error(msg + ": not one flush to fio's one (a second flush timed reads 2×, none a fraction)")
 	}
 }
