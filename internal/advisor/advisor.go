@@ -294,6 +294,14 @@ func read(run result.StreamRun, s *result.Stream, here, agent *result.Facts) rea
 		// busy machine). A --window asked for is a window: that case
 		// reads on.
 		rd.cause = result.LimitHost
+	case s.Config.WindowBytes > 0 && rd.stall >= WindowBound && !flat && !(run.CPU.Available && rd.cpuPct >= CPUBound):
+		// The window asked for (--window) held the sender most of the
+		// run, and N such windows carried more (or none were compared):
+		// that window set the rate, whatever a core did beside it. A
+		// 4 KiB window's stream, 0.00 Gbit/s and 97% stalled, read a core
+		// 98% busy, 35% of it packets, from the other tests' traffic on
+		// a fresh clone's 2 CPUs: not its own.
+		rd.cause = result.LimitWindow
 	case len(rd.held) > 0:
 		// Before a thread's share: a core handling packets is full
 		// whichever of its work a process is charged for.

@@ -511,3 +511,38 @@ func TestPacketCoreInterrupts(t *testing.T) {
 		t.Errorf("interrupts named for an interface with none: %s", d)
 	}
 }
+
+// TestAskedWindowBeforeCore: a window asked for that held the sender
+// most of the run is the limit, even beside a core full of packet work
+// (a busy machine's other traffic), unless N windows carried no more;
+// stalled less, the full core is named.
+func TestAskedWindowBeforeCore(t *testing.T) {
+	core := &result.CoreLoad{OS: "linux", Cores: 2, Core: 1, Busy: 0.98, User: 0.3, System: 0.33, SoftIRQ: 0.35}
+	for _, c := range []struct {
+		name  string
+		stall float64
+		ratio float64
+		want  string
+	}{
+		{"97% stalled, N windows 1.98×", 0.97, 1.98, "stream.window_limited"},
+		{"97% stalled, N windows no more", 0.97, 1.0, "stream.packet_core_limited"},
+		{"30% stalled", 0.3, 2.35, "stream.packet_core_limited"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := withCores(run(3e6, 1, 1, &result.TCPSummary{RTT: result.Seconds(30 * time.Microsecond), RwndLimited: c.stall}), core, core)
+			s := &result.Stream{Config: result.StreamConfig{WindowBytes: 4 << 10, Streams: 2}, Runs: []result.StreamRun{r},
+				Comparison: &result.Comparison{Direction: r.Direction, Streams: 2, Ratio: c.ratio}}
+			fs := Advise(&result.Report{Stream: s})
+			var got string
+			for _, f := range fs {
+				if strings.HasSuffix(f.Code, "_limited") {
+					got = f.Code
+					break
+				}
+			}
+			if got != c.want {
+				t.Errorf("limit %s, want %s: %s", got, c.want, codes(fs))
+			}
+		})
+	}
+}
