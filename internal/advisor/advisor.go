@@ -256,11 +256,17 @@ func fullCores(run result.StreamRun, here, agent *result.Facts) []heldCore {
 	}
 	var out []heldCore
 	for _, e := range []heldCore{{"this host", send, run.Cores.Local, here}, {"the agent", recv, run.Cores.Remote, agent}} {
-		if l := e.load; l != nil && l.Busy >= CoreHeld && l.Packet() >= CorePacket {
+		if PacketCoreFull(e.load) {
 			out = append(out, e)
 		}
 	}
 	return out
+}
+
+// PacketCoreFull: a core with no time left over the run, CorePacket of
+// it or more handling packets (nil: not read).
+func PacketCoreFull(l *result.CoreLoad) bool {
+	return l != nil && l.Busy >= CoreHeld && l.Packet() >= CorePacket
 }
 
 func read(run result.StreamRun, s *result.Stream, here, agent *result.Facts) reading {
@@ -278,6 +284,7 @@ func read(run result.StreamRun, s *result.Stream, here, agent *result.Facts) rea
 	}
 	roomy := rd.cmp != nil && rd.cmp.Ratio >= Headroom
 	flat := rd.cmp != nil && rd.cmp.Ratio < Headroom
+	cpuBound := run.CPU.Available && rd.cpuPct >= CPUBound
 	switch {
 	case run.CPU.LocalLimitCores > 0 && run.CPU.LocalThrottledShare >= CPUThrottled:
 		// A limit that held this end off the CPU in most of its periods
@@ -294,7 +301,7 @@ func read(run result.StreamRun, s *result.Stream, here, agent *result.Facts) rea
 		// busy machine). A --window asked for is a window: that case
 		// reads on.
 		rd.cause = result.LimitHost
-	case s.Config.WindowBytes > 0 && rd.stall >= WindowBound && !flat && !(run.CPU.Available && rd.cpuPct >= CPUBound):
+	case s.Config.WindowBytes > 0 && rd.stall >= WindowBound && !flat && !cpuBound:
 		// The window asked for (--window) held the sender most of the
 		// run, and N such windows carried more (or none were compared):
 		// that window set the rate, whatever a core did beside it. A
@@ -306,7 +313,7 @@ func read(run result.StreamRun, s *result.Stream, here, agent *result.Facts) rea
 		// Before a thread's share: a core handling packets is full
 		// whichever of its work a process is charged for.
 		rd.cause = result.LimitCore
-	case run.CPU.Available && rd.cpuPct >= CPUBound:
+	case cpuBound:
 		rd.cause = result.LimitCPU
 	case t == nil:
 		rd.cause = result.LimitUnknown

@@ -85,7 +85,7 @@ func streamVerdictsAgree(t *testing.T, rep *result.Report) string {
 	held := false
 	if c := one.Cores; c != nil {
 		for _, l := range []*result.CoreLoad{c.Local, c.Remote} {
-			held = held || (l != nil && l.Busy >= advisor.CoreHeld && l.Packet() >= advisor.CorePacket)
+			held = held || advisor.PacketCoreFull(l)
 		}
 	}
 	if limit.Code == "stream.packet_core_limited" && !held {

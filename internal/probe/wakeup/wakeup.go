@@ -219,7 +219,7 @@ const settlingMADs = 3
 // the midpoint) and settlingMADs beyond the blocks as is's scatter,
 // where the medians show a cost above the floor at all, and never half
 // of the blocks as is or more (then the medians are not the machine's
-// own). On this project's VMs one run in three of
+// own). On this project's VMs 4 of 14 runs of
 // `narrows host` had one such block after its 5 s of settling (21-26 µs
 // a round trip against 49-51 µs as is and 11 µs awake: the hypervisor
 // still answered at nearly the awake pace), which pulled the mean of
@@ -236,7 +236,7 @@ func markSettling(blocks []result.WakeupBlock) {
 		return
 	}
 	ma, mw := metric.Median(asis), metric.Median(awake)
-	if ma-mw <= max(floorAbs.Seconds(), floorRel*mw) {
+	if ma-mw <= floorAt(mw) {
 		return
 	}
 	mid := (ma + mw) / 2
@@ -260,8 +260,12 @@ func markSettling(blocks []result.WakeupBlock) {
 }
 
 func floor(res *result.Wakeup) time.Duration {
-	return max(floorAbs, time.Duration(floorRel*float64(res.Awake.D())))
+	return time.Duration(floorAt(res.Awake.D().Seconds()) * 1e9)
 }
+
+// floorAt is the floor, in seconds, beside an awake round trip of awake
+// seconds: floorAbs, or floorRel of it where that is more.
+func floorAt(awake float64) float64 { return max(floorAbs.Seconds(), floorRel*awake) }
 
 // meanCI is the mean of xs and the half-width of its two-sided 95%
 // confidence interval (Student's t).
