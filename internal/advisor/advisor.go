@@ -168,6 +168,9 @@ func stream(s *result.Stream, here, agent *result.Facts) []result.Finding {
 		}
 		out = append(out, rd.comparison())
 	}
+	if f, ok := steering(s); ok {
+		out = append(out, f)
+	}
 	return out
 }
 
@@ -715,7 +718,8 @@ func (rd *reading) coreFinding() result.Finding {
 			"and a replica's log is one stream. A faster link would not raise this rate. What lightens that core: larger packets where the path carries them (jumbo frames), " +
 			"the NIC's offloads on (receive GRO/LRO, send TSO/GSO: ethtool -k on Linux, the adapter's Large Send and Receive Segment Coalescing on Windows), " +
 			"interrupt coalescing, the protocol work steered to another core (RPS/RFS on Linux, RSS on Windows), the database's busiest threads kept off it, and a faster core. " +
-			"How much each gives cannot be told from these counters: the core's packet work is the sending and the receiving both; change one and measure again.",
+			"How much each gives cannot be told from these counters: the core's packet work is the sending and the receiving both; change one and measure again "+
+			"(narrows net stream --try-rps moves the receiving end's protocol work off its busiest core for one run, and puts it back).",
 		Values: map[string]float64{"core": float64(first.Core), "core_busy_share": first.Busy, "core_packet_share": first.Packet()}}
 	if len(irqs) > 0 {
 		f.Detail = "The full core took the NIC's interrupts: " + strings.Join(irqs, "; ") +

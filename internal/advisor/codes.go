@@ -31,6 +31,9 @@ var Codes = []Code{
 	{"stream.host_limited", "the agent is on this machine: the rate is the host's copying, not a link's"},
 	{"stream.link_limited", "nothing in the stream held it back (retransmits only in its start-up, or ones that did not set its rate): the link or a shaper on it set the rate"},
 	{"stream.parallel_comparison", "N streams against one: room one stream cannot use, or none"},
+	{"stream.rps_helped", "--try-rps: with the receiving end's protocol work moved off the core that did it, one stream carried 1.1× or more: that core's packet work held it"},
+	{"stream.rps_no_gain", "--try-rps: with the receiving end's protocol work moved off its busiest core, one stream carried less than 1.1× more: where that work ran did not hold it"},
+	{"stream.rps_not_tried", "--try-rps could not try (the agent does not allow it, not root, not Linux, no core read) or the steered stream did not finish"},
 	{"stream.wire_overhead", "what the payload rate is on the wire, with the headers and retransmits"},
 	// net rr and db ping
 	{"rr.wire_time", "what N sequential queries spend on round trips alone"},

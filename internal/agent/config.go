@@ -34,6 +34,11 @@ type Config struct {
 	DiskRoots   []DiskRoot
 	MaxDiskSize int64 // the largest test file a disk test may ask for (default 4 GiB)
 
+	// AllowTry lets a client's test change this host's settings for the
+	// test's length, and put them back (--allow-try): a stream's receive
+	// steered off a core (`net stream --try-rps`).
+	AllowTry bool
+
 	Logger *slog.Logger
 	// Software is the agent's version string, told to a client in the
 	// Welcome, once it has proved it holds the secret.

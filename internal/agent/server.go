@@ -341,7 +341,7 @@ func (s *Server) control(ctx context.Context, c net.Conn, h wire.Hello, log *slo
 	if err := wire.WriteFrame(c, wire.TWelcome, wire.Welcome{MAC: proof, Limits: wire.Limits{
 		MaxTests: s.cfg.MaxTests, MaxDuration: s.cfg.MaxDuration, MaxStreams: s.cfg.MaxStreams, MaxBlock: s.cfg.MaxBlock,
 		MaxDataConns: s.cfg.maxDataConns(), MaxTestMemory: s.cfg.MaxTestMemory,
-		DiskPaths: s.diskPaths(), MaxDiskSize: s.cfg.MaxDiskSize}, Facts: s.facts(c), Software: s.cfg.Software}); err != nil {
+		DiskPaths: s.diskPaths(), MaxDiskSize: s.cfg.MaxDiskSize, AllowTry: s.cfg.AllowTry}, Facts: s.facts(c), Software: s.cfg.Software}); err != nil {
 		return
 	}
 	log.Info("client connected", "session", session, "software", h.Software)
@@ -383,6 +383,9 @@ func (s *Server) control(ctx context.Context, c net.Conn, h wire.Hello, log *slo
 		if c := spec.Commit; c != nil {
 			attrs = append(attrs[:4], "ack", c.Ack, "flush", c.Flush, "block", spec.Block, "in_flight", c.InFlight, "path", c.Path, "duration", spec.Duration.String())
 		}
+		if spec.Steer != nil {
+			attrs = append(attrs, "steer_off_core", spec.Steer.OffCore)
+		}
 		log.Info("test started", attrs...)
 		// The test's slot and memory are given back before its final
 		// report is sent (and at the latest when it returns): a client that
@@ -423,6 +426,16 @@ func (s *Server) validate(t wire.TestSpec) error {
 		}
 		if t.Window < 0 || t.Window > 1<<30 {
 			return fmt.Errorf("window %d bytes: the agent allows up to 1 GiB", t.Window)
+		}
+		if st := t.Steer; st != nil {
+			switch {
+			case !s.cfg.AllowTry:
+				return &wire.RemoteError{Code: wire.CodeRefused, Message: "this agent does not let a test change its settings: its operator starts it with --allow-try to allow it"}
+			case t.Direction != wire.Forward || t.Streams != 1:
+				return fmt.Errorf("a steered test is one stream the agent receives (forward), not %d %s", t.Streams, t.Direction)
+			case st.OffCore < 0 || st.OffCore >= 8192:
+				return fmt.Errorf("steer off core %d: no such core", st.OffCore)
+			}
 		}
 	case wire.KindRR:
 		if t.Request < 1 || t.Request > s.cfg.MaxBlock || t.Response < 1 || t.Response > s.cfg.MaxBlock {

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/narrows/narrows/internal/hostchange"
 	"github.com/narrows/narrows/internal/netio"
 	"github.com/narrows/narrows/internal/result"
 	"github.com/narrows/narrows/internal/sysinfo"
@@ -60,6 +61,7 @@ type slotState struct {
 func (s *Server) runTest(ctx context.Context, ctl net.Conn, spec wire.TestSpec, free func()) (string, error) {
 	acc := wire.Accepted{TestID: newID()}
 	var dev string
+	unsteer := func() {}
 	if spec.Kind == wire.KindStream {
 		// What autotuning may grow this host's windows to: a plan at
 		// another RTT needs it when the stream was not window-bound here.
@@ -68,6 +70,25 @@ func (s *Server) runTest(ctx context.Context, ctl net.Conn, spec wire.TestSpec, 
 		// The interface toward the client (its data connections come
 		// from the same address), found before the test's clock starts.
 		dev = sysinfo.InterfaceName(ctl.LocalAddr())
+	}
+	// A steered test moves the receive's protocol work first, and puts it
+	// back before Done (or, should this process die, its guardian does).
+	var steering *result.Steering
+	if spec.Steer != nil {
+		st, undo, err := hostchange.SteerRPS(dev, spec.Steer.OffCore)
+		if err != nil {
+			msg := clip("this host's receive steering: "+err.Error(), wire.MaxSteeringText)
+			sendError(ctl, &wire.RemoteError{Code: wire.CodeRefused, Message: msg})
+			return "", errors.New(msg)
+		}
+		st.End = result.EndAgent
+		steering = st
+		s.cfg.Logger.Info("receive steered for the test", "interface", dev, "off_core", st.OffCore, "cpus", st.CPUs, "before", st.Before)
+		unsteer = sync.OnceFunc(func() {
+			undo(st)
+			s.cfg.Logger.Info("receive steering put back", "interface", dev, "restored", st.Restored, "error", st.Error)
+		})
+		defer unsteer()
 	}
 	states, release, err := s.awaitSlots(ctx, ctl, spec, acc)
 	defer release()
@@ -184,6 +205,10 @@ loop:
 		done.CPU = c - cpu0
 	}
 	done.Cores = coreLoad()
+	if steering != nil {
+		unsteer()
+		done.Steering = boundSteering(steering)
+	}
 	ctl.SetDeadline(time.Now().Add(s.cfg.DataTimeout))
 	free()
 	if err := wire.WriteFrame(ctl, wire.TDone, done); err != nil {
@@ -341,4 +366,13 @@ func runSlot(st *slotState, spec wire.TestSpec, block []byte, stopSources, halt 
 		}
 		return fmt.Errorf("unknown slot role %q", st.slot.Role)
 	})
+}
+
+// boundSteering is st with its strings within wire.MaxSteeringText.
+func boundSteering(st *result.Steering) *result.Steering {
+	c := *st
+	for _, p := range []*string{&c.Error, &c.Interface, &c.CPUs, &c.Mask, &c.Before} {
+		*p = clip(*p, wire.MaxSteeringText)
+	}
+	return &c
 }

@@ -25,7 +25,7 @@ import (
 type serveFlags struct {
 	fs                                                     *flag.FlagSet
 	listen, secretFile                                     *string
-	insecure, verbose                                      *bool
+	insecure, verbose, allowTry                            *bool
 	maxTests, maxConns, perHost                            *int
 	maxMemory, maxTestMemory, maxDuration, idle, handshake *string
 	dataTimeout, logFormat, maxDiskSize                    *string
@@ -54,6 +54,7 @@ func newServeFlags(env Env, name string) *serveFlags {
 		return nil
 	})
 	f.maxDiskSize = fs.String("max-disk-size", "4GiB", "the largest test file a disk test may ask for")
+	f.allowTry = fs.Bool("allow-try", false, "let a client's test change this host's settings for the test's length and put them back (net stream --try-rps: the receive's protocol work moved off a core; Linux, as root)")
 	return f
 }
 
@@ -106,7 +107,8 @@ func serveWith(ctx context.Context, env Env, args []string, hooks serveHooks) er
 // config checks the parsed flags and reads the secret: the agent's
 // Config and the address to listen on, or a usage error.
 func (f *serveFlags) config(env Env, events eventSink) (cfg agent.Config, ap netip.AddrPort, err error) {
-	cfg = agent.Config{Insecure: *f.insecure, MaxTests: *f.maxTests, MaxConns: *f.maxConns, MaxUnauthPerHost: *f.perHost, Software: Version}
+	cfg = agent.Config{Insecure: *f.insecure, MaxTests: *f.maxTests, MaxConns: *f.maxConns, MaxUnauthPerHost: *f.perHost, Software: Version,
+		AllowTry: *f.allowTry}
 	for _, d := range []struct {
 		flag, val string
 		into      *time.Duration

@@ -69,6 +69,10 @@ func (s *Session) PeerIP() string {
 
 // SameHost says the agent answered on this machine (sysinfo.SameHost of
 // the control connection).
+// LocalAddr is this end's address of the control connection (its data
+// connections leave from the same).
+func (s *Session) LocalAddr() net.Addr { return s.conn.LocalAddr() }
+
 func (s *Session) SameHost() bool { return sysinfo.SameHost(s.conn.LocalAddr(), s.conn.RemoteAddr()) }
 
 // Runs says whether the agent runs far-side tests of this kind: an agent

@@ -77,6 +77,9 @@ func (c NetStream) Run(ctx context.Context, env Env) (*result.Report, error) {
 	if cfg.Streams > 1 {
 		phases = fmt.Sprintf("1 stream, then %d streams", cfg.Streams)
 	}
+	if cfg.TryRPS {
+		phases += ", then 1 with the receive steered off its busiest core"
+	}
 	env.say(fmt.Sprintf("narrows net stream → %s: %s, %s, %s each, %s blocks", addr, phases, cfg.Direction, metric.FlagDuration(cfg.Duration), metric.FormatBytes(cfg.Block)))
 	res, runErr := stream.Run(ctx, sess, cfg, env.emit())
 	rep.Stream = res

@@ -277,6 +277,10 @@ var contradictions = func() [][2]string {
 	// One stream has one limit (advisor.read picks one cause per run).
 	exclusive("stream.cpu_limited", "stream.packet_core_limited", "stream.window_limited", "stream.loss_limited", "stream.per_stream_limited",
 		"stream.host_limited", "stream.link_limited", "stream.limit_unknown")
+	// --try-rps has one answer; a stream that moving its receive's work
+	// sped up was not at the link's rate.
+	exclusive("stream.rps_helped", "stream.rps_no_gain", "stream.rps_not_tried")
+	exclusive("stream.rps_helped", "stream.link_limited")
 	// A path under load either keeps its round trips, grows a tail, or
 	// queues.
 	exclusive("rr.under_load_ok", "rr.under_load_tail", "rr.bufferbloat", "rr.under_load_unfilled")

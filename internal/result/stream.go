@@ -18,6 +18,9 @@ type Stream struct {
 	// Buffers are the TCP buffer maxima of both ends, when known: what
 	// autotuning may grow a window to, on a path where it has not yet.
 	Buffers *StreamBuffers `json:"tcp_buffers,omitempty"`
+	// Steering is --try-rps's change, when asked for: the steered run
+	// (PhaseSteered) ran with it, or Error says why there is none.
+	Steering *Steering `json:"steering,omitempty"`
 }
 
 // StreamBuffers are the TCP buffer maxima of the two ends (Linux
@@ -47,12 +50,42 @@ type StreamConfig struct {
 	BlockBytes int64   `json:"block_bytes"`
 	// WindowBytes is the requested socket buffer size; 0 is the OS default.
 	WindowBytes int64 `json:"window_bytes"`
+	// TryRPS asks for one stream more with the receiving end's protocol
+	// work steered off its busiest core (--try-rps): Stream.Steering.
+	TryRPS bool `json:"try_rps,omitempty"`
 }
 
 // Phases of a stream run.
 const (
 	PhaseSingle   = "single"
 	PhaseParallel = "parallel"
+	// PhaseSteered is one stream more, with the receiving end's packet
+	// work moved off the core that did it (Stream.Steering).
+	PhaseSteered = "steered"
+)
+
+// Steering is what --try-rps changed at the receiving end for the
+// steered run, and whether it was put back: the receive's protocol work
+// (Linux's RPS, each receive queue's rps_cpus) moved off the core that
+// was busiest in the single stream's run.
+type Steering struct {
+	End string `json:"end"` // EndClient or EndAgent: the receiving end
+	// Error says why it was not tried (the agent does not allow it, not
+	// root, not Linux), or what failed while putting it back.
+	Error     string `json:"error,omitempty"`
+	Interface string `json:"interface,omitempty"`
+	Queues    int    `json:"queues,omitempty"`   // receive queues changed
+	OffCore   int    `json:"off_core"`           // the core it was moved off
+	CPUs      string `json:"cpus,omitempty"`     // where it went, as the kernel lists CPUs: "1-3"
+	Mask      string `json:"mask,omitempty"`     // the rps_cpus written
+	Before    string `json:"before,omitempty"`   // the first queue's rps_cpus before: 0 is no steering
+	Restored  bool   `json:"restored,omitempty"` // every queue's rps_cpus written back
+}
+
+// The ends of a run.
+const (
+	EndClient = "client"
+	EndAgent  = "agent"
 )
 
 // StreamRun is one direction of one phase.

@@ -91,6 +91,10 @@ type Limits struct {
 	// MaxDiskSize is the largest test file a disk test may ask for (its
 	// --max-disk-size); 0 from an agent without disk tests.
 	MaxDiskSize int64 `json:"max_disk_size_bytes,omitempty"`
+	// AllowTry says the agent's operator allows a test to change its
+	// settings for the test's length and put them back (its
+	// --allow-try): TestSpec.Steer. False from an older agent.
+	AllowTry bool `json:"allow_try,omitempty"`
 }
 
 // Error codes.
@@ -182,6 +186,17 @@ type TestSpec struct {
 	CPU *CPUSpec `json:"cpu,omitempty"`
 	// Commit is a KindCommit test; Block is the log block.
 	Commit *CommitSpec `json:"commit,omitempty"`
+	// Steer asks the agent, receiving one stream (forward), to move the
+	// protocol work of the packets it receives off a core for the test,
+	// and put it back after (`net stream --try-rps`); only an agent whose
+	// operator allows it (Limits.AllowTry) runs such a test.
+	Steer *SteerSpec `json:"steer,omitempty"`
+}
+
+// SteerSpec is the core whose receive work a stream test moves (RPS) to
+// the machine's other cores: the agent's busiest in the run before.
+type SteerSpec struct {
+	OffCore int `json:"off_core"`
 }
 
 // CommitSpec is a commit test: the client keeps up to InFlight log
@@ -361,6 +376,9 @@ type Done struct {
 	// Cores is how the agent's machine's cores spent a stream test (its
 	// busiest core, split): the receiving end's packet work shows there.
 	Cores *result.CoreLoad `json:"cores,omitempty"`
+	// Steering is what a steered stream test changed on the agent and
+	// whether it was put back (TestSpec.Steer).
+	Steering *result.Steering `json:"steering,omitempty"`
 }
 
 // MaxSlots is the most data connections one test can have: the agent's
@@ -375,7 +393,8 @@ func maxSlots() int {
 	fill(reflect.ValueOf(&one).Elem())
 	sample, err1 := json.Marshal(one)
 	// Done is the larger envelope; the empty slice's "[]" stands for its brackets.
-	env := Done{Elapsed: math.MaxInt64, CPU: math.MaxInt64, Reason: string(make([]byte, 256)), Slots: []SlotSample{}, Cores: largestCores()}
+	env := Done{Elapsed: math.MaxInt64, CPU: math.MaxInt64, Reason: string(make([]byte, 256)), Slots: []SlotSample{}, Cores: largestCores(),
+		Steering: largestSteering()}
 	rest, err2 := json.Marshal(env)
 	if err1 != nil || err2 != nil {
 		panic("wire: cannot size a report")
@@ -394,6 +413,16 @@ func largestCores() *result.CoreLoad {
 		c.NICInterrupts = append(c.NICInterrupts, result.CoreIRQ{IRQ: math.MaxInt64, Name: name, PerSecond: -math.MaxFloat64})
 	}
 	return c
+}
+
+// MaxSteeringText bounds each of a Steering's strings in Done (its
+// error, CPU list and masks): an agent shortens longer ones.
+const MaxSteeringText = 512
+
+func largestSteering() *result.Steering {
+	t := string(make([]byte, MaxSteeringText))
+	return &result.Steering{End: result.EndAgent, Error: t, Interface: t, Queues: math.MaxInt64, OffCore: math.MaxInt64,
+		CPUs: t, Mask: t, Before: t, Restored: true}
 }
 
 // fill sets every integer field of the struct v to its largest value.

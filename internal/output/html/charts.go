@@ -106,8 +106,11 @@ func throughputChart(id string, rep *result.Report, ivs []result.Interval, facts
 		i, ok := index[key]
 		if !ok {
 			name := "1 stream"
-			if iv.Phase == result.PhaseParallel {
+			switch iv.Phase {
+			case result.PhaseParallel:
 				name = fmt.Sprintf("%d streams", iv.Streams)
+			case result.PhaseSteered:
+				name = "1 stream steered"
 			}
 			name += " " + words.Way(iv.Direction, here, there)
 			i = len(ss)

@@ -75,8 +75,11 @@ func (t *Writer) Interval(iv result.Interval) error {
 }
 
 func phaseName(phase string, streams int) string {
-	if phase == result.PhaseParallel {
+	switch phase {
+	case result.PhaseParallel:
 		return fmt.Sprintf("%d strms", streams)
+	case result.PhaseSteered:
+		return "steered"
 	}
 	return "1 strm"
 }

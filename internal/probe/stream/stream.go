@@ -6,6 +6,7 @@ package stream
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"net"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/narrows/narrows/internal/client"
+	"github.com/narrows/narrows/internal/hostchange"
 	"github.com/narrows/narrows/internal/netio"
 	"github.com/narrows/narrows/internal/probe"
 	"github.com/narrows/narrows/internal/result"
@@ -31,6 +33,12 @@ type Config struct {
 	// ParallelOnly runs only the Streams phase, not one stream first
 	// (net rr --under-load's load).
 	ParallelOnly bool
+	// TryRPS runs one stream more, last, with the receiving end's
+	// protocol work moved off the core busiest in the single stream's run
+	// (RPS), and put back after: the rate with that cause removed.
+	TryRPS bool
+	// steer is the phase's steering at the agent (TestSpec.Steer).
+	steer *wire.SteerSpec
 }
 
 // Run measures. With Streams > 1 it runs twice: one stream, then Streams
@@ -38,7 +46,8 @@ type Config struct {
 // measured until then.
 func Run(ctx context.Context, s *client.Session, cfg Config, emit probe.Emit) (*result.Stream, error) {
 	res := &result.Stream{Config: result.StreamConfig{Direction: cfg.Direction, Streams: cfg.Streams,
-		Duration: result.Seconds(cfg.Duration), Interval: result.Seconds(cfg.Interval), BlockBytes: cfg.Block, WindowBytes: cfg.Window}}
+		Duration: result.Seconds(cfg.Duration), Interval: result.Seconds(cfg.Interval), BlockBytes: cfg.Block, WindowBytes: cfg.Window,
+		TryRPS: cfg.TryRPS}}
 	phases := []struct {
 		name string
 		n    int
@@ -59,7 +68,7 @@ func Run(ctx context.Context, s *client.Session, cfg Config, emit probe.Emit) (*
 		var runs []result.StreamRun
 		var same bool
 		var far *sysinfo.TCPBuffers
-		runs, same, err = runPhase(ctx, s, cfg, ph.name, ph.n, emit, &far)
+		runs, same, err = runPhase(ctx, s, cfg, ph.name, ph.n, emit, &far, nil)
 		res.Runs = append(res.Runs, runs...)
 		if res.Buffers == nil {
 			res.Buffers = buffers(far)
@@ -69,8 +78,76 @@ func Run(ctx context.Context, s *client.Session, cfg Config, emit probe.Emit) (*
 			break
 		}
 	}
+	if cfg.TryRPS && err == nil && ctx.Err() == nil {
+		err = trySteered(ctx, s, cfg, res, emit)
+	}
 	summarize(res)
 	return res, err
+}
+
+// trySteered runs one stream more with the receiving end's busiest core
+// of the single stream's run relieved of its receive's protocol work:
+// the agent steers when it receives (forward, with its operator's
+// --allow-try), this host when it does (reverse, as root). What cannot
+// be tried is said in res.Steering.Error, and is not an error of the run.
+func trySteered(ctx context.Context, s *client.Session, cfg Config, res *result.Stream, emit probe.Emit) error {
+	st := &result.Steering{End: result.EndAgent}
+	res.Steering = st
+	if cfg.Direction == wire.Reverse {
+		st.End = result.EndClient
+	}
+	var single *result.StreamRun
+	for i := range res.Runs {
+		if res.Runs[i].Phase == result.PhaseSingle {
+			single = &res.Runs[i]
+			break
+		}
+	}
+	var core *result.CoreLoad
+	if single != nil && single.Cores != nil {
+		core = single.Cores.Remote
+		if st.End == result.EndClient {
+			core = single.Cores.Local
+		}
+	}
+	switch {
+	case cfg.Direction == wire.Bidir:
+		st.Error = "--try-rps steers the receiving end of one direction: run it without --bidir"
+		return nil
+	case single == nil:
+		st.Error = "no single stream ran to steer after"
+		return nil
+	case core == nil:
+		st.Error = "the receiving end's cores were not read in the single stream's run: no core to move its work off"
+		return nil
+	case st.End == result.EndAgent && !s.Limits.AllowTry:
+		st.Error = "the agent does not let a test change its settings: its operator starts it with --allow-try (an agent from before --try-rps cannot)"
+		return nil
+	}
+	st.OffCore = core.Core
+	one := cfg
+	one.TryRPS = false
+	if st.End == result.EndAgent {
+		one.steer = &wire.SteerSpec{OffCore: core.Core}
+	} else {
+		here, undo, err := hostchange.SteerRPS(sysinfo.InterfaceName(s.LocalAddr()), core.Core)
+		if err != nil {
+			st.Error = "this host's receive steering: " + err.Error()
+			return nil
+		}
+		here.End = result.EndClient
+		*st = *here
+		defer undo(st)
+	}
+	var far *sysinfo.TCPBuffers
+	runs, _, err := runPhase(ctx, s, one, result.PhaseSteered, 1, emit, &far, st)
+	var refused *client.Refusal
+	if err != nil && len(runs) == 0 && errors.As(err, &refused) {
+		st.Error = "the agent refused it: " + refused.Message
+		return nil
+	}
+	res.Runs = append(res.Runs, runs...)
+	return err
 }
 
 func summarize(res *result.Stream) {
@@ -132,9 +209,11 @@ func buffers(far *sysinfo.TCPBuffers) *result.StreamBuffers {
 }
 
 // runPhase runs one phase; far receives the agent's TCP buffer maxima.
-func runPhase(ctx context.Context, s *client.Session, cfg Config, phase string, n int, emit probe.Emit, far **sysinfo.TCPBuffers) ([]result.StreamRun, bool, error) {
+// A steered phase fills steering in from the agent's Done.
+func runPhase(ctx context.Context, s *client.Session, cfg Config, phase string, n int, emit probe.Emit, far **sysinfo.TCPBuffers,
+	steering *result.Steering) ([]result.StreamRun, bool, error) {
 	spec := wire.TestSpec{Kind: wire.KindStream, Direction: cfg.Direction, Streams: n, Duration: cfg.Duration,
-		Interval: cfg.Interval, Block: cfg.Block, Window: cfg.Window}
+		Interval: cfg.Interval, Block: cfg.Block, Window: cfg.Window, Steer: cfg.steer}
 	t, err := s.Open(ctx, spec)
 	if err != nil {
 		return nil, false, err
@@ -254,6 +333,9 @@ func runPhase(ctx context.Context, s *client.Session, cfg Config, phase string, 
 		}
 		cpu.LocalLimitCores, cpu.LocalThrottledShare = cpuLimit()
 	}
+	if cfg.steer != nil {
+		readSteering(steering, done)
+	}
 	cores := readCores(coreLoad(), done)
 	runs := acc.summary(done, cpu)
 	for i := range runs {
@@ -330,4 +412,16 @@ func readCores(local *result.CoreLoad, done *wire.Done) *result.Cores {
 		return nil
 	}
 	return c
+}
+
+// readSteering is what the agent said it changed for a steered run (its
+// strings made safe when Done was received); an agent that said nothing
+// put nothing back that we know of.
+func readSteering(st *result.Steering, done *wire.Done) {
+	if done == nil || done.Steering == nil {
+		st.Error = "the agent did not say what it changed"
+		return
+	}
+	*st = *done.Steering
+	st.End = result.EndAgent
 }

@@ -32,24 +32,26 @@ var coreScenarios = []Scenario{
 		Question: "one stream is far below this fast link: is it the network?",
 		Truth: "a veth pair with no rate; both programs run on CPU 0, the receiver's packets are steered to CPU 0 (rps_cpus), " +
 			"and the sender's TSO and GSO are off (one 1500-byte packet at a time): CPU 0 is full, much of it handling packets",
-		Say:    []string{"stream.packet_core_limited"},
-		NotSay: []string{"stream.link_limited", "stream.cpu_limited", "stream.window_limited", "stream.loss_limited", "stream.host_limited", "stream.per_stream_limited"},
-		Run:    func(c *Case) { packetCore(c, true) },
+		Say: []string{"stream.packet_core_limited", "stream.rps_helped"},
+		NotSay: []string{"stream.link_limited", "stream.cpu_limited", "stream.window_limited", "stream.loss_limited", "stream.host_limited", "stream.per_stream_limited",
+			"stream.rps_no_gain", "stream.rps_not_tried"},
+		Run: func(c *Case) { packetCore(c, true) },
 	}, {
 		Name: "stream/packet-core-offloads-on", CI: true, Share: testbed.Slots,
 		Question: "one stream is far below this fast link, and the offloads are on: is it the network?",
 		Truth: "as stream/packet-core, with the offloads on as a NIC's driver has them (TSO and GSO on the sender, as a veth comes; GRO turned on at the receiver): " +
-			"CPU 0 is still full, less of it handling packets, and no offload is off to name",
-		Say:    []string{"stream.packet_core_limited"},
-		NotSay: []string{"stream.link_limited", "stream.cpu_limited", "stream.window_limited", "stream.loss_limited", "stream.host_limited", "stream.per_stream_limited"},
-		Run:    func(c *Case) { packetCore(c, false) },
+			"CPU 0 is still full, less of it handling packets, and no offload is off to name; --try-rps is asked of an agent started without --allow-try: nothing is tried",
+		Say: []string{"stream.packet_core_limited", "stream.rps_not_tried"},
+		NotSay: []string{"stream.link_limited", "stream.cpu_limited", "stream.window_limited", "stream.loss_limited", "stream.host_limited", "stream.per_stream_limited",
+			"stream.rps_helped", "stream.rps_no_gain"},
+		Run: func(c *Case) { packetCore(c, false) },
 	}, {
 		Name: "stream/busy-core-line", CI: true, Share: testbed.Slots,
 		Question: "another program keeps a core busy: is that what holds the stream?",
 		Truth: "a veth pair shaped to 200 Mbit/s (tbf); a program spins on CPU 1 the whole run: that core is full, but of user work, " +
-			"and the line's rate is the limit",
-		Say:    []string{"stream.link_limited"},
-		NotSay: []string{"stream.packet_core_limited", "stream.cpu_limited", "stream.window_limited", "stream.loss_limited"},
+			"and the line's rate is the limit; --try-rps moves the agent's receive work off it, and the line still sets the rate",
+		Say:    []string{"stream.link_limited", "stream.rps_no_gain"},
+		NotSay: []string{"stream.packet_core_limited", "stream.cpu_limited", "stream.window_limited", "stream.loss_limited", "stream.rps_helped", "stream.rps_not_tried"},
 		Run: func(c *Case) {
 			if runtime.NumCPU() < 2 {
 				c.Excuse("stream.link_limited", "one CPU: a spinner on it would hold everything")
@@ -62,8 +64,8 @@ var coreScenarios = []Scenario{
 				c.T.Fatal(err)
 			}
 			defer func() { spin.Process.Kill(); spin.Wait() }() //nolint:errcheck
-			addr := c.Agent(ln.B)
-			rep := c.stream(ln.A, addr, 5*time.Second)
+			addr := c.Agent(ln.B, "--allow-try")
+			rep := c.stream(ln.A, addr, 5*time.Second, "--try-rps")
 			r := rep.Stream.Runs[0]
 			var busy *result.CoreLoad
 			if r.Cores != nil {
@@ -73,6 +75,7 @@ var coreScenarios = []Scenario{
 				coreLine(busy))
 			c.Within("throughput / payload share of the line", rep.Stream.Throughput, payload*200e6, 0.85, 1.02,
 				"slow start costs the first round trips; above 1.02 would be faster than the line")
+			putBack(c, ln.B, rep.Stream.Steering)
 		},
 	},
 }
@@ -98,8 +101,12 @@ func packetCore(c *Case, offloadsOff bool) {
 	}
 	steer(c, ln.B, 0)
 	addr := agentAt(ln.B)
-	itest.StartAgent(c.T, []string{"--listen", addr}, append(inNS(ln.B), "taskset", "-c", "0")...)
-	args := []string{"net", "stream", "--to", addr, "--duration", "5s", "--json"}
+	agentArgs := []string{"--listen", addr}
+	if offloadsOff {
+		agentArgs = append(agentArgs, "--allow-try")
+	}
+	itest.StartAgent(c.T, agentArgs, append(inNS(ln.B), "taskset", "-c", "0")...)
+	args := []string{"net", "stream", "--to", addr, "--duration", "5s", "--json", "--try-rps"}
 	rep, _, _ := c.record(0, args, itest.RunWrapped(c.T, time.Minute, nil, append(inNS(ln.A), "taskset", "-c", "0"), args...))
 	if rep == nil || rep.Stream == nil {
 		c.T.Fatal("net stream wrote no stream summary")
@@ -121,9 +128,19 @@ func packetCore(c *Case, offloadsOff bool) {
 		c.Expect("the finding names no offload off", !strings.Contains(f.Detail, "offloads are off"), f.Detail)
 	}
 	if !offloadsOff {
+		st := rep.Stream.Steering
+		c.Expect("nothing was steered: the agent does not allow it", st != nil && st.Interface == "" && strings.Contains(st.Error, "--allow-try") &&
+			readRPS(c, ln.B) == "1", fmt.Sprintf("%+v, rps_cpus %s", st, readRPS(c, ln.B)))
 		c.Within("narrows' rate / iperf3's, pinned and steered the same", rep.Stream.Throughput, pinnedIperf3(c, ln), 0.8, 1.25,
 			"the core sets the rate for any program moving one stream so")
 		return
+	}
+	putBack(c, ln.B, rep.Stream.Steering)
+	var steered float64
+	for _, r := range rep.Stream.Runs {
+		if r.Phase == result.PhaseSteered {
+			steered = r.Throughput
+		}
 	}
 	// The peer alternates, twice each way: one 4 s run of it differs
 	// from the next by up to 5% on this machine.
@@ -139,6 +156,39 @@ func packetCore(c *Case, offloadsOff bool) {
 		"the core sets the rate for any program moving one stream so")
 	c.Within("iperf3 with the receive's packet work moved to CPU 1 / on CPU 0", on1, on0, 1.1, 10,
 		"the packet work on CPU 0 held the stream: moved off it, the same stream runs faster (1.11-1.58 in single runs here)")
+	c.Within("narrows' steered stream (--try-rps) / iperf3's with the receive steered to CPU 1", steered, on1, 0.85, 1.15,
+		"the rate with the cause removed, as narrows tried it, is the rate a peer gets with it removed by hand (issue 28's 15%)")
+}
+
+// readRPS is h's receive queue's rps_cpus, without leading zeros.
+func readRPS(c *Case, h *testbed.Host) string {
+	c.T.Helper()
+	out, err := h.Command(context.Background(), "cat", "/sys/class/net/"+h.Dev+"/queues/rx-0/rps_cpus").Output()
+	if err != nil {
+		c.T.Fatalf("rps_cpus: %v", err)
+	}
+	v := strings.TrimLeft(strings.TrimSpace(string(out)), "0,")
+	if v == "" {
+		v = "0"
+	}
+	return v
+}
+
+// putBack: --try-rps steered h's receive for one run and put it back, as
+// its report says and the file shows.
+func putBack(c *Case, h *testbed.Host, st *result.Steering) {
+	c.T.Helper()
+	if st == nil {
+		c.Expect("--try-rps said what it changed", false, "no steering in the report")
+		return
+	}
+	want := strings.TrimLeft(st.Before, "0,")
+	if want == "" {
+		want = "0"
+	}
+	got := readRPS(c, h)
+	c.Expect("the agent steered "+h.Dev+" and put it back", st.Interface == h.Dev && st.Restored && st.Error == "" && got == want,
+		fmt.Sprintf("%+v; rps_cpus now %s", *st, got))
 }
 
 // ethtool runs ethtool in h's namespace.

@@ -1,0 +1,99 @@
+//go:build linux
+
+package cli_test
+
+import (
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/narrows/narrows/internal/itest"
+	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/testbed"
+)
+
+// rps is h's receive queue's rps_cpus as the kernel shows it.
+func rps(t *testing.T, h *testbed.Host) string {
+	t.Helper()
+	out, err := h.Command(context.Background(), "cat", "/sys/class/net/"+h.Dev+"/queues/rx-0/rps_cpus").Output()
+	if err != nil {
+		t.Fatalf("rps_cpus of %s: %v", h.Dev, err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestTryRPSReverse: with --reverse this host receives, and narrows
+// steers its own receive for the steered run, as root, and puts it back;
+// the report says what it changed.
+func TestTryRPSReverse(t *testing.T) {
+	ln := testbed.NewTestLink(t, testbed.LinkOptions{})
+	before := rps(t, ln.A)
+	addr := net.JoinHostPort(ln.B.Addr.String(), "7447")
+	itest.StartAgent(t, []string{"--listen", addr}, "ip", "netns", "exec", ln.B.NS)
+	r := itest.RunWrapped(t, time.Minute, nil, []string{"ip", "netns", "exec", ln.A.NS},
+		"net", "stream", "--to", addr, "--duration", "1s", "--reverse", "--try-rps", "--json")
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+	}
+	rep := summaryOf(t, r.Stdout)
+	st := rep.Stream.Steering
+	if st == nil || st.End != result.EndClient || st.Interface != ln.A.Dev || !st.Restored || st.Error != "" || st.Before != before {
+		t.Fatalf("steering %+v; want this host's %s, put back to %s", st, ln.A.Dev, before)
+	}
+	var steered int
+	for _, run := range rep.Stream.Runs {
+		if run.Phase == result.PhaseSteered && run.Direction == "reverse" && run.Throughput > 0 {
+			steered++
+		}
+	}
+	if steered != 1 {
+		t.Errorf("%d steered reverse runs with a rate, want 1: %+v", steered, rep.Stream.Runs)
+	}
+	if got := rps(t, ln.A); got != before {
+		t.Errorf("rps_cpus %s after the run, was %s", got, before)
+	}
+	if !strings.Contains(findingsText(rep), "stream.rps_") {
+		t.Errorf("no --try-rps finding: %s", findingsText(rep))
+	}
+}
+
+// TestTryRPSAgentKilled: an agent killed (SIGKILL: no handler runs)
+// while a test has its receive steered leaves nothing changed: the
+// guardian it started first writes rps_cpus back.
+func TestTryRPSAgentKilled(t *testing.T) {
+	ln := testbed.NewTestLink(t, testbed.LinkOptions{})
+	before := rps(t, ln.B)
+	addr := net.JoinHostPort(ln.B.Addr.String(), "7447")
+	a := itest.StartAgent(t, []string{"--listen", addr, "--allow-try"}, "ip", "netns", "exec", ln.B.NS)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cli := exec.CommandContext(ctx, "ip", "netns", "exec", ln.A.NS, itest.Binary(t),
+		"net", "stream", "--to", addr, "--duration", "3s", "--try-rps", "--json")
+	cli.Env = append(os.Environ(), "NARROWS_SECRET="+itest.Secret)
+	if err := cli.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Wait() //nolint:errcheck
+	deadline := time.Now().Add(30 * time.Second)
+	for rps(t, ln.B) == before {
+		if time.Now().After(deadline) {
+			t.Fatalf("the agent never steered its receive (rps_cpus %s)", before)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	steered := rps(t, ln.B)
+	a.Cmd.Process.Kill()
+	a.Cmd.Wait() //nolint:errcheck
+	deadline = time.Now().Add(5 * time.Second)
+	for rps(t, ln.B) != before && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := rps(t, ln.B); got != before {
+		t.Errorf("rps_cpus %s after the agent was killed while steered to %s; it was %s", got, steered, before)
+	}
+	t.Logf("steered %s → %s, put back to %s by the guardian", before, steered, before)
+}
