@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/narrows/narrows/internal/advisor"
 	"github.com/narrows/narrows/internal/itest"
 	"github.com/narrows/narrows/internal/result"
 	"github.com/narrows/narrows/internal/testbed"
@@ -45,6 +46,14 @@ var coreScenarios = []Scenario{
 		NotSay: []string{"stream.link_limited", "stream.cpu_limited", "stream.window_limited", "stream.loss_limited", "stream.host_limited", "stream.per_stream_limited",
 			"stream.rps_helped", "stream.rps_no_gain"},
 		Run: func(c *Case) { packetCore(c, false) },
+	}, {
+		Name: "stream/window-beside-packet-core", CI: true, Share: testbed.Slots,
+		Question: "a stream run with a small window asked for (--window 4K) while another stream fills a core with packets: which held it?",
+		Truth: "a veth pair with no rate; an iperf3 stream pinned to CPU 0 with its receive steered there and TSO and GSO off fills CPU 0 with packet work, " +
+			"and narrows' stream, on CPU 0 too, asks a 4 KiB window: its sender waits on that window most of the run, and the window, not the core, set its rate",
+		Say:    []string{"stream.window_limited"},
+		NotSay: []string{"stream.packet_core_limited", "stream.link_limited", "stream.cpu_limited", "stream.loss_limited", "stream.host_limited", "stream.per_stream_limited"},
+		Run:    windowBesideCore,
 	}, {
 		Name: "stream/busy-core-line", CI: true, Share: testbed.Slots,
 		Question: "another program keeps a core busy: is that what holds the stream?",
@@ -189,6 +198,60 @@ func putBack(c *Case, h *testbed.Host, st *result.Steering) {
 	got := readRPS(c, h)
 	c.Expect("the agent steered "+h.Dev+" and put it back", st.Interface == h.Dev && st.Restored && st.Error == "" && got == want,
 		fmt.Sprintf("%+v; rps_cpus now %s", *st, got))
+}
+
+// windowBesideCore runs a 4 KiB window's stream beside a stream that
+// fills CPU 0 with packet work: the full core is there at an end, and the
+// verdict must be the window asked for (CI's fresh clone once called such
+// a stream core-limited, from other tests' packets on its core).
+func windowBesideCore(c *Case) {
+	if runtime.NumCPU() < 2 {
+		c.Excuse("stream.window_limited", "one CPU: the receive cannot be steered")
+		return
+	}
+	ln := testbed.NewTestLink(c.T, testbed.LinkOptions{})
+	ethtool(c, ln.A, "-K", ln.A.Dev, "tso", "off", "gso", "off")
+	steer(c, ln.B, 0)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srv := ln.B.Command(ctx, "taskset", "-c", "0", "iperf3", "-s", "-1", "-p", "5203")
+	if err := srv.Start(); err != nil {
+		c.T.Fatal(err)
+	}
+	defer srv.Wait() //nolint:errcheck
+	load := make(chan []byte, 1)
+	go func() {
+		out, _ := iperf3Client(ctx, ln.A, "taskset", "-c", "0", "iperf3", "-c", ln.B.Addr.String(), "-p", "5203", "-t", "9", "-J")
+		load <- out
+	}()
+	addr := agentAt(ln.B)
+	itest.StartAgent(c.T, []string{"--listen", addr}, append(inNS(ln.B), "taskset", "-c", "0")...)
+	time.Sleep(time.Second) // the load's slow start over
+	args := []string{"net", "stream", "--to", addr, "--duration", "4s", "--window", "4K", "--json"}
+	rep, _, _ := c.record(0, args, itest.RunWrapped(c.T, time.Minute, nil, append(inNS(ln.A), "taskset", "-c", "0"), args...))
+	bps, err := iperf3Received(<-load)
+	if err != nil {
+		c.T.Fatalf("the loading iperf3: %v", err)
+	}
+	if rep == nil || rep.Stream == nil {
+		c.T.Fatal("net stream wrote no stream summary")
+	}
+	r := rep.Stream.Runs[0]
+	var full []string
+	if cs := r.Cores; cs != nil {
+		for _, l := range []*result.CoreLoad{cs.Local, cs.Remote} {
+			if advisor.PacketCoreFull(l) {
+				full = append(full, coreLine(l))
+			}
+		}
+	}
+	c.T.Logf("the loading iperf3 carried %.2f Gbit/s; narrows' stream %.3f Gbit/s", bps/1e9, r.Throughput/1e9)
+	c.Expect("a core full of packet work at an end (the load's), beside the window asked for", len(full) > 0, strings.Join(full, "; "))
+	stall := 0.0
+	if r.TCP != nil {
+		stall = max(r.TCP.RwndLimited, r.TCP.SndbufLimited)
+	}
+	c.Expect("the sender waited on the 4 KiB window half the run or more", stall >= advisor.WindowBound, fmt.Sprintf("%.2f of its busy time", stall))
 }
 
 // ethtool runs ethtool in h's namespace.
