@@ -12,6 +12,7 @@ import (
 
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/words"
 )
 
 // Thresholds behind the stream verdicts.
@@ -711,6 +712,11 @@ func (rd *reading) coreFinding() result.Finding {
 			irqs = append(irqs, fmt.Sprintf("%s a second from %s's %s (IRQ %d)", metric.FormatCount(int64(q.PerSecond)), l.NIC, q.Name, q.IRQ))
 		}
 	}
+	// Where the core and the NIC sit, for each end that was full.
+	var place []string
+	for _, h := range rd.held {
+		place = append(place, h.placement()...)
+	}
 	first := held[0].load
 	f := result.Finding{Code: "stream.packet_core_limited", Severity: "warning",
 		Summary: fmt.Sprintf("Core-limited: %s: that core, not the link, set this stream's %s.", strings.Join(where, "; "), metric.FormatBitRate(rd.run.Throughput)),
@@ -718,7 +724,7 @@ func (rd *reading) coreFinding() result.Finding {
 			"and a replica's log is one stream. A faster link would not raise this rate. What lightens that core: larger packets where the path carries them (jumbo frames), " +
 			"the NIC's offloads on (receive GRO/LRO, send TSO/GSO: ethtool -k on Linux, the adapter's Large Send and Receive Segment Coalescing on Windows), " +
 			"interrupt coalescing, the protocol work steered to another core (RPS/RFS on Linux, RSS on Windows), the database's busiest threads kept off it, and a faster core. " +
-			"How much each gives cannot be told from these counters: the core's packet work is the sending and the receiving both; change one and measure again "+
+			"How much each gives cannot be told from these counters: the core's packet work is the sending and the receiving both; change one and measure again " +
 			"(narrows net stream --try-rps moves the receiving end's protocol work off its busiest core for one run, and puts it back).",
 		Values: map[string]float64{"core": float64(first.Core), "core_busy_share": first.Busy, "core_packet_share": first.Packet()}}
 	if len(irqs) > 0 {
@@ -729,10 +735,34 @@ func (rd *reading) coreFinding() result.Finding {
 		f.Detail = "The offloads are off where this stream's packets were handled: " + strings.Join(off, "; ") +
 			". Without them the stack makes, or takes apart, every packet at the MTU's size: turn them on first (ethtool -K DEVICE tso on gso on gro on) and measure again. " + f.Detail
 	}
+	if len(place) > 0 {
+		f.Detail += " " + strings.Join(place, " ")
+	}
 	if rd.cmp != nil {
 		f.Detail = rd.ratioNote() + ". " + f.Detail
 	}
 	return f
+}
+
+// placement says where the end's full core and its NIC sit, when it
+// matters: the core on another NUMA node than the NIC (each packet's
+// data crosses between the nodes), and a NIC that is not a physical
+// port (words.NICKind).
+func (h heldCore) placement() []string {
+	l := h.load
+	var out []string
+	if n := l.NUMA; n != nil && n.NICNode >= 0 && n.NICNode != n.CoreNode {
+		out = append(out, fmt.Sprintf("At %s, core %d is on NUMA node %d and %s on node %d (of %d): each packet's data crosses between the nodes; "+
+			"the NIC's interrupts and the database's network threads on node %d's cores keep it local.", h.end, l.Core, n.CoreNode, l.NIC, n.NICNode, n.Nodes, n.NICNode))
+	}
+	if h.facts != nil {
+		for _, nic := range h.facts.Interfaces {
+			if k := words.NICKind(nic.Driver); nic.Name == l.NIC && k != "" {
+				out = append(out, fmt.Sprintf("At %s, %s is %s.", h.end, nic.Name, k))
+			}
+		}
+	}
+	return out
 }
 
 // sameCore: two ends' busiest cores read alike, the one core of one

@@ -546,3 +546,52 @@ func TestAskedWindowBeforeCore(t *testing.T) {
 		})
 	}
 }
+
+// TestPacketCorePlacement: the core verdict says when the full core sits
+// on another NUMA node than its NIC, and what kind of interface the NIC
+// is when it is not a physical port; nothing on one node or a plain NIC.
+func TestPacketCorePlacement(t *testing.T) {
+	full := func(numa *result.CoreNUMA) *result.CoreLoad {
+		return &result.CoreLoad{OS: "linux", Cores: 32, Core: 20, Busy: 1, System: 0.2, SoftIRQ: 0.7, IRQ: 0.1, NIC: "eth0", NUMA: numa}
+	}
+	facts := func(driver string) *result.Facts {
+		return &result.Facts{Interfaces: []result.NIC{{Name: "eth0", Driver: driver}}}
+	}
+	for _, c := range []struct {
+		name      string
+		load      *result.CoreLoad
+		agent     *result.Facts
+		want, not []string
+	}{
+		{"another node", full(&result.CoreNUMA{Nodes: 2, CoreNode: 1, NICNode: 0}), facts("ixgbe"),
+			[]string{"At the agent, core 20 is on NUMA node 1 and eth0 on node 0 (of 2)", "node 0's cores"}, []string{"paravirtual"}},
+		{"the same node", full(&result.CoreNUMA{Nodes: 2, CoreNode: 0, NICNode: 0}), facts("ixgbe"), nil, []string{"NUMA"}},
+		{"a NIC that does not say", full(&result.CoreNUMA{Nodes: 2, CoreNode: 1, NICNode: -1}), facts("ixgbe"), nil, []string{"NUMA"}},
+		{"virtio", full(nil), facts("virtio_net"), []string{"At the agent, eth0 is a paravirtual NIC (virtio", "steal time"}, []string{"NUMA"}},
+		{"vmxnet3", full(nil), facts("vmxnet3"), []string{"eth0 is a paravirtual NIC (VMware's vmxnet3)"}, nil},
+		{"a physical NIC, one node", full(nil), facts("mlx5_core"), nil, []string{"NUMA", "At the agent"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rep := &result.Report{Stream: &result.Stream{Runs: []result.StreamRun{withCores(run(9e9, 40, 60, &result.TCPSummary{}), nil, c.load)}}, AgentFacts: c.agent}
+			var detail string
+			for _, f := range Advise(rep) {
+				if f.Code == "stream.packet_core_limited" {
+					detail = f.Detail
+				}
+			}
+			if detail == "" {
+				t.Fatalf("no core verdict: %s", codes(Advise(rep)))
+			}
+			for _, w := range c.want {
+				if !strings.Contains(detail, w) {
+					t.Errorf("detail lacks %q: %s", w, detail)
+				}
+			}
+			for _, w := range c.not {
+				if strings.Contains(detail, w) {
+					t.Errorf("detail has %q: %s", w, detail)
+				}
+			}
+		})
+	}
+}

@@ -433,7 +433,7 @@ func (s *Server) validate(t wire.TestSpec) error {
 				return &wire.RemoteError{Code: wire.CodeRefused, Message: "this agent does not let a test change its settings: its operator starts it with --allow-try to allow it"}
 			case t.Direction != wire.Forward || t.Streams != 1:
 				return fmt.Errorf("a steered test is one stream the agent receives (forward), not %d %s", t.Streams, t.Direction)
-			case st.OffCore < 0 || st.OffCore >= 8192:
+			case st.OffCore < 0 || st.OffCore >= sysinfo.MaxCPU:
 				return fmt.Errorf("steer off core %d: no such core", st.OffCore)
 			}
 		}

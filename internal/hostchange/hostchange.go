@@ -26,34 +26,6 @@ func cpuList(cpus []int) string {
 	return b.String()
 }
 
-// parseCPUList reads a kernel CPU list ("0-3,5"), sorted as given; at
-// most maxCPU.
-func parseCPUList(s string) ([]int, error) {
-	var out []int
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return nil, nil
-	}
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
-		b, err2 := a, error(nil)
-		if isRange {
-			b, err2 = strconv.Atoi(hi)
-		}
-		if err != nil || err2 != nil || a < 0 || b < a || b >= maxCPU {
-			return nil, fmt.Errorf("CPU list %q: not a list of CPUs", s)
-		}
-		for c := a; c <= b; c++ {
-			out = append(out, c)
-		}
-	}
-	return out, nil
-}
-
-// maxCPU bounds the CPU numbers read (Linux's NR_CPUS is at most 8192).
-const maxCPU = 8192
-
 // cpuMask writes CPUs as a bitmap file takes them (rps_cpus): 32-bit
 // hexadecimal words, the highest first, separated by commas.
 func cpuMask(cpus []int) string {

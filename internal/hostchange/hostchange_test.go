@@ -3,6 +3,8 @@ package hostchange
 import (
 	"slices"
 	"testing"
+
+	"github.com/narrows/narrows/internal/sysinfo"
 )
 
 func TestCPUListsAndMasks(t *testing.T) {
@@ -16,9 +18,9 @@ func TestCPUListsAndMasks(t *testing.T) {
 		{"0-1,33", []int{0, 1, 33}, "00000002,00000003"},
 		{"31-32", []int{31, 32}, "00000001,80000000"},
 	} {
-		got, err := parseCPUList(c.list)
+		got, err := sysinfo.ParseCPUList(c.list)
 		if err != nil || !slices.Equal(got, c.cpus) {
-			t.Errorf("parseCPUList(%q) = %v, %v; want %v", c.list, got, err, c.cpus)
+			t.Errorf("sysinfo.ParseCPUList(%q) = %v, %v; want %v", c.list, got, err, c.cpus)
 		}
 		if l := cpuList(c.cpus); l != c.list {
 			t.Errorf("cpuList(%v) = %q, want %q", c.cpus, l, c.list)
@@ -28,8 +30,8 @@ func TestCPUListsAndMasks(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"x", "3-1", "-1", "0-9000", "1,,2"} {
-		if _, err := parseCPUList(bad); err == nil {
-			t.Errorf("parseCPUList(%q) took it", bad)
+		if _, err := sysinfo.ParseCPUList(bad); err == nil {
+			t.Errorf("sysinfo.ParseCPUList(%q) took it", bad)
 		}
 	}
 }

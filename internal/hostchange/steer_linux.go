@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/sysinfo"
 )
 
 // sysRoot is where sysfs is: a test points it at a tree of its own.
@@ -29,7 +30,7 @@ func steerRPS(dev string, off int) (*result.Steering, func(*result.Steering), er
 	if err != nil {
 		return nil, nil, fmt.Errorf("the CPUs online: %w", err)
 	}
-	online, err := parseCPUList(string(b))
+	online, err := sysinfo.ParseCPUList(string(b))
 	if err != nil {
 		return nil, nil, err
 	}

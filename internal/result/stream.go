@@ -211,6 +211,16 @@ type CoreLoad struct {
 	// most first: how a NIC's receive lands on this core.
 	NIC           string    `json:"nic,omitempty"`
 	NICInterrupts []CoreIRQ `json:"nic_interrupts,omitempty"`
+	// NUMA is where the busiest core and the NIC sit, on a machine of
+	// more than one NUMA node (Linux); nil on one node or where unknown.
+	NUMA *CoreNUMA `json:"numa,omitempty"`
+}
+
+// CoreNUMA is the busiest core's NUMA node against its NIC's.
+type CoreNUMA struct {
+	Nodes    int `json:"nodes"`     // NUMA nodes online
+	CoreNode int `json:"core_node"` // the busiest core's
+	NICNode  int `json:"nic_node"`  // the NIC's device's; -1: the device does not say (a virtual interface)
 }
 
 // CoreIRQ is one of a NIC's interrupts as one core took it.
@@ -263,8 +273,15 @@ func (c *CoreLoad) Check() error {
 			return fmt.Errorf("an interrupt %d of %d bytes' name at %g a second: no machine takes that", q.IRQ, len(q.Name), q.PerSecond)
 		}
 	}
+	if n := c.NUMA; n != nil && (n.Nodes < 2 || n.Nodes > MaxNUMANodes || n.CoreNode < 0 || n.CoreNode >= MaxNUMANodes || n.NICNode < -1 || n.NICNode >= MaxNUMANodes) {
+		return fmt.Errorf("NUMA nodes %d, the core's %d, the NIC's %d: Linux numbers at most %d nodes", n.Nodes, n.CoreNode, n.NICNode, MaxNUMANodes)
+	}
 	return nil
 }
+
+// MaxNUMANodes bounds a machine's NUMA nodes (Linux's NODES_SHIFT is at
+// most 10).
+const MaxNUMANodes = 1024
 
 // MaxCores bounds the CPUs a machine reports (Windows' and Linux's own
 // limits are 2,048 and 8,192).

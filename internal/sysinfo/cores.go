@@ -41,6 +41,7 @@ func CoreLoadSince(dev string) func() *result.CoreLoad {
 		if l != nil {
 			l.NIC = dev // an interface's name: 15 bytes at most on Linux
 			l.NICInterrupts = irqs(l.Core, time.Since(start).Seconds())
+			l.NUMA = coreNUMA(l.Core, dev)
 		}
 		return l
 	}

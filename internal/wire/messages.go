@@ -408,7 +408,8 @@ func maxSlots() int {
 func largestCores() *result.CoreLoad {
 	name := string(make([]byte, 64))
 	c := &result.CoreLoad{OS: "windows", Cores: math.MaxInt64, Core: math.MaxInt64, Busy: -math.MaxFloat64, User: -math.MaxFloat64, System: -math.MaxFloat64,
-		IRQ: -math.MaxFloat64, SoftIRQ: -math.MaxFloat64, Steal: -math.MaxFloat64, OthersBusy: -math.MaxFloat64, NIC: name}
+		IRQ: -math.MaxFloat64, SoftIRQ: -math.MaxFloat64, Steal: -math.MaxFloat64, OthersBusy: -math.MaxFloat64, NIC: name,
+		NUMA: &result.CoreNUMA{Nodes: math.MinInt64, CoreNode: math.MinInt64, NICNode: math.MinInt64}}
 	for range result.MaxCoreIRQs {
 		c.NICInterrupts = append(c.NICInterrupts, result.CoreIRQ{IRQ: math.MaxInt64, Name: name, PerSecond: -math.MaxFloat64})
 	}

@@ -61,3 +61,11 @@ func TestLimitWords(t *testing.T) {
 		t.Error("an unknown limit is not said as it is")
 	}
 }
+
+func TestNICKind(t *testing.T) {
+	for d, want := range map[string]string{"virtio_net": "paravirtual", "vmxnet3": "VMware", "hv_netvsc": "Hyper-V", "veth": "inside this host", "bonding": "one member", "ixgbe": "", "": ""} {
+		if got := NICKind(d); (want == "") != (got == "") || !strings.Contains(got, want) {
+			t.Errorf("NICKind(%q) = %q, want it to say %q", d, got, want)
+		}
+	}
+}

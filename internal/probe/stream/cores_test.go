@@ -16,7 +16,8 @@ import (
 // why; this end's is kept as read.
 func TestReadCores(t *testing.T) {
 	good := result.CoreLoad{OS: "linux", Cores: 4, Core: 2, Busy: 0.99, User: 0.1, System: 0.2, SoftIRQ: 0.6, IRQ: 0.05, OthersBusy: 0.2,
-		NIC: "eth0", NICInterrupts: []result.CoreIRQ{{IRQ: 38, Name: "virtio2-input.0", PerSecond: 41200}}}
+		NIC: "eth0", NICInterrupts: []result.CoreIRQ{{IRQ: 38, Name: "virtio2-input.0", PerSecond: 41200}},
+		NUMA: &result.CoreNUMA{Nodes: 2, CoreNode: 1, NICNode: 0}}
 	here := &result.CoreLoad{OS: "linux", Cores: 2, Busy: 0.5, User: 0.5}
 	c := readCores(here, &wire.Done{Cores: &good})
 	if c == nil || c.Local != here || c.Remote == nil || !reflect.DeepEqual(*c.Remote, good) || c.RemoteMissing != "" {
@@ -38,6 +39,9 @@ func TestReadCores(t *testing.T) {
 		"an interrupt's name of a megabyte": func(l *result.CoreLoad) {
 			l.NICInterrupts = []result.CoreIRQ{{IRQ: 38, Name: strings.Repeat("x", 1<<20), PerSecond: 1}}
 		},
+		"one NUMA node":                  func(l *result.CoreLoad) { l.NUMA = &result.CoreNUMA{Nodes: 1} },
+		"a NUMA node past any":           func(l *result.CoreLoad) { l.NUMA = &result.CoreNUMA{Nodes: 2, CoreNode: 1 << 40} },
+		"a NIC's node below -1":          func(l *result.CoreLoad) { l.NUMA = &result.CoreNUMA{Nodes: 2, NICNode: -5} },
 		"an OS with a terminal's escape": func(l *result.CoreLoad) { l.OS = "linux\x1b]0;pwned\x07" + strings.Repeat("x", 10000) },
 	}
 	for name, spoil := range bad {

@@ -130,6 +130,7 @@ func packetCore(c *Case, offloadsOff bool) {
 	// Both ends are one machine here, so the one core is said once.
 	c.Expect("the finding names core 0, at the agent (the receiving end) too", f.Values["core"] == 0 &&
 		(strings.Contains(f.Summary, "core 0 at the agent (receiving)") || strings.Contains(f.Summary, "core 0 at this host and at the agent")), f.Summary)
+	c.Expect("the finding says the agent's interface is a veth, inside this host", strings.Contains(f.Detail, "At the agent, "+ln.B.Dev+" is a virtual interface inside this host"), f.Detail)
 	named := strings.Contains(f.Detail, "this host (sending) has "+ln.A.Dev+": tso, gso off")
 	if offloadsOff {
 		c.Expect("the finding names the sender's offloads that are off", named, f.Detail)

@@ -1,0 +1,35 @@
+package sysinfo
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// ParseCPUList reads a kernel CPU list ("0-3,5": sysfs's online, a
+// node's cpulist), in the order given; CPU numbers below MaxCPU.
+func ParseCPUList(s string) ([]int, error) {
+	var out []int
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil, nil
+	}
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		b, err2 := a, error(nil)
+		if isRange {
+			b, err2 = strconv.Atoi(hi)
+		}
+		if err != nil || err2 != nil || a < 0 || b < a || b >= MaxCPU {
+			return nil, fmt.Errorf("CPU list %q: not a list of CPUs", s)
+		}
+		for c := a; c <= b; c++ {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// MaxCPU bounds the CPU numbers read (Linux's NR_CPUS is at most 8192).
+const MaxCPU = 8192
