@@ -706,7 +706,11 @@ func (rd *reading) coreFinding() result.Finding {
 		if l.Steal >= 0.05 {
 			w += fmt.Sprintf(", %.0f%% taken by the hypervisor", 100*l.Steal)
 		}
-		w += fmt.Sprintf("; its other cores %.0f%% busy on average)", 100*l.OthersBusy)
+		w += fmt.Sprintf("; its other cores %.0f%% busy on average", 100*l.OthersBusy)
+		if cpb := cyclesPerByte(l, rd.run); cpb > 0 {
+			w += fmt.Sprintf("; %.1f of its cycles a byte received, at %.0f MHz", cpb, l.MHz)
+		}
+		w += ")"
 		where = append(where, w)
 		for _, q := range l.NICInterrupts {
 			irqs = append(irqs, fmt.Sprintf("%s a second from %s's %s (IRQ %d)", metric.FormatCount(int64(q.PerSecond)), l.NIC, q.Name, q.IRQ))
@@ -763,6 +767,16 @@ func (h heldCore) placement() []string {
 		}
 	}
 	return out
+}
+
+// cyclesPerByte is what the core spent on each byte the run received:
+// its busy share of the run in cycles at its reported clock; 0 where
+// the clock or the bytes are not known.
+func cyclesPerByte(l *result.CoreLoad, run result.StreamRun) float64 {
+	if l.MHz <= 0 || run.ReceivedBytes <= 0 || run.Duration <= 0 {
+		return 0
+	}
+	return l.Busy * run.Duration.D().Seconds() * l.MHz * 1e6 / float64(run.ReceivedBytes)
 }
 
 // sameCore: two ends' busiest cores read alike, the one core of one

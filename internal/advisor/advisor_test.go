@@ -554,6 +554,11 @@ func TestPacketCorePlacement(t *testing.T) {
 	full := func(numa *result.CoreNUMA) *result.CoreLoad {
 		return &result.CoreLoad{OS: "linux", Cores: 32, Core: 20, Busy: 1, System: 0.2, SoftIRQ: 0.7, IRQ: 0.1, NIC: "eth0", NUMA: numa}
 	}
+	clocked := func(mhz float64) *result.CoreLoad {
+		l := full(nil)
+		l.MHz = mhz
+		return l
+	}
 	facts := func(driver string) *result.Facts {
 		return &result.Facts{Interfaces: []result.NIC{{Name: "eth0", Driver: driver}}}
 	}
@@ -569,14 +574,18 @@ func TestPacketCorePlacement(t *testing.T) {
 		{"a NIC that does not say", full(&result.CoreNUMA{Nodes: 2, CoreNode: 1, NICNode: -1}), facts("ixgbe"), nil, []string{"NUMA"}},
 		{"virtio", full(nil), facts("virtio_net"), []string{"At the agent, eth0 is a paravirtual NIC (virtio", "steal time"}, []string{"NUMA"}},
 		{"vmxnet3", full(nil), facts("vmxnet3"), []string{"eth0 is a paravirtual NIC (VMware's vmxnet3)"}, nil},
-		{"a physical NIC, one node", full(nil), facts("mlx5_core"), nil, []string{"NUMA", "At the agent"}},
+		{"a physical NIC, one node", full(nil), facts("mlx5_core"), nil, []string{"NUMA", "At the agent", "cycles"}},
+		// 9 Gbit/s for 10 s is 11.25 GB; 10 s of a 2,600 MHz core, 26e9 cycles: 2.3 a byte.
+		{"the clock known", clocked(2600), facts("ixgbe"), []string{"2.3 of its cycles a byte received, at 2600 MHz"}, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			rep := &result.Report{Stream: &result.Stream{Runs: []result.StreamRun{withCores(run(9e9, 40, 60, &result.TCPSummary{}), nil, c.load)}}, AgentFacts: c.agent}
+			r := withCores(run(9e9, 40, 60, &result.TCPSummary{}), nil, c.load)
+			r.Duration, r.ReceivedBytes = result.Seconds(10*time.Second), 9e9*10/8
+			rep := &result.Report{Stream: &result.Stream{Runs: []result.StreamRun{r}}, AgentFacts: c.agent}
 			var detail string
 			for _, f := range Advise(rep) {
 				if f.Code == "stream.packet_core_limited" {
-					detail = f.Detail
+					detail = f.Summary + " " + f.Detail
 				}
 			}
 			if detail == "" {

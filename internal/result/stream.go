@@ -214,6 +214,10 @@ type CoreLoad struct {
 	// NUMA is where the busiest core and the NIC sit, on a machine of
 	// more than one NUMA node (Linux); nil on one node or where unknown.
 	NUMA *CoreNUMA `json:"numa,omitempty"`
+	// MHz is the busiest core's clock as its OS reported it at the run's
+	// end (Linux: cpufreq's current frequency, else /proc/cpuinfo's); 0
+	// where it does not say. With the bytes moved, cycles a byte.
+	MHz float64 `json:"mhz,omitempty"`
 }
 
 // CoreNUMA is the busiest core's NUMA node against its NIC's.
@@ -272,6 +276,9 @@ func (c *CoreLoad) Check() error {
 		if q.IRQ < 0 || len(q.Name) > 64 || !(q.PerSecond > 0 && q.PerSecond < 1e8) {
 			return fmt.Errorf("an interrupt %d of %d bytes' name at %g a second: no machine takes that", q.IRQ, len(q.Name), q.PerSecond)
 		}
+	}
+	if !(c.MHz >= 0 && c.MHz < 1e5) {
+		return fmt.Errorf("a core at %g MHz: no processor runs so", c.MHz)
 	}
 	if n := c.NUMA; n != nil && (n.Nodes < 2 || n.Nodes > MaxNUMANodes || n.CoreNode < 0 || n.CoreNode >= MaxNUMANodes || n.NICNode < -1 || n.NICNode >= MaxNUMANodes) {
 		return fmt.Errorf("NUMA nodes %d, the core's %d, the NIC's %d: Linux numbers at most %d nodes", n.Nodes, n.CoreNode, n.NICNode, MaxNUMANodes)

@@ -42,6 +42,7 @@ func CoreLoadSince(dev string) func() *result.CoreLoad {
 			l.NIC = dev // an interface's name: 15 bytes at most on Linux
 			l.NICInterrupts = irqs(l.Core, time.Since(start).Seconds())
 			l.NUMA = coreNUMA(l.Core, dev)
+			l.MHz = coreMHz(l.Core)
 		}
 		return l
 	}
