@@ -71,7 +71,7 @@ var farKinds = map[string]farKind{
 // capabilities are what the agent announces in its Challenge: each
 // far-side kind it runs.
 func capabilities() []string {
-	var c []string
+	c := []string{wire.CapTogether}
 	for k := range farKinds {
 		c = append(c, wire.KindCapability(k))
 	}
@@ -145,7 +145,12 @@ func (s *Server) runFar(ctx context.Context, ctl net.Conn, spec wire.TestSpec, k
 	// The control connection stays readable for a Stop, or EOF when the
 	// client vanishes, which stops the test at once; its deadline covers
 	// the preparation (at most --max-duration) and the run.
-	unwatch := watchControl(ctl, start.Add(s.cfg.MaxDuration+ft.limit()+s.cfg.DataTimeout), cancel)
+	var goes chan wire.Go
+	hold := time.Duration(0)
+	if spec.Hold {
+		goes, hold = make(chan wire.Go, 1), s.cfg.MaxDuration
+	}
+	unwatch := watchControl(ctl, start.Add(s.cfg.MaxDuration+hold+ft.limit()+s.cfg.DataTimeout), cancel, goes)
 
 	// One sender writes the frames, so the probe's emit never waits on
 	// the client: a client that stops reading fills the queue or times
@@ -176,7 +181,12 @@ func (s *Server) runFar(ctx context.Context, ctl net.Conn, spec wire.TestSpec, k
 
 	var done wire.Done
 	err := s.prepareFar(tctx, ft, spec.Interval, send)
+	if err == nil && spec.Hold {
+		send(wire.Interval{Stage: wire.StageReady})
+		err = s.awaitGo(tctx, goes, spec.Interval, send)
+	}
 	if err == nil {
+		done.Started = time.Now().UnixNano()
 		rctx, rcancel := context.WithTimeoutCause(tctx, ft.limit(), errors.New("the test ran past its time limit"))
 		// A test that reports only at its end (cpu) still tells the
 		// client every interval that it runs.
@@ -224,6 +234,40 @@ func (s *Server) runFar(ctx context.Context, ctl net.Conn, spec wire.TestSpec, k
 	return done.Reason, nil
 }
 
+// awaitGo waits for a held test's Go, at most --max-duration, telling
+// the client every interval that it is ready, then until the Go's
+// instant: at once when it has passed, and never more than
+// --max-duration ahead (a clock a client misread, or a client's lie).
+func (s *Server) awaitGo(ctx context.Context, goes <-chan wire.Go, interval time.Duration, send func(wire.Interval)) error {
+	stop := heartbeat(interval, func() { send(wire.Interval{Stage: wire.StageReady}) })
+	defer stop()
+	wait := time.NewTimer(s.cfg.MaxDuration)
+	defer wait.Stop()
+	var g wire.Go
+	select {
+	case g = <-goes:
+	case <-wait.C:
+		return fmt.Errorf("held ready %s without the client's go (the agent's --max-duration)", s.cfg.MaxDuration)
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+	ahead := time.Until(time.Unix(0, g.At))
+	if ahead > s.cfg.MaxDuration {
+		return fmt.Errorf("the go named an instant %s ahead, past the agent's --max-duration %s: check both hosts' clocks", ahead.Round(time.Millisecond), s.cfg.MaxDuration)
+	}
+	if ahead <= 0 {
+		return nil
+	}
+	at := time.NewTimer(ahead)
+	defer at.Stop()
+	select {
+	case <-at.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
 // prepareFar runs ft's preparation within --max-duration, sending the
 // client a frame every interval meanwhile so that its deadline holds.
 func (s *Server) prepareFar(ctx context.Context, ft farTest, interval time.Duration, send func(wire.Interval)) error {
@@ -251,13 +295,26 @@ func clip(s string, n int) string {
 // deadline: the client's Stop, or EOF when it vanishes, ends the test
 // through stop, with why as the cause. The function it returns stops the
 // watcher and waits for it, so that the connection can be used again.
-func watchControl(ctl net.Conn, deadline time.Time, stop context.CancelCauseFunc) (unwatch func()) {
+//
+// A held test (wire.TestSpec.Hold) passes goes: the client's one Go is
+// delivered there, and the watch goes on for a Stop.
+func watchControl(ctl net.Conn, deadline time.Time, stop context.CancelCauseFunc, goes chan<- wire.Go) (unwatch func()) {
 	ctl.SetDeadline(time.Time{})
 	ctl.SetReadDeadline(deadline)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		f, err := wire.ReadFrame(ctl)
+		if err == nil && f.Type == wire.TGo && goes != nil {
+			var g wire.Go
+			if err := f.Decode(wire.TGo, &g); err != nil {
+				stop(fmt.Errorf("protocol error: %w", err))
+				return
+			}
+			goes <- g // buffered for one; the next frame may only be a Stop
+			goes = nil
+			f, err = wire.ReadFrame(ctl)
+		}
 		switch {
 		case err == nil && f.Type == wire.TStop:
 			stop(errStoppedByClient)

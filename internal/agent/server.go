@@ -345,10 +345,29 @@ func (s *Server) control(ctx context.Context, c net.Conn, h wire.Hello, log *slo
 		return
 	}
 	log.Info("client connected", "session", session, "software", h.Software)
+	clocks := 0
 	for {
 		c.SetDeadline(time.Now().Add(s.cfg.IdleTimeout))
 		var spec wire.TestSpec
-		if err := wire.Expect(c, wire.TTest, &spec); err != nil {
+		f, err := wire.ReadFrame(c)
+		if err == nil && f.Type == wire.TClock && clocks < wire.MaxClockProbes {
+			// A clock probe between tests: answered at once.
+			clocks++
+			var ck wire.Clock
+			if err = f.Decode(wire.TClock, &ck); err == nil {
+				ck.Agent = time.Now().UnixNano()
+				err = wire.WriteFrame(c, wire.TClock, ck)
+			}
+			if err == nil {
+				continue
+			}
+		} else if err == nil && f.Type == wire.TClock {
+			sendError(c, &wire.RemoteError{Code: wire.CodeBadRequest, Message: fmt.Sprintf("more than %d clock probes in one session", wire.MaxClockProbes)})
+			err = errors.New("too many clock probes")
+		} else if err == nil {
+			err = f.Decode(wire.TTest, &spec)
+		}
+		if err != nil {
 			log.Info("client gone", "session", session, "reason", err.Error())
 			return
 		}
@@ -395,7 +414,6 @@ func (s *Server) control(ctx context.Context, c net.Conn, h wire.Hello, log *slo
 			<-s.tests
 		})
 		var reason string
-		var err error
 		if far, ok := farKinds[spec.Kind]; ok {
 			reason, err = s.runFar(ctx, c, spec, far, free)
 		} else {
@@ -411,6 +429,9 @@ func (s *Server) control(ctx context.Context, c net.Conn, h wire.Hello, log *slo
 }
 
 func (s *Server) validate(t wire.TestSpec) error {
+	if t.Hold && t.Kind != wire.KindDisk {
+		return fmt.Errorf("a %s test cannot be held for a go: only a disk test", t.Kind)
+	}
 	switch t.Kind {
 	case wire.KindStream:
 		switch t.Direction {

@@ -139,7 +139,7 @@ func (s *Server) runTest(ctx context.Context, ctl net.Conn, spec wire.TestSpec, 
 	// The control connection stays readable for a Stop, or EOF if the
 	// client vanishes; the watcher is stopped before Done is sent so that
 	// it never eats the client's next request.
-	unwatch := watchControl(ctl, start.Add(limit), stop)
+	unwatch := watchControl(ctl, start.Add(limit), stop, nil)
 
 	ticker := time.NewTicker(spec.Interval)
 	defer ticker.Stop()

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -79,6 +80,48 @@ func (s *Session) SameHost() bool { return sysinfo.SameHost(s.conn.LocalAddr(), 
 // from before that kind announces nothing of it.
 func (s *Session) Runs(kind string) bool {
 	return wire.Challenge{Capabilities: s.Capabilities}.Has(wire.KindCapability(kind))
+}
+
+// Together says the agent answers clock probes and holds a prepared test
+// for a Go (wire.CapTogether): a fleet can start it with the others.
+func (s *Session) Together() bool {
+	return wire.Challenge{Capabilities: s.Capabilities}.Has(wire.CapTogether)
+}
+
+// ClockOffset is the agent's wall clock less this host's, from n probes
+// between tests (at most wire.MaxClockProbes a session): the probe of
+// the shortest round trip, whose offset is within half of it, as NTP
+// reads one exchange; rtt is that round trip.
+func (s *Session) ClockOffset(n int) (offset, rtt time.Duration, err error) {
+	if !s.Together() {
+		return 0, 0, fmt.Errorf("the agent at %s does not answer clock probes: it is older than fleet tests", s.opts.Addr)
+	}
+	best := time.Duration(-1)
+	for range min(max(n, 1), wire.MaxClockProbes) {
+		s.conn.SetDeadline(time.Now().Add(s.opts.Timeout))
+		t1 := time.Now()
+		if err := wire.WriteFrame(s.conn, wire.TClock, wire.Clock{Client: t1.UnixNano()}); err != nil {
+			return 0, 0, s.lost(err)
+		}
+		var c wire.Clock
+		f, err := wire.ReadFrame(s.conn)
+		if err == nil {
+			err = f.Decode(wire.TClock, &c)
+		}
+		if err != nil {
+			return 0, 0, s.remote(err)
+		}
+		r := time.Since(t1) // monotonic
+		if c.Client != t1.UnixNano() || c.Agent <= 0 {
+			return 0, 0, s.fail(fmt.Errorf("%w: the agent at %s answered a clock probe with another's", ErrMisbehaved, s.opts.Addr))
+		}
+		if best < 0 || r < best {
+			best = r
+			offset = time.Duration(c.Agent - t1.Add(r/2).UnixNano())
+		}
+	}
+	s.conn.SetDeadline(time.Time{})
+	return offset, best, nil
 }
 
 // Errors a person can act on. The cli maps them to exit code 2.
@@ -440,6 +483,9 @@ type Bounds struct {
 	Run time.Duration
 	// Slack is how long past Prepare + Run the agent has to say Done.
 	Slack time.Duration
+	// Hold is how long a held test (wire.TestSpec.Hold) may wait for its
+	// Go once prepared: the agent's --max-duration.
+	Hold time.Duration
 	// Reports is the most interval reports (frames with figures) the
 	// client takes: one each interval of Run, and a few more for each
 	// pattern's last stretch; Frames is the most frames of any kind,
@@ -448,8 +494,8 @@ type Bounds struct {
 	Reports, Frames int
 }
 
-// Deadline is the whole test's: Prepare + Run + Slack.
-func (b Bounds) Deadline() time.Duration { return b.Prepare + b.Run + b.Slack }
+// Deadline is the whole test's: Prepare + Hold + Run + Slack.
+func (b Bounds) Deadline() time.Duration { return b.Prepare + b.Hold + b.Run + b.Slack }
 
 // BoundsOf works out a test's bounds from its spec, the agent's limits
 // (only ever to lower them) and the session's timeout.
@@ -476,6 +522,9 @@ func BoundsOf(spec wire.TestSpec, lim wire.Limits, timeout time.Duration) Bounds
 		if lim.MaxDuration > 0 {
 			b.Prepare = min(b.Prepare, lim.MaxDuration)
 		}
+	}
+	if spec.Hold {
+		b.Hold = cmp.Or(lim.MaxDuration, 10*time.Minute)
 	}
 	d := max(spec.Duration, 0)
 	b.Run = time.Duration(units) * (d + timeout)
@@ -533,6 +582,21 @@ func (t *Test) Stop(reason string) {
 		t.readBy = t.stopBy
 		t.s.conn.SetReadDeadline(t.stopBy)
 	}
+}
+
+// Go starts a held test at at, the agent's wall clock in nanoseconds
+// since 1970; never after a Stop or the Done.
+func (t *Test) Go(at int64) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.finished || t.stopped {
+		return nil
+	}
+	t.s.conn.SetWriteDeadline(time.Now().Add(t.s.opts.Timeout))
+	if err := wire.WriteFrame(t.s.conn, wire.TGo, wire.Go{At: at}); err != nil {
+		return t.s.lost(err)
+	}
+	return nil
 }
 
 // Next reads the agent's next report: *wire.Interval or *wire.Done. It
@@ -643,6 +707,16 @@ func (t *Test) closeConns() {
 // once its I/O has ended (so up to two intervals apart, and the timeout
 // for that I/O).
 func (s *Session) RunFar(ctx context.Context, spec wire.TestSpec, accepted func(*wire.Accepted) error, emit func(result.Interval)) (*wire.Done, error) {
+	return s.RunHeld(ctx, spec, accepted, emit, nil)
+}
+
+// RunHeld is RunFar for a test that may be held (spec.Hold): once the
+// agent has prepared, ready is called (once) and returns the instant to
+// start at in the agent's own clock (unix ns), which the agent is sent.
+// ready blocks the test's reading while it waits (for the other hosts of
+// a fleet): the agent's heartbeats meanwhile wait in the connection.
+func (s *Session) RunHeld(ctx context.Context, spec wire.TestSpec, accepted func(*wire.Accepted) error, emit func(result.Interval),
+	ready func() (int64, error)) (*wire.Done, error) {
 	t, err := s.Open(ctx, spec)
 	if err != nil {
 		return nil, err
@@ -663,6 +737,17 @@ func (s *Session) RunFar(ctx context.Context, spec wire.TestSpec, accepted func(
 		case *wire.Interval:
 			if v.Record != nil {
 				emit(*v.Record)
+			}
+			if v.Stage == wire.StageReady && spec.Hold && ready != nil {
+				at, err := ready()
+				ready = nil
+				if err != nil {
+					t.Stop(err.Error())
+					continue // its Done comes
+				}
+				if err := t.Go(at); err != nil {
+					return nil, err
+				}
 			}
 		case *wire.Done:
 			switch {

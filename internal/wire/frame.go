@@ -33,12 +33,15 @@ const (
 	TDone     Type = 10
 	TStop     Type = 11 // client → agent: end the test now
 	TReady    Type = 12 // agent → client on a data connection: attached
+	TClock    Type = 13 // client → agent between tests: a clock probe; the agent answers with one
+	TGo       Type = 14 // client → agent: a held test starts measuring at the instant it names
 )
 
 var typeNames = map[Type]string{
 	THello: "hello", TChalleng: "challenge", TAuth: "auth", TWelcome: "welcome",
 	TError: "error", TTest: "test", TAccepted: "accepted", TStart: "start",
 	TInterval: "interval", TDone: "done", TStop: "stop", TReady: "ready",
+	TClock: "clock", TGo: "go",
 }
 
 func (t Type) String() string {

@@ -191,6 +191,11 @@ type TestSpec struct {
 	// and put it back after (`net stream --try-rps`); only an agent whose
 	// operator allows it (Limits.AllowTry) runs such a test.
 	Steer *SteerSpec `json:"steer,omitempty"`
+	// Hold asks a far-side test to wait, once prepared, for a TGo and to
+	// start measuring at its instant: a fleet's hosts start together
+	// (CapTogether). The agent waits for the Go no longer than its
+	// --max-duration.
+	Hold bool `json:"hold,omitempty"`
 }
 
 // SteerSpec is the core whose receive work a stream test moves (RPS) to
@@ -379,6 +384,9 @@ type Done struct {
 	// Steering is what a steered stream test changed on the agent and
 	// whether it was put back (TestSpec.Steer).
 	Steering *result.Steering `json:"steering,omitempty"`
+	// Started is when a held test began measuring, the agent's wall clock
+	// in nanoseconds since 1970 (TestSpec.Hold).
+	Started int64 `json:"started_unix_ns,omitempty"`
 }
 
 // MaxSlots is the most data connections one test can have: the agent's
@@ -409,7 +417,7 @@ func largestCores() *result.CoreLoad {
 	name := string(make([]byte, 64))
 	c := &result.CoreLoad{OS: "windows", Cores: math.MaxInt64, Core: math.MaxInt64, Busy: -math.MaxFloat64, User: -math.MaxFloat64, System: -math.MaxFloat64,
 		IRQ: -math.MaxFloat64, SoftIRQ: -math.MaxFloat64, Steal: -math.MaxFloat64, OthersBusy: -math.MaxFloat64, NIC: name,
-		NUMA: &result.CoreNUMA{Nodes: math.MinInt64, CoreNode: math.MinInt64, NICNode: math.MinInt64}}
+		NUMA: &result.CoreNUMA{Nodes: math.MinInt64, CoreNode: math.MinInt64, NICNode: math.MinInt64}, MHz: -math.MaxFloat64}
 	for range result.MaxCoreIRQs {
 		c.NICInterrupts = append(c.NICInterrupts, result.CoreIRQ{IRQ: math.MaxInt64, Name: name, PerSecond: -math.MaxFloat64})
 	}
