@@ -205,7 +205,11 @@ var rrScenarios = []Scenario{
 			"the four load streams fill their own queues, a separate connection waits in none",
 		Say:    []string{"rr.self_queue", "rr.under_load_ok"},
 		NotSay: []string{"rr.bufferbloat", "rr.under_load_unfilled"},
-		Quiet:  []string{"rr.under_load_ok"},
+		// On a busy machine the line itself writes packets late, and the
+		// separate connection waits behind that backlog: a queue that
+		// builds on the way is then what happened (a CI run: 11.5% of
+		// packets over 1 ms late, its round trip 2.48 -> 5.34 ms).
+		Quiet: []string{"rr.under_load_ok", "rr.bufferbloat"},
 		Run: func(c *Case) {
 			const rtt = 2 * time.Millisecond
 			l := c.Line(testbed.DelayLineOptions{RTT: rtt, FlowRateBitsPerSecond: 20e6})
