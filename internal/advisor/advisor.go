@@ -123,6 +123,10 @@ func adviser(p result.Part, here, agent *result.Facts) func() []result.Finding {
 	case *result.Doctor:
 		// A doctor's findings are its steps' verdicts, drawn already.
 		return func() []result.Finding { return p.Verdicts }
+	case *result.Fleet:
+		// The fleet's verdicts (the outlier named, the knee) come with
+		// their matrix scenarios (issue 29); its figures are in the table.
+		return func() []result.Finding { return nil }
 	}
 	return nil
 }

@@ -113,6 +113,7 @@ func commands() []verb {
 		{"db load", "generate log at a steady rate into a scratch table, to load a replica link", dbLoad},
 		{"watch", "watch one link for as long as it runs, at little cost: round trips, a short stream now and then, Prometheus", watchCmd},
 		{"disk", "storage as a database uses it: data pages, log flushes, backup streams", diskCmd},
+		{"fleet disk", "one disk profile on every agent of a fleet at once, started together: each host's figures and the fleet's", fleetDisk},
 		{"plan backup", "how long a backup and a restore take here, for each size and compression, and what limits each", planBackup},
 		{"plan sync", "what a synchronous replica costs each commit and a maintenance operation, by engine", planSync},
 		{"plan replica", "will a replica keep up with the log over one stream, with what margin, and at a farther site", planReplica},

@@ -26,6 +26,7 @@ const (
 	KindChattyPlan  = "chatty plan"
 	KindWatch       = "watch"
 	KindDoctor      = "doctor"
+	KindFleet       = "fleet"
 )
 
 func (*Stream) Kind() string      { return KindStream }
@@ -44,6 +45,7 @@ func (*ReplicaPlan) Kind() string { return KindReplicaPlan }
 func (*ChattyPlan) Kind() string  { return KindChattyPlan }
 func (*Watch) Kind() string       { return KindWatch }
 func (*Doctor) Kind() string      { return KindDoctor }
+func (*Fleet) Kind() string       { return KindFleet }
 
 // Part is the Report's part, nil when it has none (a run refused before
 // it measured). This is the one list of the Report's optional fields.
@@ -81,6 +83,8 @@ func (r *Report) Part() Part {
 		return r.Watch
 	case r.Doctor != nil:
 		return r.Doctor
+	case r.Fleet != nil:
+		return r.Fleet
 	}
 	return nil
 }
@@ -89,5 +93,5 @@ func (r *Report) Part() Part {
 // every consumer to every kind.
 func Parts() []Part {
 	return []Part{&Stream{}, &RR{}, &Loaded{}, &MTU{}, &Host{}, &Commit{}, &Disk{}, &DBPing{}, &Repl{}, &DBLoad{},
-		&BackupPlan{}, &SyncPlan{}, &ReplicaPlan{}, &ChattyPlan{}, &Watch{}, &Doctor{}}
+		&BackupPlan{}, &SyncPlan{}, &ReplicaPlan{}, &ChattyPlan{}, &Watch{}, &Doctor{}, &Fleet{}}
 }

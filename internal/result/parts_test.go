@@ -78,6 +78,8 @@ func With(p Part) *Report {
 		r.ReplicaPlan = p
 	case *ChattyPlan:
 		r.ChattyPlan = p
+	case *Fleet:
+		r.Fleet = p
 	case *Watch:
 		r.Watch = p
 	case *Doctor:

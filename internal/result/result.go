@@ -90,6 +90,8 @@ type Report struct {
 	Host *Host `json:"host,omitempty"`
 	// Watch is `narrows watch` (watch.go).
 	Watch *Watch `json:"watch,omitempty"`
+	// Fleet is `narrows fleet disk`: one test on many agents at once.
+	Fleet *Fleet `json:"fleet,omitempty"`
 	// Facts are this host's; AgentFacts the agent's host, when it told
 	// them (facts.go).
 	Facts      *Facts    `json:"facts,omitempty"`

@@ -29,6 +29,7 @@ var areas = map[string]string{
 	result.KindWatch:       AreaNetwork,
 	result.KindChattyPlan:  AreaNetwork,
 	result.KindDisk:        AreaStorage,
+	result.KindFleet:       AreaStorage,
 	result.KindDBPing:      AreaDatabase,
 	result.KindDBLoad:      AreaDatabase,
 	result.KindRepl:        AreaReplication,

@@ -1,0 +1,227 @@
+// Package fleet runs one test on many agents at once, started together,
+// as VMFleet runs DiskSpd in every VM of a cluster: what each host gets
+// while all of them work, and the fleet's sum. The client's memory is
+// bounded by the number of hosts: each host's account is kept, not its
+// intervals.
+package fleet
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/narrows/narrows/internal/client"
+	"github.com/narrows/narrows/internal/metric"
+	probedisk "github.com/narrows/narrows/internal/probe/disk"
+	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/wire"
+)
+
+// Target is one host of the fleet: its session, or why there is none,
+// and the directory its disk test runs in.
+type Target struct {
+	Name  string
+	Sess  *client.Session
+	Error string
+	Dir   string
+}
+
+// Config is the fleet's disk test: the same patterns on every host.
+type Config struct {
+	Disk probedisk.Config // Dir is each Target's
+	// Probes are the clock probes each host is sent (default 8).
+	Probes int
+	// Margin is from the last host ready to the instant they all begin
+	// (default 4 × the longest clock round trip, at least 50 ms): time
+	// enough for every Go to arrive before it.
+	Margin time.Duration
+}
+
+// Disk runs cfg's disk test on every target that has a session, each held
+// once prepared until all are, then begun at one instant in each host's
+// own clock. A host that fails is reported and does not stop the others.
+func Disk(ctx context.Context, targets []Target, cfg Config) *result.Fleet {
+	res := &result.Fleet{Config: result.FleetConfig{Hosts: len(targets), Path: cfg.Disk.Dir,
+		Disk: result.DiskConfig{Profiles: cfg.Disk.Profiles, Duration: result.Seconds(cfg.Disk.Duration), Interval: result.Seconds(cfg.Disk.Interval),
+			FileBytes: cfg.Disk.Size, Buffered: cfg.Disk.Buffered, Engine: cfg.Disk.Engine, Seed: cfg.Disk.Seed}}}
+	for _, p := range cfg.Disk.Patterns {
+		res.Config.Patterns = append(res.Config.Patterns, p.Name())
+	}
+	res.Hosts = make([]result.FleetHost, len(targets))
+	offsets := make([]time.Duration, len(targets))
+	var longest time.Duration
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	live := 0
+	for i, t := range targets {
+		h := &res.Hosts[i]
+		h.Name, h.Error = t.Name, t.Error
+		if t.Sess == nil {
+			continue
+		}
+		h.Addr = t.Sess.Addr()
+		live++
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			off, rtt, err := t.Sess.ClockOffset(max(cfg.Probes, 8))
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				h.Error = "its clock: " + err.Error()
+				return
+			}
+			offsets[i], h.ClockOffset, h.ClockRTT = off, result.Seconds(off), result.Seconds(rtt)
+			longest = max(longest, rtt)
+		}()
+	}
+	wg.Wait()
+	margin := cfg.Margin
+	if margin <= 0 {
+		margin = max(50*time.Millisecond, 4*longest)
+	}
+	b := newBarrier(live)
+	dones := make([]*wire.Done, len(targets))
+	for i, t := range targets {
+		h := &res.Hosts[i]
+		if t.Sess == nil {
+			continue
+		}
+		if h.Error != "" {
+			b.leave()
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d := cfg.Disk
+			d.Dir = t.Dir
+			spec := probedisk.Spec(d)
+			spec.Hold = true
+			arrived := false
+			done, err := t.Sess.RunHeld(ctx, spec, func(*wire.Accepted) error { return nil }, func(result.Interval) {},
+				func() (int64, error) {
+					arrived = true
+					at, ok := b.arrive(margin)
+					if !ok {
+						return 0, ctx.Err()
+					}
+					return at.Add(offsets[i]).UnixNano(), nil
+				})
+			if !arrived {
+				b.leave()
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			dones[i] = done
+			if err != nil {
+				h.Error = err.Error()
+			}
+		}()
+	}
+	wg.Wait()
+	instant := b.instant()
+	var after []float64
+	for i := range targets {
+		h, d := &res.Hosts[i], dones[i]
+		if d == nil {
+			continue
+		}
+		h.Disk = d.Disk
+		if d.Started > 0 && !instant.IsZero() {
+			a := result.Seconds(time.Duration(d.Started - offsets[i].Nanoseconds() - instant.UnixNano()))
+			h.StartedAfter = &a
+			after = append(after, float64(a))
+		}
+	}
+	if len(after) > 0 {
+		lo, hi := after[0], after[0]
+		for _, a := range after {
+			lo, hi = min(lo, a), max(hi, a)
+		}
+		res.Start = &result.FleetStart{Hosts: len(after), MedianAfter: result.Seconds(metric.Median(after)), MaxAfter: result.Seconds(hi), Skew: result.Seconds(hi - lo)}
+	}
+	res.Patterns = patterns(res)
+	return res
+}
+
+// patterns sums each pattern over the hosts that ran it to its end.
+func patterns(res *result.Fleet) []result.FleetPattern {
+	out := make([]result.FleetPattern, len(res.Config.Patterns))
+	for i, name := range res.Config.Patterns {
+		fp := &out[i]
+		fp.Name = name
+		var iops, p99 []float64
+		var gib float64
+		for _, h := range res.Hosts {
+			if h.Disk == nil || i >= len(h.Disk.Patterns) {
+				continue
+			}
+			p := h.Disk.Patterns[i]
+			if p.Stopped != "" || p.IOs == 0 {
+				continue
+			}
+			fp.Hosts++
+			fp.IOPS += p.IOPS
+			fp.Throughput += p.Throughput
+			iops = append(iops, p.IOPS)
+			p99 = append(p99, float64(p.P99))
+			gib += float64(h.Disk.FileBytes) / (1 << 30)
+		}
+		fp.MedianIOPS = metric.Median(iops)
+		fp.MedianP99 = result.Seconds(metric.Median(p99))
+		if gib > 0 {
+			fp.IOPSPerGiB = fp.IOPS / gib
+		}
+	}
+	return out
+}
+
+// barrier holds the hosts until every live one has prepared or gone,
+// then gives them all one instant.
+type barrier struct {
+	mu      sync.Mutex
+	waiting int // live hosts not yet arrived nor gone
+	at      time.Time
+	ready   chan struct{}
+}
+
+func newBarrier(live int) *barrier {
+	b := &barrier{waiting: live, ready: make(chan struct{})}
+	if live == 0 {
+		close(b.ready)
+	}
+	return b
+}
+
+// arrive waits for the rest; the last to arrive (or the last to leave)
+// sets the instant, margin from then.
+func (b *barrier) arrive(margin time.Duration) (time.Time, bool) {
+	b.mu.Lock()
+	b.waiting--
+	b.release(margin)
+	b.mu.Unlock()
+	<-b.ready
+	return b.at, !b.at.IsZero()
+}
+
+// leave is a host that will not arrive.
+func (b *barrier) leave() {
+	b.mu.Lock()
+	b.waiting--
+	b.release(50 * time.Millisecond)
+	b.mu.Unlock()
+}
+
+func (b *barrier) release(margin time.Duration) {
+	if b.waiting == 0 && b.at.IsZero() {
+		b.at = time.Now().Add(margin)
+		close(b.ready)
+	}
+}
+
+func (b *barrier) instant() time.Time {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.at
+}
