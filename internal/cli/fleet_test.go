@@ -69,6 +69,19 @@ func TestFleetDisk(t *testing.T) {
 		if p.Hosts != 4 || sum <= 0 || math.Abs(p.IOPS-sum) > 0.01*sum {
 			t.Errorf("%s: the fleet's %g IOPS over %d hosts, the hosts' sum %g", p.Name, p.IOPS, p.Hosts, sum)
 		}
+		// The pooled I/Os' p99 lies between the hosts' own p99s (a
+		// mixture's quantile lies between its parts'), read at most the
+		// coarsening's precision high.
+		lo, hi := math.Inf(1), 0.0
+		for _, h := range f.Hosts[:4] {
+			lo, hi = min(lo, float64(h.Disk.Patterns[i].P99)), max(hi, float64(h.Disk.Patterns[i].P99))
+		}
+		if p.Latency == nil || len(p.HistogramsMissing) > 0 {
+			t.Fatalf("%s: no merged latency: %v", p.Name, p.HistogramsMissing)
+		}
+		if got := float64(p.Latency.P99); got < lo || got > hi*(1+p.Precision+0.001) {
+			t.Errorf("%s: the fleet's p99 %v outside the hosts' %v..%v (precision %.1f%%)", p.Name, p.Latency.P99.D(), time.Duration(lo), time.Duration(hi), 100*p.Precision)
+		}
 	}
 	for _, d := range dirs {
 		if left, _ := os.ReadDir(d); len(left) != 0 {

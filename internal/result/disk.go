@@ -1,5 +1,7 @@
 package result
 
+import "github.com/narrows/narrows/internal/metric"
+
 // Disk is the summary of `narrows disk`.
 type Disk struct {
 	Config DiskConfig `json:"config"`
@@ -115,6 +117,9 @@ type DiskPattern struct {
 	// its completion. With fdatasync it is a whole commit: the write and
 	// then its flush; with dsync the write, which returns once durable.
 	Latencies
+	// Histogram is the latencies' histogram, kept when asked for (a
+	// fleet's hosts: merged, the fleet's true percentiles).
+	Histogram *metric.Sparse `json:"histogram,omitempty"`
 	// Read and Write split a mix.
 	Read  *DiskDirection `json:"read,omitempty"`
 	Write *DiskDirection `json:"write,omitempty"`

@@ -63,7 +63,15 @@ type FleetPattern struct {
 	Throughput float64 `json:"bytes_per_second"`
 	MedianIOPS float64 `json:"median_host_iops"`
 	IOPSPerGiB float64 `json:"iops_per_gib"`
-	// MedianP99 is the median host's p99 latency (the fleet's merged p99
-	// needs the hosts' histograms: issue 29, to come).
+	// MedianP99 is the median host's p99 latency.
 	MedianP99 Seconds `json:"median_host_p99_seconds"`
+	// Latency is the fleet's: every host's I/Os together, from their
+	// histograms merged (the true fleet p99, never a mean of p99s), each
+	// quantile within Precision of the pooled I/Os' (a host's histogram
+	// travels coarsened to fit the agent's frame) and never below it.
+	// Absent when a host sent none.
+	Latency   *Latencies `json:"latency,omitempty"`
+	Precision float64    `json:"latency_precision,omitempty"`
+	// HistogramsMissing says which hosts' histograms were left out, and why.
+	HistogramsMissing []string `json:"histograms_missing,omitempty"`
 }

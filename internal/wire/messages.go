@@ -253,6 +253,9 @@ type DiskSpec struct {
 	Buffered bool          `json:"buffered,omitempty"`
 	Engine   string        `json:"engine"` // auto, io_uring or portable
 	Seed     uint64        `json:"seed"`
+	// Histograms asks for each pattern's latency histogram in Done.Disk
+	// (a fleet's run).
+	Histograms bool `json:"histograms,omitempty"`
 }
 
 // DiskPattern is one pattern's shape, as probe/disk.Pattern.

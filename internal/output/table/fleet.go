@@ -41,8 +41,12 @@ func fleetSummary(b *strings.Builder, f *result.Fleet) {
 		}
 		if i < len(f.Patterns) {
 			fp := f.Patterns[i]
-			fmt.Fprintf(b, "  %-24s %12s %12s %10s %10s %8s\n", fmt.Sprintf("fleet (%d hosts)", fp.Hosts), metric.FormatCount(int64(fp.IOPS+0.5)),
-				fmt.Sprintf("%.1f", fp.Throughput/1e6), "", "med "+dur(fp.MedianP99), "")
+			p50, p99 := "", "med "+dur(fp.MedianP99)
+			if l := fp.Latency; l != nil {
+				p50, p99 = dur(l.P50), dur(l.P99)
+			}
+			fmt.Fprintf(b, "  %-24s %12s %12s %10s %10s\n", fmt.Sprintf("fleet (%d hosts)", fp.Hosts), metric.FormatCount(int64(fp.IOPS+0.5)),
+				fmt.Sprintf("%.1f", fp.Throughput/1e6), p50, p99)
 		}
 	}
 	if s := f.Start; s != nil {

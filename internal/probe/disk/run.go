@@ -203,6 +203,10 @@ func (j *job) summary(s *stats, d time.Duration) result.DiskPattern {
 	pr := result.DiskPattern{Profile: p.Profile, Name: p.Name(), RW: string(p.RW), BlockBytes: p.Block, QueueDepth: p.QD,
 		Threads: p.Threads, Sync: p.Sync, Duration: result.Seconds(d), IOs: s.ios, Bytes: s.bytes,
 		Latencies: result.LatenciesOf(s.lat)}
+	if j.t.cfg.Histograms {
+		sp := s.lat.SparseAtMost(metric.SparseBudget / max(1, len(j.t.cfg.Patterns)))
+		pr.Histogram = &sp
+	}
 	secs := d.Seconds()
 	rate := func(n int64) float64 {
 		if secs <= 0 {

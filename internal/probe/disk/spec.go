@@ -11,7 +11,8 @@ import (
 // Spec is cfg as a far-side test asks an agent for it: the same patterns,
 // run there by this package (ConfigOf) on a test file of the agent's own.
 func Spec(cfg Config) wire.TestSpec {
-	d := &wire.DiskSpec{Path: cfg.Dir, Size: cfg.Size, Profiles: cfg.Profiles, Buffered: cfg.Buffered, Engine: cfg.Engine, Seed: cfg.Seed}
+	d := &wire.DiskSpec{Path: cfg.Dir, Size: cfg.Size, Profiles: cfg.Profiles, Buffered: cfg.Buffered, Engine: cfg.Engine, Seed: cfg.Seed,
+		Histograms: cfg.Histograms}
 	for _, p := range cfg.Patterns {
 		d.Patterns = append(d.Patterns, wire.DiskPattern{Profile: p.Profile, RW: string(p.RW), ReadPercent: p.ReadPercent,
 			Block: p.Block, QD: p.QD, Threads: p.Threads, Sync: p.Sync})
@@ -27,7 +28,7 @@ func ConfigOf(spec wire.TestSpec) Config {
 		return Config{Duration: spec.Duration, Interval: spec.Interval}
 	}
 	cfg := Config{Dir: d.Path, Size: d.Size, Profiles: d.Profiles, Duration: spec.Duration, Interval: spec.Interval,
-		Buffered: d.Buffered, Engine: d.Engine, Seed: d.Seed}
+		Buffered: d.Buffered, Engine: d.Engine, Seed: d.Seed, Histograms: d.Histograms}
 	for _, p := range d.Patterns {
 		cfg.Patterns = append(cfg.Patterns, Pattern{Profile: p.Profile, RW: RW(p.RW), ReadPercent: p.ReadPercent,
 			Block: p.Block, QD: p.QD, Threads: p.Threads, Sync: p.Sync})

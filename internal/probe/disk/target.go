@@ -31,6 +31,10 @@ type Config struct {
 	Buffered bool   // go through the page cache instead of O_DIRECT (Windows: FILE_FLAG_NO_BUFFERING)
 	Engine   string // EngineAuto, EngineURing, EngineIOCP or EnginePortable
 	Seed     uint64
+	// Histograms keeps each pattern's latency histogram in its summary
+	// (result.DiskPattern.Histogram), within metric.SparseBudget over
+	// the patterns: a fleet merges its hosts' into the true percentiles.
+	Histograms bool
 }
 
 // Engines.

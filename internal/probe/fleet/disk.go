@@ -95,7 +95,7 @@ func Disk(ctx context.Context, targets []Target, cfg Config) *result.Fleet {
 		go func() {
 			defer wg.Done()
 			d := cfg.Disk
-			d.Dir = t.Dir
+			d.Dir, d.Histograms = t.Dir, true
 			spec := probedisk.Spec(d)
 			spec.Hold = true
 			arrived := false
@@ -153,6 +153,8 @@ func patterns(res *result.Fleet) []result.FleetPattern {
 		fp.Name = name
 		var iops, p99 []float64
 		var gib float64
+		merged := metric.NewHistogram()
+		shift := 0
 		for _, h := range res.Hosts {
 			if h.Disk == nil || i >= len(h.Disk.Patterns) {
 				continue
@@ -167,6 +169,21 @@ func patterns(res *result.Fleet) []result.FleetPattern {
 			iops = append(iops, p.IOPS)
 			p99 = append(p99, float64(p.P99))
 			gib += float64(h.Disk.FileBytes) / (1 << 30)
+			if p.Histogram == nil {
+				fp.HistogramsMissing = append(fp.HistogramsMissing, h.Name+": sent none")
+				continue
+			}
+			hist, err := metric.FromSparse(*p.Histogram)
+			if err != nil {
+				fp.HistogramsMissing = append(fp.HistogramsMissing, h.Name+": "+err.Error())
+				continue
+			}
+			merged.Merge(hist)
+			shift = max(shift, p.Histogram.Shift)
+		}
+		if merged.Count() > 0 {
+			l := result.LatenciesOf(merged)
+			fp.Latency, fp.Precision = &l, metric.Precision(shift)
 		}
 		fp.MedianIOPS = metric.Median(iops)
 		fp.MedianP99 = result.Seconds(metric.Median(p99))
