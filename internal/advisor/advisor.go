@@ -124,9 +124,7 @@ func adviser(p result.Part, here, agent *result.Facts) func() []result.Finding {
 		// A doctor's findings are its steps' verdicts, drawn already.
 		return func() []result.Finding { return p.Verdicts }
 	case *result.Fleet:
-		// The fleet's verdicts (the outlier named, the knee) come with
-		// their matrix scenarios (issue 29); its figures are in the table.
-		return func() []result.Finding { return nil }
+		return func() []result.Finding { return fleet(p) } // fleet.go
 	}
 	return nil
 }

@@ -88,6 +88,10 @@ var Codes = []Code{
 	{"repl.no_replicas", "no replica is connected to this primary, nor was one seen during the run"},
 	{"repl.run", "a replica spent time not keeping up during the run, which the last poll does not show"},
 	{"repl.connection_lost", "the monitoring session was lost during the run: those stretches have no figures"},
+	// fleet disk
+	{"fleet.outlier", "a host of the fleet gave far less than the median host (under 60% of its IOPS, or over 3× its p99) while all worked at once"},
+	{"fleet.even", "every host of the fleet gave 80-125% of the median host's IOPS in every pattern, all working at once"},
+	{"fleet.host_failed", "a host of the fleet gave no figures (unreachable, refused, failed): the others ran without it"},
 	// plan backup
 	{"plan.backup_largest", "how long the largest backup and restore take and which stage limits each"},
 	{"plan.rto_missed", "a restore takes longer than the RTO"},

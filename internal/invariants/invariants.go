@@ -281,6 +281,8 @@ var contradictions = func() [][2]string {
 	// sped up was not at the link's rate.
 	exclusive("stream.rps_helped", "stream.rps_no_gain", "stream.rps_not_tried")
 	exclusive("stream.rps_helped", "stream.link_limited")
+	// A fleet has a host that stood out, or none did.
+	exclusive("fleet.outlier", "fleet.even")
 	// A path under load either keeps its round trips, grows a tail, or
 	// queues.
 	exclusive("rr.under_load_ok", "rr.under_load_tail", "rr.bufferbloat", "rr.under_load_unfilled")

@@ -1,0 +1,88 @@
+package advisor
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/narrows/narrows/internal/metric"
+	"github.com/narrows/narrows/internal/result"
+)
+
+// FleetLow and FleetHigh: a host whose IOPS in a pattern fell below
+// FleetLow of the median host's, or whose p99 rose above FleetHigh times
+// the median host's, stands out from a fleet of at least FleetMin hosts
+// that ran it; within FleetEven of the median in every pattern, none does.
+const (
+	FleetLow  = 0.6
+	FleetHigh = 3.0
+	FleetEven = 0.8
+	FleetMin  = 3
+)
+
+// fleet names the hosts that stood out while all of them worked, or says
+// none did, and the hosts that gave no figures.
+func fleet(f *result.Fleet) []result.Finding {
+	var out []result.Finding
+	var failed []string
+	for _, h := range f.Hosts {
+		if h.Error != "" {
+			failed = append(failed, h.Name+" ("+h.Error+")")
+		}
+	}
+	if len(failed) > 0 {
+		out = append(out, result.Finding{Code: "fleet.host_failed", Severity: "warning",
+			Summary: fmt.Sprintf("%s of %d gave no figures, or not all: %s.", metric.Plural(int64(len(failed)), "host"), len(f.Hosts), strings.Join(failed, "; ")),
+			Detail:  "The fleet's sums and spread are of the hosts that ran; the others did not stop them."})
+	}
+	type odd struct{ host, why string }
+	var odds []odd
+	judged, even := 0, true
+	for i, fp := range f.Patterns {
+		if fp.Hosts < FleetMin || fp.MedianIOPS <= 0 {
+			continue
+		}
+		judged++
+		for _, h := range f.Hosts {
+			if h.Disk == nil || i >= len(h.Disk.Patterns) || h.Disk.Patterns[i].Stopped != "" {
+				continue
+			}
+			p := h.Disk.Patterns[i]
+			share := p.IOPS / fp.MedianIOPS
+			p99 := 0.0
+			if fp.MedianP99 > 0 {
+				p99 = float64(p.P99) / float64(fp.MedianP99)
+			}
+			if share < FleetEven || share > 1/FleetEven {
+				even = false
+			}
+			if share < FleetLow || p99 > FleetHigh {
+				odds = append(odds, odd{h.Name, fmt.Sprintf("%s gave %.0f%% of the median host's IOPS at %.1f× its p99 in %s", h.Name, 100*share, p99, fp.Name)})
+			}
+		}
+	}
+	if judged == 0 {
+		return out
+	}
+	if len(odds) > 0 {
+		var whys []string
+		hosts := map[string]bool{}
+		for _, o := range odds {
+			whys = append(whys, o.why)
+			hosts[o.host] = true
+		}
+		if len(whys) > 6 {
+			whys = append(whys[:6], fmt.Sprintf("and %d more", len(whys)-6))
+		}
+		out = append(out, result.Finding{Code: "fleet.outlier", Severity: "warning",
+			Summary: fmt.Sprintf("%s stood out while the fleet worked together: %s.", metric.Plural(int64(len(hosts)), "host"), strings.Join(whys, "; ")),
+			Detail: "Every host ran the same pattern at the same time, so a host far below the others is that host's: a noisy neighbour on its storage, " +
+				"a volume throttled by its tier or its provider's limits, a degraded disk or controller. Run `narrows disk` there alone to tell a neighbour (the figures recover) from the volume (they do not)."})
+		return out
+	}
+	if even {
+		out = append(out, result.Finding{Code: "fleet.even", Severity: "info",
+			Summary: fmt.Sprintf("No host stood out: every one gave %.0f–%.0f%% of the median host's IOPS in every pattern, all working at once.", 100*FleetEven, 100/FleetEven),
+			Detail:  "What the cluster gives one host under its neighbours' load is what each host got."})
+	}
+	return out
+}
