@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/narrows/narrows/internal/itest"
+	"github.com/narrows/narrows/internal/testbed"
 )
 
 // The fleet (issue 29): agents on this machine, each with a directory of
@@ -19,7 +20,7 @@ import (
 // that host, and only it; in fleet/even none is throttled, and none named.
 var fleetScenarios = []Scenario{
 	{
-		Name: "fleet/throttled-host", CI: true,
+		Name: "fleet/throttled-host", CI: true, Share: testbed.Slots,
 		Question: "does every host get what the cluster promises when all of them work at once, and which one does not?",
 		Truth: "four agents on this machine run the data profile together; the fourth's directory is an ext4 on a loop device whose reads and writes the blkio controller (io.max on cgroup v2) holds to 300 a second for it; " +
 			"a fifth address answers nothing",
@@ -28,7 +29,7 @@ var fleetScenarios = []Scenario{
 		Run:    func(c *Case) { fleetRun(c, true) },
 	},
 	{
-		Name: "fleet/even", CI: true,
+		Name: "fleet/even", CI: true, Share: testbed.Slots,
 		Question: "does every host get what the cluster promises when all of them work at once?",
 		Truth:    "four agents on this machine, each with a directory of its own on the machine's disk, run the data profile together: none is throttled",
 		Say:      []string{"fleet.even"},
