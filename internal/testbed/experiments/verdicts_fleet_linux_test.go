@@ -11,6 +11,7 @@ import (
 
 	"github.com/narrows/narrows/internal/itest"
 	"github.com/narrows/narrows/internal/testbed"
+	"golang.org/x/sys/unix"
 )
 
 // The fleet (issue 29): agents on this machine, each with a directory of
@@ -78,7 +79,13 @@ func fleetRun(c *Case, throttle bool) {
 		on = append(on, ln.Addr().String())
 		ln.Close()
 	}
-	rep := c.Narrows(nil, "fleet", "disk", "--on", strings.Join(on, ","), "--profile", "data", "--duration", "2s", "--size", "64M", "--timeout", "3s")
+	// Whatever the hosts wrote (their test files laid out, the loop
+	// device's backing file through the page cache) reaches the disk
+	// before the scenario gives its shares back: a proof's TestReindexStandby,
+	// whose standby flushes to the same disk, read 0.72 of plan sync's
+	// prediction beside the writeback of 256 MiB of these files.
+	defer unix.Sync()
+	rep := c.Narrows(nil, "fleet", "disk", "--on", strings.Join(on, ","), "--profile", "data", "--duration", "1s", "--size", "32M", "--timeout", "3s")
 	f := rep.Fleet
 	if f == nil {
 		c.T.Fatal("fleet disk wrote no fleet")
