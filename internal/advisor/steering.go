@@ -1,6 +1,7 @@
 package advisor
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"regexp"
@@ -42,7 +43,7 @@ func steering(s *result.Stream) (result.Finding, bool) {
 	}
 	put := "The setting was put back."
 	if !st.Restored {
-		put = fmt.Sprintf("It could not be put back (%s): set %s's rps_cpus back to %s.", orUnknown(st.Error), st.Interface, st.Before)
+		put = fmt.Sprintf("It could not be put back (%s): set %s's rps_cpus back to %s.", cmp.Or(st.Error, "no reason given"), st.Interface, st.Before)
 	}
 	what := fmt.Sprintf("with %s receive steered off core %d (RPS: %s's %s to CPU %s)", end, st.OffCore, st.Interface,
 		metric.Plural(int64(st.Queues), "receive queue"), st.CPUs)
@@ -76,10 +77,3 @@ func steering(s *result.Stream) (result.Finding, bool) {
 
 // safeName is an interface name that can be pasted into a shell as is.
 var safeName = regexp.MustCompile(`^[A-Za-z0-9_.@-]{1,15}$`)
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "no reason given"
-	}
-	return s
-}

@@ -350,20 +350,11 @@ func (s *Server) control(ctx context.Context, c net.Conn, h wire.Hello, log *slo
 		c.SetDeadline(time.Now().Add(s.cfg.IdleTimeout))
 		var spec wire.TestSpec
 		f, err := wire.ReadFrame(c)
-		if err == nil && f.Type == wire.TClock && clocks < wire.MaxClockProbes {
-			// A clock probe between tests: answered at once.
-			clocks++
-			var ck wire.Clock
-			if err = f.Decode(wire.TClock, &ck); err == nil {
-				ck.Agent = time.Now().UnixNano()
-				err = wire.WriteFrame(c, wire.TClock, ck)
-			}
-			if err == nil {
+		if err == nil && f.Type == wire.TClock {
+			// A clock probe between tests, answered at once.
+			if err = s.answerClock(c, f, &clocks); err == nil {
 				continue
 			}
-		} else if err == nil && f.Type == wire.TClock {
-			sendError(c, &wire.RemoteError{Code: wire.CodeBadRequest, Message: fmt.Sprintf("more than %d clock probes in one session", wire.MaxClockProbes)})
-			err = errors.New("too many clock probes")
 		} else if err == nil {
 			err = f.Decode(wire.TTest, &spec)
 		}
@@ -426,6 +417,22 @@ func (s *Server) control(ctx context.Context, c net.Conn, h wire.Hello, log *slo
 		}
 		log.Info("test finished", "session", session, "kind", spec.Kind, "end", reason)
 	}
+}
+
+// answerClock answers a clock probe with the agent's clock, and refuses
+// the one past wire.MaxClockProbes of the session (*count so far).
+func (s *Server) answerClock(c net.Conn, f wire.Frame, count *int) error {
+	if *count >= wire.MaxClockProbes {
+		sendError(c, &wire.RemoteError{Code: wire.CodeBadRequest, Message: fmt.Sprintf("more than %d clock probes in one session", wire.MaxClockProbes)})
+		return errors.New("too many clock probes")
+	}
+	*count++
+	var ck wire.Clock
+	if err := f.Decode(wire.TClock, &ck); err != nil {
+		return err
+	}
+	ck.Agent = time.Now().UnixNano()
+	return wire.WriteFrame(c, wire.TClock, ck)
 }
 
 func (s *Server) validate(t wire.TestSpec) error {

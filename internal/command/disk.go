@@ -89,20 +89,9 @@ func (c Disk) runOn(ctx context.Context, env Env) (*result.Report, error) {
 		return nil, err
 	}
 	defer sess.Close()
-	addr, allowed := c.On.Addr, sess.Limits.DiskPaths
-	switch {
-	case !sess.Runs(wire.KindDisk):
-		release := "an earlier release"
-		if sess.Software != "" {
-			release = "narrows " + sess.Software
-		}
-		return nil, errext.Userf(nil, "the agent at %s (%s) does not run disk tests: upgrade it to narrows %s or later", addr, release, env.Tool.Version)
-	case len(allowed) == 0:
-		return nil, errext.Userf(nil, "the agent at %s runs no disk tests: its operator allows them by starting it with --disk-path DIR (repeatable), naming the directories clients may measure", addr)
-	case cfg.Dir == "" && len(allowed) == 1:
-		cfg.Dir = allowed[0]
-	case cfg.Dir == "":
-		return nil, errext.Userf(nil, "--path is required with --to: the agent at %s allows disk tests in %s (its --disk-path)", addr, strings.Join(allowed, ", "))
+	addr := c.On.Addr
+	if cfg.Dir, err = agentDiskDir(sess, addr, cfg.Dir, "--to", env.Tool.Version); err != nil {
+		return nil, err
 	}
 	rep := env.agentReport("disk", addr, sess)
 	emit := env.emit()
@@ -136,6 +125,29 @@ func (c Disk) runOn(ctx context.Context, env Env) (*result.Report, error) {
 	}
 	rep.Disk.Agent = addr
 	return Finish(ctx, env.Tool, rep, runErr)
+}
+
+// agentDiskDir is the directory the agent at addr runs a disk test in:
+// dir, or the one directory it allows when dir is empty; or, in words,
+// why it runs none (too old, no --disk-path) or which to name (flag is
+// the command's: --to, --on).
+func agentDiskDir(sess *client.Session, addr, dir, flag, version string) (string, error) {
+	allowed := sess.Limits.DiskPaths
+	switch {
+	case !sess.Runs(wire.KindDisk):
+		release := "an earlier release"
+		if sess.Software != "" {
+			release = "narrows " + sess.Software
+		}
+		return "", errext.Userf(nil, "the agent at %s (%s) does not run disk tests: upgrade it to narrows %s or later", addr, release, version)
+	case len(allowed) == 0:
+		return "", errext.Userf(nil, "the agent at %s runs no disk tests: its operator allows them by starting it with --disk-path DIR (repeatable), naming the directories clients may measure", addr)
+	case dir == "" && len(allowed) == 1:
+		return allowed[0], nil
+	case dir == "":
+		return "", errext.Userf(nil, "--path is required with %s: the agent at %s allows disk tests in %s (its --disk-path)", flag, addr, strings.Join(allowed, ", "))
+	}
+	return dir, nil
 }
 
 // describeDisk is the banner's account of a run: the test file (named

@@ -12,7 +12,6 @@ import (
 	probedisk "github.com/narrows/narrows/internal/probe/disk"
 	"github.com/narrows/narrows/internal/probe/fleet"
 	"github.com/narrows/narrows/internal/result"
-	"github.com/narrows/narrows/internal/wire"
 )
 
 // FleetDisk is `narrows fleet disk`: Disk's patterns on every agent On
@@ -57,24 +56,16 @@ func (c FleetDisk) Run(ctx context.Context, env Env) (*result.Report, error) {
 				t.Error = err.Error()
 				return
 			}
-			allowed := s.Limits.DiskPaths
-			switch {
-			case !s.Runs(wire.KindDisk) || !s.Together():
-				t.Error = "the agent is older than fleet tests: upgrade it to narrows " + env.Tool.Version
-			case len(allowed) == 0:
-				t.Error = "the agent runs no disk tests: its operator allows them with --disk-path DIR"
-			case cfg.Dir != "":
-				t.Dir = cfg.Dir
-			case len(allowed) == 1:
-				t.Dir = allowed[0]
-			default:
-				t.Error = fmt.Sprintf("--path is required: the agent allows disk tests in %s", strings.Join(allowed, ", "))
+			dir, err := agentDiskDir(s, o.Addr, cfg.Dir, "--on", env.Tool.Version)
+			if err == nil && !s.Together() {
+				err = fmt.Errorf("the agent at %s does not start tests together with others: upgrade it to narrows %s or later", o.Addr, env.Tool.Version)
 			}
-			if t.Error != "" {
+			if err != nil {
+				t.Error = err.Error()
 				s.Close()
 				return
 			}
-			t.Sess = s
+			t.Sess, t.Dir = s, dir
 		}()
 	}
 	wg.Wait()
@@ -98,7 +89,7 @@ func (c FleetDisk) Run(ctx context.Context, env Env) (*result.Report, error) {
 	rep.Fleet = fleet.Disk(ctx, targets, fleet.Config{Disk: cfg})
 	var runErr error
 	if up == 0 {
-		runErr = fmt.Errorf("no host of the fleet could run the test")
+		runErr = fmt.Errorf("no host of the fleet could run the test: each host's row says why (an agent not reachable, too old, or without --disk-path)")
 	}
 	return Finish(ctx, env.Tool, rep, runErr)
 }

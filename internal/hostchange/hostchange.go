@@ -2,29 +2,8 @@ package hostchange
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 )
-
-// cpuList writes CPUs as the kernel lists them: "1", "0,2-5".
-func cpuList(cpus []int) string {
-	var b strings.Builder
-	for i := 0; i < len(cpus); {
-		j := i
-		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.Itoa(cpus[i]))
-		if j > i {
-			b.WriteString("-" + strconv.Itoa(cpus[j]))
-		}
-		i = j + 1
-	}
-	return b.String()
-}
 
 // cpuMask writes CPUs as a bitmap file takes them (rps_cpus): 32-bit
 // hexadecimal words, the highest first, separated by commas.

@@ -22,8 +22,8 @@ func TestCPUListsAndMasks(t *testing.T) {
 		if err != nil || !slices.Equal(got, c.cpus) {
 			t.Errorf("sysinfo.ParseCPUList(%q) = %v, %v; want %v", c.list, got, err, c.cpus)
 		}
-		if l := cpuList(c.cpus); l != c.list {
-			t.Errorf("cpuList(%v) = %q, want %q", c.cpus, l, c.list)
+		if l := sysinfo.FormatCPUList(c.cpus); l != c.list {
+			t.Errorf("sysinfo.FormatCPUList(%v) = %q, want %q", c.cpus, l, c.list)
 		}
 		if m := cpuMask(c.cpus); m != c.mask {
 			t.Errorf("cpuMask(%v) = %q, want %q", c.cpus, m, c.mask)

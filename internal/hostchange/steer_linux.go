@@ -35,7 +35,7 @@ func steerRPS(dev string, off int) (*result.Steering, func(*result.Steering), er
 		return nil, nil, err
 	}
 	if !slices.Contains(online, off) {
-		return nil, nil, fmt.Errorf("core %d is not online here (%s)", off, cpuList(online))
+		return nil, nil, fmt.Errorf("core %d is not online here (%s)", off, sysinfo.FormatCPUList(online))
 	}
 	to := slices.DeleteFunc(slices.Clone(online), func(c int) bool { return c == off })
 	if len(to) == 0 {
@@ -49,7 +49,7 @@ func steerRPS(dev string, off int) (*result.Steering, func(*result.Steering), er
 		}
 		before[i] = strings.TrimSpace(string(b))
 	}
-	st := &result.Steering{Interface: dev, Queues: len(files), OffCore: off, CPUs: cpuList(to), Mask: cpuMask(to), Before: before[0]}
+	st := &result.Steering{Interface: dev, Queues: len(files), OffCore: off, CPUs: sysinfo.FormatCPUList(to), Mask: cpuMask(to), Before: before[0]}
 	g, err := startGuard(files, before)
 	if err != nil {
 		return nil, nil, err
@@ -72,7 +72,7 @@ func steerRPS(dev string, off int) (*result.Steering, func(*result.Steering), er
 			var tmp result.Steering
 			restore(&tmp)
 			if errors.Is(err, fs.ErrPermission) {
-				return nil, nil, fmt.Errorf("writing %s needs root", f)
+				return nil, nil, fmt.Errorf("writing %s needs root: run narrows as root (the agent, on its host)", f)
 			}
 			return nil, nil, fmt.Errorf("writing %s: %w", f, err)
 		}

@@ -6,6 +6,27 @@ import (
 	"strings"
 )
 
+// FormatCPUList writes CPUs as the kernel lists them (ParseCPUList's
+// inverse): "1", "0,2-5".
+func FormatCPUList(cpus []int) string {
+	var b strings.Builder
+	for i := 0; i < len(cpus); {
+		j := i
+		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(cpus[i]))
+		if j > i {
+			b.WriteString("-" + strconv.Itoa(cpus[j]))
+		}
+		i = j + 1
+	}
+	return b.String()
+}
+
 // ParseCPUList reads a kernel CPU list ("0-3,5": sysfs's online, a
 // node's cpulist), in the order given; CPU numbers below MaxCPU.
 func ParseCPUList(s string) ([]int, error) {

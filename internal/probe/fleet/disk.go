@@ -80,7 +80,7 @@ func Disk(ctx context.Context, targets []Target, cfg Config) *result.Fleet {
 	if margin <= 0 {
 		margin = max(50*time.Millisecond, 4*longest)
 	}
-	b := newBarrier(live)
+	b := newBarrier(live, margin)
 	dones := make([]*wire.Done, len(targets))
 	for i, t := range targets {
 		h := &res.Hosts[i]
@@ -102,11 +102,7 @@ func Disk(ctx context.Context, targets []Target, cfg Config) *result.Fleet {
 			done, err := t.Sess.RunHeld(ctx, spec, func(*wire.Accepted) error { return nil }, func(result.Interval) {},
 				func() (int64, error) {
 					arrived = true
-					at, ok := b.arrive(margin)
-					if !ok {
-						return 0, ctx.Err()
-					}
-					return at.Add(offsets[i]).UnixNano(), nil
+					return b.arrive().Add(offsets[i]).UnixNano(), nil
 				})
 			if !arrived {
 				b.leave()
@@ -195,44 +191,42 @@ func patterns(res *result.Fleet) []result.FleetPattern {
 }
 
 // barrier holds the hosts until every live one has prepared or gone,
-// then gives them all one instant.
+// then gives them all one instant, margin after the last.
 type barrier struct {
 	mu      sync.Mutex
 	waiting int // live hosts not yet arrived nor gone
+	margin  time.Duration
 	at      time.Time
 	ready   chan struct{}
 }
 
-func newBarrier(live int) *barrier {
-	b := &barrier{waiting: live, ready: make(chan struct{})}
+func newBarrier(live int, margin time.Duration) *barrier {
+	b := &barrier{waiting: live, margin: margin, ready: make(chan struct{})}
 	if live == 0 {
 		close(b.ready)
 	}
 	return b
 }
 
-// arrive waits for the rest; the last to arrive (or the last to leave)
-// sets the instant, margin from then.
-func (b *barrier) arrive(margin time.Duration) (time.Time, bool) {
-	b.mu.Lock()
-	b.waiting--
-	b.release(margin)
-	b.mu.Unlock()
+// arrive waits for the rest and returns the instant. Every host that
+// does not arrive leaves (its test ended, by error or ctx), so the wait
+// ends.
+func (b *barrier) arrive() time.Time {
+	b.done()
 	<-b.ready
-	return b.at, !b.at.IsZero()
+	return b.at
 }
 
 // leave is a host that will not arrive.
-func (b *barrier) leave() {
-	b.mu.Lock()
-	b.waiting--
-	b.release(50 * time.Millisecond)
-	b.mu.Unlock()
-}
+func (b *barrier) leave() { b.done() }
 
-func (b *barrier) release(margin time.Duration) {
-	if b.waiting == 0 && b.at.IsZero() {
-		b.at = time.Now().Add(margin)
+// done counts a host off; the last sets the instant.
+func (b *barrier) done() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.waiting--
+	if b.waiting == 0 {
+		b.at = time.Now().Add(b.margin)
 		close(b.ready)
 	}
 }
