@@ -29,12 +29,14 @@ const lateTail = time.Millisecond
 // the model gave it: the line's timing error, probe by probe. size is a
 // probe's IP size. The line stamps a packet's arrival when it reads it,
 // after it was sent, so a correct line never delivers early: an error
-// below zero is a wrong model or a wrong clock.
-func lineErrors(p Path, seed, stream uint64, got []arrival, size int) []time.Duration {
+// below zero is a wrong model or a wrong clock. longest is the longest a
+// probe waited by the model, its departure less its sending: the delay
+// and the queue the line kept, apart from how late it wrote the probe.
+func lineErrors(p Path, seed, stream uint64, got []arrival, size int) (errs []time.Duration, longest time.Duration) {
 	bySeq := slices.Clone(got)
 	slices.SortFunc(bySeq, func(a, b arrival) int { return cmp.Compare(a.seq, b.seq) })
 	sh := newShaper(p, seed, stream)
-	errs := make([]time.Duration, 0, len(bySeq))
+	errs = make([]time.Duration, 0, len(bySeq))
 	for _, a := range bySeq {
 		sent := a.arrived - a.oneWay
 		dep, v := sh.arrive(sent, size)
@@ -42,9 +44,10 @@ func lineErrors(p Path, seed, stream uint64, got []arrival, size int) []time.Dur
 			continue
 		}
 		errs = append(errs, a.arrived-dep)
+		longest = max(longest, dep-sent)
 	}
 	slices.Sort(errs)
-	return errs
+	return errs, longest
 }
 
 // lateBy says whether errs, the line's timing error probe by probe
@@ -218,7 +221,8 @@ func TestDelayLineJitter(t *testing.T) {
 				}
 				l = NewTestDelayLine(t, DelayLineOptions{RTT: 2 * delay, Jitter: jitter, Reorder: tc.reorder, Seed: 7})
 				got = newUDPPath(t, l.A, l.B).sendPaced(t, tc.n, 100, tc.gap, time.Second)
-				return lineErrors(*l.Options.AtoB, l.Options.Seed, 1, got, 100+udpIPOverhead)
+				errs, _ := lineErrors(*l.Options.AtoB, l.Options.Seed, 1, got, 100+udpIPOverhead)
+				return errs
 			})
 			d := oneWays(got)
 			if len(got) != tc.n {
@@ -348,6 +352,7 @@ func TestDelayLineRateAndQueue(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var l *DelayLine
 			var got []arrival
+			var longest time.Duration
 			// The line's spacing: each probe against the departure the
 			// model gives it, replayed over the probes that got through (a
 			// dropped one never takes the line). Not the span of the
@@ -368,7 +373,8 @@ func TestDelayLineRateAndQueue(t *testing.T) {
 				got = newUDPPath(t, l.A, l.B).sendPaced(t, burst, size-udpIPOverhead, 0, time.Second)
 				noDrops := *l.Options.AtoB
 				noDrops.QueueBytes = math.MaxInt64
-				errs := lineErrors(noDrops, l.Options.Seed, 1, got, size)
+				var errs []time.Duration
+				errs, longest = lineErrors(noDrops, l.Options.Seed, 1, got, size)
 				if len(errs) > 0 {
 					least := errs[0]
 					t.Logf("the burst's least error, taken off: %v", least)
@@ -393,10 +399,17 @@ func TestDelayLineRateAndQueue(t *testing.T) {
 			t.Logf("%d arrivals over %v: %.4f ms apart (%v a packet at the rate)", len(got), span,
 				float64(span)/float64(len(got)-1)/1e6, tx)
 			checkOnTime(t, errs)
-			// Nothing waits longer than the queue allows.
+			// Nothing waits longer than the queue allows. Held on the wait
+			// the model gives the probes that got through (replayed without
+			// a queue limit, so a line that kept more than its queue shows
+			// here), not on the latest arrival: how late the line wrote a
+			// probe is checkOnTime's, at p50 and p90, and one probe in a
+			// hundred written 2.1 ms late by a vCPU woken late (CI, stop 38:
+			// p90 16 µs) is the host's, not the queue's.
 			maxWait := delay + time.Duration(tc.queueBytes*8)*time.Second/rate + tx
-			if d[len(d)-1] > maxWait+slack {
-				t.Errorf("max one-way %v, beyond delay + a full queue %v", d[len(d)-1], maxWait)
+			t.Logf("longest wait by the model %v, the latest arrival %v, a full queue %v", longest, d[len(d)-1], maxWait)
+			if longest > maxWait {
+				t.Errorf("a probe waited %v by the model, beyond delay + a full queue %v: the line kept more than its queue", longest, maxWait)
 			}
 			if full := int64(2 * burst * size); tc.queueBytes >= full {
 				if s.DroppedQueue != 0 {
