@@ -124,9 +124,15 @@ func (j *job) uringWorker(m *meter, offs *offsets, n int) (err error) {
 	for i := range slots {
 		slots[i].buf = mem[int64(i)*block : int64(i+1)*block]
 	}
-	// submit issues the next I/O in slot i; its latency runs from just
-	// before the system call that submits it.
-	submit := func(i int) error {
+	// prepare readies the next I/O in slot i; the next wait submits it,
+	// with the others prepared since, in the same system call (one
+	// io_uring_enter an I/O at QD1, not two; fio batches alike). Its
+	// latency runs from just before that call: what it spends between
+	// here and there is the reaping of the completions beside its own,
+	// nanoseconds. Four hosts on this 2-core machine, random 8 KiB reads
+	// at QD6, read 0.92 of fio's IOPS with a call to submit each I/O and
+	// another to wait.
+	prepare := func(i int) error {
 		sqe := ring.SQE()
 		if sqe == nil { // cannot happen: at most qd are outstanding
 			return errors.New("disk: io_uring submission ring full")
@@ -140,13 +146,10 @@ func (j *job) uringWorker(m *meter, offs *offsets, n int) (err error) {
 			sqe.Opcode, sqe.OpFlags = uring.OpWrite, rwFlags
 		}
 		s.start = time.Now()
-		if _, err := ring.Submit(0); err != nil {
-			return fmt.Errorf("disk: %w", err)
-		}
 		return nil
 	}
 	for i := range qd {
-		if err := submit(i); err != nil {
+		if err := prepare(i); err != nil {
 			return err
 		}
 	}
@@ -183,7 +186,7 @@ func (j *job) uringWorker(m *meter, offs *offsets, n int) (err error) {
 			continue
 		}
 		for _, c := range cqes[:k] {
-			if serr := submit(int(c.UserData)); serr != nil {
+			if serr := prepare(int(c.UserData)); serr != nil {
 				return serr
 			}
 		}
