@@ -92,6 +92,8 @@ var Codes = []Code{
 	{"fleet.outlier", "a host of the fleet gave far less than the median host (under 60% of its IOPS, or over 3× its p99) while all worked at once"},
 	{"fleet.even", "every host of the fleet gave 80-125% of the median host's IOPS in every pattern, all working at once"},
 	{"fleet.host_failed", "a host of the fleet gave no figures (unreachable, refused, failed): the others ran without it"},
+	{"fleet.knee", "a sweep's knee: the most IOPS the fleet gave, all hosts at once, with its merged latency within the objective (--slo)"},
+	{"fleet.slo_missed", "no step of a sweep held the latency objective (--slo) with all hosts at once, not even the shallowest queue"},
 	// plan backup
 	{"plan.backup_largest", "how long the largest backup and restore take and which stage limits each"},
 	{"plan.rto_missed", "a restore takes longer than the RTO"},

@@ -34,6 +34,7 @@ func fleet(f *result.Fleet) []result.Finding {
 			Summary: fmt.Sprintf("%s of %d gave no figures, or not all: %s.", metric.Plural(int64(len(failed)), "host"), len(f.Hosts), strings.Join(failed, "; ")),
 			Detail:  "The fleet's sums and spread are of the hosts that ran; the others did not stop them."})
 	}
+	out = append(out, knees(f)...)
 	type odd struct{ host, why string }
 	var odds []odd
 	judged, even := 0, true
@@ -85,4 +86,85 @@ func fleet(f *result.Fleet) []result.Finding {
 			Detail:  "What the cluster gives one host under its neighbours' load is what each host got."})
 	}
 	return out
+}
+
+// knees says, for a sweep with an objective, what the fleet gives within
+// it: each shape's knee (the step with the most IOPS whose merged latency
+// held), and the shapes where no step held.
+func knees(f *result.Fleet) []result.Finding {
+	sw := f.Sweep
+	if sw == nil || sw.SLO == nil {
+		return nil
+	}
+	slo := sw.SLO
+	var held, missed []string
+	for _, c := range sw.Curves {
+		judged := 0
+		for _, pt := range c.Points {
+			if pt.Held != nil {
+				judged++
+			}
+		}
+		if judged == 0 {
+			continue // no merged latency in any step: nothing to judge
+		}
+		if c.Knee == nil {
+			first := c.Points[0]
+			for _, pt := range c.Points {
+				if pt.Latency != nil {
+					first = pt
+					break
+				}
+			}
+			missed = append(missed, fmt.Sprintf("%s: at queue depth %d on each host, the fleet's %s was %s", c.Shape, first.QD, slo.Name, dur(first.Latency.D())))
+			continue
+		}
+		k := c.Points[*c.Knee]
+		s := fmt.Sprintf("%s: %s IOPS in total at queue depth %d on each host (%s a host), %s %s", c.Shape, metric.FormatCount(int64(k.IOPS+0.5)), k.QD,
+			metric.FormatCount(int64(k.IOPS/float64(max(k.Hosts, 1))+0.5)), slo.Name, dur(k.Latency.D()))
+		switch next := nextJudged(c, *c.Knee); {
+		case next != nil && !*next.Held:
+			s += fmt.Sprintf("; at queue depth %d, %s", next.QD, dur(next.Latency.D()))
+		case next == nil && *c.Knee == len(c.Points)-1:
+			s += "; held at every depth swept: the knee lies deeper, sweep further"
+		case next != nil:
+			s += fmt.Sprintf("; queue depth %d held it too, with fewer IOPS", next.QD)
+		}
+		held = append(held, s)
+	}
+	var out []result.Finding
+	if len(held) > 0 {
+		out = append(out, result.Finding{Code: "fleet.knee", Severity: "info",
+			Summary: fmt.Sprintf("With all %d hosts working at once, the most the fleet gave within %s ≤ %s: %s.", hostsRan(f), slo.Name, dur(slo.Bound.D()), strings.Join(held, "; ")),
+			Detail: "Each step ran every host at that queue depth together; the latency is the fleet's own, from every host's I/Os merged. " +
+				"Past the knee, deeper queues only wait longer: size the databases' concurrency (and an offer's IOPS) to the knee, not to the deepest step's IOPS."})
+	}
+	if len(missed) > 0 {
+		out = append(out, result.Finding{Code: "fleet.slo_missed", Severity: "warning",
+			Summary: fmt.Sprintf("No step held %s ≤ %s with all %d hosts working at once: %s.", slo.Name, dur(slo.Bound.D()), hostsRan(f), strings.Join(missed, "; ")),
+			Detail: "Even the shallowest queue was over the objective, so no concurrency the fleet can run meets it together. " +
+				"Run `narrows disk` on one host alone: figures within the objective there put it on the load the hosts share (the array, the network to it, a provider's pool); over it there, on the volumes themselves."})
+	}
+	return out
+}
+
+// nextJudged is the first step after i whose latency was judged.
+func nextJudged(c result.FleetCurve, i int) *result.FleetPoint {
+	for j := i + 1; j < len(c.Points); j++ {
+		if c.Points[j].Held != nil {
+			return &c.Points[j]
+		}
+	}
+	return nil
+}
+
+// hostsRan is how many hosts gave figures.
+func hostsRan(f *result.Fleet) int {
+	n := 0
+	for _, h := range f.Hosts {
+		if h.Disk != nil {
+			n++
+		}
+	}
+	return n
 }

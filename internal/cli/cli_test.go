@@ -121,6 +121,16 @@ func TestBadInput(t *testing.T) {
 		{"disk --on and --clean-stale", secret, []string{"disk", "--on", "127.0.0.1", "--path", "/backup", "--clean-stale"}, "run `narrows disk --path DIR --clean-stale` on the agent's host"},
 		{"disk --insecure without --to", nil, []string{"disk", "--path", "/backup", "--insecure"}, "apply to --to AGENT"},
 		{"disk --on secret and --insecure", secret, []string{"disk", "--on", "127.0.0.1", "--path", "/backup", "--insecure"}, "choose one"},
+		{"fleet --slo without --sweep", secret, []string{"fleet", "disk", "--on", "127.0.0.1", "--slo", "p99=2ms"}, "--slo judges the steps of a sweep: add --sweep"},
+		{"fleet --sweep of threads", secret, []string{"fleet", "disk", "--on", "127.0.0.1", "--sweep", "threads=1,2"}, "give the queue depths to step, e.g. qd=1,2,4,8,16,32,64"},
+		{"fleet --sweep depth 0", secret, []string{"fleet", "disk", "--on", "127.0.0.1", "--sweep", "qd=0,4"}, `"0" is not a queue depth from 1 to 256`},
+		{"fleet --sweep one depth", secret, []string{"fleet", "disk", "--on", "127.0.0.1", "--sweep", "qd=4"}, "give at least two depths"},
+		{"fleet --sweep the log", secret, []string{"fleet", "disk", "--on", "127.0.0.1", "--profile", "log", "--sweep", "qd=1,2"}, "waits for each flush before the next write: no queue depth to sweep"},
+		{"fleet --sweep too many steps", secret, []string{"fleet", "disk", "--on", "127.0.0.1", "--sweep", "qd=1,2,4,8,16,32,64,128,256"}, "2 shapes at 9 depths are 18 steps: a sweep runs at most 16"},
+		{"fleet --qd with --sweep", secret, []string{"fleet", "disk", "--on", "127.0.0.1", "--qd", "4", "--sweep", "qd=1,2"}, "--qd with --sweep"},
+		{"fleet --slo unknown quantile", secret, []string{"fleet", "disk", "--on", "127.0.0.1", "--sweep", "qd=1,2", "--slo", "p95=2ms"}, "p50, p90, p99 or p99.9"},
+		{"fleet --slo bad bound", secret, []string{"fleet", "disk", "--on", "127.0.0.1", "--sweep", "qd=1,2", "--slo", "p99=fast"}, `"fast" is not a duration`},
+		{"fleet custom flags with a profile", secret, []string{"fleet", "disk", "--on", "127.0.0.1", "--profile", "data", "--rw", "randread"}, "--rw shape --profile custom, not data"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -33,12 +33,8 @@ func diskCmd(ctx context.Context, env Env, args []string) (err error) {
 	asJSON := fs.Bool("json", false, "write JSON lines (intervals as they happen, then the summary) instead of a table")
 	var htmlPath string
 	htmlFlag(fs, &htmlPath)
-	rw := fs.String("rw", string(disk.RandRead), "custom: read, write, randread, randwrite or mix")
-	mix := fs.Int("mix", 70, "custom --rw mix: the percentage of reads")
-	block := fs.String("block", "8K", "custom: the size of each I/O")
-	qd := fs.Int("qd", 1, "custom: I/Os outstanding per thread (queue depth)")
-	threads := fs.Int("threads", 1, "custom: threads, each keeping --qd I/Os outstanding")
-	syncMode := fs.String("sync", result.SyncNone, "custom: none, fdatasync (after each write; Windows: FlushFileBuffers) or dsync (O_DSYNC writes; Windows: FILE_FLAG_WRITE_THROUGH)")
+	var cf customPattern
+	cf.register(fs)
 	var to string
 	stringFlag(fs, &to, "to", "", "measure the storage of the agent at HOST or HOST:PORT (narrows serve --disk-path DIR there) instead of this machine's: --path is then a directory on it, inside its --disk-path", "on")
 	var af agentFlags
@@ -81,12 +77,7 @@ func diskCmd(ctx context.Context, env Env, args []string) (err error) {
 		return usagef("--size %s: use at least 1M", *size)
 	}
 
-	var custom []string
-	for _, f := range customFlags {
-		if set[f] {
-			custom = append(custom, "--"+f)
-		}
-	}
+	custom := customGiven(set)
 	if cfg.Profiles, err = pickProfiles(*profiles, set["profile"], custom); err != nil {
 		return err
 	}
@@ -99,12 +90,9 @@ func diskCmd(ctx context.Context, env Env, args []string) (err error) {
 			cfg.Patterns = append(cfg.Patterns, disk.Profiles[name]()...)
 			continue
 		}
-		p := disk.Pattern{Profile: result.ProfileCustom, RW: disk.RW(*rw), ReadPercent: *mix, QD: *qd, Threads: *threads, Sync: *syncMode}
-		if p.Block, err = metric.ParseSize(*block); err != nil {
-			return usagef("--block: %v", err)
-		}
-		if p.RW != disk.Mix && set["mix"] {
-			return usagef("--mix applies to --rw mix")
+		p, err := cf.pattern(set)
+		if err != nil {
+			return err
 		}
 		cfg.Patterns = append(cfg.Patterns, p)
 	}
@@ -127,6 +115,46 @@ func diskCmd(ctx context.Context, env Env, args []string) (err error) {
 	out := withHTML(output(env, *asJSON), htmlPath)
 	rep, err := d.Run(ctx, coreEnv(env, out, *asJSON))
 	return written(ctx, out, rep, err)
+}
+
+// customPattern is the flags that shape --profile custom, for disk and
+// fleet disk.
+type customPattern struct {
+	rw, block, sync  *string
+	mix, qd, threads *int
+}
+
+func (c *customPattern) register(fs *flag.FlagSet) {
+	c.rw = fs.String("rw", string(disk.RandRead), "custom: read, write, randread, randwrite or mix")
+	c.mix = fs.Int("mix", 70, "custom --rw mix: the percentage of reads")
+	c.block = fs.String("block", "8K", "custom: the size of each I/O")
+	c.qd = fs.Int("qd", 1, "custom: I/Os outstanding per thread (queue depth)")
+	c.threads = fs.Int("threads", 1, "custom: threads, each keeping --qd I/Os outstanding")
+	c.sync = fs.String("sync", result.SyncNone, "custom: none, fdatasync (after each write; Windows: FlushFileBuffers) or dsync (O_DSYNC writes; Windows: FILE_FLAG_WRITE_THROUGH)")
+}
+
+// pattern is the custom pattern the flags shape (set: the flags given).
+func (c *customPattern) pattern(set map[string]bool) (disk.Pattern, error) {
+	p := disk.Pattern{Profile: result.ProfileCustom, RW: disk.RW(*c.rw), ReadPercent: *c.mix, QD: *c.qd, Threads: *c.threads, Sync: *c.sync}
+	var err error
+	if p.Block, err = metric.ParseSize(*c.block); err != nil {
+		return p, usagef("--block: %v", err)
+	}
+	if p.RW != disk.Mix && set["mix"] {
+		return p, usagef("--mix applies to --rw mix")
+	}
+	return p, nil
+}
+
+// customGiven is the custom flags among set, as typed.
+func customGiven(set map[string]bool) []string {
+	var custom []string
+	for _, f := range customFlags {
+		if set[f] {
+			custom = append(custom, "--"+f)
+		}
+	}
+	return custom
 }
 
 // pickProfiles reads --profile. The custom flags alone mean --profile custom.

@@ -5,6 +5,7 @@ import (
 	"math"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -34,7 +35,9 @@ func TestFleetDisk(t *testing.T) {
 	on = append(on, gone)
 	r := itest.Run(t, 2*time.Minute, nil, "fleet", "disk", "--on", strings.Join(on, ","), "--profile", "data",
 		"--duration", "300ms", "--size", "8M", "--timeout", "3s", "--json")
-	if r.Code != 0 {
+	// The run is whole for the four, but not for the fleet asked for:
+	// exit 1, the dead host named on standard error.
+	if r.Code != 1 || !strings.Contains(r.Stderr, "1 of the fleet's 5 hosts gave no figures, or not all; the first, "+gone+": ") {
 		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
 	}
 	lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
@@ -86,6 +89,90 @@ func TestFleetDisk(t *testing.T) {
 	for _, d := range dirs {
 		if left, _ := os.ReadDir(d); len(left) != 0 {
 			t.Errorf("left in %s: %v", d, left)
+		}
+	}
+}
+
+// TestFleetDiskSweep: three agents stepped through two queue depths
+// together: a curve of two steps, each the fleet's pattern at that depth;
+// with an objective every step holds, the knee is the step with the most
+// IOPS and narrows says fleet.knee; with one no step can hold, there is
+// no knee and it says fleet.slo_missed. The table draws the curve.
+func TestFleetDiskSweep(t *testing.T) {
+	var on []string
+	for range 3 {
+		a := itest.StartAgent(t, []string{"--disk-path", t.TempDir()})
+		on = append(on, a.Addr)
+	}
+	sweep := func(slo string, asJSON bool) itest.Result {
+		args := []string{"fleet", "disk", "--on", strings.Join(on, ","), "--rw", "randread", "--block", "8K", "--sweep", "qd=4,1",
+			"--slo", slo, "--duration", "300ms", "--size", "8M", "--timeout", "3s"}
+		if asJSON {
+			args = append(args, "--json")
+		}
+		r := itest.Run(t, 2*time.Minute, nil, args...)
+		if r.Code != 0 {
+			t.Fatalf("--slo %s: exit %d: %s", slo, r.Code, r.Stderr)
+		}
+		return r
+	}
+	report := func(r itest.Result) *result.Report {
+		lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
+		var rep result.Report
+		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rep); err != nil {
+			t.Fatal(err)
+		}
+		if rep.Fleet == nil || rep.Fleet.Sweep == nil || len(rep.Fleet.Sweep.Curves) != 1 {
+			t.Fatalf("no sweep of one shape: %s", lines[len(lines)-1])
+		}
+		return &rep
+	}
+	codes := func(rep *result.Report) []string {
+		var cs []string
+		for _, f := range rep.Findings {
+			cs = append(cs, f.Code)
+		}
+		return cs
+	}
+
+	rep := report(sweep("p99=1h", true))
+	f := rep.Fleet
+	cv := f.Sweep.Curves[0]
+	if cv.Shape != "randread 8 KiB" || len(cv.Points) != 2 || cv.Points[0].QD != 1 || cv.Points[1].QD != 4 {
+		t.Fatalf("the curve: %+v", cv)
+	}
+	if want := []string{"randread 8 KiB QD1", "randread 8 KiB QD4"}; !slices.Equal(f.Config.Patterns, want) {
+		t.Errorf("patterns run %v, want %v (the depths ascending)", f.Config.Patterns, want)
+	}
+	best := 0
+	for i, pt := range cv.Points {
+		fp := f.Patterns[pt.Pattern]
+		if fp.Name != f.Config.Patterns[i] || pt.IOPS != fp.IOPS || pt.Hosts != 3 || pt.Held == nil || !*pt.Held || pt.Latency == nil || *pt.Latency != fp.Latency.P99 {
+			t.Errorf("step %d: %+v against its pattern %+v", i, pt, fp)
+		}
+		if pt.IOPS > cv.Points[best].IOPS {
+			best = i
+		}
+	}
+	if cv.Knee == nil || *cv.Knee != best {
+		t.Errorf("knee %v, want step %d (the most IOPS, every step held)", cv.Knee, best)
+	}
+	if cs := codes(rep); !slices.Contains(cs, "fleet.knee") || slices.Contains(cs, "fleet.slo_missed") {
+		t.Errorf("findings %v: want fleet.knee, not fleet.slo_missed", cs)
+	}
+
+	rep = report(sweep("p99=1ns", true))
+	if cv := rep.Fleet.Sweep.Curves[0]; cv.Knee != nil || cv.Points[0].Held == nil || *cv.Points[0].Held {
+		t.Errorf("an objective of 1 ns: %+v", cv)
+	}
+	if cs := codes(rep); slices.Contains(cs, "fleet.knee") || !slices.Contains(cs, "fleet.slo_missed") {
+		t.Errorf("findings %v: want fleet.slo_missed, not fleet.knee", cs)
+	}
+
+	out := sweep("p99=1h", false).Stdout
+	for _, want := range []string{"sweep: randread 8 KiB, every host at once", "p99 ≤ 3600 s", "held ← knee"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the table has no %q:\n%s", want, out)
 		}
 	}
 }

@@ -21,7 +21,33 @@ type FleetDisk struct {
 	On    []client.Options
 	Names []string // as given, one per On
 	Disk  probedisk.Config
+	// Sweep is the queue depths Disk.Patterns step through (fleet.Swept
+	// made them), SLO the knee's objective: the fleet's curves.
+	Sweep []int
+	SLO   *result.FleetSLO
 }
+
+// HostsFailed is a fleet run's error when some hosts gave no figures, or
+// not all, and others did: the report is whole for those that ran, and
+// names the rest, but the run did not measure what was asked of every
+// host.
+type HostsFailed struct {
+	Failed, Hosts int
+	First         string // the first's name and why
+}
+
+func (e *HostsFailed) Error() string {
+	s := fmt.Sprintf("%d of the fleet's %d hosts gave no figures, or not all; the first, %s", e.Failed, e.Hosts, e.First)
+	if e.Failed > 1 {
+		s += " (the report names the others)"
+	}
+	return s
+}
+
+// ExitCode is errext.ExitFailed.
+func (e *HostsFailed) ExitCode() int { return errext.ExitFailed }
+
+var _ errext.HasExitCode = (*HostsFailed)(nil)
 
 // MaxFleet bounds the hosts of one fleet run, and fleetDials the
 // sessions opened at once.
@@ -86,12 +112,25 @@ func (c FleetDisk) Run(ctx context.Context, env Env) (*result.Report, error) {
 	rep.Facts = hostFacts(env.Tool, "")
 	env.say(fmt.Sprintf("narrows fleet disk → %d of %s: %s, %s each, started together",
 		up, metric.Plural(int64(len(targets)), "host"), strings.Join(patternNames(cfg), ", "), metric.FlagDuration(cfg.Duration)))
-	rep.Fleet = fleet.Disk(ctx, targets, fleet.Config{Disk: cfg})
+	rep.Fleet = fleet.Disk(ctx, targets, fleet.Config{Disk: cfg, Sweep: c.Sweep, SLO: c.SLO})
 	var runErr error
 	if up == 0 {
 		runErr = fmt.Errorf("no host of the fleet could run the test: each host's row says why (an agent not reachable, too old, or without --disk-path)")
 	}
-	return Finish(ctx, env.Tool, rep, runErr)
+	rep, err := Finish(ctx, env.Tool, rep, runErr)
+	if err != nil {
+		return rep, err
+	}
+	var failed []result.FleetHost
+	for _, h := range rep.Fleet.Hosts {
+		if h.Error != "" {
+			failed = append(failed, h)
+		}
+	}
+	if len(failed) > 0 {
+		return rep, &HostsFailed{Failed: len(failed), Hosts: len(rep.Fleet.Hosts), First: failed[0].Name + ": " + failed[0].Error}
+	}
+	return rep, nil
 }
 
 func patternNames(cfg probedisk.Config) []string {

@@ -14,6 +14,53 @@ type Fleet struct {
 	// Patterns are the fleet's figures, one per pattern run: the hosts'
 	// sums and their spread.
 	Patterns []FleetPattern `json:"patterns"`
+	// Sweep is --sweep's: the patterns above are each shape at each queue
+	// depth, the fleet stepped through them together; here they are read
+	// as curves, with the knee against the objective. Absent without
+	// --sweep.
+	Sweep *FleetSweep `json:"sweep,omitempty"`
+}
+
+// FleetSweep is the fleet stepped through queue depths together, as
+// VMFleet sweeps DiskSpd's.
+type FleetSweep struct {
+	Depths []int `json:"queue_depths"` // a host's outstanding I/Os, each step
+	// SLO is the objective each step's fleet latency is held to; absent
+	// without --slo (then no knee).
+	SLO    *FleetSLO    `json:"slo,omitempty"`
+	Curves []FleetCurve `json:"curves"` // one per shape, in the order run
+}
+
+// FleetSLO is a latency objective: the fleet's quantile (from the hosts'
+// histograms merged) at most Bound.
+type FleetSLO struct {
+	Name     string  `json:"name"` // p50, p90, p99 or p99.9
+	Quantile float64 `json:"quantile"`
+	Bound    Seconds `json:"bound_seconds"`
+}
+
+// FleetCurve is one shape ("randread 8 KiB") at each depth.
+type FleetCurve struct {
+	Shape  string       `json:"shape"`
+	Points []FleetPoint `json:"points"`
+	// Knee is the index in Points of the step with the most fleet IOPS
+	// whose latency held the objective: what the fleet gives within it.
+	// Absent without an objective, or when no step held it.
+	Knee *int `json:"knee,omitempty"`
+}
+
+// FleetPoint is one step of a curve: Patterns[Pattern]'s figures.
+type FleetPoint struct {
+	QD      int     `json:"queue_depth"`
+	Pattern int     `json:"pattern"` // its index in Fleet.Patterns
+	Hosts   int     `json:"hosts"`   // that ran it to its end
+	IOPS    float64 `json:"iops"`
+	// Latency is the objective's quantile of the fleet's merged latency,
+	// and Held whether it was within the bound: absent without an
+	// objective, or when the step has no merged latency (a host's
+	// histogram missing: not judged).
+	Latency *Seconds `json:"latency_seconds,omitempty"`
+	Held    *bool    `json:"held,omitempty"`
 }
 
 // FleetConfig is what was asked for.

@@ -146,6 +146,25 @@ type Latencies struct {
 	Max  Seconds `json:"latency_max_seconds"`
 }
 
+// LatencyQuantiles are the quantiles Latencies holds, by the names an
+// objective gives them (--slo p99=2ms).
+var LatencyQuantiles = map[string]float64{"p50": 0.5, "p90": 0.9, "p99": 0.99, "p99.9": 0.999}
+
+// Quantile is the one of LatencyQuantiles l holds (0 for another).
+func (l Latencies) Quantile(q float64) Seconds {
+	switch q {
+	case 0.5:
+		return l.P50
+	case 0.9:
+		return l.P90
+	case 0.99:
+		return l.P99
+	case 0.999:
+		return l.P999
+	}
+	return 0
+}
+
 // LatenciesOf reads a histogram.
 func LatenciesOf(h *metric.Histogram) Latencies {
 	return Latencies{

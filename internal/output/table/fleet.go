@@ -11,8 +11,28 @@ import (
 // fleetSummary writes `narrows fleet disk`: each host's figures for each
 // pattern, its share of the median host's IOPS, when it began against the
 // fleet's instant, then the fleet's sums.
+//
+// A sweep's steps are many (shapes × depths), so it writes each shape's
+// curve, and the hosts' own rows at the knee only (at the deepest step
+// without one): the outliers of every step are in the verdicts.
 func fleetSummary(b *strings.Builder, f *result.Fleet) {
+	rows := func(int) bool { return true }
+	if sw := f.Sweep; sw != nil {
+		fleetSweep(b, sw, f.Patterns)
+		show := map[int]bool{}
+		for _, c := range sw.Curves {
+			k := len(c.Points) - 1
+			if c.Knee != nil {
+				k = *c.Knee
+			}
+			show[c.Points[k].Pattern] = true
+		}
+		rows = func(i int) bool { return show[i] }
+	}
 	for i, name := range f.Config.Patterns {
+		if !rows(i) {
+			continue
+		}
 		fmt.Fprintf(b, "%s\n", name)
 		fmt.Fprintf(b, "  %-24s %12s %12s %10s %10s %8s %10s\n", "host", "IOPS", "MB/s", "p50", "p99", "median", "began")
 		var median float64
@@ -52,5 +72,41 @@ func fleetSummary(b *strings.Builder, f *result.Fleet) {
 	if s := f.Start; s != nil {
 		fmt.Fprintf(b, "started together: %d hosts began %s after the instant at the median, %s at most (skew %s)\n",
 			s.Hosts, metric.FormatDuration(s.MedianAfter.D()), metric.FormatDuration(s.MaxAfter.D()), metric.FormatDuration(s.Skew.D()))
+	}
+}
+
+// fleetSweep writes each shape's curve: the fleet's IOPS, MB/s and
+// merged latency at each depth, each step against the objective, the
+// knee marked.
+func fleetSweep(b *strings.Builder, sw *result.FleetSweep, fps []result.FleetPattern) {
+	for _, c := range sw.Curves {
+		fmt.Fprintf(b, "sweep: %s, every host at once\n", c.Shape)
+		fmt.Fprintf(b, "  %6s %12s %12s %12s %10s %10s %10s", "QD", "IOPS", "MB/s", "median host", "p50", "p99", "p99.9")
+		if sw.SLO != nil {
+			fmt.Fprintf(b, "  %s ≤ %s", sw.SLO.Name, dur(sw.SLO.Bound))
+		}
+		b.WriteString("\n")
+		for j, pt := range c.Points {
+			fp := fps[pt.Pattern]
+			p50, p99, p999 := "-", "-", "-"
+			if l := fp.Latency; l != nil {
+				p50, p99, p999 = dur(l.P50), dur(l.P99), dur(l.P999)
+			}
+			fmt.Fprintf(b, "  %6d %12s %12s %12s %10s %10s %10s", pt.QD, metric.FormatCount(int64(fp.IOPS+0.5)),
+				fmt.Sprintf("%.1f", fp.Throughput/1e6), metric.FormatCount(int64(fp.MedianIOPS+0.5)), p50, p99, p999)
+			switch {
+			case pt.Held == nil:
+				if sw.SLO != nil {
+					b.WriteString("  not judged")
+				}
+			case c.Knee != nil && *c.Knee == j:
+				b.WriteString("  held ← knee")
+			case *pt.Held:
+				b.WriteString("  held")
+			default:
+				b.WriteString("  over")
+			}
+			b.WriteString("\n")
+		}
 	}
 }

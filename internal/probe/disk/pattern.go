@@ -65,7 +65,13 @@ type sysWords struct{ direct, dsync, dsyncName, flush, cache string }
 // "mix 70/30 8 KiB QD8", "write 16 KiB + fdatasync", "write 16 KiB O_DSYNC"
 // (on Windows "write 16 KiB + FlushFileBuffers", "write 16 KiB
 // write-through": the names say what was done).
-func (p Pattern) Name() string {
+func (p Pattern) Name() string { return p.name(true) }
+
+// Shape is Name without the queue depth: what a sweep of depths steps
+// ("randread 8 KiB").
+func (p Pattern) Shape() string { return p.name(false) }
+
+func (p Pattern) name(qd bool) string {
 	var b strings.Builder
 	b.WriteString(string(p.RW))
 	if p.RW == Mix {
@@ -78,7 +84,7 @@ func (p Pattern) Name() string {
 	case result.SyncDsync:
 		b.WriteString(" " + words.dsyncName)
 	}
-	if p.QD > 1 || p.Sync == result.SyncNone {
+	if qd && (p.QD > 1 || p.Sync == result.SyncNone) {
 		fmt.Fprintf(&b, " QD%d", p.QD)
 	}
 	if p.Threads > 1 {

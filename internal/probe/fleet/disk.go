@@ -7,6 +7,7 @@ package fleet
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -35,6 +36,41 @@ type Config struct {
 	// (default 4 × the longest clock round trip, at least 50 ms): time
 	// enough for every Go to arrive before it.
 	Margin time.Duration
+	// Sweep, when set, is the queue depths Disk.Patterns step through
+	// (Swept made them), read back as curves; SLO the objective each
+	// step is held to for the knee.
+	Sweep []int
+	SLO   *result.FleetSLO
+}
+
+// Swept is ps's shapes (each pattern less its queue depth, in order, once
+// each) at every depth, shape by shape, the depths ascending: what a
+// sweep runs. A log writer waits for each flush, so a shape with
+// fdatasync has no depth to step; and the patterns must fit one test.
+func Swept(ps []probedisk.Pattern, depths []int) ([]probedisk.Pattern, error) {
+	var shapes []probedisk.Pattern
+	seen := map[string]bool{}
+	for _, p := range ps {
+		if p.Sync == result.SyncFdatasync {
+			return nil, fmt.Errorf("%s waits for each flush before the next write: no queue depth to sweep (sweep the data or backup profile, or a custom pattern without --sync fdatasync)", p.Shape())
+		}
+		if !seen[p.Shape()] {
+			seen[p.Shape()] = true
+			shapes = append(shapes, p)
+		}
+	}
+	if n := len(shapes) * len(depths); n > wire.MaxDiskPatterns {
+		return nil, fmt.Errorf("%d shapes at %d depths are %d steps: a sweep runs at most %d (fewer depths, or one shape with --profile custom)",
+			len(shapes), len(depths), n, wire.MaxDiskPatterns)
+	}
+	var out []probedisk.Pattern
+	for _, p := range shapes {
+		for _, qd := range depths {
+			p.QD = qd
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }
 
 // Disk runs cfg's disk test on every target that has a session, each held
@@ -138,7 +174,36 @@ func Disk(ctx context.Context, targets []Target, cfg Config) *result.Fleet {
 		res.Start = &result.FleetStart{Hosts: len(after), MedianAfter: result.Seconds(metric.Median(after)), MaxAfter: result.Seconds(hi), Skew: result.Seconds(hi - lo)}
 	}
 	res.Patterns = patterns(res)
+	if len(cfg.Sweep) > 0 {
+		res.Sweep = sweep(cfg.Disk.Patterns, cfg.Sweep, cfg.SLO, res.Patterns)
+	}
 	return res
+}
+
+// sweep reads the fleet's patterns (ran, as Swept made them) as curves,
+// and finds each one's knee: the step with the most IOPS whose merged
+// latency held slo.
+func sweep(ran []probedisk.Pattern, depths []int, slo *result.FleetSLO, fps []result.FleetPattern) *result.FleetSweep {
+	sw := &result.FleetSweep{Depths: depths, SLO: slo}
+	for i, p := range ran {
+		if n := len(sw.Curves); n == 0 || sw.Curves[n-1].Shape != p.Shape() {
+			sw.Curves = append(sw.Curves, result.FleetCurve{Shape: p.Shape()})
+		}
+		c := &sw.Curves[len(sw.Curves)-1]
+		fp := fps[i]
+		pt := result.FleetPoint{QD: p.QD, Pattern: i, Hosts: fp.Hosts, IOPS: fp.IOPS}
+		if slo != nil && fp.Latency != nil && fp.Hosts > 0 {
+			v := fp.Latency.Quantile(slo.Quantile)
+			held := v <= slo.Bound
+			pt.Latency, pt.Held = &v, &held
+			if held && (c.Knee == nil || fp.IOPS > c.Points[*c.Knee].IOPS) {
+				k := len(c.Points)
+				c.Knee = &k
+			}
+		}
+		c.Points = append(c.Points, pt)
+	}
+	return sw
 }
 
 // patterns sums each pattern over the hosts that ran it to its end.

@@ -3,15 +3,24 @@
 package experiments
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
+	"math"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/narrows/narrows/internal/itest"
+	"github.com/narrows/narrows/internal/result"
 	"github.com/narrows/narrows/internal/testbed"
-	"golang.org/x/sys/unix"
 )
 
 // The fleet (issue 29): agents on this machine, each with a directory of
@@ -37,6 +46,270 @@ var fleetScenarios = []Scenario{
 		NotSay:   []string{"fleet.outlier", "fleet.host_failed"},
 		Run:      func(c *Case) { fleetRun(c, false) },
 	},
+	{
+		Name: "fleet/sweep-knee", CI: true, Share: testbed.Slots,
+		Question: "how many IOPS does the fleet give, all hosts at once, within a p99 objective?",
+		Truth: "four agents on this machine, each with a directory of its own on the machine's disk; fio in client/server mode, a server for each host, steps the same " +
+			"random 8 KiB reads through the same queue depths on all four together first, and the objective is set between the two steps of fio's curve whose merged p99 rises most",
+		Say:    []string{"fleet.knee"},
+		NotSay: []string{"fleet.slo_missed"},
+		Run:    func(c *Case) { fleetSweepRun(c, false) },
+	},
+	{
+		Name: "fleet/sweep-slo-missed", CI: true, Share: testbed.Slots,
+		Question: "how many IOPS does the fleet give, all hosts at once, within a p99 objective?",
+		Truth:    "as fleet/sweep-knee, with the objective a third of the p99 fio's four hosts had together at queue depth 1: no step holds it",
+		Say:      []string{"fleet.slo_missed"},
+		NotSay:   []string{"fleet.knee"},
+		Run:      func(c *Case) { fleetSweepRun(c, true) },
+	},
+}
+
+// The sweep's shape, for narrows and fio alike, and its depths: steps
+// close enough near the knee that the IOPS of two neighbours differ by
+// less than the 10% the knee is held to. This disk's knee is at its
+// saturation's onset, four hosts at 4 to 8 outstanding each, where the
+// p99 of one step moves between runs by up to 4× for fio as for narrows
+// (a QD8 step read 1.3 and 5 ms), so which side of the objective a step
+// falls moves by a step now and then; with depths doubling, one step was
+// 3–22% of the IOPS (five runs of 1,2,4,8,16,32: the knees met in 6 of
+// 10 pairs, their IOPS 0.83–1.02 of fio's).
+var (
+	sweepDepths = []int{1, 2, 4, 6, 8, 12, 16}
+	sweepBlock  = 8 << 10
+)
+
+// fleetSweepRun steps four hosts through sweepDepths with fio (client and
+// servers) and with narrows, in turn, twice (fio, narrows, fio, narrows:
+// the disk's drift between runs falls on both alike), and holds narrows'
+// knee to fio's. The objective comes from fio's first curve: between the
+// steps where its merged p99 rises most, or a third of its first step's
+// when missed.
+func fleetSweepRun(c *Case, missed bool) {
+	depths := sweepDepths
+	if missed {
+		depths = []int{1, 2, 4} // no step holds: the knee's resolution is not wanted
+	}
+	pairs := 3
+	if missed {
+		pairs = 1
+	}
+	var on, dirs []string
+	for range 4 {
+		dir := c.T.TempDir()
+		a := itest.StartAgent(c.T, []string{"--disk-path", dir})
+		on, dirs = append(on, a.Addr), append(dirs, dir)
+	}
+	defer unix.Sync()
+	var qds []string
+	for _, d := range depths {
+		qds = append(qds, fmt.Sprint(d))
+	}
+	var slo time.Duration
+	var fio [][]fioStep
+	var ours []result.FleetCurve
+	for pair := range pairs {
+		f := fioFleetSweep(c, dirs, depths)
+		for i, pt := range f {
+			c.T.Logf("fio, run %d, QD%d: %.0f IOPS, merged p99 %v", pair+1, depths[i], pt.iops, pt.p99)
+		}
+		fio = append(fio, f)
+		if pair == 0 {
+			slo = sloBetween(c, f, missed)
+		}
+		rep := c.Narrows(nil, "fleet", "disk", "--on", strings.Join(on, ","), "--rw", "randread", "--block", fmt.Sprint(sweepBlock),
+			"--sweep", "qd="+strings.Join(qds, ","), "--slo", fmt.Sprintf("p99=%dus", slo.Microseconds()), "--duration", "1s", "--size", "32M", "--timeout", "3s")
+		fl := rep.Fleet
+		if fl == nil || fl.Sweep == nil || len(fl.Sweep.Curves) != 1 || len(fl.Sweep.Curves[0].Points) != len(depths) {
+			c.T.Fatalf("fleet disk --sweep wrote no curve of %d steps: %+v", len(depths), fl)
+		}
+		cv := fl.Sweep.Curves[0]
+		for _, pt := range cv.Points {
+			c.T.Logf("narrows, run %d, QD%d: %.0f IOPS, merged p99 %v", pair+1, pt.QD, pt.IOPS, pt.Latency.D())
+		}
+		ours = append(ours, cv)
+	}
+	slo = slo.Truncate(time.Microsecond)
+	if missed {
+		held := false
+		for _, f := range fio {
+			held = held || fioKnee(f, slo) >= 0
+		}
+		c.Expect("fio's steps all over the objective too", !held, fmt.Sprintf("p99 ≤ %v", slo))
+		c.Expect("no knee", ours[0].Knee == nil, kneeQD(ours[0]))
+		return
+	}
+	var theirs, mine []float64
+	var at []string
+	for pair := range pairs {
+		k := fioKnee(fio[pair], slo)
+		if k < 0 || ours[pair].Knee == nil {
+			c.Expect("a knee in each run", false, fmt.Sprintf("run %d: fio's step %d, narrows' %s (objective %v)", pair+1, k, kneeQD(ours[pair]), slo))
+			return
+		}
+		theirs = append(theirs, fio[pair][k].iops)
+		mine = append(mine, ours[pair].Points[*ours[pair].Knee].IOPS)
+		at = append(at, fmt.Sprintf("run %d: narrows %s, fio QD%d", pair+1, kneeQD(ours[pair]), depths[k]))
+	}
+	c.T.Logf("the knees with p99 ≤ %v: %s", slo, strings.Join(at, "; "))
+	c.Within(fmt.Sprintf("the knee's IOPS / fio's (the geometric mean of %d pairs)", pairs), geomean(mine), geomean(theirs), 0.9, 1.1,
+		"issue 29: the sweep's knee against fio within 10%")
+}
+
+// sloBetween is the objective from fio's curve: the geometric mean of the
+// two steps whose merged p99 rises most, or a third of the first step's
+// when missed.
+func sloBetween(c *Case, f []fioStep, missed bool) time.Duration {
+	if missed {
+		return f[0].p99 / 3
+	}
+	best, at := 0.0, 0
+	for i := range len(f) - 1 {
+		if r := float64(f[i+1].p99) / float64(f[i].p99); r > best {
+			best, at = r, i
+		}
+	}
+	if best < 1.5 {
+		c.T.Fatalf("fio's merged p99 never rose by half from one depth to the next (at most %.2f×): no knee on this disk to hold narrows to", best)
+	}
+	return time.Duration(math.Sqrt(float64(f[at].p99) * float64(f[at+1].p99)))
+}
+
+// fioKnee is fio's knee as narrows finds its own: the step with the most
+// IOPS among those whose p99 held slo (-1: none).
+func fioKnee(f []fioStep, slo time.Duration) int {
+	k := -1
+	for i, pt := range f {
+		if pt.p99 <= slo && (k < 0 || pt.iops > f[k].iops) {
+			k = i
+		}
+	}
+	return k
+}
+
+func geomean(xs []float64) float64 {
+	l := 0.0
+	for _, x := range xs {
+		l += math.Log(x)
+	}
+	return math.Exp(l / float64(len(xs)))
+}
+
+func kneeQD(cv result.FleetCurve) string {
+	if cv.Knee == nil {
+		return "none"
+	}
+	return fmt.Sprintf("QD%d", cv.Points[*cv.Knee].QD)
+}
+
+// fioStep is one depth of fio's sweep over the fleet: the hosts' IOPS
+// summed, and the p99 of their completions pooled (their latency
+// histograms merged).
+type fioStep struct {
+	iops float64
+	p99  time.Duration
+}
+
+// fioFleetSweep runs fio's client against a server per dir (a host), each
+// stepping random reads of sweepBlock through depths one after another
+// (stonewall), on io_uring with O_DIRECT as narrows does, and reads its
+// json+ output: per host and depth, IOPS and the total latency's bins.
+func fioFleetSweep(c *Case, dirs []string, depths []int) []fioStep {
+	work := c.T.TempDir()
+	args := []string{"--output-format=json+"}
+	for i, dir := range dirs {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			c.T.Fatal(err)
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		srv := exec.Command("fio", fmt.Sprintf("--server=ip:127.0.0.1,%d", port))
+		if err := srv.Start(); err != nil {
+			c.T.Fatalf("fio --server: %v", err)
+		}
+		defer func() { srv.Process.Kill(); srv.Wait() }()
+		// fio's client leaves out a server that does not answer yet, and
+		// exits 0: each must listen before the client starts.
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			conn, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+			if err == nil {
+				conn.Close()
+				break
+			}
+			if time.Now().After(deadline) {
+				c.T.Fatalf("fio --server on port %d: not listening after 10 s: %v", port, err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		var job strings.Builder
+		fmt.Fprintf(&job, "[global]\nioengine=io_uring\ndirect=1\nrw=randread\nbs=%d\nsize=32M\nruntime=1\ntime_based\nlat_percentiles=1\ndirectory=%s\n", sweepBlock, dir)
+		for _, d := range depths {
+			fmt.Fprintf(&job, "[qd%d]\niodepth=%d\nstonewall\nnew_group\n", d, d)
+		}
+		jf := filepath.Join(work, fmt.Sprintf("host%d.fio", i))
+		if err := os.WriteFile(jf, []byte(job.String()), 0o600); err != nil {
+			c.T.Fatal(err)
+		}
+		args = append(args, fmt.Sprintf("--client=ip:127.0.0.1,%d", port), jf)
+	}
+	out, err := exec.Command("fio", args...).Output()
+	if err != nil {
+		c.T.Fatalf("fio %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	// The client writes the servers' notes first, then the JSON.
+	at := strings.Index(string(out), "\n{")
+	if at < 0 {
+		c.T.Fatalf("fio wrote no JSON:\n%s", out)
+	}
+	var doc struct {
+		Clients []struct {
+			Job  string `json:"jobname"`
+			Read struct {
+				IOPS float64 `json:"iops"`
+				Lat  struct {
+					Bins map[string]uint64 `json:"bins"`
+				} `json:"lat_ns"`
+			} `json:"read"`
+		} `json:"client_stats"`
+	}
+	if err := json.Unmarshal(out[at+1:], &doc); err != nil {
+		c.T.Fatalf("fio's JSON: %v", err)
+	}
+	steps := make([]fioStep, len(depths))
+	for i, d := range depths {
+		bins := map[int64]uint64{}
+		var total uint64
+		hosts := 0
+		for _, cl := range doc.Clients {
+			if cl.Job != fmt.Sprintf("qd%d", d) {
+				continue
+			}
+			hosts++
+			steps[i].iops += cl.Read.IOPS
+			for v, n := range cl.Read.Lat.Bins {
+				ns, err := strconv.ParseInt(v, 10, 64)
+				if err != nil {
+					c.T.Fatalf("fio's bin %q: %v", v, err)
+				}
+				bins[ns] += n
+				total += n
+			}
+		}
+		if hosts != len(dirs) || total == 0 {
+			c.T.Fatalf("fio QD%d: %d of %d hosts, %d I/Os timed", d, hosts, len(dirs), total)
+		}
+		keys := slices.Sorted(maps.Keys(bins))
+		rank := uint64(math.Ceil(0.99 * float64(total)))
+		var seen uint64
+		for _, k := range keys {
+			if seen += bins[k]; seen >= rank {
+				steps[i].p99 = time.Duration(k)
+				break
+			}
+		}
+	}
+	return steps
 }
 
 // fleetRun runs fleet disk over four agents (the last throttled when
@@ -85,7 +358,15 @@ func fleetRun(c *Case, throttle bool) {
 	// whose standby flushes to the same disk, read 0.72 of plan sync's
 	// prediction beside the writeback of 256 MiB of these files.
 	defer unix.Sync()
-	rep := c.Narrows(nil, "fleet", "disk", "--on", strings.Join(on, ","), "--profile", "data", "--duration", "1s", "--size", "32M", "--timeout", "3s")
+	// Exit code 1 when a host gave no figures: the dead address.
+	code := 0
+	if throttle {
+		code = 1
+	}
+	rep, _, _ := c.NarrowsExit(nil, code, "fleet", "disk", "--on", strings.Join(on, ","), "--profile", "data", "--duration", "1s", "--size", "32M", "--timeout", "3s")
+	if rep == nil {
+		c.T.Fatal("fleet disk wrote no summary")
+	}
 	f := rep.Fleet
 	if f == nil {
 		c.T.Fatal("fleet disk wrote no fleet")
