@@ -44,10 +44,9 @@ func fleetNetSummary(b *strings.Builder, f *result.FleetNet) {
 			fmt.Fprintf(b, "    (stopped: %s)\n", r.Stopped)
 		}
 	}
-	t := f.Total
-	fmt.Fprintf(b, "  %-24s %14s %7s %14s\n", fmt.Sprintf("fleet (%s, %d streams)", metric.Plural(int64(t.Hosts), "replica"), t.Streams),
-		metric.FormatBitRate(t.Throughput), "", wireRate(t.WireThroughput))
-	if t.Hosts > 0 {
+	if t := f.Total; t.Hosts > 0 {
+		fmt.Fprintf(b, "  %-24s %14s %7s %14s\n", fmt.Sprintf("fleet (%s, %d streams)", metric.Plural(int64(t.Hosts), "replica"), t.Streams),
+			metric.FormatBitRate(t.Throughput), "", wireRate(t.WireThroughput))
 		fmt.Fprintf(b, "  median replica %s, slowest %s, fastest %s\n", metric.FormatBitRate(t.MedianHost), metric.FormatBitRate(t.Slowest), metric.FormatBitRate(t.Fastest))
 	}
 	for _, l := range f.Links {
