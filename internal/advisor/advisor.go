@@ -125,6 +125,8 @@ func adviser(p result.Part, here, agent *result.Facts) func() []result.Finding {
 		return func() []result.Finding { return p.Verdicts }
 	case *result.Fleet:
 		return func() []result.Finding { return fleet(p) } // fleet.go
+	case *result.FleetNet:
+		return func() []result.Finding { return fleetNet(p) } // fleetnet.go
 	}
 	return nil
 }

@@ -94,6 +94,11 @@ var Codes = []Code{
 	{"fleet.host_failed", "a host of the fleet gave no figures (unreachable, refused, failed): the others ran without it"},
 	{"fleet.knee", "a sweep's knee: the most IOPS the fleet gave, all hosts at once, with its merged latency within the objective (--slo)"},
 	{"fleet.slo_missed", "no step of a sweep held the latency objective (--slo) with all hosts at once, not even the shallowest queue"},
+	// fleet net
+	{"fleetnet.weak_path", "a replica received its streams far below the median replica (under 60%) while this host's link, its rate known, had room: that replica's path is the weak one"},
+	{"fleetnet.slow_replica", "a replica received its streams far below the median replica, and whether its path or this host's link held it cannot be told (the link's rate not known, or the link full)"},
+	{"fleetnet.nic_limited", "the replicas' streams together used 90% or more of this host's link rate on the wire (a physical NIC's speed, or as given): this host's link, not the paths, was the limit"},
+	{"fleetnet.even", "every replica received its streams at 80-125% of the median replica's rate, all at once"},
 	// plan backup
 	{"plan.backup_largest", "how long the largest backup and restore take and which stage limits each"},
 	{"plan.rto_missed", "a restore takes longer than the RTO"},

@@ -19,6 +19,17 @@ const (
 	FleetMin  = 3
 )
 
+// hostFailed is fleet.host_failed, fleet disk's and fleet net's: the
+// hosts (each "name (why)") of total that gave no figures, or not all.
+func hostFailed(failed []string, total int) (result.Finding, bool) {
+	if len(failed) == 0 {
+		return result.Finding{}, false
+	}
+	return result.Finding{Code: "fleet.host_failed", Severity: "warning",
+		Summary: fmt.Sprintf("%s of %d gave no figures, or not all: %s.", metric.Plural(int64(len(failed)), "host"), total, strings.Join(failed, "; ")),
+		Detail:  "The fleet's sums and spread are of the hosts that ran; the others did not stop them."}, true
+}
+
 // fleet names the hosts that stood out while all of them worked, or says
 // none did, and the hosts that gave no figures.
 func fleet(f *result.Fleet) []result.Finding {
@@ -29,10 +40,8 @@ func fleet(f *result.Fleet) []result.Finding {
 			failed = append(failed, h.Name+" ("+h.Error+")")
 		}
 	}
-	if len(failed) > 0 {
-		out = append(out, result.Finding{Code: "fleet.host_failed", Severity: "warning",
-			Summary: fmt.Sprintf("%s of %d gave no figures, or not all: %s.", metric.Plural(int64(len(failed)), "host"), len(f.Hosts), strings.Join(failed, "; ")),
-			Detail:  "The fleet's sums and spread are of the hosts that ran; the others did not stop them."})
+	if f, ok := hostFailed(failed, len(f.Hosts)); ok {
+		out = append(out, f)
 	}
 	out = append(out, knees(f)...)
 	type odd struct{ host, why string }

@@ -131,6 +131,15 @@ func TestBadInput(t *testing.T) {
 		{"fleet --slo unknown quantile", secret, []string{"fleet", "disk", "--on", "127.0.0.1", "--sweep", "qd=1,2", "--slo", "p95=2ms"}, "p50, p90, p99 or p99.9"},
 		{"fleet --slo bad bound", secret, []string{"fleet", "disk", "--on", "127.0.0.1", "--sweep", "qd=1,2", "--slo", "p99=fast"}, `"fast" is not a duration`},
 		{"fleet custom flags with a profile", secret, []string{"fleet", "disk", "--on", "127.0.0.1", "--profile", "data", "--rw", "randread"}, "--rw shape --profile custom, not data"},
+		{"fleet net without --to", secret, []string{"fleet", "net"}, "--to is required: the fleet's agents"},
+		{"fleet net a host twice", secret, []string{"fleet", "net", "--to", "db1,db2,db1"}, "--to names db1 twice"},
+		{"fleet net no streams", secret, []string{"fleet", "net", "--to", "db1,db2", "--streams-per-host", "0"}, "--streams-per-host 0: use 1 to 128"},
+		{"fleet net too many streams", secret, []string{"fleet", "net", "--to", manyHosts(33), "--streams-per-host", "128"}, "is 4224 streams: a fleet run sends at most 4096"},
+		{"fleet net bad nic rate", secret, []string{"fleet", "net", "--to", "db1", "--assume", "nic=fast"}, `invalid rate "fast"`},
+		{"fleet net unknown assumption", secret, []string{"fleet", "net", "--to", "db1", "--assume", "disk=1GB/s"}, `unknown name "disk": use nic`},
+		{"fleet net bad block", secret, []string{"fleet", "net", "--to", "db1", "--block", "64M"}, "--block 64M: use 1 byte to 16M"},
+		{"fleet net bad address", secret, []string{"fleet", "net", "--to", "db1,db2:"}, `--to "db2:": invalid port`},
+		{"fleet net no file", secret, []string{"fleet", "net", "--to", "@/nonexistent/hosts"}, "--to @/nonexistent/hosts: open /nonexistent/hosts"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -154,7 +163,7 @@ func TestBadInput(t *testing.T) {
 // `narrows db --help` was an error).
 func TestHelpEveryCommand(t *testing.T) {
 	cmds := [][]string{{"net"}, {"db"}, {"plan"}, {"net", "stream"}, {"net", "rr"}, {"net", "commit"}, {"db", "ping"}, {"db", "repl"}, {"db", "load"},
-		{"disk"}, {"serve"}, {"version"}, {"plan", "backup"}, {"plan", "sync"}, {"plan", "replica"}, {"plan", "chatty"}}
+		{"disk"}, {"serve"}, {"version"}, {"plan", "backup"}, {"plan", "sync"}, {"plan", "replica"}, {"plan", "chatty"}, {"fleet"}, {"fleet", "disk"}, {"fleet", "net"}}
 	for _, words := range cmds {
 		for _, flag := range []string{"--help", "-h"} {
 			args := append(append([]string{}, words...), flag)
@@ -174,9 +183,10 @@ func TestHelpEveryCommand(t *testing.T) {
 	}
 	// A group lists its commands, one line each.
 	for group, want := range map[string][]string{
-		"db":   {"db ping", "db repl", "db load"},
-		"net":  {"net stream", "net rr", "net commit"},
-		"plan": {"plan backup", "plan sync", "plan replica", "plan chatty"},
+		"db":    {"db ping", "db repl", "db load"},
+		"net":   {"net stream", "net rr", "net commit"},
+		"plan":  {"plan backup", "plan sync", "plan replica", "plan chatty"},
+		"fleet": {"fleet disk", "fleet net"},
 	} {
 		out, _, _ := run(t, nil, group, "--help")
 		for _, c := range want {
@@ -647,4 +657,13 @@ func TestMistakeLeavesStdoutAlone(t *testing.T) {
 			t.Errorf("%v --help: exit %d:\n%s", cmd, code, stdout)
 		}
 	}
+}
+
+// manyHosts is a --to list of n hosts.
+func manyHosts(n int) string {
+	h := make([]string, n)
+	for i := range h {
+		h[i] = fmt.Sprintf("db%d", i)
+	}
+	return strings.Join(h, ",")
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/narrows/narrows/internal/itest"
+	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/result"
 )
 
@@ -175,4 +176,121 @@ func TestFleetDiskSweep(t *testing.T) {
 			t.Errorf("the table has no %q:\n%s", want, out)
 		}
 	}
+}
+// TestFleetNet: two streams from this host to each of three agents at
+// once, beside an address where nothing answers and one that accepts
+// and says nothing: the three receive, each stream's rate is given, the
+// total is their sum, the two others are reported with why and did not
+// stop them; each agent freed its test (a second run finds them free,
+// though each takes one test at a time); an agent killed mid-run is
+// reported and the others' streams run on.
+func TestFleetNet(t *testing.T) {
+	var to []string
+	var agents []*itest.Agent
+	for range 3 {
+		a := itest.StartAgent(t, []string{"--max-tests", "1"})
+		to, agents = append(to, a.Addr), append(agents, a)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := ln.Addr().String()
+	ln.Close()
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	go func() {
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // held open, saying nothing
+		}
+	}()
+	to = append(to, gone, silent.Addr().String())
+	args := []string{"fleet", "net", "--to", strings.Join(to, ","), "--streams-per-host", "2", "--duration", "500ms", "--timeout", "2s", "--json"}
+	for run := range 2 {
+		r := itest.Run(t, 2*time.Minute, nil, args...)
+		// Three received, two did not: exit 1, the first named.
+		if r.Code != 1 || !strings.Contains(r.Stderr, "2 of the fleet's 5 hosts gave no figures, or not all; the first, "+gone+": ") {
+			t.Fatalf("run %d: exit %d: %s", run, r.Code, r.Stderr)
+		}
+		f := fleetNet(t, r.Stdout)
+		if len(f.Hosts) != 5 || f.Config.StreamsPerHost != 2 {
+			t.Fatalf("run %d: %+v", run, f)
+		}
+		var sum float64
+		for i, h := range f.Hosts[:3] {
+			if !h.Counted() || len(h.Stream.PerStream) != 2 || h.Stream.Throughput <= 0 || h.StartedAfter == nil || h.Share <= 0 {
+				t.Fatalf("run %d: host %d: %+v", run, i, h)
+			}
+			// Its Start was sent after the instant, by what this busy
+			// machine's scheduler took: never before it.
+			if a := h.StartedAfter.D(); a < 0 || a > 2*time.Second {
+				t.Errorf("run %d: host %d began %v after the instant", run, i, a)
+			}
+			sum += h.Stream.Throughput
+		}
+		for _, h := range f.Hosts[3:] {
+			if h.Error == "" || h.Stream != nil {
+				t.Errorf("run %d: a host that does not answer: %+v", run, h)
+			}
+		}
+		if f.Total.Hosts != 3 || f.Total.Streams != 6 || math.Abs(f.Total.Throughput-sum) > 0.01*sum {
+			t.Errorf("run %d: total %+v, the hosts' sum %g", run, f.Total, sum)
+		}
+		if len(f.Links) != 1 || f.Links[0].Rate != 0 || !strings.Contains(f.Links[0].RateUnknown, "on this machine") {
+			t.Errorf("run %d: links %+v: the agents are on this machine, no NIC's rate", run, f.Links)
+		}
+		t.Logf("run %d: %s in all, start %+v", run, metric.FormatBitRate(f.Total.Throughput), *f.Start)
+	}
+	for _, a := range agents {
+		a.WaitLog(t, "test finished")
+	}
+
+	// One agent killed once its test runs: it is reported, the others
+	// receive to the end.
+	r := make(chan itest.Result, 1)
+	go func() {
+		r <- itest.Run(t, 2*time.Minute, nil, "fleet", "net", "--to", strings.Join(to[:3], ","), "--duration", "3s", "--timeout", "2s", "--json")
+	}()
+	agents[1].WaitLog(t, "test started")
+	agents[1].Cmd.Process.Kill()
+	res := <-r
+	if res.Code != 1 || !strings.Contains(res.Stderr, "1 of the fleet's 3 hosts gave no figures, or not all; the first, "+to[1]+": ") {
+		t.Fatalf("exit %d: %s", res.Code, res.Stderr)
+	}
+	f := fleetNet(t, res.Stdout)
+	if h := f.Hosts[1]; h.Error == "" || h.Counted() {
+		t.Errorf("the agent killed mid-run: %+v", h)
+	}
+	if f.Total.Hosts != 2 || !f.Hosts[0].Counted() || !f.Hosts[2].Counted() {
+		t.Errorf("the others: %+v", f.Total)
+	}
+}
+
+// fleetNet is the fleet of a run's last JSON line, held to carry a
+// fleet.host_failed naming each host with an error.
+func fleetNet(t *testing.T, stdout string) *result.FleetNet {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	var rep result.Report
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rep); err != nil || rep.FleetNet == nil {
+		t.Fatalf("no fleet net: %v\n%s", err, stdout)
+	}
+	for _, h := range rep.FleetNet.Hosts {
+		if h.Error == "" {
+			continue
+		}
+		if !slices.ContainsFunc(rep.Findings, func(f result.Finding) bool {
+			return f.Code == "fleet.host_failed" && strings.Contains(f.Summary, h.Name)
+		}) {
+			t.Errorf("%s failed (%s) and no finding names it: %+v", h.Name, h.Error, rep.Findings)
+		}
+	}
+	return rep.FleetNet
 }

@@ -229,22 +229,31 @@ func netStream(ctx context.Context, env Env, args []string) error {
 	if *streams < 1 || *streams > 128 {
 		return usagef("--streams %d: use 1 to 128", *streams)
 	}
-	if cfg.Block, err = metric.ParseSize(*block); err != nil {
-		return usagef("--block: %v", err)
-	}
-	if cfg.Block < 1 || cfg.Block > 16<<20 {
-		return usagef("--block %s: use 1 byte to 16M", *block)
-	}
-	if *window != "" {
-		if cfg.Window, err = metric.ParseSize(*window); err != nil {
-			return usagef("--window: %v", err)
-		}
-		if cfg.Window < 4096 || cfg.Window > 1<<30 {
-			return usagef("--window %s: use 4K to 1G", *window)
-		}
+	if cfg.Block, cfg.Window, err = blockWindow(*block, *window); err != nil {
+		return err
 	}
 	rep, err := command.NetStream{Agent: s.opts, Stream: cfg}.Run(ctx, coreEnv(env, s.out, nf.json))
 	return written(ctx, s.out, rep, err)
+}
+
+// blockWindow reads a stream's --block and --window ("": the OS's
+// autotuning, 0).
+func blockWindow(block, window string) (b, w int64, err error) {
+	if b, err = metric.ParseSize(block); err != nil {
+		return 0, 0, usagef("--block: %v", err)
+	}
+	if b < 1 || b > 16<<20 {
+		return 0, 0, usagef("--block %s: use 1 byte to 16M", block)
+	}
+	if window != "" {
+		if w, err = metric.ParseSize(window); err != nil {
+			return 0, 0, usagef("--window: %v", err)
+		}
+		if w < 4096 || w > 1<<30 {
+			return 0, 0, usagef("--window %s: use 4K to 1G", window)
+		}
+	}
+	return b, w, nil
 }
 
 func netRR(ctx context.Context, env Env, args []string) error {

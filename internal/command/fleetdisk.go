@@ -66,42 +66,14 @@ func (c FleetDisk) Run(ctx context.Context, env Env) (*result.Report, error) {
 	if len(c.On) == 0 || len(c.On) > MaxFleet {
 		return nil, errext.Userf(nil, "--on names %d hosts: a fleet run takes 1 to %d", len(c.On), MaxFleet)
 	}
-	targets := make([]fleet.Target, len(c.On))
-	sem := make(chan struct{}, fleetDials)
-	var wg sync.WaitGroup
-	for i, o := range c.On {
-		targets[i].Name = c.Names[i]
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			t := &targets[i]
-			s, err := Connect(ctx, o)
-			if err != nil {
-				t.Error = err.Error()
-				return
-			}
-			dir, err := agentDiskDir(s, o.Addr, cfg.Dir, "--on", env.Tool.Version)
-			if err == nil && !s.Together() {
-				err = fmt.Errorf("the agent at %s does not start tests together with others: upgrade it to narrows %s or later", o.Addr, env.Tool.Version)
-			}
-			if err != nil {
-				t.Error = err.Error()
-				s.Close()
-				return
-			}
-			t.Sess, t.Dir = s, dir
-		}()
-	}
-	wg.Wait()
-	defer func() {
-		for _, t := range targets {
-			if t.Sess != nil {
-				t.Sess.Close()
-			}
+	targets := connectFleet(ctx, c.On, c.Names, func(s *client.Session, addr string) (string, error) {
+		dir, err := agentDiskDir(s, addr, cfg.Dir, "--on", env.Tool.Version)
+		if err == nil && !s.Together() {
+			err = fmt.Errorf("the agent at %s does not start tests together with others: upgrade it to narrows %s or later", addr, env.Tool.Version)
 		}
-	}()
+		return dir, err
+	})
+	defer closeFleet(targets)
 	up := 0
 	for _, t := range targets {
 		if t.Sess != nil {
@@ -117,20 +89,77 @@ func (c FleetDisk) Run(ctx context.Context, env Env) (*result.Report, error) {
 	if up == 0 {
 		runErr = fmt.Errorf("no host of the fleet could run the test: each host's row says why (an agent not reachable, too old, or without --disk-path)")
 	}
-	rep, err := Finish(ctx, env.Tool, rep, runErr)
+	var names, errs []string
+	for _, h := range rep.Fleet.Hosts {
+		names, errs = append(names, h.Name), append(errs, h.Error)
+	}
+	return finishFleet(ctx, env.Tool, rep, runErr, names, errs)
+}
+
+// finishFleet is Finish for a fleet run, whose hosts say (errs, one per
+// name) why they have no figures or not all: a run that went well for
+// some but not all returns HostsFailed.
+func finishFleet(ctx context.Context, tool result.Tool, rep *result.Report, runErr error, names, errs []string) (*result.Report, error) {
+	rep, err := Finish(ctx, tool, rep, runErr)
 	if err != nil {
 		return rep, err
 	}
-	var failed []result.FleetHost
-	for _, h := range rep.Fleet.Hosts {
-		if h.Error != "" {
-			failed = append(failed, h)
+	hf := &HostsFailed{Hosts: len(errs)}
+	for i, e := range errs {
+		if e == "" {
+			continue
+		}
+		if hf.Failed++; hf.Failed == 1 {
+			hf.First = names[i] + ": " + e
 		}
 	}
-	if len(failed) > 0 {
-		return rep, &HostsFailed{Failed: len(failed), Hosts: len(rep.Fleet.Hosts), First: failed[0].Name + ": " + failed[0].Error}
+	if hf.Failed > 0 {
+		return rep, hf
 	}
 	return rep, nil
+}
+
+// connectFleet connects to every host of on (names as given, one per
+// host), fleetDials at a time, and asks check of each session (what it
+// returns is the host's Target.Dir); a host that cannot be reached or
+// fails check has no session and says why.
+func connectFleet(ctx context.Context, on []client.Options, names []string, check func(s *client.Session, addr string) (string, error)) []fleet.Target {
+	targets := make([]fleet.Target, len(on))
+	sem := make(chan struct{}, fleetDials)
+	var wg sync.WaitGroup
+	for i, o := range on {
+		targets[i].Name = names[i]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			t := &targets[i]
+			s, err := Connect(ctx, o)
+			if err != nil {
+				t.Error = err.Error()
+				return
+			}
+			dir, err := check(s, o.Addr)
+			if err != nil {
+				t.Error = err.Error()
+				s.Close()
+				return
+			}
+			t.Sess, t.Dir = s, dir
+		}()
+	}
+	wg.Wait()
+	return targets
+}
+
+// closeFleet closes the hosts' sessions: nothing is left on any agent.
+func closeFleet(targets []fleet.Target) {
+	for _, t := range targets {
+		if t.Sess != nil {
+			t.Sess.Close()
+		}
+	}
 }
 
 func patternNames(cfg probedisk.Config) []string {

@@ -38,6 +38,38 @@ func fitsAgent(sess *client.Session, addr string, d time.Duration) error {
 	return nil
 }
 
+// streamFits refuses, up front and in words, streams the agent at addr
+// would refuse mid-run: more memory, data connections or time than it
+// allows a test. flag is what asks for the streams (--streams,
+// --streams-per-host).
+func streamFits(sess *client.Session, addr string, cfg stream.Config, flag string) error {
+	spec := wire.TestSpec{Kind: wire.KindStream, Direction: cfg.Direction, Streams: cfg.Streams, Block: cfg.Block}
+	if most := sess.Limits.MaxTestMemory; most > 0 && spec.Buffers() > most {
+		fix := "use a smaller --block"
+		if cfg.Direction != wire.Reverse {
+			one := spec
+			one.Streams = 0
+			if fit := (most - one.Buffers()) / wire.SinkBuffer(cfg.Block); fit >= 1 {
+				fix = fmt.Sprintf("use %s %d or fewer, or a smaller --block", flag, fit)
+			}
+		}
+		return errext.Userf(nil, "%s %d (%s) of %s blocks needs %s of buffers on the agent at %s, which allows %s per test (its --max-test-memory): %s",
+			flag, cfg.Streams, cfg.Direction, metric.FormatBytes(cfg.Block), metric.FormatBytes(spec.Buffers()), addr, metric.FormatBytes(most), fix)
+	}
+	if err := fitsAgent(sess, addr, cfg.Duration); err != nil {
+		return err
+	}
+	if most := sess.Limits.MaxDataConns; most > 0 && spec.DataConns() > most {
+		per := most
+		if cfg.Direction == wire.Bidir {
+			per = most / 2
+		}
+		return errext.Userf(nil, "%s %d (%s) needs %d data connections; the agent at %s allows %d per test: use %s %d or fewer, or raise the agent's --max-conns",
+			flag, cfg.Streams, cfg.Direction, spec.DataConns(), addr, most, flag, per)
+	}
+	return nil
+}
+
 // Run measures the streams.
 func (c NetStream) Run(ctx context.Context, env Env) (*result.Report, error) {
 	cfg := c.Stream
@@ -47,30 +79,8 @@ func (c NetStream) Run(ctx context.Context, env Env) (*result.Report, error) {
 	}
 	defer sess.Close()
 	addr := c.Agent.Addr
-	// Refused up front, in words, rather than failing mid-run on the agent's limits.
-	spec := wire.TestSpec{Kind: wire.KindStream, Direction: cfg.Direction, Streams: cfg.Streams, Block: cfg.Block}
-	if most := sess.Limits.MaxTestMemory; most > 0 && spec.Buffers() > most {
-		fix := "use a smaller --block"
-		if cfg.Direction != wire.Reverse {
-			one := spec
-			one.Streams = 0
-			if fit := (most - one.Buffers()) / wire.SinkBuffer(cfg.Block); fit >= 1 {
-				fix = fmt.Sprintf("use --streams %d or fewer, or a smaller --block", fit)
-			}
-		}
-		return nil, errext.Userf(nil, "--streams %d (%s) of %s blocks needs %s of buffers on the agent at %s, which allows %s per test (its --max-test-memory): %s",
-			cfg.Streams, cfg.Direction, metric.FormatBytes(cfg.Block), metric.FormatBytes(spec.Buffers()), addr, metric.FormatBytes(most), fix)
-	}
-	if err := fitsAgent(sess, addr, cfg.Duration); err != nil {
+	if err := streamFits(sess, addr, cfg, "--streams"); err != nil {
 		return nil, err
-	}
-	if most := sess.Limits.MaxDataConns; most > 0 && spec.DataConns() > most {
-		per := most
-		if cfg.Direction == wire.Bidir {
-			per = most / 2
-		}
-		return nil, errext.Userf(nil, "--streams %d (%s) needs %d data connections; the agent at %s allows %d per test: use --streams %d or fewer, or raise the agent's --max-conns",
-			cfg.Streams, cfg.Direction, spec.DataConns(), addr, most, per)
 	}
 	rep := env.agentReport("net stream", addr, sess)
 	phases := "1 stream"

@@ -92,6 +92,7 @@ func (c *checker) add(rule, format string, a ...any) {
 func (c *checker) report(rep *result.Report, ivs []result.Interval, path Path, where string) {
 	c.startedAt(rep, ivs, where)
 	c.rates(rep, ivs, path, where)
+	c.fleetLinks(rep, where)
 	if rep.Doctor != nil {
 		// A doctor's findings are its steps' verdicts: each step is
 		// checked with its own figures, and says each broken rule once.
@@ -125,6 +126,25 @@ func (c *checker) agree(rep *result.Report, where string) {
 			if r.ReceivedBytes > r.SentBytes {
 				c.add(RuleDisagree, "%sstream %s %s: %d bytes received of %d sent", where, r.Phase, r.Direction, r.ReceivedBytes, r.SentBytes)
 			}
+		}
+	}
+	// A fleet's total is its counted hosts' sum, and no replica received
+	// more than was sent to it.
+	if f := rep.FleetNet; f != nil {
+		var sum float64
+		n := 0
+		for _, h := range f.Hosts {
+			if r := h.Stream; r != nil && r.ReceivedBytes > r.SentBytes {
+				c.add(RuleDisagree, "%sfleet net: %s received %d bytes of %d sent", where, h.Name, r.ReceivedBytes, r.SentBytes)
+			}
+			if h.Counted() {
+				sum += h.Stream.Throughput
+				n++
+			}
+		}
+		if n != f.Total.Hosts || math.Abs(sum-f.Total.Throughput) > 1e-9*sum+1e-6 {
+			c.add(RuleDisagree, "%sfleet net: the total reads %s over %d hosts, its counted hosts' own sum %s over %d",
+				where, metric.FormatBitRate(f.Total.Throughput), f.Total.Hosts, metric.FormatBitRate(sum), n)
 		}
 	}
 	// A query's network share: the agent's round trip is taken within
@@ -182,7 +202,7 @@ func pathRate(rep *result.Report, path Path) (float64, string) {
 		}
 		best, bestName := 0.0, ""
 		for _, n := range f.Interfaces {
-			if virtualDrivers[n.Driver] {
+			if !n.SpeedIsLimit() {
 				continue
 			}
 			if s := float64(n.SpeedMbps) * 1e6; s > best {
@@ -195,13 +215,6 @@ func pathRate(rep *result.Report, path Path) (float64, string) {
 	}
 	return rate, name
 }
-
-// virtualDrivers name interfaces whose speed is a number the driver
-// makes up, no limit: one stream ran 11-14 Gbit/s over a veth pair that
-// says 10 Gbit/s (docs/verdicts.md), and a TUN device says 10 Gbit/s on
-// any line.
-var virtualDrivers = map[string]bool{"veth": true, "tun": true, "bridge": true, "dummy": true, "vxlan": true, "macvlan": true,
-	"ipvlan": true, "virtio_net": true, "vmxnet3": true, "hv_netvsc": true, "xen-netfront": true, "wireguard": true, "openvswitch": true}
 
 // rates: no interval and no summary rate above what the path carries.
 func (c *checker) rates(rep *result.Report, ivs []result.Interval, path Path, where string) {
@@ -262,6 +275,35 @@ func (c *checker) rates(rep *result.Report, ivs []result.Interval, path Path, wh
 	if l := rep.Loaded; l != nil && l.Config.Direction != result.DirBoth && over(l.Throughput) {
 		say("the load", l.Throughput)
 	}
+	// Each replica of a fleet has its path; the path's rate bounds each.
+	if f := rep.FleetNet; f != nil {
+		for _, h := range f.Hosts {
+			if r := h.Stream; r != nil {
+				if over(r.Throughput) {
+					say("the streams to "+h.Name, r.Throughput)
+				}
+				if over(r.WireThroughput) {
+					say("the streams to "+h.Name+" on the wire", r.WireThroughput)
+				}
+			}
+		}
+	}
+}
+
+// fleetLinks: a fleet's streams on one of this host's physical NICs
+// carry no more than its speed, together.
+func (c *checker) fleetLinks(rep *result.Report, where string) {
+	f := rep.FleetNet
+	if f == nil {
+		return
+	}
+	for _, l := range f.Links {
+		nic := result.NIC{Driver: l.Driver, SpeedMbps: int64(l.Speed / 1e6)}
+		if nic.SpeedIsLimit() && l.WireThroughput > l.Speed*Slack {
+			c.add(RuleRate, "%sthe streams on %s read %s on the wire together, above its speed %s × %.2f", where, l.Interface,
+				metric.FormatBitRate(l.WireThroughput), metric.FormatBitRate(l.Speed), Slack)
+		}
+	}
 }
 
 // contradictions are codes that cannot both be true of one subject.
@@ -283,6 +325,10 @@ var contradictions = func() [][2]string {
 	exclusive("stream.rps_helped", "stream.link_limited")
 	// A fleet has a host that stood out, or none did.
 	exclusive("fleet.outlier", "fleet.even")
+	// A replica stood out (its path weak, or what held it not told), or
+	// none did.
+	exclusive("fleetnet.weak_path", "fleetnet.even")
+	exclusive("fleetnet.slow_replica", "fleetnet.even")
 	// A path under load either keeps its round trips, grows a tail, or
 	// queues.
 	exclusive("rr.under_load_ok", "rr.under_load_tail", "rr.bufferbloat", "rr.under_load_unfilled")

@@ -192,6 +192,9 @@ func hasFlag(args []string, f string) bool {
 type Result struct {
 	Stdout, Stderr string
 	Code           int
+	// Usage is the process's resource use as the kernel counted it
+	// (*syscall.Rusage on Unix: its peak RSS, its CPU time).
+	Usage any
 }
 
 // Run runs narrows with args (and the test secret in NARROWS_SECRET unless
@@ -231,7 +234,7 @@ func run(t testing.TB, timeout time.Duration, env []string, full []string) Resul
 		t.Fatalf("narrows %v did not finish within %s; stdout:\n%s\nstderr:\n%s", args, timeout, out.String(), errb.String())
 	}
 	brokenInvariants(t, args, errb.String())
-	return Result{Stdout: out.String(), Stderr: errb.String(), Code: code}
+	return Result{Stdout: out.String(), Stderr: errb.String(), Code: code, Usage: cmd.ProcessState.SysUsage()}
 }
 
 // CheckInvariants, set to 1 for every run, makes narrows hold each report

@@ -74,6 +74,7 @@ func allFixtures() (map[string][]result.Interval, map[string]*result.Report) {
 	ivs["plan_replica"], reps["plan_replica"] = nil, replicaFixture() // plan_test.go
 	ivs["plan_chatty"], reps["plan_chatty"] = nil, chattyFixture()    // plan_test.go
 	ivs["disk_custom"], reps["disk_custom"] = diskCustomFixture()
+	ivs["fleet_net"], reps["fleet_net"] = nil, fleetNetFixture() // fleetnet_test.go
 	return ivs, reps
 }
 

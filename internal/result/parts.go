@@ -27,6 +27,7 @@ const (
 	KindWatch       = "watch"
 	KindDoctor      = "doctor"
 	KindFleet       = "fleet"
+	KindFleetNet    = "fleet net"
 )
 
 func (*Stream) Kind() string      { return KindStream }
@@ -46,6 +47,7 @@ func (*ChattyPlan) Kind() string  { return KindChattyPlan }
 func (*Watch) Kind() string       { return KindWatch }
 func (*Doctor) Kind() string      { return KindDoctor }
 func (*Fleet) Kind() string       { return KindFleet }
+func (*FleetNet) Kind() string    { return KindFleetNet }
 
 // Part is the Report's part, nil when it has none (a run refused before
 // it measured). This is the one list of the Report's optional fields.
@@ -85,6 +87,8 @@ func (r *Report) Part() Part {
 		return r.Doctor
 	case r.Fleet != nil:
 		return r.Fleet
+	case r.FleetNet != nil:
+		return r.FleetNet
 	}
 	return nil
 }
@@ -93,5 +97,5 @@ func (r *Report) Part() Part {
 // every consumer to every kind.
 func Parts() []Part {
 	return []Part{&Stream{}, &RR{}, &Loaded{}, &MTU{}, &Host{}, &Commit{}, &Disk{}, &DBPing{}, &Repl{}, &DBLoad{},
-		&BackupPlan{}, &SyncPlan{}, &ReplicaPlan{}, &ChattyPlan{}, &Watch{}, &Doctor{}, &Fleet{}}
+		&BackupPlan{}, &SyncPlan{}, &ReplicaPlan{}, &ChattyPlan{}, &Watch{}, &Doctor{}, &Fleet{}, &FleetNet{}}
 }

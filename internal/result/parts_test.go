@@ -80,6 +80,8 @@ func With(p Part) *Report {
 		r.ChattyPlan = p
 	case *Fleet:
 		r.Fleet = p
+	case *FleetNet:
+		r.FleetNet = p
 	case *Watch:
 		r.Watch = p
 	case *Doctor:

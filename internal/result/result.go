@@ -92,6 +92,9 @@ type Report struct {
 	Watch *Watch `json:"watch,omitempty"`
 	// Fleet is `narrows fleet disk`: one test on many agents at once.
 	Fleet *Fleet `json:"fleet,omitempty"`
+	// FleetNet is `narrows fleet net`: a stream to every agent at once
+	// (fleetnet.go).
+	FleetNet *FleetNet `json:"fleet_net,omitempty"`
 	// Facts are this host's; AgentFacts the agent's host, when it told
 	// them (facts.go).
 	Facts      *Facts    `json:"facts,omitempty"`

@@ -26,3 +26,9 @@ func (l *Link) teardown() error { return nil }
 
 // Do always fails with ErrUnsupported off Linux.
 func (h *Host) Do(fn func() error) error { return unsupported() }
+
+// NewSwitch always fails with ErrUnsupported off Linux.
+func NewSwitch(ctx context.Context, opts SwitchOptions) (*Switch, error) { return nil, unsupported() }
+
+// teardown is a no-op: no Switch can exist off Linux.
+func (s *Switch) teardown() error { return nil }

@@ -79,3 +79,22 @@ func NewTestDelayLine(t testing.TB, opts DelayLineOptions) *DelayLine {
 // that moves data as fast as the machine can (an unshaped transfer, a
 // disk measured on tmpfs: 80-90%) takes them all and runs alone.
 const Slots = 4
+
+// NewTestSwitch is NewSwitch for tests, as NewTestLink is for NewLink.
+func NewTestSwitch(t testing.TB, opts SwitchOptions) *Switch {
+	t.Helper()
+	SkipUnlessAvailable(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := NewSwitch(ctx, opts)
+	if err != nil {
+		t.Fatalf("testbed.NewSwitch(%+v): %v", opts, err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("testbed: closing switch: %v", err)
+		}
+	})
+	t.Logf("testbed: switch %s, hosts %v, options %+v", s.Bridge, s.Hosts, s.Options)
+	return s
+}

@@ -30,6 +30,7 @@ var areas = map[string]string{
 	result.KindChattyPlan:  AreaNetwork,
 	result.KindDisk:        AreaStorage,
 	result.KindFleet:       AreaStorage,
+	result.KindFleetNet:    AreaNetwork,
 	result.KindDBPing:      AreaDatabase,
 	result.KindDBLoad:      AreaDatabase,
 	result.KindRepl:        AreaReplication,

@@ -225,6 +225,8 @@ func summarizer(p result.Part) func(*strings.Builder) {
 		return func(b *strings.Builder) { diskSummary(b, p) } // disk.go
 	case *result.Fleet:
 		return func(b *strings.Builder) { fleetSummary(b, p) } // fleet.go
+	case *result.FleetNet:
+		return func(b *strings.Builder) { fleetNetSummary(b, p) } // fleetnet.go
 	case *result.BackupPlan:
 		return func(b *strings.Builder) { planSummary(b, p) } // plan.go
 	case *result.SyncPlan:

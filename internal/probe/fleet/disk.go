@@ -1,5 +1,6 @@
 // Package fleet runs one test on many agents at once, started together,
-// as VMFleet runs DiskSpd in every VM of a cluster: what each host gets
+// as VMFleet runs DiskSpd in every VM of a cluster (Disk), or as a
+// primary ships its log to every replica (Net): what each host gets
 // while all of them work, and the fleet's sum. The client's memory is
 // bounded by the number of hosts: each host's account is kept, not its
 // intervals.
@@ -116,7 +117,7 @@ func Disk(ctx context.Context, targets []Target, cfg Config) *result.Fleet {
 	if margin <= 0 {
 		margin = max(50*time.Millisecond, 4*longest)
 	}
-	b := newBarrier(live, margin)
+	b := newBarrier(live, margin, 0)
 	dones := make([]*wire.Done, len(targets))
 	for i, t := range targets {
 		h := &res.Hosts[i]
@@ -138,7 +139,8 @@ func Disk(ctx context.Context, targets []Target, cfg Config) *result.Fleet {
 			done, err := t.Sess.RunHeld(ctx, spec, func(*wire.Accepted) error { return nil }, func(result.Interval) {},
 				func() (int64, error) {
 					arrived = true
-					return b.arrive().Add(offsets[i]).UnixNano(), nil
+					at, _ := b.arrive() // no patience: every host is waited for
+					return at.Add(offsets[i]).UnixNano(), nil
 				})
 			if !arrived {
 				b.leave()
@@ -166,13 +168,7 @@ func Disk(ctx context.Context, targets []Target, cfg Config) *result.Fleet {
 			after = append(after, float64(a))
 		}
 	}
-	if len(after) > 0 {
-		lo, hi := after[0], after[0]
-		for _, a := range after {
-			lo, hi = min(lo, a), max(hi, a)
-		}
-		res.Start = &result.FleetStart{Hosts: len(after), MedianAfter: result.Seconds(metric.Median(after)), MaxAfter: result.Seconds(hi), Skew: result.Seconds(hi - lo)}
-	}
+	res.Start = startOf(after)
 	res.Patterns = patterns(res)
 	if len(cfg.Sweep) > 0 {
 		res.Sweep = sweep(cfg.Disk.Patterns, cfg.Sweep, cfg.SLO, res.Patterns)
@@ -204,6 +200,19 @@ func sweep(ran []probedisk.Pattern, depths []int, slo *result.FleetSLO, fps []re
 		c.Points = append(c.Points, pt)
 	}
 	return sw
+}
+
+// startOf is the start's spread over the hosts that began, each after
+// the fleet's instant (seconds); nil when none did.
+func startOf(after []float64) *result.FleetStart {
+	if len(after) == 0 {
+		return nil
+	}
+	lo, hi := after[0], after[0]
+	for _, a := range after {
+		lo, hi = min(lo, a), max(hi, a)
+	}
+	return &result.FleetStart{Hosts: len(after), MedianAfter: result.Seconds(metric.Median(after)), MaxAfter: result.Seconds(hi), Skew: result.Seconds(hi - lo)}
 }
 
 // patterns sums each pattern over the hosts that ran it to its end.
@@ -256,44 +265,77 @@ func patterns(res *result.Fleet) []result.FleetPattern {
 }
 
 // barrier holds the hosts until every live one has prepared or gone,
-// then gives them all one instant, margin after the last.
+// then gives them all one instant, margin after the last. With patience,
+// it waits no longer than that after the first arrived: the hosts not
+// there by then are late, and begin without the others (a fleet's
+// streams, whose agents wait for their start only so long).
 type barrier struct {
-	mu      sync.Mutex
-	waiting int // live hosts not yet arrived nor gone
-	margin  time.Duration
-	at      time.Time
-	ready   chan struct{}
+	mu       sync.Mutex
+	waiting  int // live hosts not yet arrived nor gone
+	margin   time.Duration
+	patience time.Duration // 0: wait for every host
+	timer    *time.Timer
+	at       time.Time
+	ready    chan struct{}
+	released bool
 }
 
-func newBarrier(live int, margin time.Duration) *barrier {
-	b := &barrier{waiting: live, margin: margin, ready: make(chan struct{})}
+func newBarrier(live int, margin, patience time.Duration) *barrier {
+	b := &barrier{waiting: live, margin: margin, patience: patience, ready: make(chan struct{})}
 	if live == 0 {
-		close(b.ready)
+		b.releaseLocked()
 	}
 	return b
 }
 
-// arrive waits for the rest and returns the instant. Every host that
-// does not arrive leaves (its test ended, by error or ctx), so the wait
-// ends.
-func (b *barrier) arrive() time.Time {
-	b.done()
+// arrive waits for the rest and returns the instant, or false for a host
+// that arrived after the others were released (too late). Every host
+// that does not arrive leaves (its test ended, by error or ctx), so the
+// wait ends.
+func (b *barrier) arrive() (time.Time, bool) {
+	b.mu.Lock()
+	if b.released {
+		b.mu.Unlock()
+		return time.Time{}, false
+	}
+	b.waiting--
+	switch {
+	case b.waiting == 0:
+		b.releaseLocked()
+	case b.patience > 0 && b.timer == nil:
+		b.timer = time.AfterFunc(b.patience, b.release)
+	}
+	b.mu.Unlock()
 	<-b.ready
-	return b.at
+	return b.at, true
 }
 
 // leave is a host that will not arrive.
-func (b *barrier) leave() { b.done() }
-
-// done counts a host off; the last sets the instant.
-func (b *barrier) done() {
+func (b *barrier) leave() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.waiting--
-	if b.waiting == 0 {
-		b.at = time.Now().Add(b.margin)
-		close(b.ready)
+	if b.waiting == 0 && !b.released {
+		b.releaseLocked()
 	}
+}
+
+func (b *barrier) release() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.released {
+		b.releaseLocked()
+	}
+}
+
+// releaseLocked sets the instant and lets the hosts that arrived go.
+func (b *barrier) releaseLocked() {
+	b.released = true
+	b.at = time.Now().Add(b.margin)
+	if b.timer != nil {
+		b.timer.Stop()
+	}
+	close(b.ready)
 }
 
 func (b *barrier) instant() time.Time {

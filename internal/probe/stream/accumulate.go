@@ -45,6 +45,8 @@ type accumulator struct {
 	link    int64 // the link-layer header on this host's interface (sysinfo.LinkHeaderBytes)
 	dirs    []*direction
 	last    time.Duration
+	// lean keeps nothing per interval (a fleet's host: Held).
+	lean bool
 }
 
 func newAccumulator(phase string, n int, eps []*endpoint) *accumulator {
@@ -136,8 +138,10 @@ func (a *accumulator) interval(m *wire.Interval) []result.Interval {
 			iv.TCP = &result.TCPInterval{RTT: result.Seconds(t.RTT), RTTVar: result.Seconds(t.RTTVar),
 				MinRTT: result.Seconds(t.MinRTT), CwndBytes: t.CwndBytes(), Retransmits: t.Retransmits - d.lastRetr,
 				DeliveryRate: float64(t.DeliveryRate) * 8}
-			d.ivs = append(d.ivs, ivTCP{end: m.Elapsed, span: span, retrans: t.Retransmits - d.lastRetr,
-				sent: t.BytesSent - d.lastSent, bytesRetrans: t.BytesRetrans - d.lastBRetr})
+			if !a.lean {
+				d.ivs = append(d.ivs, ivTCP{end: m.Elapsed, span: span, retrans: t.Retransmits - d.lastRetr,
+					sent: t.BytesSent - d.lastSent, bytesRetrans: t.BytesRetrans - d.lastBRetr})
+			}
 			d.lastRetr, d.lastSent, d.lastBRetr = t.Retransmits, t.BytesSent, t.BytesRetrans
 			if t.RTT > 0 {
 				d.rttSum += t.RTT

@@ -4,7 +4,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/narrows/narrows/internal/client"
 	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/sysinfo"
+	"github.com/narrows/narrows/internal/wire"
 )
 
 // TestSplitStartup: slow start's burst of losses is the start-up; loss
@@ -58,5 +61,31 @@ func TestSplitStartup(t *testing.T) {
 	splitStartup(&s, short)
 	if s.SteadyIntervals != 2 || s.SteadyLossIntervals != 0 {
 		t.Errorf("the closing stretch counted: %+v", s)
+	}
+}
+
+// TestLeanKeepsNoIntervals: one host of a fleet (Held: the accumulator
+// lean) keeps nothing per interval, however long the run, where one
+// stream's run keeps each interval's counters for its start-up split;
+// both count the run's retransmits.
+func TestLeanKeepsNoIntervals(t *testing.T) {
+	for _, lean := range []bool{false, true} {
+		e := &endpoint{dc: client.DataConn{Slot: wire.Slot{ID: 0, Role: wire.SlotSource}}}
+		a := newAccumulator(result.PhaseSingle, 1, []*endpoint{e})
+		a.lean = lean
+		const n = 10000
+		for i := range n {
+			e.count.Add(1 << 20)
+			a.interval(&wire.Interval{Index: i, Elapsed: time.Duration(i+1) * time.Second,
+				Slots: []wire.SlotSample{{Slot: 0, Bytes: int64(i+1) << 20, TCP: &sysinfo.TCPInfo{RTT: time.Millisecond, Retransmits: int64(i), BytesSent: int64(i+1) << 20}}}})
+		}
+		kept := len(a.dirs[0].ivs)
+		if lean && kept != 0 || !lean && kept != n {
+			t.Errorf("lean %v: %d intervals kept of %d", lean, kept, n)
+		}
+		runs := a.summary(&wire.Done{Elapsed: n * time.Second, Slots: []wire.SlotSample{{Slot: 0, Bytes: n << 20, TCP: &sysinfo.TCPInfo{Retransmits: n - 1, BytesSent: n << 20, MSS: 1448}}}}, result.CPU{})
+		if len(runs) != 1 || runs[0].TCP == nil || runs[0].TCP.Retransmits != n-1 {
+			t.Errorf("lean %v: %+v", lean, runs)
+		}
 	}
 }

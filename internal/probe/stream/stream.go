@@ -39,6 +39,15 @@ type Config struct {
 	TryRPS bool
 	// steer is the phase's steering at the agent (TestSpec.Steer).
 	steer *wire.SteerSpec
+	// held is a fleet's host's run (Held): its hold before the start,
+	// its lean keeping, and where what it reports goes.
+	held *heldPhase
+}
+
+// heldPhase is what Held asks of runPhase, and what it tells back.
+type heldPhase struct {
+	hold func() error
+	out  *HeldRun
 }
 
 // Run measures. With Streams > 1 it runs twice: one stream, then Streams
@@ -150,6 +159,66 @@ func trySteered(ctx context.Context, s *client.Session, cfg Config, res *result.
 	return err
 }
 
+// HeldRun is one host's streams of a fleet (Held).
+type HeldRun struct {
+	// Run is its streams' account; nil when none began.
+	Run *result.StreamRun
+	// SameHost: the agent answered on this machine.
+	SameHost bool
+	// Interface is this host's interface the streams left by ("" when no
+	// interface holds their address).
+	Interface string
+	// Started is when its Start was sent, by this host's clock (zero:
+	// never).
+	Started time.Time
+}
+
+// Held runs cfg.Streams streams at once from this host to the agent, as
+// one host of a fleet (fleet net: a primary shipping its log to each
+// replica): once their data connections are open it calls hold, which
+// returns when the fleet's other hosts are ready too (an error from it
+// ends the run before it starts), then starts them. It keeps one stream
+// run's account, less what grows with the run's length (its intervals,
+// and the start-up and steady-state split of its retransmits made from
+// them) and less this host's CPU and cores, which every host's streams
+// share: so a fleet's memory follows its hosts, not the run's length.
+// The senders of every host share one block. On error the HeldRun holds
+// what was measured until then.
+func Held(ctx context.Context, s *client.Session, cfg Config, hold func() error) (*HeldRun, error) {
+	cfg.Direction, cfg.TryRPS, cfg.steer = wire.Forward, false, nil
+	out := &HeldRun{}
+	cfg.held = &heldPhase{hold: hold, out: out}
+	phase := result.PhaseSingle
+	if cfg.Streams > 1 {
+		phase = result.PhaseParallel
+	}
+	var far *sysinfo.TCPBuffers
+	runs, same, err := runPhase(ctx, s, cfg, phase, cfg.Streams, func(result.Interval) {}, &far, nil)
+	out.SameHost = same
+	if len(runs) > 0 {
+		out.Run = &runs[0]
+	}
+	return out, err
+}
+
+// shared is the one block every sender of a fleet's hosts writes from
+// (they only read it), incompressible as iperf3 sends: a fleet of a
+// thousand hosts holds one, not a thousand.
+func shared(size int64) []byte {
+	sharedBlock.Lock()
+	defer sharedBlock.Unlock()
+	if int64(len(sharedBlock.b)) != size {
+		sharedBlock.b = make([]byte, size)
+		rand.Read(sharedBlock.b)
+	}
+	return sharedBlock.b
+}
+
+var sharedBlock struct {
+	sync.Mutex
+	b []byte
+}
+
 func summarize(res *result.Stream) {
 	if len(res.Runs) > 0 {
 		res.Throughput = res.Runs[0].Throughput
@@ -237,13 +306,33 @@ func runPhase(ctx context.Context, s *client.Session, cfg Config, phase string, 
 	// both ways, so its link layer is theirs on the first hop (the far
 	// end's is not told).
 	dev := sysinfo.InterfaceName(t.Conns[0].Conn.LocalAddr())
-	coreLoad := sysinfo.CoreLoadSince(dev)
+	hp := cfg.held
+	if hp != nil {
+		hp.out.Interface = dev
+		if err := hp.hold(); err != nil {
+			return nil, same, err
+		}
+	}
+	// A fleet's hosts share this host's CPU and cores: they are not
+	// read for each (and would cost a read of every core's counters per
+	// host at the start).
+	coreLoad := func() *result.CoreLoad { return nil }
+	if hp == nil {
+		coreLoad = sysinfo.CoreLoadSince(dev)
+	}
 	if err := t.Start(ctx); err != nil {
 		return nil, same, err
 	}
 	start := time.Now()
-	cpu0, cpuErr := sysinfo.CPUTime()
-	cpuLimit := sysinfo.CPULimitSince()
+	if hp != nil {
+		hp.out.Started = start
+	}
+	var cpu0 time.Duration
+	cpuErr, cpuLimit := errShared, func() (float64, float64) { return 0, 0 }
+	if hp == nil {
+		cpu0, cpuErr = sysinfo.CPUTime()
+		cpuLimit = sysinfo.CPULimitSince()
+	}
 	// stop ends the senders at the duration; halt ends everything.
 	var stop, halt atomic.Bool
 	stopTimer := time.AfterFunc(cfg.Duration, func() { stop.Store(true) })
@@ -255,8 +344,13 @@ func runPhase(ctx context.Context, s *client.Session, cfg Config, phase string, 
 	})
 	defer unhook()
 
-	block := make([]byte, cfg.Block)
-	rand.Read(block) // incompressible, as iperf3 sends
+	var block []byte
+	if hp != nil {
+		block = shared(cfg.Block)
+	} else {
+		block = make([]byte, cfg.Block)
+		rand.Read(block) // incompressible, as iperf3 sends
+	}
 	var wg sync.WaitGroup
 	for _, e := range eps {
 		wg.Add(1)
@@ -268,7 +362,7 @@ func runPhase(ctx context.Context, s *client.Session, cfg Config, phase string, 
 	}
 
 	acc := newAccumulator(phase, n, eps)
-	acc.ipv6, acc.link = ipv6, sysinfo.LinkHeaderBytes(dev)
+	acc.ipv6, acc.link, acc.lean = ipv6, sysinfo.LinkHeaderBytes(dev), hp != nil
 	var done *wire.Done
 	var lost error
 	// held is the agent's last report before the end: it waits for the
@@ -328,10 +422,10 @@ func runPhase(ctx context.Context, s *client.Session, cfg Config, phase string, 
 		c1, _ := sysinfo.CPUTime()
 		wall := time.Since(start)
 		cpu = result.CPU{Local: 100 * float64(c1-cpu0) / float64(wall), Available: done.CPU > 0}
-		if done.Elapsed > 0 {
-			cpu.Remote = 100 * float64(done.CPU) / float64(done.Elapsed)
-		}
 		cpu.LocalLimitCores, cpu.LocalThrottledShare = cpuLimit()
+	}
+	if (cpuErr == nil || hp != nil) && done != nil && done.Elapsed > 0 {
+		cpu.Remote, cpu.Available = 100*float64(done.CPU)/float64(done.Elapsed), done.CPU > 0
 	}
 	if cfg.steer != nil {
 		readSteering(steering, done)
@@ -364,6 +458,9 @@ func runPhase(ctx context.Context, s *client.Session, cfg Config, phase string, 
 	}
 	return runs, same, nil
 }
+
+// errShared: this host's CPU is not read for one host of a fleet.
+var errShared = errors.New("shared by the fleet's hosts")
 
 // waitOrHalt gives the loops grace to finish by themselves (receivers
 // reading the last bytes), then halts them.

@@ -1,0 +1,66 @@
+//go:build linux
+
+package experiments
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/narrows/narrows/internal/itest"
+	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/testbed"
+)
+
+// TestFleetHundredAgents (issue 29): one client drives 100 agents on this
+// machine, each with a directory of its own, through one short disk test
+// started together. The start's skew is measured by the agents' own
+// clocks (each says when it began, its offset to the client's clock taken
+// off): the median host must begin within 5 ms of the instant it was
+// given, every host must run, and the client's memory (its peak RSS, from
+// the kernel's account of the process) is stated and bounded, as is the
+// run's overhead (its wall time less the test's duration).
+func TestFleetHundredAgents(t *testing.T) {
+	testbed.Share(t, testbed.Slots)
+	const hosts = 100
+	var on []string
+	for range hosts {
+		a := itest.StartAgent(t, []string{"--disk-path", t.TempDir()})
+		on = append(on, a.Addr)
+	}
+	const d = 500 * time.Millisecond
+	start := time.Now()
+	r := itest.Run(t, 5*time.Minute, nil, "fleet", "disk", "--on", strings.Join(on, ","), "--rw", "randread", "--block", "4K",
+		"--duration", d.String(), "--size", "1M", "--timeout", "10s", "--json")
+	took := time.Since(start)
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
+	var rep result.Report
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rep); err != nil {
+		t.Fatal(err)
+	}
+	f := rep.Fleet
+	if f == nil || f.Start == nil || f.Start.Hosts != hosts || len(f.Patterns) != 1 || f.Patterns[0].Hosts != hosts {
+		t.Fatalf("not all %d hosts began and ran: %+v", hosts, f)
+	}
+	var rss int64
+	if ru, ok := r.Usage.(*syscall.Rusage); ok {
+		rss = ru.Maxrss << 10
+	}
+	t.Logf("%d agents: began %v after the instant at the median, %v at most, skew %v; the client's peak RSS %.1f MiB; the run took %v for a test of %v (%v over)",
+		hosts, f.Start.MedianAfter.D(), f.Start.MaxAfter.D(), f.Start.Skew.D(), float64(rss)/(1<<20), took.Round(time.Millisecond), d, (took - d).Round(time.Millisecond))
+	if m := f.Start.MedianAfter.D(); m < -time.Millisecond || m > 5*time.Millisecond {
+		t.Errorf("the median host began %v after the instant: want within 5 ms (issue 29)", m)
+	}
+	if rss == 0 {
+		t.Fatal("the client's peak RSS was not read")
+	}
+	if rss > 256<<20 {
+		t.Errorf("the client held %s at its peak for %d hosts", fmt.Sprintf("%.0f MiB", float64(rss)/(1<<20)), hosts)
+	}
+}
