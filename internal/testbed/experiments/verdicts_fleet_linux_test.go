@@ -23,17 +23,19 @@ import (
 	"github.com/narrows/narrows/internal/testbed"
 )
 
-// The fleet (issue 29): agents on this machine, each with a directory of
-// its own, run the data profile together. In fleet/throttled-host one
-// agent's directory is an ext4 on a loop device whose reads cgroup v2's
-// io.max holds to a few hundred a second for that agent: narrows must name
-// that host, and only it; in fleet/even none is throttled, and none named.
+// The fleet (issue 29): eight hosts, each a network namespace behind one
+// switch with an agent and a directory of its own, run the data profile
+// together, driven from a ninth. In fleet/throttled-host the eighth's
+// directory is an ext4 on a loop device whose I/O the blkio controller
+// (io.max on cgroup v2) holds to a few hundred a second for that agent:
+// narrows must name that host, and only it; in fleet/even none is
+// throttled, and none named.
 var fleetScenarios = []Scenario{
 	{
 		Name: "fleet/throttled-host", CI: true, Share: testbed.Slots,
 		Question: "does every host get what the cluster promises when all of them work at once, and which one does not?",
-		Truth: "four agents on this machine run the data profile together; the fourth's directory is an ext4 on a loop device whose reads and writes the blkio controller (io.max on cgroup v2) holds to 300 a second for it; " +
-			"a fifth address answers nothing",
+		Truth: "eight hosts, network namespaces behind one switch, each with an agent, run the data profile together; the eighth's directory is an ext4 on a loop device whose reads and writes the blkio controller (io.max on cgroup v2) holds to 300 a second for it; " +
+			"a ninth address on the switch answers nothing",
 		Say:    []string{"fleet.outlier", "fleet.host_failed"},
 		NotSay: []string{"fleet.even"},
 		Run:    func(c *Case) { fleetRun(c, true) },
@@ -41,7 +43,7 @@ var fleetScenarios = []Scenario{
 	{
 		Name: "fleet/even", CI: true, Share: testbed.Slots,
 		Question: "does every host get what the cluster promises when all of them work at once?",
-		Truth:    "four agents on this machine, each with a directory of its own on the machine's disk, run the data profile together: none is throttled",
+		Truth:    "eight hosts, network namespaces behind one switch, each with an agent and a directory of its own on the machine's disk, run the data profile together: none is throttled",
 		Say:      []string{"fleet.even"},
 		NotSay:   []string{"fleet.outlier", "fleet.host_failed"},
 		Run:      func(c *Case) { fleetRun(c, false) },
@@ -312,21 +314,25 @@ func fioFleetSweep(c *Case, dirs []string, depths []int) []fioStep {
 	return steps
 }
 
-// fleetRun runs fleet disk over four agents (the last throttled when
-// throttle, with a fifth address where nothing answers).
+// fleetRun runs fleet disk from a ninth host over eight agents, each in
+// a namespace of its own behind one switch (the last throttled when
+// throttle, with an address on the switch where nothing answers).
 func fleetRun(c *Case, throttle bool) {
+	const hosts = 8
+	sw := testbed.NewTestSwitch(c.T, testbed.SwitchOptions{Hosts: hosts + 1})
+	client := sw.Hosts[0]
 	var on []string
-	for i := range 4 {
+	for i, h := range sw.Hosts[1:] {
 		dir := c.T.TempDir()
 		var dev string
-		if throttle && i == 3 {
+		if throttle && i == hosts-1 {
 			image := filepath.Join(c.T.TempDir(), "slow.img")
 			if f, err := os.Create(image); err != nil || f.Truncate(256<<20) != nil || f.Close() != nil {
 				c.T.Fatalf("an image for the slow host: %v", err)
 			}
 			dev = c.mountExt4At(image, dir)
 		}
-		a := itest.StartAgent(c.T, []string{"--disk-path", dir})
+		a := itest.StartAgent(c.T, []string{"--listen", agentAt(h), "--disk-path", dir}, inNS(h)...)
 		if dev != "" {
 			num, err := os.ReadFile(filepath.Join("/sys/block", filepath.Base(dev), "dev"))
 			if err != nil {
@@ -342,15 +348,12 @@ func fleetRun(c *Case, throttle bool) {
 			}
 			c.setCgroup(cg, "cgroup.procs", fmt.Sprint(a.Cmd.Process.Pid))
 		}
-		on = append(on, a.Addr)
+		on = append(on, agentAt(h))
 	}
 	if throttle {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			c.T.Fatal(err)
-		}
-		on = append(on, ln.Addr().String())
-		ln.Close()
+		b := sw.Prefix.Addr().As4()
+		b[3] = 200 // on the switch, no host: its ARP goes unanswered
+		on = append(on, net.JoinHostPort(net.IP(b[:]).String(), strconv.Itoa(agentPort)))
 	}
 	// Whatever the hosts wrote (their test files laid out, the loop
 	// device's backing file through the page cache) reaches the disk
@@ -363,7 +366,7 @@ func fleetRun(c *Case, throttle bool) {
 	if throttle {
 		code = 1
 	}
-	rep, _, _ := c.NarrowsExit(nil, code, "fleet", "disk", "--on", strings.Join(on, ","), "--profile", "data", "--duration", "1s", "--size", "32M", "--timeout", "3s")
+	rep, _, _ := c.NarrowsExit(client, code, "fleet", "disk", "--on", strings.Join(on, ","), "--profile", "data", "--duration", "1s", "--size", "32M", "--timeout", "3s")
 	if rep == nil {
 		c.T.Fatal("fleet disk wrote no summary")
 	}
@@ -379,9 +382,11 @@ func fleetRun(c *Case, throttle bool) {
 	}
 	if throttle {
 		o := finding(rep, "fleet.outlier")
-		c.Expect("the throttled host is the one named", o != nil && strings.Contains(o.Summary, on[3]+" gave") &&
-			!strings.Contains(o.Summary, on[0]+" gave") && !strings.Contains(o.Summary, on[1]+" gave") && !strings.Contains(o.Summary, on[2]+" gave"),
-			fmt.Sprint(o))
+		named := o != nil && strings.Contains(o.Summary, on[hosts-1]+" gave")
+		for _, h := range on[:hosts-1] {
+			named = named && !strings.Contains(o.Summary, h+" gave")
+		}
+		c.Expect("the throttled host is the one named", named, fmt.Sprint(o))
 	}
 	var sum float64
 	for _, h := range f.Hosts {
