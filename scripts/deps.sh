@@ -22,6 +22,11 @@ have chromium || need+=(chromium)   # the HTML report's browser test opens repor
 have x86_64-w64-mingw32-gcc || need+=(gcc-mingw-w64-x86-64)
 # the log flush's tests hold narrows to fio (and pg_test_fsync, above) with the same pattern
 have fio || need+=(fio)
+# deploy/systemd's tests: systemd-analyze verify and systemd-sysusers
+# (systemd as PID 1 is not needed), and the unit's command line run in a
+# network namespace as its user (util-linux: unshare, nsenter, setpriv)
+have systemd-analyze && have systemd-sysusers || need+=(systemd)
+have unshare && have nsenter && have setpriv || need+=(util-linux)
 # make race (in make test's checks) builds with cgo, as -race needs
 { have gcc && [ -e /usr/include/stdlib.h ]; } || need+=(gcc libc6-dev)
 if [ "${1:-test}" = bench ]; then
@@ -39,3 +44,4 @@ if [ ${#need[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 go mod download
+(cd deploy/kubernetes/check && go mod download)   # make kubecheck's module
