@@ -28,8 +28,8 @@ import (
 // together, driven from a ninth. In fleet/throttled-host the eighth's
 // directory is an ext4 on a loop device whose I/O the blkio controller
 // (io.max on cgroup v2) holds to a few hundred a second for that agent:
-// narrows must name that host, and only it; in fleet/even none is
-// throttled, and none named.
+// narrows must name that host, and only it; in fleet/even (four hosts)
+// none is throttled, and none named.
 var fleetScenarios = []Scenario{
 	{
 		Name: "fleet/throttled-host", CI: true, Share: testbed.Slots,
@@ -38,15 +38,19 @@ var fleetScenarios = []Scenario{
 			"a ninth address on the switch answers nothing",
 		Say:    []string{"fleet.outlier", "fleet.host_failed"},
 		NotSay: []string{"fleet.even"},
-		Run:    func(c *Case) { fleetRun(c, true) },
+		Run:    func(c *Case) { fleetRun(c, 8, true) },
 	},
 	{
 		Name: "fleet/even", CI: true, Share: testbed.Slots,
 		Question: "does every host get what the cluster promises when all of them work at once?",
-		Truth:    "eight hosts, network namespaces behind one switch, each with an agent and a directory of its own on the machine's disk, run the data profile together: none is throttled",
+		Truth:    "four hosts, network namespaces behind one switch, each with an agent and a directory of its own on the machine's disk, run the data profile together: none is throttled",
 		Say:      []string{"fleet.even"},
 		NotSay:   []string{"fleet.outlier", "fleet.host_failed"},
-		Run:      func(c *Case) { fleetRun(c, false) },
+		// Four, not eight: eight agents at QD32 each share this machine's
+		// two cores unevenly, one host reading 81-83% of the median host's
+		// IOPS at the QD32 steps (three runs of four): a CPU the hosts
+		// share, which a fleet's hosts do not, at fleet.even's edge.
+		Run: func(c *Case) { fleetRun(c, 4, false) },
 	},
 	{
 		Name: "fleet/sweep-throttled-knee", CI: true, Share: testbed.Slots,
@@ -397,11 +401,10 @@ func fioFleetSweep(c *Case, dirs []string, depths []int) []fioStep {
 	return steps
 }
 
-// fleetRun runs fleet disk from a ninth host over eight agents, each in
+// fleetRun runs fleet disk from one more host over hosts agents, each in
 // a namespace of its own behind one switch (the last throttled when
 // throttle, with an address on the switch where nothing answers).
-func fleetRun(c *Case, throttle bool) {
-	const hosts = 8
+func fleetRun(c *Case, hosts int, throttle bool) {
 	sw := testbed.NewTestSwitch(c.T, testbed.SwitchOptions{Hosts: hosts + 1})
 	client := sw.Hosts[0]
 	var on []string
@@ -460,8 +463,14 @@ func fleetRun(c *Case, throttle bool) {
 	if f.Start != nil {
 		c.T.Logf("started together: %d hosts, median %v after the instant, skew %v", f.Start.Hosts, f.Start.MedianAfter.D(), f.Start.Skew.D())
 	}
-	for _, p := range f.Patterns {
-		c.T.Logf("%s: %d hosts, %.0f IOPS, median host %.0f", p.Name, p.Hosts, p.IOPS, p.MedianIOPS)
+	for i, p := range f.Patterns {
+		var shares []string
+		for _, h := range f.Hosts {
+			if h.Disk != nil && i < len(h.Disk.Patterns) && p.MedianIOPS > 0 {
+				shares = append(shares, fmt.Sprintf("%.0f%%", 100*h.Disk.Patterns[i].IOPS/p.MedianIOPS))
+			}
+		}
+		c.T.Logf("%s: %d hosts, %.0f IOPS, median host %.0f; the hosts' shares of it %s", p.Name, p.Hosts, p.IOPS, p.MedianIOPS, strings.Join(shares, " "))
 	}
 	if throttle {
 		o := finding(rep, "fleet.outlier")
