@@ -177,6 +177,7 @@ func TestFleetDiskSweep(t *testing.T) {
 		}
 	}
 }
+
 // TestFleetNet: two streams from this host to each of three agents at
 // once, beside an address where nothing answers and one that accepts
 // and says nothing: the three receive, each stream's rate is given, the
