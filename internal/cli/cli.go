@@ -453,3 +453,11 @@ func unwrapPath(err error) error {
 	}
 	return err
 }
+
+// given is the flags fs was given on the command line, by name (what
+// the defaults alone do not tell apart from a value typed).
+func given(fs *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
+}

@@ -42,8 +42,7 @@ func diskCmd(ctx context.Context, env Env, args []string) (err error) {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	set := given(fs)
 
 	cfg := disk.Config{Dir: *path, Device: *device, Buffered: *buffered, Engine: *engine, Seed: *seed}
 	switch {

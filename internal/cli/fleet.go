@@ -3,7 +3,6 @@ package cli
 import (
 	"bufio"
 	"context"
-	"flag"
 	"os"
 	"slices"
 	"strconv"
@@ -53,8 +52,7 @@ func fleetDisk(ctx context.Context, env Env, args []string) (err error) {
 	if cfg.Size, err = metric.ParseSize(*size); err != nil || cfg.Size < disk.MinSize {
 		return usagef("--size %s: use at least 1M", *size)
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	set := given(fs)
 	custom := customGiven(set)
 	if len(custom) > 0 && !set["profile"] {
 		*profile = result.ProfileCustom

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"flag"
 
 	"github.com/narrows/narrows/internal/client"
 	"github.com/narrows/narrows/internal/command"
@@ -29,8 +28,7 @@ func netCommit(ctx context.Context, env Env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	set := given(fs)
 	s, err := nf.setup(env)
 	if err != nil {
 		return err

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"math"
 	"slices"
 	"strings"
@@ -51,8 +50,7 @@ func planReplica(ctx context.Context, env Env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	set := given(fs)
 	var err error
 	if cfg.PeakDuration, err = positiveDuration("--peak", rf.peak); err != nil {
 		return err
