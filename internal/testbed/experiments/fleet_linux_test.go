@@ -5,6 +5,7 @@ package experiments
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -58,11 +59,24 @@ func TestFleetHundredAgents(t *testing.T) {
 	}
 	t.Logf("%d agents: began %v after the instant at the median, %v at most, skew %v; the client's peak RSS %.1f MiB; the run took %v for a test of %v (%v over)",
 		hosts, f.Start.MedianAfter.D(), f.Start.MaxAfter.D(), f.Start.Skew.D(), float64(rss)/(1<<20), took.Round(time.Millisecond), d, (took - d).Round(time.Millisecond))
+	// The agents share this host's clock: each offset read is the start
+	// mechanism's own error, and the probe's round trip bounds it.
+	var offs []float64
 	for _, h := range f.Hosts {
 		if h.StartedAfter == nil || h.StartedAfter.D() < -time.Millisecond {
 			t.Errorf("%s began %v after the instant: before it, or not at all", h.Name, h.StartedAfter)
 		}
+		if h.ClockRTT <= 0 {
+			t.Errorf("%s: no clock probe's round trip", h.Name)
+			continue
+		}
+		offs = append(offs, h.ClockOffset.D().Abs().Seconds())
+		if off, rtt := h.ClockOffset.D().Abs(), h.ClockRTT.D(); off > rtt/2+time.Millisecond {
+			t.Errorf("%s: its clock read %v from this host's, its own, over a %v round trip", h.Name, off, rtt)
+		}
 	}
+	slices.Sort(offs)
+	t.Logf("the clock offsets read (all truly 0): %v at the median, %v at most", time.Duration(offs[len(offs)/2]*1e9), time.Duration(offs[len(offs)-1]*1e9))
 	if rss == 0 {
 		t.Fatal("the client's peak RSS was not read")
 	}
