@@ -299,14 +299,18 @@ type fioStep struct {
 	p99  time.Duration
 }
 
-// fioFleetSweep runs fio's client against a server per dir (a host), each
-// stepping random reads of sweepBlock through depths one after another
-// (stonewall), on io_uring with O_DIRECT as narrows does, and reads its
-// json+ output: per host and depth, IOPS and the total latency's bins.
+// fioFleetSweep runs fio's client against a server per dir (a host): one
+// file laid out on each first, then a client run a depth, each stepping
+// random reads of sweepBlock on io_uring with O_DIRECT as narrows does,
+// and reads its json+ output: per host and depth, IOPS and the total
+// latency's bins. A run a depth starts the hosts together at every step,
+// as narrows' sweep does; one job file of stonewalled steps let each
+// server go on at its own pace, every step laying out a file of its own,
+// and the hosts drifted apart (fewer of them at once at the deep steps).
 func fioFleetSweep(c *Case, dirs []string, depths []int) []fioStep {
 	work := c.T.TempDir()
-	args := []string{"--output-format=json+"}
-	for i, dir := range dirs {
+	var clients []string
+	for range dirs {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			c.T.Fatal(err)
@@ -331,22 +335,39 @@ func fioFleetSweep(c *Case, dirs []string, depths []int) []fioStep {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		var job strings.Builder
-		fmt.Fprintf(&job, "[global]\nioengine=io_uring\ndirect=1\nrw=randread\nbs=%d\nsize=32M\nruntime=1\ntime_based\nlat_percentiles=1\ndirectory=%s\n", sweepBlock, dir)
-		for _, d := range depths {
-			fmt.Fprintf(&job, "[qd%d]\niodepth=%d\nstonewall\nnew_group\n", d, d)
-		}
-		jf := filepath.Join(work, fmt.Sprintf("host%d.fio", i))
-		if err := os.WriteFile(jf, []byte(job.String()), 0o600); err != nil {
-			c.T.Fatal(err)
-		}
-		args = append(args, fmt.Sprintf("--client=ip:127.0.0.1,%d", port), jf)
+		clients = append(clients, fmt.Sprintf("--client=ip:127.0.0.1,%d", port))
 	}
-	out, err := exec.Command("fio", args...).Output()
-	if err != nil {
-		c.T.Fatalf("fio %s: %v\n%s", strings.Join(args, " "), err, out)
+	// run runs section (after the global one) on every host at once.
+	run := func(name, section string) []byte {
+		args := []string{"--output-format=json+"}
+		for i, dir := range dirs {
+			jf := filepath.Join(work, fmt.Sprintf("host%d-%s.fio", i, name))
+			job := fmt.Sprintf("[global]\nioengine=io_uring\ndirect=1\nrw=randread\nbs=%d\nsize=32M\nfilename=%s\n[%s]\n%s",
+				sweepBlock, filepath.Join(dir, "fleet.fio"), name, section)
+			if err := os.WriteFile(jf, []byte(job), 0o600); err != nil {
+				c.T.Fatal(err)
+			}
+			args = append(args, clients[i], jf)
+		}
+		out, err := exec.Command("fio", args...).Output()
+		if err != nil {
+			c.T.Fatalf("fio %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return out
 	}
+	run("layout", "create_only=1\n")
+	steps := make([]fioStep, len(depths))
+	for i, d := range depths {
+		steps[i] = fioStepOf(c, run(fmt.Sprintf("qd%d", d), fmt.Sprintf("iodepth=%d\nruntime=1\ntime_based\nlat_percentiles=1\n", d)), fmt.Sprintf("qd%d", d), len(dirs))
+	}
+	return steps
+}
+
+// fioStepOf reads a client run's json+ output: the IOPS of job's hosts
+// summed, and the p99 of their latency bins pooled.
+func fioStepOf(c *Case, out []byte, job string, hosts int) fioStep {
 	// The client writes the servers' notes first, then the JSON.
+	out = append([]byte{'\n'}, out...)
 	at := strings.Index(string(out), "\n{")
 	if at < 0 {
 		c.T.Fatalf("fio wrote no JSON:\n%s", out)
@@ -365,40 +386,37 @@ func fioFleetSweep(c *Case, dirs []string, depths []int) []fioStep {
 	if err := json.Unmarshal(out[at+1:], &doc); err != nil {
 		c.T.Fatalf("fio's JSON: %v", err)
 	}
-	steps := make([]fioStep, len(depths))
-	for i, d := range depths {
-		bins := map[int64]uint64{}
-		var total uint64
-		hosts := 0
-		for _, cl := range doc.Clients {
-			if cl.Job != fmt.Sprintf("qd%d", d) {
-				continue
-			}
-			hosts++
-			steps[i].iops += cl.Read.IOPS
-			for v, n := range cl.Read.Lat.Bins {
-				ns, err := strconv.ParseInt(v, 10, 64)
-				if err != nil {
-					c.T.Fatalf("fio's bin %q: %v", v, err)
-				}
-				bins[ns] += n
-				total += n
-			}
+	var step fioStep
+	bins := map[int64]uint64{}
+	var total uint64
+	seen := 0
+	for _, cl := range doc.Clients {
+		if cl.Job != job {
+			continue
 		}
-		if hosts != len(dirs) || total == 0 {
-			c.T.Fatalf("fio QD%d: %d of %d hosts, %d I/Os timed", d, hosts, len(dirs), total)
-		}
-		keys := slices.Sorted(maps.Keys(bins))
-		rank := uint64(math.Ceil(0.99 * float64(total)))
-		var seen uint64
-		for _, k := range keys {
-			if seen += bins[k]; seen >= rank {
-				steps[i].p99 = time.Duration(k)
-				break
+		seen++
+		step.iops += cl.Read.IOPS
+		for v, n := range cl.Read.Lat.Bins {
+			ns, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				c.T.Fatalf("fio's bin %q: %v", v, err)
 			}
+			bins[ns] += n
+			total += n
 		}
 	}
-	return steps
+	if seen != hosts || total == 0 {
+		c.T.Fatalf("fio %s: %d of %d hosts, %d I/Os timed", job, seen, hosts, total)
+	}
+	rank := uint64(math.Ceil(0.99 * float64(total)))
+	var n uint64
+	for _, k := range slices.Sorted(maps.Keys(bins)) {
+		if n += bins[k]; n >= rank {
+			step.p99 = time.Duration(k)
+			break
+		}
+	}
+	return step
 }
 
 // fleetRun runs fleet disk from one more host over hosts agents, each in
