@@ -360,10 +360,10 @@ type pageState struct {
 	// tables, as the page shows them.
 	Scripts    int      `json:"scripts"`
 	FleetHosts []string `json:"fleet_hosts"`
-	errors        []string
-	requests      []string
-	shot          string
-	size          int64
+	errors     []string
+	requests   []string
+	shot       string
+	size       int64
 }
 
 // fit is how a page sits in its window.
