@@ -2,6 +2,7 @@ package advisor
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/narrows/narrows/internal/metric"
@@ -74,16 +75,17 @@ func fleet(f *result.Fleet) []result.Finding {
 		return out
 	}
 	if len(odds) > 0 {
-		var whys []string
-		hosts := map[string]bool{}
+		var whys, hosts []string
 		for _, o := range odds {
 			whys = append(whys, o.why)
-			hosts[o.host] = true
+			if !slices.Contains(hosts, o.host) {
+				hosts = append(hosts, o.host)
+			}
 		}
 		if len(whys) > 6 {
 			whys = append(whys[:6], fmt.Sprintf("and %d more", len(whys)-6))
 		}
-		out = append(out, result.Finding{Code: "fleet.outlier", Severity: "warning",
+		out = append(out, result.Finding{Code: "fleet.outlier", Severity: "warning", Hosts: hosts,
 			Summary: fmt.Sprintf("%s stood out while the fleet worked together: %s.", metric.Plural(int64(len(hosts)), "host"), strings.Join(whys, "; ")),
 			Detail: "Every host ran the same pattern at the same time, so a host far below the others is that host's: a noisy neighbour on its storage, " +
 				"a volume throttled by its tier or its provider's limits, a degraded disk or controller. Run `narrows disk` there alone to tell a neighbour (the figures recover) from the volume (they do not)."})

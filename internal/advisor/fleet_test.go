@@ -1,6 +1,7 @@
 package advisor
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -75,5 +76,69 @@ func TestFleetKnees(t *testing.T) {
 	f.Sweep.SLO = nil
 	if fs := knees(f); len(fs) != 0 {
 		t.Errorf("no objective: %v", fs)
+	}
+}
+
+// TestFleetNamesHosts: the findings that single hosts out carry their
+// names (the rows a report marks), every one and only those; the
+// findings that single none out carry none.
+func TestFleetNamesHosts(t *testing.T) {
+	disk := func(iops ...float64) *result.Fleet {
+		f := &result.Fleet{}
+		fp := result.FleetPattern{Name: "randread 8 KiB QD8", MedianP99: result.Seconds(time.Millisecond)}
+		var all []float64
+		for i, v := range iops {
+			p := result.DiskPattern{Name: fp.Name, IOPS: v, IOs: 1000}
+			p.P99 = result.Seconds(time.Millisecond)
+			f.Hosts = append(f.Hosts, result.FleetHost{Name: "db" + string(rune('1'+i)), Disk: &result.Disk{Patterns: []result.DiskPattern{p}}})
+			fp.Hosts++
+			fp.IOPS += v
+			all = append(all, v)
+		}
+		slices.Sort(all)
+		fp.MedianIOPS = all[len(all)/2]
+		f.Patterns = []result.FleetPattern{fp}
+		return f
+	}
+	net := func(rates ...float64) *result.FleetNet {
+		f := &result.FleetNet{Config: result.FleetNetConfig{StreamsPerHost: 1}}
+		all := slices.Clone(rates)
+		slices.Sort(all)
+		med := all[len(all)/2]
+		for i, r := range rates {
+			f.Hosts = append(f.Hosts, result.FleetNetHost{Name: "r" + string(rune('1'+i)), Interface: "eth0",
+				Stream: &result.StreamRun{Throughput: r}, Share: r / med})
+			f.Total.Hosts++
+			f.Total.Throughput += r
+		}
+		f.Total.MedianHost = med
+		f.Links = []result.FleetNetLink{{Interface: "eth0", Hosts: len(rates), Rate: 10e9, WireThroughput: f.Total.Throughput, Share: f.Total.Throughput / 10e9}}
+		return f
+	}
+	for _, c := range []struct {
+		name  string
+		fs    []result.Finding
+		code  string
+		hosts []string
+	}{
+		{"a disk far below", fleet(disk(10000, 10100, 3000, 9900)), "fleet.outlier", []string{"db3"}},
+		{"two disks far below", fleet(disk(2000, 10100, 3000, 9900, 10000)), "fleet.outlier", []string{"db1", "db3"}},
+		{"an even fleet", fleet(disk(10000, 10100, 9800, 9900)), "fleet.even", nil},
+		{"a weak path", fleetNet(net(900e6, 300e6, 910e6)), "fleetnet.weak_path", []string{"r2"}},
+		{"even replicas", fleetNet(net(900e6, 880e6, 910e6)), "fleetnet.even", nil},
+	} {
+		i := slices.IndexFunc(c.fs, func(f result.Finding) bool { return f.Code == c.code })
+		if i < 0 {
+			t.Errorf("%s: no %s in %v", c.name, c.code, c.fs)
+			continue
+		}
+		if !slices.Equal(c.fs[i].Hosts, c.hosts) {
+			t.Errorf("%s: %s names %q, want %q", c.name, c.code, c.fs[i].Hosts, c.hosts)
+		}
+		for _, f := range c.fs {
+			if f.Severity != "warning" && len(f.Hosts) > 0 {
+				t.Errorf("%s: %s names hosts %q", c.name, f.Code, f.Hosts)
+			}
+		}
 	}
 }

@@ -84,7 +84,7 @@ func fleetNet(f *result.FleetNet) []result.Finding {
 		if len(weak) > 1 {
 			subject = "their paths, not this host's NIC, are the weak ones"
 		}
-		out = append(out, result.Finding{Code: "fleetnet.weak_path", Severity: "warning",
+		out = append(out, result.Finding{Code: "fleetnet.weak_path", Severity: "warning", Hosts: hostNames(weak),
 			Summary: fmt.Sprintf("%s, while this host shipped to every replica at once: %s; this host's link had room (%s).",
 				replicasBelow(weak, t.MedianHost, verb), subject, strings.Join(links, "; ")),
 			Detail: "Each replica's stream left this host together with the others', and this host's link was not full, so what held " + names(weak) +
@@ -115,7 +115,7 @@ func fleetNet(f *result.FleetNet) []result.Finding {
 		if unknown {
 			detail += " Or give this host's link rate (its port's speed, a cloud instance's bandwidth) with --assume nic=RATE: a link with room left names the path."
 		}
-		out = append(out, result.Finding{Code: "fleetnet.slow_replica", Severity: "warning",
+		out = append(out, result.Finding{Code: "fleetnet.slow_replica", Severity: "warning", Hosts: hostNames(slow),
 			Summary: fmt.Sprintf("%s; whether %s or this host's link held %s cannot be told: %s.",
 				replicasBelow(slow, t.MedianHost, "received "+log+" at "), map[bool]string{false: "its path", true: "their paths"}[len(slow) > 1],
 				map[bool]string{false: "it", true: "them"}[len(slow) > 1], strings.Join(whys, "; ")),
@@ -168,6 +168,15 @@ func replicasBelow(hs []result.FleetNetHost, median float64, verb string) string
 		parts = append(parts[:6], fmt.Sprintf("and %d more", len(parts)-6))
 	}
 	return "R" + strings.Join(parts, "; ")[1:]
+}
+
+// hostNames are hs's names, every one (a finding's Hosts).
+func hostNames(hs []result.FleetNetHost) []string {
+	var n []string
+	for _, h := range hs {
+		n = append(n, h.Name)
+	}
+	return n
 }
 
 func names(hs []result.FleetNetHost) string {

@@ -35,6 +35,8 @@ func fleetDisk(ctx context.Context, env Env, args []string) (err error) {
 	size := fs.String("size", "1G", "size of each host's test file")
 	seed := fs.Uint64("seed", def.Seed, "seed of the random offsets")
 	asJSON := fs.Bool("json", false, "write the summary as JSON lines instead of a table")
+	var htmlPath string
+	htmlFlag(fs, &htmlPath)
 	var af agentFlags
 	af.register(fs)
 	if err := parse(fs, args); err != nil {
@@ -102,7 +104,7 @@ func fleetDisk(ctx context.Context, env Env, args []string) (err error) {
 		}
 		c.On = append(c.On, o)
 	}
-	out := output(env, *asJSON)
+	out := withHTML(output(env, *asJSON), htmlPath)
 	rep, err := c.Run(ctx, coreEnv(env, out, *asJSON))
 	return written(ctx, out, rep, err)
 }
@@ -121,6 +123,8 @@ func fleetNet(ctx context.Context, env Env, args []string) error {
 	var assume multiFlag
 	fs.Var(&assume, "assume", "this host's link rate given by hand, nic=RATE (e.g. nic=10Gbit/s): where its NIC tells no true one (a VM's virtio NIC, a cloud instance's bandwidth)")
 	asJSON := fs.Bool("json", false, "write the summary as JSON lines instead of a table")
+	var htmlPath string
+	htmlFlag(fs, &htmlPath)
 	var af agentFlags
 	af.register(fs)
 	if err := parse(fs, args); err != nil {
@@ -154,7 +158,7 @@ func fleetNet(ctx context.Context, env Env, args []string) error {
 		}
 		c.To = append(c.To, o)
 	}
-	out := output(env, *asJSON)
+	out := withHTML(output(env, *asJSON), htmlPath)
 	rep, err := c.Run(ctx, coreEnv(env, out, *asJSON))
 	return written(ctx, out, rep, err)
 }

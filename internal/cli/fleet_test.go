@@ -5,6 +5,7 @@ import (
 	"math"
 	"net"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -294,4 +295,62 @@ func fleetNet(t *testing.T, stdout string) *result.FleetNet {
 		}
 	}
 	return rep.FleetNet
+}
+
+// TestFleetHTML: fleet disk and fleet net given --html write the fleet's
+// page beside their usual output, and `narrows report` makes the same
+// page from the saved run: a sweep's curve with its knee, a host that did
+// not answer in its row with why; the replicas' table.
+func TestFleetHTML(t *testing.T) {
+	dir := t.TempDir()
+	var on []string
+	for range 2 {
+		a := itest.StartAgent(t, []string{"--disk-path", t.TempDir()})
+		on = append(on, a.Addr)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := ln.Addr().String()
+	ln.Close()
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+		want []string
+	}{
+		{"fleet-disk", []string{"fleet", "disk", "--on", strings.Join(append(slices.Clone(on), gone), ","), "--rw", "randread", "--block", "8K",
+			"--sweep", "qd=1,2", "--slo", "p99=1h", "--duration", "200ms", "--size", "8M", "--timeout", "3s"}, 1,
+			[]string{`class="chart chart-fleet-iops"`, `class="chart chart-fleet-slo"`, `class="chart chart-fleet-latency"`, "knee: QD ", "objective p99 ≤ ",
+				`class="fleet-hosts"`, "What does the fleet give within the latency objective?", on[0], on[1], gone}},
+		{"fleet-net", []string{"fleet", "net", "--to", strings.Join(on, ","), "--duration", "500ms"}, 0,
+			[]string{`class="fleet-hosts"`, "Is one replica&#39;s path the weak one?", "share of the median replica", on[0], on[1]}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			page := filepath.Join(dir, c.name+".html")
+			r := itest.Run(t, 2*time.Minute, nil, append(c.args, "--json", "--html", page)...)
+			if r.Code != c.code {
+				t.Fatalf("exit %d, want %d: %s", r.Code, c.code, r.Stderr)
+			}
+			got, err := os.ReadFile(page)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(string(got), w) {
+					t.Errorf("the page does not say %q", w)
+				}
+			}
+			saved := filepath.Join(dir, c.name+".jsonl")
+			os.WriteFile(saved, []byte(r.Stdout), 0o644)
+			again := filepath.Join(dir, c.name+"-again.html")
+			if rr := itest.Run(t, time.Minute, nil, "report", saved, "--html", again); rr.Code != 0 {
+				t.Fatalf("report: exit %d: %s", rr.Code, rr.Stderr)
+			}
+			if b, _ := os.ReadFile(again); string(b) != string(got) {
+				t.Error("the page from the saved run differs from the page the run wrote")
+			}
+		})
+	}
 }

@@ -64,7 +64,7 @@ func doctorFixture() *result.Report {
 }
 
 // htmlGolden are the reports whose HTML is kept: one of each kind of chart.
-var htmlGolden = []string{"stream", "rr", "disk", "db_repl_pg", "plan_backup", "plan_replica", "doctor"}
+var htmlGolden = []string{"stream", "rr", "disk", "db_repl_pg", "plan_backup", "plan_replica", "doctor", "fleet_disk", "fleet_sweep", "fleet_net"}
 
 func TestHTMLGolden(t *testing.T) {
 	ivs, reps := allFixtures()

@@ -74,7 +74,9 @@ func allFixtures() (map[string][]result.Interval, map[string]*result.Report) {
 	ivs["plan_replica"], reps["plan_replica"] = nil, replicaFixture() // plan_test.go
 	ivs["plan_chatty"], reps["plan_chatty"] = nil, chattyFixture()    // plan_test.go
 	ivs["disk_custom"], reps["disk_custom"] = diskCustomFixture()
-	ivs["fleet_net"], reps["fleet_net"] = nil, fleetNetFixture() // fleetnet_test.go
+	ivs["fleet_net"], reps["fleet_net"] = nil, fleetNetFixture()       // fleetnet_test.go
+	ivs["fleet_disk"], reps["fleet_disk"] = nil, fleetDiskFixture()    // fleet_test.go
+	ivs["fleet_sweep"], reps["fleet_sweep"] = nil, fleetSweepFixture() // fleet_test.go
 	return ivs, reps
 }
 

@@ -120,6 +120,9 @@ type Finding struct {
 	// (words.About): doctor sets it on its verdicts, where findings of
 	// many steps stand side by side.
 	About string `json:"about,omitempty"`
+	// Hosts are the fleet's hosts it names, as given (fleet.outlier,
+	// fleetnet.weak_path, fleetnet.slow_replica): the rows a report marks.
+	Hosts []string `json:"hosts,omitempty"`
 }
 
 // Latency is a distribution of round-trip times.

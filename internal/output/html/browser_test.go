@@ -38,6 +38,8 @@ func TestHTMLInBrowser(t *testing.T) {
 	}
 	dir := t.TempDir()
 	a := itest.StartAgent(t, []string{"--disk-path", dir})
+	b2 := itest.StartAgent(t, []string{"--disk-path", t.TempDir()})
+	fleet := a.Addr + "," + b2.Addr
 	runs := []struct {
 		name   string
 		args   []string
@@ -46,6 +48,9 @@ func TestHTMLInBrowser(t *testing.T) {
 		{"net-stream", []string{"net", "stream", "--to", a.Addr, "--duration", "1s", "--interval", "250ms", "--streams", "2", "--json"}, []string{"chart-throughput"}},
 		{"net-rr", []string{"net", "rr", "--to", a.Addr, "--duration", "1s", "--interval", "250ms", "--json"}, []string{"chart-rtt"}},
 		{"disk", []string{"disk", "--path", dir, "--duration", "200ms", "--interval", "100ms", "--size", "8M", "--json"}, []string{"chart-disk-latency"}},
+		{"fleet-disk", []string{"fleet", "disk", "--on", fleet, "--rw", "randread", "--block", "8K", "--sweep", "qd=1,2,4", "--slo", "p99=1h",
+			"--duration", "200ms", "--size", "8M", "--json"}, []string{"chart-fleet-latency", "chart-fleet-iops", "chart-fleet-slo"}},
+		{"fleet-net", []string{"fleet", "net", "--to", fleet, "--duration", "500ms", "--json"}, nil},
 	}
 	out := filepath.Join("testdata", "out")
 	if err := os.MkdirAll(out, 0o755); err != nil {
@@ -53,6 +58,10 @@ func TestHTMLInBrowser(t *testing.T) {
 	}
 	var pages []string
 	wantCharts := map[string][]string{}
+	// A fleet run as a forged file may name a host: markup and a
+	// terminal's escape in its name, which the page shows as text.
+	const hostile = "db3<script>alert(1)</script>\x1b[2J"
+	hostilePage := ""
 	for _, r := range runs {
 		res := itest.Run(t, time.Minute, nil, r.args...)
 		if res.Code != 0 {
@@ -66,6 +75,17 @@ func TestHTMLInBrowser(t *testing.T) {
 		}
 		pages = append(pages, page)
 		wantCharts[page] = r.charts
+		if r.name == "fleet-disk" {
+			name, _ := json.Marshal(hostile)
+			forged := filepath.Join(dir, "fleet-hostile.jsonl")
+			os.WriteFile(forged, []byte(strings.ReplaceAll(res.Stdout, b2.Addr, strings.Trim(string(name), `"`))), 0o644)
+			hostilePage, _ = filepath.Abs(filepath.Join(out, "fleet-hostile.html"))
+			if res := itest.Run(t, time.Minute, nil, "report", forged, "--html", hostilePage); res.Code != 0 {
+				t.Fatalf("report %s: exit %d\n%s%s", forged, res.Code, res.Stdout, res.Stderr)
+			}
+			pages = append(pages, hostilePage)
+			wantCharts[hostilePage] = r.charts
+		}
 	}
 	// A real doctor run's page, as doctor writes it beside its run (no
 	// database here: internal/itest/dbtest's TestDoctorLoopback holds a
@@ -119,6 +139,22 @@ func TestHTMLInBrowser(t *testing.T) {
 			}
 			if st.Facts == 0 {
 				t.Error("no machine facts")
+			}
+			if st.Scripts > 0 {
+				t.Errorf("%d scripts in the page", st.Scripts)
+			}
+			if strings.HasPrefix(filepath.Base(page), "fleet") {
+				// The answers first, then each host's row.
+				if len(st.FleetHosts) < 2 || st.AnswersBottom <= 0 {
+					t.Errorf("the fleet's hosts %q, the answers end at %.0f px: want the hosts' rows and the answers", st.FleetHosts, st.AnswersBottom)
+				}
+			}
+			if page == hostilePage {
+				// The forged name shows as the text it is, escape and all:
+				// \x1b is four characters, <script> no element.
+				if shown := strings.ReplaceAll(hostile, "\x1b", `\x1b`); !slices.Contains(st.FleetHosts, shown) {
+					t.Errorf("the forged host's name does not show as text: hosts %q", st.FleetHosts)
+				}
 			}
 			// Nothing cut off or wider than the window at 1280 × 800, nor
 			// on a printed page (issue 27: wide figure blocks were cut
@@ -319,10 +355,15 @@ type pageState struct {
 	Appendix      bool `json:"appendix"`
 	// AnswersBottom is where doctor's answers end, in px from the top.
 	AnswersBottom float64 `json:"answers_bottom"`
-	errors        []string
-	requests      []string
-	shot          string
-	size          int64
+	// Scripts are the page's script elements (none: a forged host's
+	// <script> is text); FleetHosts the first cells of a fleet's hosts'
+	// tables, as the page shows them.
+	Scripts    int      `json:"scripts"`
+	FleetHosts []string `json:"fleet_hosts"`
+	errors     []string
+	requests   []string
+	shot       string
+	size       int64
 }
 
 // fit is how a page sits in its window.
@@ -356,6 +397,8 @@ const inspect = `JSON.stringify({
   raw_in_verdicts: document.querySelectorAll('#verdicts .code, #verdicts .values, #verdicts pre').length,
   appendix: !!document.querySelector('#appendix'),
   answers_bottom: (() => { const a = document.querySelector('#answers'); return a ? a.getBoundingClientRect().bottom + window.scrollY : 0; })(),
+  scripts: document.scripts.length,
+  fleet_hosts: Array.from(document.querySelectorAll('table.fleet-hosts tbody tr td:first-child')).map(e => (e.firstChild ? e.firstChild.textContent : '').trim()).slice(0, 50),
 })`
 
 // open loads a file in a fresh tab, watching its console and its

@@ -62,6 +62,8 @@ func charts(id string, rep *result.Report, ivs []result.Interval, facts, agentFa
 		}
 	case *result.ReplicaPlan:
 		out = append(out, replicaLogChart(id, p))
+	case *result.Fleet:
+		out = append(out, fleetCharts(id, p)...) // fleet.go
 	}
 	// The other kinds draw no chart: their figures are the summary's.
 	return out

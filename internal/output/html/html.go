@@ -27,6 +27,7 @@ import (
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/output/table"
 	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/untrusted"
 	"github.com/narrows/narrows/internal/words"
 )
 
@@ -109,6 +110,8 @@ type sectionView struct {
 	ID, Title, Status, Why, Elapsed string
 	Charts                          []template.HTML
 	Backup                          *backupView
+	Fleet                           *fleetView    // fleet.go
+	FleetNet                        *fleetNetView // fleet.go
 	Figures, Intervals              string
 	IntervalCount, IntervalsShown   int
 	Findings                        []findingView
@@ -192,6 +195,16 @@ func build(rep *result.Report, ivs []result.Interval) page {
 			p.Verdicts = append(p.Verdicts, fv)
 		}
 		p.Network = netOf("s1", rep.Command, rep, facts, agentFacts)
+		// A fleet's questions answered first, as doctor's are.
+		for _, a := range words.FleetAnswers(rep) {
+			av := answerView{Question: a.Question, Else: a.Else}
+			if a.Finding != nil {
+				fv := findingOf(*a.Finding)
+				fv.Anchor, fv.Where = "s1", rep.Command
+				av.Finding = &fv
+			}
+			p.Answers = append(p.Answers, av)
+		}
 	}
 	p.Facts = factsOf(rep, facts, agentFacts)
 	if facts == nil && agentFacts == nil {
@@ -231,18 +244,30 @@ func fillSection(sec *sectionView, id string, rep *result.Report, ivs []result.I
 	if rep.BackupPlan != nil {
 		sec.Backup = backupOf(id, rep.BackupPlan)
 	}
+	if rep.Fleet != nil {
+		sec.Fleet = fleetOf(id, rep)
+	}
+	if rep.FleetNet != nil {
+		sec.FleetNet = fleetNetOf(id, rep)
+	}
+	// The terminal's words, through the terminal's sanitiser: a host's
+	// name or an agent's error shows its control characters escaped.
 	var b strings.Builder
+	uw := untrusted.NewWriter(&b)
 	summary := *rep
 	summary.Findings, summary.Doctor = nil, nil
-	table.New(&b).Report(&summary)
+	table.New(uw).Report(&summary)
+	uw.Flush()
 	sec.Figures = strings.TrimLeft(b.String(), "\n")
 	if len(ivs) > 0 {
 		var ib strings.Builder
-		tw := table.New(&ib)
+		iw := untrusted.NewWriter(&ib)
+		tw := table.New(iw)
 		n := min(len(ivs), maxIntervalRows)
 		for _, iv := range ivs[:n] {
 			tw.Interval(iv)
 		}
+		iw.Flush()
 		sec.Intervals, sec.IntervalCount, sec.IntervalsShown = ib.String(), len(ivs), n
 	}
 	for _, f := range rep.Findings {
@@ -262,7 +287,7 @@ func orFacts(a, b *result.Facts) *result.Facts {
 }
 
 func findingOf(f result.Finding) findingView {
-	fv := findingView{Code: f.Code, Severity: f.Severity, Summary: f.Summary, Detail: f.Detail, About: f.About}
+	fv := findingView{Code: text(f.Code), Severity: f.Severity, Summary: text(f.Summary), Detail: text(f.Detail), About: text(f.About)}
 	if fv.Severity == "" {
 		fv.Severity = "info"
 	}

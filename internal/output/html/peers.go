@@ -162,6 +162,34 @@ func netOf(anchor, step string, rep *result.Report, facts, agentFacts *result.Fa
 			v.Commands = append(v.Commands, peerCommand{Figure: fmt.Sprintf("%d streams: %s", s.LinkStreams, metric.FormatByteRate(s.Link)), Where: "here (with iperf3 -s on " + host + ")",
 				Command: fmt.Sprintf("iperf3 -c %s -t 10 -P %d", host, s.LinkStreams)})
 		}
+	case *result.FleetNet:
+		f := rep.FleetNet
+		c := f.Config
+		v.What = fmt.Sprintf("bulk TCP throughput from this host to every replica at once, %s to each, started together, as a primary ships its log", metric.Plural(int64(c.StreamsPerHost), "stream"))
+		v.Between = fmt.Sprintf("%s → %s", here, metric.Plural(int64(len(f.Hosts)), "replica"))
+		win := "the OS default window (autotuning)"
+		if c.WindowBytes > 0 {
+			win = "a " + metric.FormatBytes(c.WindowBytes) + " socket buffer"
+		}
+		v.How = fmt.Sprintf("%s, %s writes, %s; each replica's rate counted by its agent, the sum on the wire against this host's link", dur(c.Duration), metric.FormatBytes(c.BlockBytes), win)
+		for i, h := range f.Hosts {
+			if h.Stream == nil {
+				continue
+			}
+			if i == maxPeerCommands {
+				v.Commands = append(v.Commands, peerCommand{Figure: fmt.Sprintf("and %d more replicas", len(f.Hosts)-i), Where: "the same, at once"})
+				break
+			}
+			cmd := fmt.Sprintf("iperf3 -c %s -t %s -l %d", text(hostOf(h.Name)), secondsArg(c.Duration), c.BlockBytes)
+			if c.StreamsPerHost > 1 {
+				cmd += " -P " + strconv.Itoa(c.StreamsPerHost)
+			}
+			if c.WindowBytes > 0 {
+				cmd += " -w " + strconv.FormatInt(c.WindowBytes, 10)
+			}
+			v.Commands = append(v.Commands, peerCommand{Figure: text(h.Name) + ": " + metric.FormatBitRate(h.Stream.Throughput),
+				Where: "here, every replica's at once (with iperf3 -s on each)", Command: cmd})
+		}
 	default:
 		return nil // a database's own views, a model given by hand: no network figure to reproduce
 	}
@@ -254,6 +282,10 @@ func phaseWords(r result.StreamRun, here, there string) string {
 	}
 	return s + " " + words.Way(r.Direction, here, there)
 }
+
+// maxPeerCommands bounds the commands of a fleet's replicas: the rest
+// are the same with another host.
+const maxPeerCommands = 10
 
 func hostOf(target string) string {
 	if h, _, err := net.SplitHostPort(target); err == nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -90,13 +91,42 @@ type hline struct {
 	label string
 }
 
+// vline is a vertical mark at x, e.g. a sweep's knee.
+type vline struct {
+	x     float64
+	label string
+}
+
+// xAxis is a line chart's horizontal axis: seconds into the run, linear
+// from 0 (the zero value), or the values at, each a tick, on a log2 scale
+// (a sweep's queue depths: 1, 2, 4 … 64 evenly apart).
+type xAxis struct {
+	label string
+	at    []float64
+}
+
 // lineChart draws series of values over time (x in seconds) on a linear
 // axis from 0, with reference lines. yfmt formats the axis.
 func lineChart(id, class, title string, ss []series, refs []hline, yfmt func(float64) string) template.HTML {
+	return axesChart(id, class, title, ss, refs, nil, yfmt, xAxis{})
+}
+
+// axesChart is lineChart on axis xa, with vertical marks vs.
+func axesChart(id, class, title string, ss []series, refs []hline, vs []vline, yfmt func(float64) string, xa xAxis) template.HTML {
 	if len(ss) > maxSeries {
 		ss = ss[:maxSeries]
 	}
 	ss = plottable(ss)
+	logX := len(xa.at) > 0
+	if logX {
+		// A log scale places no x at or below 0.
+		for i := range ss {
+			ss[i].pts = slices.DeleteFunc(ss[i].pts, func(p point) bool { return p.x <= 0 })
+		}
+		xa.at = slices.DeleteFunc(slices.Clone(xa.at), func(v float64) bool { return !(v > 0 && plotted(v)) })
+		vs = slices.DeleteFunc(slices.Clone(vs), func(v vline) bool { return !(v.x > 0 && plotted(v.x)) })
+		logX = len(xa.at) > 0
+	}
 	maxX, maxY := 0.0, 0.0
 	for _, s := range ss {
 		for _, p := range s.pts {
@@ -125,6 +155,19 @@ func lineChart(id, class, title string, ss []series, refs []hline, yfmt func(flo
 	}
 	xStep := niceCeil(maxX / timeAxisTickCount)
 	maxX = math.Max(1, math.Ceil(maxX/xStep-0.02)) * xStep // a tail of a few ms past a tick does not add one
+	x := func(v float64) float64 { return padL + v/maxX*plotW }
+	if logX {
+		lo, hi := math.Log2(slices.Min(xa.at)), math.Log2(slices.Max(xa.at))
+		for _, s := range ss {
+			for _, p := range s.pts {
+				lo, hi = math.Min(lo, math.Log2(p.x)), math.Max(hi, math.Log2(p.x))
+			}
+		}
+		if hi-lo < 1 {
+			hi = lo + 1
+		}
+		x = func(v float64) float64 { return padL + (math.Log2(v)-lo)/(hi-lo)*plotW }
+	}
 	yTop := niceCeil(maxY * 1.05)
 	if yTop <= 0 {
 		yTop = 1
@@ -134,7 +177,6 @@ func lineChart(id, class, title string, ss []series, refs []hline, yfmt func(flo
 	h := padT + lineH + padB + legendRows*legendH
 	var b strings.Builder
 	open(&b, id, class, title, h)
-	x := func(v float64) float64 { return padL + v/maxX*plotW }
 	y := func(v float64) float64 { return padT + lineH - v/yTop*lineH }
 	// Axes and grid.
 	for i := 0; i <= lineChartTickCount; i++ {
@@ -142,10 +184,20 @@ func lineChart(id, class, title string, ss []series, refs []hline, yfmt func(flo
 		fmt.Fprintf(&b, `<line class="grid" x1="%d" y1="%s" x2="%d" y2="%s"/>`, padL, f1(y(v)), chartW-padR, f1(y(v)))
 		fmt.Fprintf(&b, `<text class="tick" x="%d" y="%s" text-anchor="end">%s</text>`, padL-6, f1(y(v)+4), esc(yfmt(v)))
 	}
-	for v := 0.0; v <= maxX+xStep/2; v += xStep {
-		fmt.Fprintf(&b, `<text class="tick" x="%s" y="%d" text-anchor="middle">%s</text>`, f1(x(v)), padT+lineH+16, esc(trimSeconds(v)))
+	if logX {
+		for _, v := range xa.at {
+			fmt.Fprintf(&b, `<text class="tick" x="%s" y="%d" text-anchor="middle">%s</text>`, f1(x(v)), padT+lineH+16, esc(trimSeconds(v)))
+		}
+	} else {
+		for v := 0.0; v <= maxX+xStep/2; v += xStep {
+			fmt.Fprintf(&b, `<text class="tick" x="%s" y="%d" text-anchor="middle">%s</text>`, f1(x(v)), padT+lineH+16, esc(trimSeconds(v)))
+		}
 	}
-	fmt.Fprintf(&b, `<text class="axis" x="%d" y="%d" text-anchor="middle">seconds into the run</text>`, padL+plotW/2, padT+lineH+32)
+	xLabel := "seconds into the run"
+	if xa.label != "" {
+		xLabel = xa.label
+	}
+	fmt.Fprintf(&b, `<text class="axis" x="%d" y="%d" text-anchor="middle">%s</text>`, padL+plotW/2, padT+lineH+32, esc(xLabel))
 	fmt.Fprintf(&b, `<line class="axisline" x1="%d" y1="%d" x2="%d" y2="%d"/>`, padL, padT+lineH, chartW-padR, padT+lineH)
 	for i, r := range off {
 		fmt.Fprintf(&b, `<text class="reflabel offscale" x="%d" y="%d" text-anchor="end">↑ %s: %.0f× the top of this scale</text>`, chartW-padR-4, padT+10+i*14, esc(r.label), r.y/yTop)
@@ -153,6 +205,14 @@ func lineChart(id, class, title string, ss []series, refs []hline, yfmt func(flo
 	for _, r := range refs {
 		fmt.Fprintf(&b, `<line class="ref" x1="%d" y1="%s" x2="%d" y2="%s"/>`, padL, f1(y(r.y)), chartW-padR, f1(y(r.y)))
 		fmt.Fprintf(&b, `<text class="reflabel" x="%d" y="%s" text-anchor="end">%s</text>`, chartW-padR-4, f1(y(r.y)-4), esc(r.label))
+	}
+	for i, v := range vs {
+		fmt.Fprintf(&b, `<line class="vmark" x1="%s" y1="%d" x2="%s" y2="%d"/>`, f1(x(v.x)), padT, f1(x(v.x)), padT+lineH)
+		anchor, dx := "start", 4.0
+		if x(v.x) > padL+plotW*0.6 {
+			anchor, dx = "end", -4
+		}
+		fmt.Fprintf(&b, `<text class="vmarklabel" x="%s" y="%d" text-anchor="%s">%s</text>`, f1(x(v.x)+dx), padT+24+i*14, anchor, esc(v.label))
 	}
 	for i, s := range ss {
 		pts := s.pts
