@@ -83,11 +83,13 @@ type Watcher struct {
 	mtuHere   int
 	mtuAgent  int
 	pathMTU   int
+	lastErr   string // the last failure's, for a person (never a label)
 	lastEmit  time.Time
 }
 
 func newWatcher(cfg Config, now time.Time) *Watcher {
-	// Up from the start: Run begins on a session the caller has dialled.
+	// Up from the start: Run begins on a session the caller has dialled
+	// (or down, until its first session, when it has none).
 	w := &Watcher{cfg: cfg, start: now, lastEmit: now, up: true, cur: metric.NewHistogram(),
 		errors: map[string]int64{}, streams: map[string]result.WatchStream{}}
 	for i := range w.all {
@@ -102,9 +104,11 @@ func newWatcher(cfg Config, now time.Time) *Watcher {
 
 // Run watches until ctx is done or cfg.Duration has passed, starting on
 // first (a session the caller dialled, so that a wrong secret or an absent
-// agent is the caller's to report before the watch begins). Once begun,
-// nothing the agent or the link does ends the watch: failures are counted
-// and the agent is dialled again. The summary comes back at the end.
+// agent is the caller's to report before the watch begins). A nil first
+// starts the watch down, dialling with backoff: one link of a fleet,
+// whose agent may be away when the watch starts. Once begun, nothing the
+// agent or the link does ends the watch: failures are counted and the
+// agent is dialled again. The summary comes back at the end.
 func Run(ctx context.Context, first *client.Session, cfg Config, emit probe.Emit) *result.Watch {
 	if cfg.Duration > 0 {
 		var cancel context.CancelFunc
@@ -115,7 +119,11 @@ func Run(ctx context.Context, first *client.Session, cfg Config, emit probe.Emit
 		cfg.testLength = 10 * time.Minute
 	}
 	w := newWatcher(cfg, time.Now())
-	w.connected(first)
+	if first != nil {
+		w.connected(first)
+	} else {
+		w.up, w.downSince = false, w.start
+	}
 	var wg sync.WaitGroup
 	for _, st := range cfg.Steps {
 		wg.Add(1)
@@ -165,7 +173,7 @@ func (w *Watcher) roundTrips(ctx context.Context, sess *client.Session) {
 				if ctx.Err() != nil {
 					return
 				}
-				w.failed(result.WatchErrConnect)
+				w.failed(result.WatchErrConnect, err)
 				sleep(ctx, backoff)
 				backoff = min(2*backoff, maxBackoff)
 				continue
@@ -187,7 +195,7 @@ func (w *Watcher) roundTrips(ctx context.Context, sess *client.Session) {
 			return
 		}
 		if err != nil {
-			w.failed(result.WatchErrRR)
+			w.failed(result.WatchErrRR, err)
 			sess.Close()
 			sess = nil
 			sleep(ctx, backoff)
@@ -206,7 +214,7 @@ func (w *Watcher) every(ctx context.Context, st Step) {
 		began := time.Now()
 		if w.isUp() {
 			if err := st.Run(ctx, w); err != nil && ctx.Err() == nil {
-				w.failed(st.Name)
+				w.failed(st.Name, err)
 			}
 		}
 		wait = time.Until(began.Add(st.Every))
@@ -331,10 +339,13 @@ func (w *Watcher) connected(s *client.Session) {
 
 // failed counts an error of kind; the link is down until round trips
 // flow again, unless only a step failed.
-func (w *Watcher) failed(kind string) {
+func (w *Watcher) failed(kind string, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.errors[kind]++
+	if err != nil {
+		w.lastErr = kind + ": " + err.Error()
+	}
 	if kind != result.WatchErrConnect && kind != result.WatchErrRR {
 		return
 	}
@@ -381,7 +392,7 @@ func (w *Watcher) interval(now time.Time) result.Interval {
 	wi := &result.WatchInterval{Up: w.up, RoundTrips: int64(w.cur.Count()), LoadedTrips: w.curLoaded,
 		RTT: result.LatencyOf(w.cur), TotalRoundTrips: w.total, Errors: map[string]int64{}, Sessions: w.sessions,
 		DownSeconds: result.Seconds(w.downSoFar(now)), Idle: w.cumulative(0), Loaded: w.cumulative(1),
-		Streams: w.lastStreams(), MTUHere: w.mtuHere, MTUAgent: w.mtuAgent, PathMTU: w.pathMTU}
+		Streams: w.lastStreams(), MTUHere: w.mtuHere, MTUAgent: w.mtuAgent, PathMTU: w.pathMTU, LastError: w.lastErr}
 	if el := now.Sub(w.lastEmit); el > 0 {
 		wi.Rate = float64(wi.RoundTrips) / el.Seconds()
 	}
@@ -400,7 +411,8 @@ func (w *Watcher) summary(now time.Time) *result.Watch {
 	defer w.mu.Unlock()
 	s := &result.Watch{Duration: result.Seconds(now.Sub(w.start)), RoundTrips: w.total, Errors: map[string]int64{},
 		Sessions: w.sessions, Down: result.Seconds(w.downSoFar(now)), Idle: result.LatencyOf(w.all[0]),
-		Loaded: result.LatencyOf(w.all[1]), LoadedN: int64(w.all[1].Count()), Streams: w.lastStreams(), StreamRuns: w.runs}
+		Loaded: result.LatencyOf(w.all[1]), LoadedN: int64(w.all[1].Count()), Streams: w.lastStreams(), StreamRuns: w.runs,
+		LastError: w.lastErr}
 	for k, v := range w.errors {
 		s.Errors[k] = v
 	}
