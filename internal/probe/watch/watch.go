@@ -30,8 +30,16 @@ type Config struct {
 	Client            client.Options
 	Rate              float64 // round trips per second
 	Request, Response int64
-	Interval          time.Duration // how often to emit a record
-	Duration          time.Duration // 0: until ctx is done
+	// Interval is how often Run emits a record; 0: never, the caller asks
+	// for them (Watcher.Interval), as fleet watch does for all its links
+	// from one ticker.
+	Interval time.Duration
+	Duration time.Duration // 0: until ctx is done
+	// Delay is the wait before the first dial of a watch begun without a
+	// session (not counted as time out of reach): fleet watch spreads its
+	// links' round trips over the pace's gap rather than sending them all
+	// in the same millisecond.
+	Delay time.Duration
 	// Steps run periodically beside the round trips (StreamStep; a path-MTU
 	// or self-probe step plugs in as one more entry).
 	Steps []Step
@@ -110,19 +118,42 @@ func newWatcher(cfg Config, now time.Time) *Watcher {
 // agent or the link does ends the watch: failures are counted and the
 // agent is dialled again. The summary comes back at the end.
 func Run(ctx context.Context, first *client.Session, cfg Config, emit probe.Emit) *result.Watch {
+	return New(cfg).Run(ctx, first, emit)
+}
+
+// New is a watch not begun: down, until Run's session or first dial.
+func New(cfg Config) *Watcher {
+	if cfg.testLength == 0 {
+		cfg.testLength = 10 * time.Minute
+	}
+	w := newWatcher(cfg, time.Now())
+	w.up, w.downSince = false, w.start
+	return w
+}
+
+// Run is Run on a Watcher from New, once.
+func (w *Watcher) Run(ctx context.Context, first *client.Session, emit probe.Emit) *result.Watch {
+	cfg := w.cfg
 	if cfg.Duration > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, cfg.Duration)
 		defer cancel()
 	}
-	if cfg.testLength == 0 {
-		cfg.testLength = 10 * time.Minute
-	}
-	w := newWatcher(cfg, time.Now())
 	if first != nil {
+		// Nothing happened before the session the caller dialled.
+		w.mu.Lock()
+		w.up, w.down, w.downSince = true, 0, time.Time{}
+		w.mu.Unlock()
 		w.connected(first)
-	} else {
-		w.up, w.downSince = false, w.start
+	} else if cfg.Delay > 0 {
+		if !sleep(ctx, cfg.Delay) {
+			return w.summary(time.Now())
+		}
+		w.mu.Lock()
+		if !w.up {
+			w.downSince = time.Now()
+		}
+		w.mu.Unlock()
 	}
 	var wg sync.WaitGroup
 	for _, st := range cfg.Steps {
@@ -132,26 +163,31 @@ func Run(ctx context.Context, first *client.Session, cfg Config, emit probe.Emit
 			w.every(ctx, st)
 		}()
 	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(cfg.Interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case now := <-t.C:
-				emit(w.interval(now))
-			}
-		}
-	}()
+	if cfg.Interval > 0 {
+		wg.Add(1)
+		go w.tick(ctx, &wg, emit)
+	}
 	w.roundTrips(ctx, first)
 	wg.Wait()
-	if now := time.Now(); now.Sub(w.lastEmit) >= minInterval {
-		emit(w.interval(now)) // the stretch since the last record
+	if now := time.Now(); cfg.Interval > 0 && now.Sub(w.lastEmit) >= minInterval {
+		emit(w.Interval(now)) // the stretch since the last record
 	}
 	return w.summary(time.Now())
+}
+
+// tick emits a record every Interval until ctx is done.
+func (w *Watcher) tick(ctx context.Context, wg *sync.WaitGroup, emit probe.Emit) {
+	defer wg.Done()
+	t := time.NewTicker(w.cfg.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			emit(w.Interval(now))
+		}
+	}
 }
 
 // minInterval is the shortest last record worth emitting at the end.
@@ -384,8 +420,9 @@ func (w *Watcher) lastStreams() []result.WatchStream {
 	return out
 }
 
-// interval is the record of the stretch since the last one.
-func (w *Watcher) interval(now time.Time) result.Interval {
+// Interval is the record of the stretch since the last one (Run emits
+// them itself every Config.Interval, when set).
+func (w *Watcher) Interval(now time.Time) result.Interval {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	iv := result.NewInterval(result.ProbeWatch, w.lastEmit.Sub(w.start), now.Sub(w.start))
