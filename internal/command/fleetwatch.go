@@ -147,7 +147,7 @@ func (c FleetWatch) Run(ctx context.Context, env Env) (*result.Report, error) {
 			}
 			if err := checkWatchTargets(ts); err != nil {
 				failures++
-				env.note(fmt.Sprintf("fleet watch: the new targets were refused (%v); still watching the %s before", err, metric.Plural(int64(len(f.links)), "link")))
+				env.note(fmt.Sprintf("narrows: fleet watch: the new targets were refused (%v); still watching the %s before", err, metric.Plural(int64(len(f.links)), "link")))
 				continue
 			}
 			reloads++
@@ -295,7 +295,7 @@ func (f *fleetWatch) reload(ctx context.Context, ts []WatchTarget) string {
 		}
 	}
 	slices.Sort(newNames)
-	line := fmt.Sprintf("fleet watch: targets reloaded: %s now; %d added%s, %d removed%s, %d changed address%s",
+	line := fmt.Sprintf("narrows: fleet watch: targets reloaded: %s now; %d added%s, %d removed%s, %d changed address%s",
 		metric.Plural(int64(len(f.links)), "link"), len(newNames), listed(newNames), len(gone), names(gone), len(changed), names(changed))
 	for _, l := range gone {
 		line += fmt.Sprintf("; %s watched %s: %s round trips, p99 %s, out of reach %s", l.t.Name, l.sum.Duration.D().Truncate(time.Second),
