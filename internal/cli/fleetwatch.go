@@ -53,7 +53,7 @@ func fleetWatch(ctx context.Context, env Env, args []string) error {
 	asJSON := *wf.asJSON
 	exp := prom.NewFleetWatch(Version, time.Now())
 	out := output(env, asJSON)
-	reload := make(chan []command.WatchTarget)
+	reload := make(chan command.WatchReload)
 	c := command.FleetWatch{Targets: ts, Source: *targets, Watch: cfg, Stream: sc, StreamDir: *wf.streamDir, MTUEvery: mtuStep,
 		Reload: reload, Started: exp.Add, Polled: exp.Update, Stopped: exp.Remove, Ended: ctrlC}
 	stopMetrics := func() {}
@@ -64,16 +64,21 @@ func fleetWatch(ctx context.Context, env Env, args []string) error {
 				return usagef("--prometheus-listen %s: %v", listen, err)
 			}
 			stopMetrics = stop
-			if !asJSON {
-				fmt.Fprintf(env.Stdout, "serving Prometheus metrics at http://%s/metrics\n", at)
+			// With --json, standard output is the records alone: the
+			// address a port 0 was given goes to standard error.
+			w := env.Stdout
+			if asJSON {
+				w = env.Stderr
 			}
+			fmt.Fprintf(w, "serving Prometheus metrics at http://%s/metrics\n", at)
 			return nil
 		}
 	}
 	defer func() { stopMetrics() }()
 
-	// SIGHUP: the targets read again, checked here (a file refused keeps
-	// the links watched, said in one line), handed to the core.
+	// SIGHUP: the targets read again and checked here, handed to the core
+	// (which keeps the links watched when they were refused, and says so
+	// in one line).
 	hup := make(chan struct{}, 1)
 	stopHup, _ := onReload(func() {
 		select {
@@ -93,12 +98,8 @@ func fleetWatch(ctx context.Context, env Env, args []string) error {
 			}
 			next, err := watchTargets(*targets, base, sc)
 			exp.Reloaded(err == nil, time.Now())
-			if err != nil {
-				fmt.Fprintf(env.Stderr, "narrows: fleet watch: SIGHUP: the targets were not reloaded, still watching the links before: %v\n", err)
-				continue
-			}
 			select {
-			case reload <- next:
+			case reload <- command.WatchReload{Targets: next, Err: err}:
 			case <-rctx.Done():
 				return
 			}

@@ -41,11 +41,11 @@ type FleetWatch struct {
 	Stream    watch.StreamConfig
 	StreamDir string
 	MTUEvery  time.Duration
-	// Reload delivers a new set of targets, checked already (the command
-	// line reads the file again on SIGHUP): links new to it start, links
-	// gone from it stop, links whose address changed start again. nil:
-	// the set never changes.
-	Reload <-chan []WatchTarget
+	// Reload delivers the targets read again (the command line reads the
+	// file on SIGHUP): links new to them start, links gone from them stop,
+	// links whose address changed start again; a set that could not be
+	// read (Err) or is refused keeps the links. nil: the set never changes.
+	Reload <-chan WatchReload
 	// Ready, when set, is called once before the banner (the command
 	// line's Prometheus endpoint).
 	Ready func() error
@@ -58,6 +58,12 @@ type FleetWatch struct {
 	Stopped func(name string)
 	// Ended: as Watch's.
 	Ended func(ctx context.Context) bool
+}
+
+// WatchReload is the targets read again, or why they could not be.
+type WatchReload struct {
+	Targets []WatchTarget
+	Err     error
 }
 
 // stepSpread bounds how far apart the links' first steps are spread.
@@ -140,18 +146,22 @@ func (c FleetWatch) Run(ctx context.Context, env Env) (*result.Report, error) {
 			running = false
 		case now := <-tick.C:
 			emit(f.record(now))
-		case ts, ok := <-c.Reload:
+		case r, ok := <-c.Reload:
 			if !ok {
 				c.Reload = nil // closed: no more reloads
 				continue
 			}
-			if err := checkWatchTargets(ts); err != nil {
+			err := r.Err
+			if err == nil {
+				err = checkWatchTargets(r.Targets)
+			}
+			if err != nil {
 				failures++
-				env.note(fmt.Sprintf("narrows: fleet watch: the new targets were refused (%v); still watching the %s before", err, metric.Plural(int64(len(f.links)), "link")))
+				env.note(fmt.Sprintf("narrows: fleet watch: the targets were not reloaded, still watching the %s before: %v", metric.Plural(int64(len(f.links)), "link"), err))
 				continue
 			}
 			reloads++
-			env.note(f.reload(runCtx, ts))
+			env.note(f.reload(runCtx, r.Targets))
 		}
 	}
 	if now := time.Now(); now.Sub(f.last) >= 10*time.Millisecond {

@@ -1,0 +1,226 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/narrows/narrows/internal/itest"
+	"github.com/narrows/narrows/internal/result"
+)
+
+// fleetWatchProc is a `narrows fleet watch` process, stopped at the end
+// of the test.
+type fleetWatchProc struct {
+	cmd            *exec.Cmd
+	stdout, stderr *lockedBuffer
+	url            string
+	done           chan struct{}
+}
+
+func startFleetWatch(t *testing.T, args ...string) *fleetWatchProc {
+	t.Helper()
+	p := &fleetWatchProc{stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, done: make(chan struct{})}
+	p.cmd = exec.Command(itest.Binary(t), append([]string{"fleet", "watch"}, args...)...)
+	p.cmd.Env = append(os.Environ(), "NARROWS_SECRET="+itest.Secret)
+	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			p.cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	serving := regexp.MustCompile(`serving Prometheus metrics at (http://\S+/metrics)`)
+	eventually(t, 10*time.Second, "the metrics' address on stdout", func() bool {
+		m := serving.FindStringSubmatch(p.stdout.String() + p.stderr.String())
+		if m != nil {
+			p.url = m[1]
+		}
+		return m != nil
+	})
+	return p
+}
+
+// links are the link label values of family name's series.
+func links(fams map[string]*dto.MetricFamily, name string) []string {
+	var out []string
+	if f := fams[name]; f != nil {
+		for _, m := range f.Metric {
+			for _, l := range m.Label {
+				if l.GetName() == "link" {
+					out = append(out, l.GetValue())
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestFleetWatch: four real agents, one fleet watch process. Every link
+// is up with its own series; one agent killed mid-run is up 0 with its
+// errors counted while the others go on counting round trips; SIGHUP with
+// the file changed starts the new link and removes the old one's series;
+// SIGHUP with a bad file keeps the links, says so in one line and counts
+// the failure; SIGINT ends it with exit 0 and a summary of each link.
+func TestFleetWatch(t *testing.T) {
+	var agents []*itest.Agent
+	for range 4 {
+		agents = append(agents, itest.StartAgent(t, []string{"--max-duration", "2s"}))
+	}
+	file := filepath.Join(t.TempDir(), "targets")
+	write := func(lines ...string) {
+		t.Helper()
+		if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("# the fleet", "db1="+agents[0].Addr, "db2="+agents[1].Addr+"  # the one that dies", "db3="+agents[2].Addr)
+	p := startFleetWatch(t, "--targets", "@"+file, "--rate", "20", "--interval", "200ms", "--timeout", "2s", "--mtu-every", "0",
+		"--prometheus-listen", "127.0.0.1:0", "--json")
+	up := func(fams map[string]*dto.MetricFamily, link string) float64 {
+		v, ok := value(fams, "narrows_watch_up", "link", link)
+		if !ok {
+			return -1
+		}
+		return v
+	}
+	trips := func(fams map[string]*dto.MetricFamily, link string) float64 {
+		v, _ := value(fams, "narrows_watch_round_trips_total", "link", link)
+		return v
+	}
+	var fams map[string]*dto.MetricFamily
+	eventually(t, 10*time.Second, "three links up", func() bool {
+		fams = scrapeWatch(t, p.url)
+		return up(fams, "db1") == 1 && up(fams, "db2") == 1 && up(fams, "db3") == 1
+	})
+	if n, _ := value(fams, "narrows_watch_links"); n != 3 {
+		t.Errorf("narrows_watch_links %v, want 3", n)
+	}
+	for _, name := range []string{"narrows_watch_up", "narrows_watch_round_trips_total", "narrows_watch_sessions_total"} {
+		if got := strings.Join(links(fams, name), ","); got != "db1,db2,db3" {
+			t.Errorf("%s: links %s", name, got)
+		}
+	}
+
+	// db2's agent dies: its link is down, the others go on.
+	agents[1].Cmd.Process.Kill()
+	var before map[string]*dto.MetricFamily
+	eventually(t, 10*time.Second, "db2 up 0 with its agent killed", func() bool {
+		before = scrapeWatch(t, p.url)
+		return up(before, "db2") == 0
+	})
+	time.Sleep(time.Second)
+	after := scrapeWatch(t, p.url)
+	for _, l := range []string{"db1", "db3"} {
+		if up(after, l) != 1 || trips(after, l) <= trips(before, l) {
+			t.Errorf("%s with db2's agent gone: up %v, round trips %v then %v", l, up(after, l), trips(before, l), trips(after, l))
+		}
+	}
+	rr, _ := value(after, "narrows_watch_errors_total", "link", "db2", "kind", "rr")
+	conn, _ := value(after, "narrows_watch_errors_total", "link", "db2", "kind", "connect")
+	if rr+conn < 1 {
+		t.Errorf("db2's errors: rr %v, connect %v", rr, conn)
+	}
+
+	// The file changes: db3 goes, db4 comes; SIGHUP.
+	write("db1="+agents[0].Addr, "db2="+agents[1].Addr, "db4="+agents[3].Addr)
+	p.cmd.Process.Signal(syscall.SIGHUP)
+	eventually(t, 10*time.Second, "db4 up and db3 gone after SIGHUP", func() bool {
+		fams = scrapeWatch(t, p.url)
+		return up(fams, "db4") == 1 && up(fams, "db3") == -1
+	})
+	for name, f := range fams {
+		for _, l := range links(map[string]*dto.MetricFamily{name: f}, name) {
+			if l == "db3" {
+				t.Errorf("%s: a series of db3, removed", name)
+			}
+		}
+	}
+	if ok, _ := value(fams, "narrows_watch_targets_reloads_total", "result", "success"); ok != 1 {
+		t.Errorf("reloads that succeeded: %v", ok)
+	}
+	if n, _ := value(fams, "narrows_watch_links"); n != 3 {
+		t.Errorf("narrows_watch_links %v after the reload, want 3", n)
+	}
+
+	// A bad file: a name twice. The links stay, one line says why.
+	write("db1="+agents[0].Addr, "db1="+agents[3].Addr)
+	p.cmd.Process.Signal(syscall.SIGHUP)
+	eventually(t, 10*time.Second, "the failed reload counted", func() bool {
+		fams = scrapeWatch(t, p.url)
+		v, _ := value(fams, "narrows_watch_targets_reloads_total", "result", "failure")
+		return v == 1
+	})
+	if ok, _ := value(fams, "narrows_watch_targets_last_reload_successful"); ok != 0 {
+		t.Errorf("last reload successful %v after a bad file", ok)
+	}
+	if up(fams, "db1") != 1 || up(fams, "db4") != 1 || up(fams, "db2") != 0 {
+		t.Errorf("the links after a bad file: db1 %v, db2 %v, db4 %v", up(fams, "db1"), up(fams, "db2"), up(fams, "db4"))
+	}
+	var refused []string
+	for _, l := range strings.Split(p.stderr.String(), "\n") {
+		if strings.Contains(l, "not reloaded") {
+			refused = append(refused, l)
+		}
+	}
+	if len(refused) != 1 || !strings.Contains(refused[0], "the name db1 again") || !strings.HasPrefix(refused[0], "narrows: ") {
+		t.Errorf("the refusal, one line naming the fault:\n%s", p.stderr.String())
+	}
+
+	p.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-p.done:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("fleet watch did not end on SIGINT; stderr:\n%s", p.stderr.String())
+	}
+	if code := p.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("exit %d after SIGINT; stderr:\n%s", code, p.stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(p.stdout.String()), "\n")
+	var rep result.Report
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rep); err != nil || rep.FleetWatch == nil {
+		t.Fatalf("no summary (%v): %s", err, lines[len(lines)-1])
+	}
+	fw := rep.FleetWatch
+	var names []string
+	for _, l := range fw.Links {
+		names = append(names, l.Name)
+		if l.Watch == nil {
+			t.Fatalf("%s: no summary", l.Name)
+		}
+		switch {
+		case l.Name == "db2" && (l.Watch.LastError == "" || l.Watch.Down <= 0):
+			t.Errorf("db2: last error %q, down %v", l.Watch.LastError, l.Watch.Down)
+		case l.Name != "db2" && l.Watch.RoundTrips == 0:
+			t.Errorf("%s: no round trips", l.Name)
+		}
+	}
+	if strings.Join(names, ",") != "db1,db2,db4" || fw.Reloads != 1 || fw.ReloadFailures != 1 {
+		t.Errorf("summary: links %v, reloads %d, failures %d", names, fw.Reloads, fw.ReloadFailures)
+	}
+	// Every interval record is one line for the fleet, naming a few links.
+	for _, l := range lines[:len(lines)-1] {
+		var iv result.Interval
+		if err := json.Unmarshal([]byte(l), &iv); err != nil || iv.FleetWatch == nil {
+			t.Fatalf("not a fleet record (%v): %s", err, l)
+		}
+		if f := iv.FleetWatch; f.Up+f.Down != f.Links || len(f.DownLinks) > result.FleetWatchListed || len(f.Slowest) > result.FleetWatchListed {
+			t.Errorf("record: %s", l)
+		}
+	}
+	t.Logf("%d interval records; stderr:\n%s", len(lines)-1, p.stderr.String())
+}
