@@ -4,8 +4,9 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/narrows/narrows/internal/result"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/narrows/narrows/internal/result"
 )
 
 // `narrows watch`'s metrics: narrows_watch_<quantity>_<unit>, base units.
