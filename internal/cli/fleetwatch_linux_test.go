@@ -3,11 +3,13 @@ package cli_test
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -271,5 +273,77 @@ func TestFleetWatchCost(t *testing.T) {
 	}
 	if rss > 200<<20 {
 		t.Errorf("peak RSS %.1f MiB: above the goal's 200 MiB", float64(rss)/(1<<20))
+	}
+}
+
+// TestFleetWatchSilentHost: one link to a real agent, one to a host that
+// accepts the connection and never says a word (a hung agent, a
+// firewall's tarpit), one to a port where nothing listens. The silent and
+// the absent are down with their connect errors and why; the real one
+// is up and counts its round trips all along, as if alone.
+func TestFleetWatchSilentHost(t *testing.T) {
+	a := itest.StartAgent(t, nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var mu sync.Mutex
+	var held []net.Conn
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c) // read by nobody, answered never
+			mu.Unlock()
+		}
+	}()
+	gone, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	goneAddr := gone.Addr().String()
+	gone.Close()
+	r := itest.Run(t, time.Minute, nil, "fleet", "watch", "--targets", "real="+a.Addr+",silent="+ln.Addr().String()+",absent="+goneAddr,
+		"--rate", "10", "--duration", "4s", "--interval", "1s", "--timeout", "1s", "--mtu-every", "0", "--json")
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
+	var rep result.Report
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rep); err != nil || rep.FleetWatch == nil {
+		t.Fatalf("no summary (%v)", err)
+	}
+	for _, l := range rep.FleetWatch.Links {
+		w := l.Watch
+		switch l.Name {
+		case "real":
+			// 10 a second for 4 s, less the start and the end.
+			if w.RoundTrips < 30 || w.Sessions != 1 || w.LastError != "" {
+				t.Errorf("real: %d round trips, %d sessions, %q", w.RoundTrips, w.Sessions, w.LastError)
+			}
+		default:
+			if w.RoundTrips != 0 || w.Errors[result.WatchErrConnect] < 1 || !strings.HasPrefix(w.LastError, "connect: ") || w.Down.D() < 3*time.Second {
+				t.Errorf("%s: %d round trips, errors %v, down %v, %q", l.Name, w.RoundTrips, w.Errors, w.Down.D(), w.LastError)
+			}
+		}
+	}
+	// Every record after the first second: one up, two down, named.
+	for _, l := range lines[1 : len(lines)-1] {
+		var iv result.Interval
+		json.Unmarshal([]byte(l), &iv)
+		if f := iv.FleetWatch; f == nil || f.Up != 1 || f.Down != 2 || len(f.DownLinks) != 2 {
+			t.Errorf("record: %s", l)
+		}
 	}
 }
