@@ -54,7 +54,13 @@ func fleetWatch(ctx context.Context, env Env, args []string) error {
 	exp := prom.NewFleetWatch(Version, time.Now())
 	out := output(env, asJSON)
 	reload := make(chan command.WatchReload)
-	c := command.FleetWatch{Targets: ts, Source: *targets, Watch: cfg, Stream: sc, StreamDir: *wf.streamDir, MTUEvery: mtuStep,
+	// The report names where the links came from: the file, or the list
+	// when it is short (10,000 links are not a report's target).
+	source := *targets
+	if !strings.HasPrefix(source, "@") && len(source) > 80 {
+		source = fmt.Sprintf("a list of %d links", len(ts))
+	}
+	c := command.FleetWatch{Targets: ts, Source: source, Watch: cfg, Stream: sc, StreamDir: *wf.streamDir, MTUEvery: mtuStep,
 		Reload: reload, Started: exp.Add, Polled: exp.Update, Stopped: exp.Remove, Ended: ctrlC}
 	stopMetrics := func() {}
 	if listen := *wf.promListen; listen != "" {
