@@ -139,13 +139,18 @@ func TestFleetWatch(t *testing.T) {
 		t.Errorf("db2's errors: rr %v, connect %v", rr, conn)
 	}
 
-	// The file changes: db3 goes, db4 comes; SIGHUP.
-	write("db1="+agents[0].Addr, "db2="+agents[1].Addr, "db4="+agents[3].Addr)
+	// The file changes: db3 goes, db4 comes, db1 moves to db4's agent;
+	// SIGHUP. db1 starts again: its counters from 0.
+	db1Before := trips(scrapeWatch(t, p.url), "db1")
+	write("db1="+agents[3].Addr, "db2="+agents[1].Addr, "db4="+agents[3].Addr)
 	p.cmd.Process.Signal(syscall.SIGHUP)
-	eventually(t, 10*time.Second, "db4 up and db3 gone after SIGHUP", func() bool {
+	eventually(t, 10*time.Second, "db4 up, db3 gone and db1 started again after SIGHUP", func() bool {
 		fams = scrapeWatch(t, p.url)
-		return up(fams, "db4") == 1 && up(fams, "db3") == -1
+		return up(fams, "db4") == 1 && up(fams, "db3") == -1 && up(fams, "db1") == 1 && trips(fams, "db1") < db1Before
 	})
+	if !strings.Contains(p.stderr.String(), "1 added (db4), 1 removed (db3), 1 changed address (db1)") {
+		t.Errorf("the reload's line:\n%s", p.stderr.String())
+	}
 	for name, f := range fams {
 		for _, l := range links(map[string]*dto.MetricFamily{name: f}, name) {
 			if l == "db3" {
