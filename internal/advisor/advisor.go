@@ -127,6 +127,9 @@ func adviser(p result.Part, here, agent *result.Facts) func() []result.Finding {
 		return func() []result.Finding { return fleet(p) } // fleet.go
 	case *result.FleetNet:
 		return func() []result.Finding { return fleetNet(p) } // fleetnet.go
+	case *result.FleetWatch:
+		// As a watch's: what it sees goes to Prometheus as it runs.
+		return func() []result.Finding { return nil }
 	}
 	return nil
 }

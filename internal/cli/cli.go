@@ -115,6 +115,7 @@ func commands() []verb {
 		{"disk", "storage as a database uses it: data pages, log flushes, backup streams", diskCmd},
 		{"fleet disk", "one disk profile on every agent of a fleet at once, started together: each host's figures and the fleet's", fleetDisk},
 		{"fleet net", "a stream from this host to every agent at once, as a primary ships its log to each replica: each replica's rate, the weak path, this host's link", fleetNet},
+		{"fleet watch", "watch many links from one process, one Prometheus endpoint with a link label; the targets file read again on SIGHUP", fleetWatch},
 		{"plan backup", "how long a backup and a restore take here, for each size and compression, and what limits each", planBackup},
 		{"plan sync", "what a synchronous replica costs each commit and a maintenance operation, by engine", planSync},
 		{"plan replica", "will a replica keep up with the log over one stream, with what margin, and at a farther site", planReplica},

@@ -55,6 +55,18 @@ func TestBadInput(t *testing.T) {
 	notThere := filepath.Join(t.TempDir(), "backup")
 	aFile := filepath.Join(t.TempDir(), "backup.tar")
 	os.WriteFile(aFile, nil, 0o600)
+	targets := func(lines ...string) string {
+		f := filepath.Join(t.TempDir(), "targets")
+		os.WriteFile(f, []byte(strings.Join(lines, "\n")+"\n"), 0o600)
+		return "@" + f
+	}
+	emptyTargets := targets("# nothing yet", "")
+	twiceTargets := targets("db1=10.0.0.1", "db2=10.0.0.2", "db1=10.0.0.3")
+	var many []string
+	for i := range 10001 {
+		many = append(many, fmt.Sprintf("l%d=10.0.%d.%d", i, i/250, i%250+1))
+	}
+	manyTargets := targets(many...)
 	cases := []struct {
 		name string
 		env  map[string]string
@@ -140,6 +152,23 @@ func TestBadInput(t *testing.T) {
 		{"fleet net bad block", secret, []string{"fleet", "net", "--to", "db1", "--block", "64M"}, "--block 64M: use 1 byte to 16M"},
 		{"fleet net bad address", secret, []string{"fleet", "net", "--to", "db1,db2:"}, `--to "db2:": invalid port`},
 		{"fleet net no file", secret, []string{"fleet", "net", "--to", "@/nonexistent/hosts"}, "--to @/nonexistent/hosts: open /nonexistent/hosts"},
+		{"fleet watch without --targets", secret, []string{"fleet", "watch"}, "--targets is required"},
+		{"fleet watch no file", secret, []string{"fleet", "watch", "--targets", "@/nonexistent/targets"}, "--targets @/nonexistent/targets: open /nonexistent/targets"},
+		{"fleet watch empty file", secret, []string{"fleet", "watch", "--targets", emptyTargets}, "names no link"},
+		{"fleet watch a name twice", secret, []string{"fleet", "watch", "--targets", twiceTargets}, "line 3: the name db1 again (first " + twiceTargets + " line 1)"},
+		{"fleet watch a host twice unnamed", secret, []string{"fleet", "watch", "--targets", "db1,db1:7448"}, "the name db1 again"},
+		{"fleet watch too many", secret, []string{"fleet", "watch", "--targets", manyTargets}, "more than 10000 links"},
+		{"fleet watch bad name", secret, []string{"fleet", "watch", "--targets", "db 1=10.0.0.1"}, `the name "db 1": use letters, digits`},
+		{"fleet watch a label's quotes", secret, []string{"fleet", "watch", "--targets", `a"}=10.0.0.1`}, "use letters, digits"},
+		{"fleet watch unnamed IPv6", secret, []string{"fleet", "watch", "--targets", "[::1]:7447"}, "the name (the host's, as none was given)"},
+		{"fleet watch bad port", secret, []string{"fleet", "watch", "--targets", "db1=10.0.0.1:99999"}, `invalid port "99999"`},
+		{"fleet watch no host", secret, []string{"fleet", "watch", "--targets", "db1="}, "the host is missing"},
+		{"fleet watch bad rate", secret, []string{"fleet", "watch", "--targets", "db1", "--rate", "0"}, "--rate 0: use 0.1 to 1000"},
+		{"fleet watch bad interval", secret, []string{"fleet", "watch", "--targets", "db1", "--interval", "soon"}, `--interval: invalid duration "soon"`},
+		{"fleet watch mtu too often", secret, []string{"fleet", "watch", "--targets", "db1", "--mtu-every", "10s"}, "--mtu-every 10s: use at least 1m"},
+		{"fleet watch streams overlap", secret, []string{"fleet", "watch", "--targets", manyHosts(100), "--stream-every", "5m"}, "--stream-every 5m for 100 links: their streams, one link's at a time, would fill half the time or more; use --stream-every 13m20s or more, or 0"},
+		{"fleet watch bad listen", secret, []string{"fleet", "watch", "--targets", "db1", "--prometheus-listen", "nowhere:http"}, "--prometheus-listen nowhere:http"},
+		{"fleet watch stray argument", secret, []string{"fleet", "watch", "--targets", "db1", "extra"}, `unexpected argument "extra"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -163,7 +192,7 @@ func TestBadInput(t *testing.T) {
 // `narrows db --help` was an error).
 func TestHelpEveryCommand(t *testing.T) {
 	cmds := [][]string{{"net"}, {"db"}, {"plan"}, {"net", "stream"}, {"net", "rr"}, {"net", "commit"}, {"db", "ping"}, {"db", "repl"}, {"db", "load"},
-		{"disk"}, {"serve"}, {"version"}, {"plan", "backup"}, {"plan", "sync"}, {"plan", "replica"}, {"plan", "chatty"}, {"fleet"}, {"fleet", "disk"}, {"fleet", "net"}}
+		{"disk"}, {"serve"}, {"version"}, {"plan", "backup"}, {"plan", "sync"}, {"plan", "replica"}, {"plan", "chatty"}, {"fleet"}, {"fleet", "disk"}, {"fleet", "net"}, {"fleet", "watch"}, {"watch"}}
 	for _, words := range cmds {
 		for _, flag := range []string{"--help", "-h"} {
 			args := append(append([]string{}, words...), flag)
@@ -186,7 +215,7 @@ func TestHelpEveryCommand(t *testing.T) {
 		"db":    {"db ping", "db repl", "db load"},
 		"net":   {"net stream", "net rr", "net commit"},
 		"plan":  {"plan backup", "plan sync", "plan replica", "plan chatty"},
-		"fleet": {"fleet disk", "fleet net"},
+		"fleet": {"fleet disk", "fleet net", "fleet watch"},
 	} {
 		out, _, _ := run(t, nil, group, "--help")
 		for _, c := range want {

@@ -23,7 +23,7 @@ import (
 
 // unrecorded are the commands whose runs are not kept: they measure
 // nothing, or (watch) they run for days and feed Prometheus instead.
-var unrecorded = map[string]bool{"serve": true, "service": true, "version": true, "history": true, "compare": true, "report": true, "watch": true}
+var unrecorded = map[string]bool{"serve": true, "service": true, "version": true, "history": true, "compare": true, "report": true, "watch": true, "fleet watch": true}
 
 // recorder keeps a command's run in the history: output() tees its sink
 // through it, and --no-history (newFlags) turns it off.

@@ -46,23 +46,34 @@ func Signals(parent context.Context) (context.Context, func()) {
 		signal.Notify(pipe, sigPipe)
 	}
 	done := make(chan struct{})
+	// next is the next signal that ends the run: a reload signal is
+	// handed to the command that asked for it (onReload) instead.
+	next := func() (syscall.Signal, bool) {
+		for {
+			select {
+			case s := <-ch:
+				if reloaded(s) {
+					continue
+				}
+				sig, _ := s.(syscall.Signal)
+				return sig, true
+			case <-done:
+				return 0, false
+			}
+		}
+	}
 	go func() {
-		select {
-		case s := <-ch:
-			sig, _ := s.(syscall.Signal)
-			cancel(&stopCause{sig: sig})
-		case <-done:
+		sig, ok := next()
+		if !ok {
 			return
 		}
+		cancel(&stopCause{sig: sig})
 		// The run is ending as the first signal asked: cleaning up, and
 		// waiting a few seconds at most for an agent to end its test. A
 		// second signal means now.
-		select {
-		case s := <-ch:
-			sig, _ := s.(syscall.Signal)
+		if sig, ok := next(); ok {
 			fmt.Fprintf(os.Stderr, "narrows: %s a second time: stopped at once; %s\n", signalName(sig), atOnce)
 			os.Exit(128 + int(sig))
-		case <-done:
 		}
 	}()
 	var once sync.Once
@@ -74,6 +85,49 @@ func Signals(parent context.Context) (context.Context, func()) {
 			cancel(nil)
 		})
 	}
+}
+
+// reloadHook is the command that reads its configuration again on the
+// reload signal (SIGHUP where there is one; fleet watch's targets), which
+// then no longer ends the run: a daemon's convention, as Prometheus and
+// its exporters have it. nil: SIGHUP ends the run (a terminal or SSH
+// session that went away).
+var reloadHook struct {
+	mu sync.Mutex
+	fn func()
+}
+
+// onReload makes the reload signal call fn (which must not block) until
+// the returned function is called; ok is false where the system has no
+// such signal (Windows), and then fn is never called.
+func onReload(fn func()) (stop func(), ok bool) {
+	if reloadSignal == nil {
+		return func() {}, false
+	}
+	reloadHook.mu.Lock()
+	defer reloadHook.mu.Unlock()
+	reloadHook.fn = fn
+	return func() {
+		reloadHook.mu.Lock()
+		defer reloadHook.mu.Unlock()
+		reloadHook.fn = nil
+	}, true
+}
+
+// reloaded hands s to the reload hook when s is the reload signal and a
+// command set one; it says whether it did.
+func reloaded(s os.Signal) bool {
+	if reloadSignal == nil || s != reloadSignal {
+		return false
+	}
+	reloadHook.mu.Lock()
+	fn := reloadHook.fn
+	reloadHook.mu.Unlock()
+	if fn == nil {
+		return false
+	}
+	fn()
+	return true
 }
 
 // atOnce is what a second signal leaves: nothing that outlives narrows,

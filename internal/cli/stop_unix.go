@@ -14,6 +14,10 @@ var stopSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
 
 var sigPipe os.Signal = syscall.SIGPIPE
 
+// reloadSignal asks a command that set a reload hook (onReload) to read
+// its configuration again, instead of ending the run.
+var reloadSignal os.Signal = syscall.SIGHUP
+
 func brokenPipe(err error) bool { return errors.Is(err, syscall.EPIPE) }
 
 func signalName(s syscall.Signal) string {

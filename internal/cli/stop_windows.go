@@ -18,6 +18,10 @@ var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM}
 // stops the run.
 var sigPipe os.Signal
 
+// There is no SIGHUP either: fleet watch's targets are read again by
+// restarting it (or its service).
+var reloadSignal os.Signal
+
 func brokenPipe(err error) bool {
 	return errors.Is(err, windows.ERROR_BROKEN_PIPE) || errors.Is(err, windows.ERROR_NO_DATA)
 }

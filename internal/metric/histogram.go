@@ -1,6 +1,7 @@
 package metric
 
 import (
+	"iter"
 	"math"
 	"math/bits"
 	"time"
@@ -11,8 +12,14 @@ import (
 // any reported value is within 0.1% of the recorded one (three significant
 // digits). Recording is a shift and an increment: cheap enough for a round
 // trip of a few microseconds. Not safe for concurrent use.
+//
+// Its 32,768 buckets (256 KiB) are kept in pages of 1024, one per power of
+// two, each allocated when a value first lands in it: a watch's round trips
+// of one link span a few powers of two, so a histogram costs a few pages
+// (8 KiB each) and 200 links' watches, with several histograms each, stay
+// within megabytes rather than the hundreds a flat array took.
 type Histogram struct {
-	counts   []uint64
+	pages    [pageCnt]*[pageLen]uint64
 	total    uint64
 	sum      float64
 	min, max int64
@@ -27,11 +34,41 @@ const (
 	// MaxValue is the largest latency a Histogram keeps; larger ones are
 	// clamped to it (and still counted).
 	MaxValue = time.Duration(1<<(subBucketBits+maxShift)) - 1
+
+	pageBits = subBucketBits - 1 // a page is one power of two's sub-buckets
+	pageLen  = 1 << pageBits
+	pageCnt  = bucketCnt / pageLen
 )
 
 // NewHistogram returns an empty histogram.
 func NewHistogram() *Histogram {
-	return &Histogram{counts: make([]uint64, bucketCnt), min: math.MaxInt64}
+	return &Histogram{min: math.MaxInt64}
+}
+
+// add counts c more values in bucket i, allocating its page if need be.
+func (h *Histogram) add(i int, c uint64) {
+	p := h.pages[i>>pageBits]
+	if p == nil {
+		p = new([pageLen]uint64)
+		h.pages[i>>pageBits] = p
+	}
+	p[i&(pageLen-1)] += c
+}
+
+// buckets yields each non-empty bucket's index and count, in order.
+func (h *Histogram) buckets() iter.Seq2[int, uint64] {
+	return func(yield func(int, uint64) bool) {
+		for pi, p := range h.pages {
+			if p == nil {
+				continue
+			}
+			for j, c := range p {
+				if c != 0 && !yield(pi<<pageBits+j, c) {
+					return
+				}
+			}
+		}
+	}
 }
 
 func index(v int64) int {
@@ -61,7 +98,7 @@ func (h *Histogram) Record(d time.Duration) {
 	if v > int64(MaxValue) {
 		v = int64(MaxValue)
 	}
-	h.counts[index(v)]++
+	h.add(index(v), 1)
 	h.total++
 	h.sum += float64(v)
 	if v < h.min {
@@ -115,7 +152,7 @@ func (h *Histogram) Quantile(q float64) time.Duration {
 		rank = h.total
 	}
 	var seen uint64
-	for i, c := range h.counts {
+	for i, c := range h.buckets() {
 		seen += c
 		if seen >= rank {
 			_, hi := bounds(i)
@@ -136,8 +173,8 @@ func (h *Histogram) Merge(other *Histogram) {
 	if other.total == 0 {
 		return
 	}
-	for i, c := range other.counts {
-		h.counts[i] += c
+	for i, c := range other.buckets() {
+		h.add(i, c)
 	}
 	h.total += other.total
 	h.sum += other.sum
@@ -149,8 +186,12 @@ func (h *Histogram) Merge(other *Histogram) {
 	}
 }
 
-// Reset empties h, keeping its memory.
+// Reset empties h, keeping the pages it has.
 func (h *Histogram) Reset() {
-	clear(h.counts)
+	for _, p := range h.pages {
+		if p != nil {
+			clear(p[:])
+		}
+	}
 	h.total, h.sum, h.min, h.max = 0, 0, math.MaxInt64, 0
 }

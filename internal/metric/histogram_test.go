@@ -96,3 +96,43 @@ func BenchmarkHistogramRecord(b *testing.B) {
 		h.Record(time.Duration(20000 + i%50000))
 	}
 }
+
+// TestHistogramPagesOnDemand: a histogram holds only the pages its values
+// landed in (a link's round trips span a few powers of two), so a fleet's
+// many histograms cost what they hold; Reset keeps them, Merge adds the
+// other's, and the figures are those of the flat layout.
+func TestHistogramPagesOnDemand(t *testing.T) {
+	pages := func(h *Histogram) (n int) {
+		for _, p := range h.pages {
+			if p != nil {
+				n++
+			}
+		}
+		return n
+	}
+	h := NewHistogram()
+	if n := pages(h); n != 0 {
+		t.Fatalf("an empty histogram holds %d pages", n)
+	}
+	// 40 µs to 1 ms: powers of two 2^15 to 2^19 ns, five pages.
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 10000 {
+		h.Record(time.Duration(40_000 + rng.Int64N(960_000)))
+	}
+	if n := pages(h); n != 5 {
+		t.Fatalf("values from 40µs to 1ms hold %d pages, want 5", n)
+	}
+	if q := h.Quantile(0.5); q < 400*time.Microsecond || q > 640*time.Microsecond {
+		t.Errorf("median %v of uniform 40µs-1ms", q)
+	}
+	h.Reset()
+	if n := pages(h); n != 5 || h.Count() != 0 || h.Quantile(0.99) != 0 {
+		t.Fatalf("after Reset: %d pages, count %d", n, h.Count())
+	}
+	other := NewHistogram()
+	other.Record(time.Second)
+	h.Merge(other)
+	if n := pages(h); n != 6 || h.Max() != time.Second || h.Quantile(1) != time.Second {
+		t.Fatalf("after Merge: %d pages, max %v", n, h.Max())
+	}
+}

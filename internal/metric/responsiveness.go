@@ -22,10 +22,7 @@ func (h *Histogram) TrimmedMean(keep float64) time.Duration {
 	}
 	var n uint64
 	var sum float64
-	for i, c := range h.counts {
-		if c == 0 {
-			continue
-		}
+	for i, c := range h.buckets() {
 		take := min(c, want-n)
 		lo, hi := bounds(i)
 		mid := float64(lo+hi) / 2

@@ -61,10 +61,7 @@ func (h *Histogram) SparseAtMost(n int) Sparse {
 func (h *Histogram) coarse(shift int) [][2]uint64 {
 	var out [][2]uint64
 	mask := (1 << shift) - 1
-	for i, c := range h.counts {
-		if c == 0 {
-			continue
-		}
+	for i, c := range h.buckets() {
 		j := i | mask
 		if i >= subBucketCnt {
 			base := subBucketCnt + ((i-subBucketCnt)/halfCnt)*halfCnt
@@ -92,7 +89,7 @@ func FromSparse(s Sparse) (*Histogram, error) {
 			return nil, fmt.Errorf("a histogram's bucket %d (after %d) with %d values: not a histogram", b[0], last, b[1])
 		}
 		last = i
-		h.counts[i] = b[1]
+		h.add(i, b[1])
 		if total += b[1]; total < b[1] {
 			return nil, errors.New("a histogram's counts overflow")
 		}

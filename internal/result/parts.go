@@ -28,6 +28,7 @@ const (
 	KindDoctor      = "doctor"
 	KindFleet       = "fleet"
 	KindFleetNet    = "fleet net"
+	KindFleetWatch  = "fleet watch"
 )
 
 func (*Stream) Kind() string      { return KindStream }
@@ -48,6 +49,7 @@ func (*Watch) Kind() string       { return KindWatch }
 func (*Doctor) Kind() string      { return KindDoctor }
 func (*Fleet) Kind() string       { return KindFleet }
 func (*FleetNet) Kind() string    { return KindFleetNet }
+func (*FleetWatch) Kind() string  { return KindFleetWatch }
 
 // Part is the Report's part, nil when it has none (a run refused before
 // it measured). This is the one list of the Report's optional fields.
@@ -89,6 +91,8 @@ func (r *Report) Part() Part {
 		return r.Fleet
 	case r.FleetNet != nil:
 		return r.FleetNet
+	case r.FleetWatch != nil:
+		return r.FleetWatch
 	}
 	return nil
 }
@@ -97,5 +101,5 @@ func (r *Report) Part() Part {
 // every consumer to every kind.
 func Parts() []Part {
 	return []Part{&Stream{}, &RR{}, &Loaded{}, &MTU{}, &Host{}, &Commit{}, &Disk{}, &DBPing{}, &Repl{}, &DBLoad{},
-		&BackupPlan{}, &SyncPlan{}, &ReplicaPlan{}, &ChattyPlan{}, &Watch{}, &Doctor{}, &Fleet{}, &FleetNet{}}
+		&BackupPlan{}, &SyncPlan{}, &ReplicaPlan{}, &ChattyPlan{}, &Watch{}, &Doctor{}, &Fleet{}, &FleetNet{}, &FleetWatch{}}
 }

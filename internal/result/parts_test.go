@@ -82,6 +82,8 @@ func With(p Part) *Report {
 		r.Fleet = p
 	case *FleetNet:
 		r.FleetNet = p
+	case *FleetWatch:
+		r.FleetWatch = p
 	case *Watch:
 		r.Watch = p
 	case *Doctor:

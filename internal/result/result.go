@@ -95,6 +95,9 @@ type Report struct {
 	// FleetNet is `narrows fleet net`: a stream to every agent at once
 	// (fleetnet.go).
 	FleetNet *FleetNet `json:"fleet_net,omitempty"`
+	// FleetWatch is `narrows fleet watch`: many links watched by one
+	// process (fleetwatch.go).
+	FleetWatch *FleetWatch `json:"fleet_watch,omitempty"`
 	// Facts are this host's; AgentFacts the agent's host, when it told
 	// them (facts.go).
 	Facts      *Facts    `json:"facts,omitempty"`
@@ -215,6 +218,9 @@ type Interval struct {
 
 	// watch: see watch.go
 	Watch *WatchInterval `json:"watch,omitempty"`
+
+	// fleet watch: see fleetwatch.go
+	FleetWatch *FleetWatchInterval `json:"fleet_watch,omitempty"`
 }
 
 // NewInterval starts an interval record.

@@ -99,6 +99,9 @@ type WatchInterval struct {
 	MTUHere  int `json:"interface_mtu_here_bytes,omitempty"`
 	MTUAgent int `json:"interface_mtu_agent_bytes,omitempty"`
 	PathMTU  int `json:"path_mtu_bytes,omitempty"`
+	// LastError is the last failure, its kind first ("rr: ..."), as a
+	// person reads it: an agent's words among them, so never a label.
+	LastError string `json:"last_error,omitempty"`
 }
 
 // Error kinds of a watch, the label values of its errors counter.
@@ -125,6 +128,7 @@ type Watch struct {
 	LoadedN    int64            `json:"loaded_round_trips"`
 	Streams    []WatchStream    `json:"streams,omitempty"`
 	StreamRuns int64            `json:"stream_runs"`
+	LastError  string           `json:"last_error,omitempty"` // as WatchInterval's
 }
 
 // WatchConfig is what was asked for.

@@ -31,6 +31,7 @@ var areas = map[string]string{
 	result.KindDisk:        AreaStorage,
 	result.KindFleet:       AreaStorage,
 	result.KindFleetNet:    AreaNetwork,
+	result.KindFleetWatch:  AreaNetwork,
 	result.KindDBPing:      AreaDatabase,
 	result.KindDBLoad:      AreaDatabase,
 	result.KindRepl:        AreaReplication,

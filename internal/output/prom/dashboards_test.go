@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -17,7 +18,7 @@ func exported(t *testing.T) map[string]bool {
 	t.Helper()
 	names := map[string]bool{}
 	fq := regexp.MustCompile(`fqName: "([^"]+)"`)
-	for _, c := range []prometheus.Collector{New(false), New(true), NewWatch("test", "")} {
+	for _, c := range []prometheus.Collector{New(false), New(true), NewWatch("test", ""), NewFleetWatch("test", time.Time{})} {
 		ch := make(chan *prometheus.Desc, 64)
 		c.Describe(ch)
 		close(ch)
@@ -61,8 +62,8 @@ func queries(v any, out *[]string) {
 func TestDashboards(t *testing.T) {
 	names := exported(t)
 	files, _ := filepath.Glob(filepath.Join("..", "..", "..", "docs", "grafana", "*.json"))
-	if len(files) < 2 {
-		t.Fatalf("dashboards: %v, want watch and db repl", files)
+	if len(files) < 3 {
+		t.Fatalf("dashboards: %v, want watch, fleet watch and db repl", files)
 	}
 	metric := regexp.MustCompile(`\bnarrows_[a-z0-9_]+`)
 	for _, f := range files {

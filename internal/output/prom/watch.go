@@ -1,10 +1,12 @@
 package prom
 
 import (
+	"slices"
 	"sync"
 
-	"github.com/narrows/narrows/internal/result"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/narrows/narrows/internal/result"
 )
 
 // `narrows watch`'s metrics: narrows_watch_<quantity>_<unit>, base units.
@@ -35,11 +37,18 @@ func NewWatch(version, target string) *WatchExporter {
 	if target != "" {
 		cl = prometheus.Labels{"target": target}
 	}
+	return &WatchExporter{version: version, d: newWatchDescs(cl)}
+}
+
+// newWatchDescs are a watch's descriptors, with cl as constant labels and
+// before their own labels the variable ones of link (fleet watch's link
+// name; none for one watch). info never has link's.
+func newWatchDescs(cl prometheus.Labels, link ...string) watchDescs {
 	nd := func(name, help string, labels ...string) *prometheus.Desc {
-		return prometheus.NewDesc(wns+name, help, labels, cl)
+		return prometheus.NewDesc(wns+name, help, append(slices.Clone(link), labels...), cl)
 	}
-	return &WatchExporter{version: version, d: watchDescs{
-		info:       nd("info", "Always 1: the narrows release watching.", "version"),
+	return watchDescs{
+		info:       prometheus.NewDesc(wns+"info", "Always 1: the narrows release watching.", []string{"version"}, cl),
 		up:         nd("up", "1 while round trips reach the agent, 0 while it or the link is away (the watch dials again with backoff)."),
 		rtt:        nd("round_trip_seconds", "Full round trips on the watch's own connection, idle or while a short stream loads the link.", "load"),
 		trips:      nd("round_trips_total", "Round trips made since the watch began."),
@@ -52,7 +61,11 @@ func NewWatch(version, target string) *WatchExporter {
 		loaded:     nd("stream_loaded_round_trips", "Round trips the last short stream's responsiveness stands on.", "direction"),
 		ifMTU:      nd("interface_mtu_bytes", "MTU of the interface routing between the two hosts, at each end (here: this host, agent: the agent's host).", "end"),
 		pathMTU:    nd("path_mtu_bytes", "Path MTU to the agent as measured (present once a path-MTU step runs)."),
-	}}
+	}
+}
+
+func (d watchDescs) all() []*prometheus.Desc {
+	return []*prometheus.Desc{d.info, d.up, d.rtt, d.trips, d.errors, d.sessions, d.down, d.throughput, d.streamAt, d.rpm, d.loaded, d.ifMTU, d.pathMTU}
 }
 
 // Registry is a fresh registry holding only e.
@@ -74,8 +87,7 @@ func (e *WatchExporter) Update(w *result.WatchInterval) {
 
 // Describe sends every descriptor.
 func (e *WatchExporter) Describe(ch chan<- *prometheus.Desc) {
-	d := e.d
-	for _, x := range []*prometheus.Desc{d.info, d.up, d.rtt, d.trips, d.errors, d.sessions, d.down, d.throughput, d.streamAt, d.rpm, d.loaded, d.ifMTU, d.pathMTU} {
+	for _, x := range e.d.all() {
 		ch <- x
 	}
 }
@@ -90,18 +102,23 @@ func counter(ch chan<- prometheus.Metric, d *prometheus.Desc, v float64, labels 
 func (e *WatchExporter) Collect(ch chan<- prometheus.Metric) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	d := e.d
-	gauge(ch, d.info, 1, e.version)
-	w := e.last
+	gauge(ch, e.d.info, 1, e.version)
+	e.d.collect(ch, e.last)
+}
+
+// collect sends one link's samples from its latest record w (nil: none
+// yet, up 0 alone), each with the link's label values lv first.
+func (d watchDescs) collect(ch chan<- prometheus.Metric, w *result.WatchInterval, lv ...string) {
+	with := func(labels ...string) []string { return append(slices.Clone(lv), labels...) }
 	if w == nil {
-		gauge(ch, d.up, 0)
+		gauge(ch, d.up, 0, lv...)
 		return
 	}
 	up := 0.0
 	if w.Up {
 		up = 1
 	}
-	gauge(ch, d.up, up)
+	gauge(ch, d.up, up, lv...)
 	for i, l := range []result.WatchRTT{w.Idle, w.Loaded} {
 		b := make(map[float64]uint64, len(result.WatchBuckets))
 		for j, bound := range result.WatchBuckets {
@@ -109,29 +126,29 @@ func (e *WatchExporter) Collect(ch chan<- prometheus.Metric) {
 				b[bound.Seconds()] = l.Buckets[j]
 			}
 		}
-		ch <- prometheus.MustNewConstHistogram(d.rtt, l.Count, l.Sum.D().Seconds(), b, result.Loads[i])
+		ch <- prometheus.MustNewConstHistogram(d.rtt, l.Count, l.Sum.D().Seconds(), b, with(result.Loads[i])...)
 	}
-	counter(ch, d.trips, float64(w.TotalRoundTrips))
+	counter(ch, d.trips, float64(w.TotalRoundTrips), lv...)
 	for _, k := range result.WatchErrorKinds {
-		counter(ch, d.errors, float64(w.Errors[k]), k)
+		counter(ch, d.errors, float64(w.Errors[k]), with(k)...)
 	}
-	counter(ch, d.sessions, float64(w.Sessions))
-	counter(ch, d.down, w.DownSeconds.D().Seconds())
+	counter(ch, d.sessions, float64(w.Sessions), lv...)
+	counter(ch, d.down, w.DownSeconds.D().Seconds(), lv...)
 	for _, s := range w.Streams {
-		gauge(ch, d.throughput, s.Throughput, s.Direction)
-		gauge(ch, d.streamAt, float64(s.At.UnixNano())/1e9, s.Direction)
-		gauge(ch, d.loaded, float64(s.Loaded), s.Direction)
+		gauge(ch, d.throughput, s.Throughput, with(s.Direction)...)
+		gauge(ch, d.streamAt, float64(s.At.UnixNano())/1e9, with(s.Direction)...)
+		gauge(ch, d.loaded, float64(s.Loaded), with(s.Direction)...)
 		if s.RPM > 0 {
-			gauge(ch, d.rpm, s.RPM/60, s.Direction)
+			gauge(ch, d.rpm, s.RPM/60, with(s.Direction)...)
 		}
 	}
 	if w.MTUHere > 0 {
-		gauge(ch, d.ifMTU, float64(w.MTUHere), "here")
+		gauge(ch, d.ifMTU, float64(w.MTUHere), with("here")...)
 	}
 	if w.MTUAgent > 0 {
-		gauge(ch, d.ifMTU, float64(w.MTUAgent), "agent")
+		gauge(ch, d.ifMTU, float64(w.MTUAgent), with("agent")...)
 	}
 	if w.PathMTU > 0 {
-		gauge(ch, d.pathMTU, float64(w.PathMTU))
+		gauge(ch, d.pathMTU, float64(w.PathMTU), lv...)
 	}
 }

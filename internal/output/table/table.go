@@ -70,6 +70,8 @@ func (t *Writer) Interval(iv result.Interval) error {
 		err = t.commitInterval(iv) // commit.go
 	case result.ProbeWatch:
 		err = t.watchInterval(iv) // watch.go
+	case result.ProbeFleetWatch:
+		err = t.fleetWatchInterval(iv) // fleetwatch.go
 	}
 	return err
 }
@@ -227,6 +229,8 @@ func summarizer(p result.Part) func(*strings.Builder) {
 		return func(b *strings.Builder) { fleetSummary(b, p) } // fleet.go
 	case *result.FleetNet:
 		return func(b *strings.Builder) { fleetNetSummary(b, p) } // fleetnet.go
+	case *result.FleetWatch:
+		return func(b *strings.Builder) { fleetWatchSummary(b, p) } // fleetwatch.go
 	case *result.BackupPlan:
 		return func(b *strings.Builder) { planSummary(b, p) } // plan.go
 	case *result.SyncPlan:

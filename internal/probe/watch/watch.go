@@ -30,8 +30,16 @@ type Config struct {
 	Client            client.Options
 	Rate              float64 // round trips per second
 	Request, Response int64
-	Interval          time.Duration // how often to emit a record
-	Duration          time.Duration // 0: until ctx is done
+	// Interval is how often Run emits a record; 0: never, the caller asks
+	// for them (Watcher.Interval), as fleet watch does for all its links
+	// from one ticker.
+	Interval time.Duration
+	Duration time.Duration // 0: until ctx is done
+	// Delay is the wait before the first dial of a watch begun without a
+	// session (not counted as time out of reach): fleet watch spreads its
+	// links' round trips over the pace's gap rather than sending them all
+	// in the same millisecond.
+	Delay time.Duration
 	// Steps run periodically beside the round trips (StreamStep; a path-MTU
 	// or self-probe step plugs in as one more entry).
 	Steps []Step
@@ -83,11 +91,13 @@ type Watcher struct {
 	mtuHere   int
 	mtuAgent  int
 	pathMTU   int
+	lastErr   string // the last failure's, for a person (never a label)
 	lastEmit  time.Time
 }
 
 func newWatcher(cfg Config, now time.Time) *Watcher {
-	// Up from the start: Run begins on a session the caller has dialled.
+	// Up from the start: Run begins on a session the caller has dialled
+	// (or down, until its first session, when it has none).
 	w := &Watcher{cfg: cfg, start: now, lastEmit: now, up: true, cur: metric.NewHistogram(),
 		errors: map[string]int64{}, streams: map[string]result.WatchStream{}}
 	for i := range w.all {
@@ -102,20 +112,49 @@ func newWatcher(cfg Config, now time.Time) *Watcher {
 
 // Run watches until ctx is done or cfg.Duration has passed, starting on
 // first (a session the caller dialled, so that a wrong secret or an absent
-// agent is the caller's to report before the watch begins). Once begun,
-// nothing the agent or the link does ends the watch: failures are counted
-// and the agent is dialled again. The summary comes back at the end.
+// agent is the caller's to report before the watch begins). A nil first
+// starts the watch down, dialling with backoff: one link of a fleet,
+// whose agent may be away when the watch starts. Once begun, nothing the
+// agent or the link does ends the watch: failures are counted and the
+// agent is dialled again. The summary comes back at the end.
 func Run(ctx context.Context, first *client.Session, cfg Config, emit probe.Emit) *result.Watch {
+	return New(cfg).Run(ctx, first, emit)
+}
+
+// New is a watch not begun: down, until Run's session or first dial.
+func New(cfg Config) *Watcher {
+	if cfg.testLength == 0 {
+		cfg.testLength = 10 * time.Minute
+	}
+	w := newWatcher(cfg, time.Now())
+	w.up, w.downSince = false, w.start
+	return w
+}
+
+// Run is Run on a Watcher from New, once.
+func (w *Watcher) Run(ctx context.Context, first *client.Session, emit probe.Emit) *result.Watch {
+	cfg := w.cfg
 	if cfg.Duration > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, cfg.Duration)
 		defer cancel()
 	}
-	if cfg.testLength == 0 {
-		cfg.testLength = 10 * time.Minute
+	if first != nil {
+		// Nothing happened before the session the caller dialled.
+		w.mu.Lock()
+		w.up, w.down, w.downSince = true, 0, time.Time{}
+		w.mu.Unlock()
+		w.connected(first)
+	} else if cfg.Delay > 0 {
+		if !sleep(ctx, cfg.Delay) {
+			return w.summary(time.Now())
+		}
+		w.mu.Lock()
+		if !w.up {
+			w.downSince = time.Now()
+		}
+		w.mu.Unlock()
 	}
-	w := newWatcher(cfg, time.Now())
-	w.connected(first)
 	var wg sync.WaitGroup
 	for _, st := range cfg.Steps {
 		wg.Add(1)
@@ -124,26 +163,31 @@ func Run(ctx context.Context, first *client.Session, cfg Config, emit probe.Emit
 			w.every(ctx, st)
 		}()
 	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(cfg.Interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case now := <-t.C:
-				emit(w.interval(now))
-			}
-		}
-	}()
+	if cfg.Interval > 0 {
+		wg.Add(1)
+		go w.tick(ctx, &wg, emit)
+	}
 	w.roundTrips(ctx, first)
 	wg.Wait()
-	if now := time.Now(); now.Sub(w.lastEmit) >= minInterval {
-		emit(w.interval(now)) // the stretch since the last record
+	if now := time.Now(); cfg.Interval > 0 && now.Sub(w.lastEmit) >= minInterval {
+		emit(w.Interval(now)) // the stretch since the last record
 	}
 	return w.summary(time.Now())
+}
+
+// tick emits a record every Interval until ctx is done.
+func (w *Watcher) tick(ctx context.Context, wg *sync.WaitGroup, emit probe.Emit) {
+	defer wg.Done()
+	t := time.NewTicker(w.cfg.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			emit(w.Interval(now))
+		}
+	}
 }
 
 // minInterval is the shortest last record worth emitting at the end.
@@ -165,7 +209,7 @@ func (w *Watcher) roundTrips(ctx context.Context, sess *client.Session) {
 				if ctx.Err() != nil {
 					return
 				}
-				w.failed(result.WatchErrConnect)
+				w.failed(result.WatchErrConnect, err)
 				sleep(ctx, backoff)
 				backoff = min(2*backoff, maxBackoff)
 				continue
@@ -187,7 +231,7 @@ func (w *Watcher) roundTrips(ctx context.Context, sess *client.Session) {
 			return
 		}
 		if err != nil {
-			w.failed(result.WatchErrRR)
+			w.failed(result.WatchErrRR, err)
 			sess.Close()
 			sess = nil
 			sleep(ctx, backoff)
@@ -206,7 +250,7 @@ func (w *Watcher) every(ctx context.Context, st Step) {
 		began := time.Now()
 		if w.isUp() {
 			if err := st.Run(ctx, w); err != nil && ctx.Err() == nil {
-				w.failed(st.Name)
+				w.failed(st.Name, err)
 			}
 		}
 		wait = time.Until(began.Add(st.Every))
@@ -331,10 +375,13 @@ func (w *Watcher) connected(s *client.Session) {
 
 // failed counts an error of kind; the link is down until round trips
 // flow again, unless only a step failed.
-func (w *Watcher) failed(kind string) {
+func (w *Watcher) failed(kind string, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.errors[kind]++
+	if err != nil {
+		w.lastErr = kind + ": " + err.Error()
+	}
 	if kind != result.WatchErrConnect && kind != result.WatchErrRR {
 		return
 	}
@@ -373,15 +420,16 @@ func (w *Watcher) lastStreams() []result.WatchStream {
 	return out
 }
 
-// interval is the record of the stretch since the last one.
-func (w *Watcher) interval(now time.Time) result.Interval {
+// Interval is the record of the stretch since the last one (Run emits
+// them itself every Config.Interval, when set).
+func (w *Watcher) Interval(now time.Time) result.Interval {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	iv := result.NewInterval(result.ProbeWatch, w.lastEmit.Sub(w.start), now.Sub(w.start))
 	wi := &result.WatchInterval{Up: w.up, RoundTrips: int64(w.cur.Count()), LoadedTrips: w.curLoaded,
 		RTT: result.LatencyOf(w.cur), TotalRoundTrips: w.total, Errors: map[string]int64{}, Sessions: w.sessions,
 		DownSeconds: result.Seconds(w.downSoFar(now)), Idle: w.cumulative(0), Loaded: w.cumulative(1),
-		Streams: w.lastStreams(), MTUHere: w.mtuHere, MTUAgent: w.mtuAgent, PathMTU: w.pathMTU}
+		Streams: w.lastStreams(), MTUHere: w.mtuHere, MTUAgent: w.mtuAgent, PathMTU: w.pathMTU, LastError: w.lastErr}
 	if el := now.Sub(w.lastEmit); el > 0 {
 		wi.Rate = float64(wi.RoundTrips) / el.Seconds()
 	}
@@ -400,7 +448,8 @@ func (w *Watcher) summary(now time.Time) *result.Watch {
 	defer w.mu.Unlock()
 	s := &result.Watch{Duration: result.Seconds(now.Sub(w.start)), RoundTrips: w.total, Errors: map[string]int64{},
 		Sessions: w.sessions, Down: result.Seconds(w.downSoFar(now)), Idle: result.LatencyOf(w.all[0]),
-		Loaded: result.LatencyOf(w.all[1]), LoadedN: int64(w.all[1].Count()), Streams: w.lastStreams(), StreamRuns: w.runs}
+		Loaded: result.LatencyOf(w.all[1]), LoadedN: int64(w.all[1].Count()), Streams: w.lastStreams(), StreamRuns: w.runs,
+		LastError: w.lastErr}
 	for k, v := range w.errors {
 		s.Errors[k] = v
 	}
