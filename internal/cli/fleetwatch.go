@@ -64,21 +64,7 @@ func fleetWatch(ctx context.Context, env Env, args []string) error {
 		Reload: reload, Started: exp.Add, Polled: exp.Update, Stopped: exp.Remove, Ended: ctrlC}
 	stopMetrics := func() {}
 	if listen := *wf.promListen; listen != "" {
-		c.Ready = func() error {
-			at, stop, err := serveMetrics(listen, exp.Registry())
-			if err != nil {
-				return usagef("--prometheus-listen %s: %v", listen, err)
-			}
-			stopMetrics = stop
-			// With --json, standard output is the records alone: the
-			// address a port 0 was given goes to standard error.
-			w := env.Stdout
-			if asJSON {
-				w = env.Stderr
-			}
-			fmt.Fprintf(w, "serving Prometheus metrics at http://%s/metrics\n", at)
-			return nil
-		}
+		c.Ready = serveWhenReady(env, listen, exp.Registry(), asJSON, &stopMetrics)
 	}
 	defer func() { stopMetrics() }()
 

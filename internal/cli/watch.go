@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/narrows/narrows/internal/command"
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/output/prom"
@@ -138,17 +140,7 @@ func watchCmd(ctx context.Context, env Env, args []string) error {
 	c := command.Watch{Agent: opts, Watch: cfg, Stream: sc, StreamDir: *wf.streamDir, MTUEvery: mtuStep, Name: *name,
 		Polled: exp.Update, Ended: ctrlC}
 	if listen := *wf.promListen; listen != "" {
-		c.Ready = func() error {
-			at, stop, err := serveMetrics(listen, exp.Registry())
-			if err != nil {
-				return usagef("--prometheus-listen %s: %v", listen, err)
-			}
-			stopMetrics = stop
-			if !asJSON {
-				fmt.Fprintf(env.Stdout, "serving Prometheus metrics at http://%s/metrics\n", at)
-			}
-			return nil
-		}
+		c.Ready = serveWhenReady(env, listen, exp.Registry(), asJSON, &stopMetrics)
 	}
 	defer func() { stopMetrics() }()
 	rep, err := c.Run(ctx, coreEnv(env, out, asJSON))
@@ -157,4 +149,25 @@ func watchCmd(ctx context.Context, env Env, args []string) error {
 		ctx = context.WithoutCancel(ctx)
 	}
 	return written(ctx, out, rep, err)
+}
+
+// serveWhenReady is a watch's Ready: it serves reg at listen once the
+// agents have accepted what the watch asks (a refused watch serves
+// nothing), says where (on standard error with --json, standard output
+// being the records alone: the port a :0 was given), and leaves in *stop
+// what ends it.
+func serveWhenReady(env Env, listen string, reg *prometheus.Registry, asJSON bool, stop *func()) func() error {
+	return func() error {
+		at, end, err := serveMetrics(listen, reg)
+		if err != nil {
+			return usagef("--prometheus-listen %s: %v", listen, err)
+		}
+		*stop = end
+		w := env.Stdout
+		if asJSON {
+			w = env.Stderr
+		}
+		fmt.Fprintf(w, "serving Prometheus metrics at http://%s/metrics\n", at)
+		return nil
+	}
 }

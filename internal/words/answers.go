@@ -59,14 +59,7 @@ func Answers(rep *result.Report) []Answer {
 	}
 	var out []Answer
 	for _, q := range questions {
-		a := Answer{Question: q.q}
-		best := len(q.codes)
-		for i := range d.Verdicts {
-			f := &d.Verdicts[i]
-			if k := slices.Index(q.codes, f.Code); k >= 0 && k < best {
-				a.Finding, best = f, k
-			}
-		}
+		a := Answer{Question: q.q, Finding: first(q.codes, d.Verdicts)}
 		if a.Finding == nil {
 			a.Else = why(d, q.steps)
 		}
@@ -109,4 +102,17 @@ func why(d *result.Doctor, steps []string) string {
 		return "not asked: " + skipped[0]
 	}
 	return "not asked"
+}
+
+// first is the finding of fs whose code comes first in codes (a question
+// lists what is wrong before what is well), nil when none has one.
+func first(codes []string, fs []result.Finding) *result.Finding {
+	var out *result.Finding
+	best := len(codes)
+	for i := range fs {
+		if k := slices.Index(codes, fs[i].Code); k >= 0 && k < best {
+			out, best = &fs[i], k
+		}
+	}
+	return out
 }

@@ -2,7 +2,6 @@ package words
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/result"
@@ -40,14 +39,7 @@ func FleetAnswers(rep *result.Report) []Answer {
 	}
 	var out []Answer
 	for i, q := range qs {
-		a := Answer{Question: q.q}
-		best := len(q.codes)
-		for j := range rep.Findings {
-			f := &rep.Findings[j]
-			if k := slices.Index(q.codes, f.Code); k >= 0 && k < best {
-				a.Finding, best = f, k
-			}
-		}
+		a := Answer{Question: q.q, Finding: first(q.codes, rep.Findings)}
 		if a.Finding == nil {
 			a.Else = elses(i)
 		}
