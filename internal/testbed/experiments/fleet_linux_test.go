@@ -84,3 +84,89 @@ func TestFleetHundredAgents(t *testing.T) {
 		t.Errorf("the client held %s at its peak for %d hosts", fmt.Sprintf("%.0f MiB", float64(rss)/(1<<20)), hosts)
 	}
 }
+
+// TestFleetWatchNamespaces (issue 29): narrows fleet watch on eight hosts
+// behind one switch, watched from a ninth. The last sends at 8 Mbit/s
+// (tbf on its device), so its round trips of a 64 KiB response take tens
+// of milliseconds (36 ms here) against well under one on the others: each
+// record names it the slowest link. The agent of the first is killed
+// midway: from then on every record has it down, by name, the others up,
+// their round trips going on at their pace. The summary has every link,
+// the killed one with its last error.
+func TestFleetWatchNamespaces(t *testing.T) {
+	testbed.Share(t, 2)
+	const hosts = 8
+	from := make([]int64, hosts+1)
+	from[hosts] = 8e6
+	sw := testbed.NewTestSwitch(t, testbed.SwitchOptions{Hosts: hosts + 1, FromHost: from})
+	var targets []string
+	var agents []*itest.Agent
+	for i, h := range sw.Hosts[1:] {
+		agents = append(agents, itest.StartAgent(t, []string{"--listen", agentAt(h)}, inNS(h)...))
+		targets = append(targets, fmt.Sprintf("db%d=%s", i+1, agentAt(h)))
+	}
+	killAt := 3 * time.Second
+	timer := time.AfterFunc(killAt, func() { agents[0].Cmd.Process.Kill() })
+	defer timer.Stop()
+	start := time.Now()
+	r := itest.RunWrapped(t, time.Minute, nil, inNS(sw.Hosts[0]), "fleet", "watch", "--targets", strings.Join(targets, ","),
+		"--rate", "5", "--response", "64K", "--interval", "1s", "--duration", "7s", "--mtu-every", "0", "--json")
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
+	var after, before int
+	for _, l := range lines[:len(lines)-1] {
+		var iv result.Interval
+		if err := json.Unmarshal([]byte(l), &iv); err != nil {
+			t.Fatalf("a record: %v: %s", err, l)
+		}
+		fw := iv.FleetWatch
+		if fw == nil || fw.Links != hosts {
+			t.Fatalf("a record without the fleet's %d links: %s", hosts, l)
+		}
+		end := iv.End.D()
+		var slow []string
+		for _, s := range fw.Slowest {
+			slow = append(slow, fmt.Sprintf("%s %v", s.Name, s.P99.D()))
+		}
+		t.Logf("%v: %d up, %d down, %.0f round trips/s; slowest %s", end.Round(time.Millisecond), fw.Up, fw.Down, fw.Rate, strings.Join(slow, ", "))
+		if len(fw.Slowest) == 0 || fw.Slowest[0].Name != fmt.Sprintf("db%d", hosts) {
+			t.Errorf("at %v the slowest link is not db%d, which sends at 8 Mbit/s: %+v", end, hosts, fw.Slowest)
+		}
+		switch {
+		case end < killAt-500*time.Millisecond && end > 1500*time.Millisecond:
+			// Before the kill, the first records' dials aside: all up.
+			before++
+			if fw.Up != hosts {
+				t.Errorf("at %v %d links up of %d, before any agent went", end, fw.Up, hosts)
+			}
+		case end > killAt+1500*time.Millisecond:
+			after++
+			if fw.Down != 1 || len(fw.DownLinks) != 1 || fw.DownLinks[0].Name != "db1" || fw.Up != hosts-1 {
+				t.Errorf("at %v, after db1's agent was killed: %d up, down %+v", end, fw.Up, fw.DownLinks)
+			}
+			if fw.Rate < 0.8*5*(hosts-1) {
+				t.Errorf("at %v the links still up made %.1f round trips/s, not their 5 each", end, fw.Rate)
+			}
+		}
+	}
+	if before == 0 || after == 0 {
+		t.Fatalf("%d records before the kill and %d after, in %v: nothing to hold", before, after, time.Since(start))
+	}
+	var rep result.Report
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rep); err != nil || rep.FleetWatch == nil {
+		t.Fatalf("the summary: %v: %s", err, lines[len(lines)-1])
+	}
+	if len(rep.FleetWatch.Links) != hosts {
+		t.Fatalf("the summary has %d links of %d", len(rep.FleetWatch.Links), hosts)
+	}
+	for _, l := range rep.FleetWatch.Links {
+		if l.Watch == nil || l.Watch.RoundTrips == 0 {
+			t.Errorf("%s: no round trips in the summary", l.Name)
+		}
+		if l.Name == "db1" && (l.Watch == nil || l.Watch.LastError == "") {
+			t.Errorf("db1, whose agent was killed: no last error in the summary")
+		}
+	}
+}
