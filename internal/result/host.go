@@ -109,6 +109,10 @@ type WakeupBlock struct {
 	// before it, it measured the experiment, not the machine, and its
 	// pair is not counted.
 	Settling bool `json:"settling,omitempty"`
+	// Others is the share of all the machine's CPU time, while the block
+	// measured, that went to work other than narrows (absent where it
+	// could not be read): a machine busy with other work is not judged.
+	Others *float64 `json:"others_cpu_share,omitempty"`
 }
 
 // The wake-up verdicts.

@@ -115,3 +115,40 @@ func busier(a coreTime, ab float64, b coreTime, bb float64) bool {
 
 // since is a counter's growth from y to x, nothing where it went back.
 func since(x, y time.Duration) time.Duration { return max(x-y, 0) }
+
+// OthersSince reads this machine's CPU time now and returns what reads it
+// again and says what share of all its CPUs' time between the two went
+// to work other than this process: their user, system, interrupt and
+// softirq time less this process's own CPU time, over the CPUs' total.
+// ok is false where the times cannot be read (or a CPU came or went).
+// The kernel's work for this process that it books to no process (the
+// softirqs that carry its packets, on Linux) counts as others'.
+func OthersSince() func() (share float64, ok bool) {
+	before, err := coreTimes()
+	own, oerr := CPUTime()
+	return func() (float64, bool) {
+		if err != nil || oerr != nil {
+			return 0, false
+		}
+		after, err := coreTimes()
+		own2, oerr := CPUTime()
+		if err != nil || oerr != nil || len(after) != len(before) {
+			return 0, false
+		}
+		var busy, total time.Duration
+		for i := range after {
+			if after[i].ID != before[i].ID {
+				return 0, false
+			}
+			d := coreTime{User: after[i].User - before[i].User, System: after[i].System - before[i].System,
+				Idle: after[i].Idle - before[i].Idle, IRQ: after[i].IRQ - before[i].IRQ,
+				SoftIRQ: after[i].SoftIRQ - before[i].SoftIRQ, Steal: after[i].Steal - before[i].Steal}
+			busy += d.User + d.System + d.IRQ + d.SoftIRQ
+			total += d.total()
+		}
+		if total <= 0 {
+			return 0, false
+		}
+		return max(0, float64(busy-(own2-own))/float64(total)), true
+	}
+}

@@ -106,3 +106,33 @@ func TestMeanCI(t *testing.T) {
 		t.Errorf("one value: ± %v, want infinite", h)
 	}
 }
+
+// TestJudgeBusy: blocks that would show a clear cost are not judged when
+// other work took more than maxOthers of the machine's CPU time in the
+// median block as is (the cost is then that work's); a machine as quiet
+// as maxOthers, or one whose share could not be read, is judged.
+func TestJudgeBusy(t *testing.T) {
+	costly := [][2]float64{{53, 13}, {55, 13}, {52, 12}, {54, 13}}
+	for _, tc := range []struct {
+		name   string
+		others []float64 // per block as is; nil: not read
+		want   string
+	}{
+		{"busy", []float64{0.3, 0.35, 0.32, 0.4}, result.WakeupUnjudged},
+		{"busy in most blocks", []float64{0.02, 0.3, 0.35, 0.32}, result.WakeupUnjudged},
+		{"quiet", []float64{0.01, 0.02, 0.015, 0.03}, result.WakeupCosts},
+		{"busy in one block", []float64{0.01, 0.5, 0.015, 0.03}, result.WakeupCosts},
+		{"not read", nil, result.WakeupCosts},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := &result.Wakeup{Blocks: blocks(costly)}
+			for i, o := range tc.others {
+				res.Blocks[2*i].Others = &o
+			}
+			judge(res)
+			if res.Verdict != tc.want {
+				t.Errorf("verdict %s, want %s (others in the median block as is %.2f)", res.Verdict, tc.want, busy(res.Blocks))
+			}
+		})
+	}
+}

@@ -37,6 +37,7 @@ import (
 
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/sysinfo"
 )
 
 // Config is the experiment's budget.
@@ -140,7 +141,12 @@ func Run(ctx context.Context, cfg Config) (*result.Wakeup, error) {
 			break
 		}
 	}
-	if res.Verdict == result.WakeupUnjudged {
+	if b := busy(res.Blocks); res.Verdict == result.WakeupUnjudged && b > maxOthers {
+		res.Why = fmt.Sprintf("other work took %.0f%% of this machine's CPU time while the round trips ran (the median block as is; it is judged at %.0f%% or less): "+
+			"a CPU that other work keeps busy does not idle between round trips, so what waking costs a session depends on that work, not on the machine; "+
+			"run it again when the host is quiet, or time the database's own client (pgbench -c 1) as it is and with the CPUs kept awake",
+			100*b, 100*maxOthers)
+	} else if res.Verdict == result.WakeupUnjudged {
 		res.Why = fmt.Sprintf("after %d pairs of blocks the difference, %s ± %s a round trip, is neither clearly above %s nor clearly below it: run it longer (--duration) on a quieter machine",
 			len(res.Blocks)/2, metric.FormatDuration(2*res.PerWake.D()), metric.FormatDuration(2*res.PerWakeMargin.D()), metric.FormatDuration(floor(res)))
 	}
@@ -164,8 +170,12 @@ func block(ctx context.Context, p *threads, awake bool, settle, d time.Duration)
 	if _, _, err := p.run(ctx, settle); err != nil {
 		return result.WakeupBlock{}, err
 	}
+	others := sysinfo.OthersSince()
 	n, took, err := p.run(ctx, d)
 	b := result.WakeupBlock{Awake: awake, RoundTrips: n}
+	if share, ok := others(); ok {
+		b.Others = &share
+	}
 	if n > 0 {
 		b.Mean = result.Seconds(took / time.Duration(n))
 	}
@@ -196,6 +206,9 @@ func judge(res *result.Wakeup) bool {
 	res.PerWakeMargin = result.Seconds(time.Duration(half / 2 * 1e9))
 	f := floor(res).Seconds()
 	switch {
+	case busy(res.Blocks) > maxOthers:
+		res.Verdict = result.WakeupUnjudged
+		return false
 	case len(diffs) < 2:
 		res.Verdict = result.WakeupUnjudged
 	case mean-half > 0 && mean > f:
@@ -207,6 +220,25 @@ func judge(res *result.Wakeup) bool {
 		return false
 	}
 	return res.Verdict != result.WakeupUnjudged
+}
+
+// maxOthers is the most of the machine's CPU time other work may take,
+// in the median block as is, for the experiment to judge.
+const maxOthers = 0.10
+
+// busy is the median share of the machine's CPU time other work took in
+// the blocks as is that read it (0: none did).
+func busy(blocks []result.WakeupBlock) float64 {
+	var o []float64
+	for i := 0; i < len(blocks); i += 2 {
+		if blocks[i].Others != nil {
+			o = append(o, *blocks[i].Others)
+		}
+	}
+	if len(o) == 0 {
+		return 0
+	}
+	return metric.Median(o)
 }
 
 // settlingMADs is how far below the blocks as is's median a settling
