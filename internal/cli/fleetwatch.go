@@ -117,9 +117,14 @@ func watchTargets(v string, base client.Options, sc watch.StreamConfig) ([]comma
 	}
 	var ts []command.WatchTarget
 	seen := map[string]string{}
+	// A long list is named by its start in a message, not copied whole.
+	label := v
+	if !strings.HasPrefix(v, "@") && len(v) > 80 {
+		label = fmt.Sprintf("%.60q... (%d bytes)", v, len(v))
+	}
 	add := func(where, entry string) error {
 		if len(ts) >= command.MaxFleetWatch {
-			return usagef("--targets %s: more than %d links: a fleet watch takes at most %d", v, command.MaxFleetWatch, command.MaxFleetWatch)
+			return usagef("--targets %s: more than %d links: a fleet watch takes at most %d", label, command.MaxFleetWatch, command.MaxFleetWatch)
 		}
 		name, host, named := strings.Cut(entry, "=")
 		name, host = strings.TrimSpace(name), strings.TrimSpace(host)
@@ -179,7 +184,7 @@ func watchTargets(v string, base client.Options, sc watch.StreamConfig) ([]comma
 		}
 	}
 	if len(ts) == 0 {
-		return nil, usagef("--targets %s names no link: give 1 to %d, one NAME=HOST[:PORT] a line", v, command.MaxFleetWatch)
+		return nil, usagef("--targets %s names no link: give 1 to %d, one NAME=HOST[:PORT] a line", label, command.MaxFleetWatch)
 	}
 	if busy := time.Duration(len(ts)) * streamBusy(sc); sc.Every > 0 && sc.Every < 2*busy {
 		return nil, usagef("--stream-every %s for %s: their streams, one link's at a time, would fill half the time or more; use --stream-every %s or more, or 0",
