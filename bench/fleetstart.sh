@@ -29,15 +29,7 @@ need python3 -- go python3
 scratch
 
 PIDS=() # the agents, stopped however the script ends
-on_exit() {
-	local pid
-	for pid in "${PIDS[@]}"; do kill -INT "$pid" 2>/dev/null || true; done
-	for pid in "${PIDS[@]}"; do
-		for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-	done
-}
+on_exit() { stop_pids; }
 
 echo "$NAME: building narrows" >&2
 (cd "$ROOT" && CGO_ENABLED=0 go build -o "$WORK/narrows" ./cmd/narrows)
@@ -62,7 +54,7 @@ agents() {
 
 echo "$NAME: $(nproc) CPUs; counts: $COUNTS; $ROUNDS rounds each" >&2
 for n in $COUNTS; do
-	on_exit
+	stop_pids
 	PIDS=()
 	agents "$n"
 	on=$(IFS=,; echo "${ADDRS[*]}")

@@ -35,15 +35,7 @@ need python3 -- go python3
 scratch
 
 PIDS=() # the agents and the watcher, stopped however the script ends
-on_exit() {
-	local pid
-	for pid in "${PIDS[@]}"; do kill -INT "$pid" 2>/dev/null || true; done
-	for pid in "${PIDS[@]}"; do
-		for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-	done
-}
+on_exit() { stop_pids; }
 
 echo "$NAME: building narrows" >&2
 (cd "$ROOT" && CGO_ENABLED=0 go build -o "$WORK/narrows" ./cmd/narrows)

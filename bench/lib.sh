@@ -35,6 +35,19 @@ scratch() {
 	trap 'echo "$NAME: terminated" >&2; exit 143' TERM
 }
 
+# stop_pids: each process in PIDS asked to stop (SIGINT), given 5 s, then
+# killed, and reaped: a script that starts processes of its own keeps
+# their pids in PIDS and calls this from its on_exit.
+stop_pids() {
+	local pid
+	for pid in "${PIDS[@]}"; do kill -INT "$pid" 2>/dev/null || true; done
+	for pid in "${PIDS[@]}"; do
+		for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+}
+
 bench_cleanup() {
 	local rc=$?
 	trap - EXIT INT TERM

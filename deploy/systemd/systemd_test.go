@@ -16,7 +16,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -153,7 +152,7 @@ func TestExecStart(t *testing.T) {
 type agent struct {
 	pid    int
 	addr   string // where it says it listens
-	log    syncBuffer
+	log    itest.Buffer
 	exited chan *os.ProcessState
 	logged chan struct{} // its standard error read to the end
 }
@@ -560,21 +559,4 @@ func withoutSecret(env []string) []string {
 		}
 	}
 	return out
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) WriteString(v string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.b.WriteString(v)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -413,24 +413,6 @@ func TestDataConnectionsNeverLeak(t *testing.T) {
 	s.Close()
 }
 
-// syncBuffer is a log destination several goroutines write to.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestFloodFromOneHost: silent connections from one address, more than
 // --max-conns (64), each reopened as soon as the agent frees or refuses it,
 // must neither lock out clients from elsewhere nor flood the log.
@@ -438,7 +420,7 @@ func TestFloodFromOneHost(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("floods from 127.0.0.2, which only Linux answers on without setup")
 	}
-	var logs syncBuffer
+	var logs itest.Buffer
 	addr, stop := inProcess(t, agent.Config{Secret: []byte(itest.Secret), HandshakeTimeout: time.Second,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	ctx, cancel := context.WithCancel(context.Background())

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -21,35 +20,18 @@ import (
 )
 
 // fleetWatchProc is a `narrows fleet watch` process, stopped at the end
-// of the test.
+// of the test, and the address it serves its metrics at.
 type fleetWatchProc struct {
-	cmd            *exec.Cmd
-	stdout, stderr *lockedBuffer
-	url            string
-	done           chan struct{}
+	*itest.Proc
+	url string
 }
 
 func startFleetWatch(t *testing.T, args ...string) *fleetWatchProc {
 	t.Helper()
-	p := &fleetWatchProc{stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, done: make(chan struct{})}
-	p.cmd = exec.Command(itest.Binary(t), append([]string{"fleet", "watch"}, args...)...)
-	p.cmd.Env = append(os.Environ(), "NARROWS_SECRET="+itest.Secret)
-	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { p.cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() {
-		select {
-		case <-p.done:
-		default:
-			p.cmd.Process.Kill()
-			<-p.done
-		}
-	})
+	p := &fleetWatchProc{Proc: itest.Start(t, []string{"NARROWS_SECRET=" + itest.Secret}, append([]string{"fleet", "watch"}, args...)...)}
 	serving := regexp.MustCompile(`serving Prometheus metrics at (http://\S+/metrics)`)
 	eventually(t, 10*time.Second, "the metrics' address on stdout", func() bool {
-		m := serving.FindStringSubmatch(p.stdout.String() + p.stderr.String())
+		m := serving.FindStringSubmatch(p.Out.String() + p.Err.String())
 		if m != nil {
 			p.url = m[1]
 		}
@@ -143,13 +125,13 @@ func TestFleetWatch(t *testing.T) {
 	// SIGHUP. db1 starts again: its counters from 0.
 	db1Before := trips(scrapeWatch(t, p.url), "db1")
 	write("db1="+agents[3].Addr, "db2="+agents[1].Addr, "db4="+agents[3].Addr)
-	p.cmd.Process.Signal(syscall.SIGHUP)
+	p.Cmd.Process.Signal(syscall.SIGHUP)
 	eventually(t, 10*time.Second, "db4 up, db3 gone and db1 started again after SIGHUP", func() bool {
 		fams = scrapeWatch(t, p.url)
 		return up(fams, "db4") == 1 && up(fams, "db3") == -1 && up(fams, "db1") == 1 && trips(fams, "db1") < db1Before
 	})
-	if !strings.Contains(p.stderr.String(), "1 added (db4), 1 removed (db3), 1 changed address (db1)") {
-		t.Errorf("the reload's line:\n%s", p.stderr.String())
+	if !strings.Contains(p.Err.String(), "1 added (db4), 1 removed (db3), 1 changed address (db1)") {
+		t.Errorf("the reload's line:\n%s", p.Err.String())
 	}
 	for name, f := range fams {
 		for _, l := range links(map[string]*dto.MetricFamily{name: f}, name) {
@@ -167,7 +149,7 @@ func TestFleetWatch(t *testing.T) {
 
 	// A bad file: a name twice. The links stay, one line says why.
 	write("db1="+agents[0].Addr, "db1="+agents[3].Addr)
-	p.cmd.Process.Signal(syscall.SIGHUP)
+	p.Cmd.Process.Signal(syscall.SIGHUP)
 	eventually(t, 10*time.Second, "the failed reload counted", func() bool {
 		fams = scrapeWatch(t, p.url)
 		v, _ := value(fams, "narrows_watch_targets_reloads_total", "result", "failure")
@@ -180,25 +162,25 @@ func TestFleetWatch(t *testing.T) {
 		t.Errorf("the links after a bad file: db1 %v, db2 %v, db4 %v", up(fams, "db1"), up(fams, "db2"), up(fams, "db4"))
 	}
 	var refused []string
-	for _, l := range strings.Split(p.stderr.String(), "\n") {
+	for _, l := range strings.Split(p.Err.String(), "\n") {
 		if strings.Contains(l, "not reloaded") {
 			refused = append(refused, l)
 		}
 	}
 	if len(refused) != 1 || !strings.Contains(refused[0], "the name db1 again") || !strings.HasPrefix(refused[0], "narrows: ") {
-		t.Errorf("the refusal, one line naming the fault:\n%s", p.stderr.String())
+		t.Errorf("the refusal, one line naming the fault:\n%s", p.Err.String())
 	}
 
-	p.cmd.Process.Signal(os.Interrupt)
+	p.Cmd.Process.Signal(os.Interrupt)
 	select {
-	case <-p.done:
+	case <-p.Done:
 	case <-time.After(20 * time.Second):
-		t.Fatalf("fleet watch did not end on SIGINT; stderr:\n%s", p.stderr.String())
+		t.Fatalf("fleet watch did not end on SIGINT; stderr:\n%s", p.Err.String())
 	}
-	if code := p.cmd.ProcessState.ExitCode(); code != 0 {
-		t.Fatalf("exit %d after SIGINT; stderr:\n%s", code, p.stderr.String())
+	if code := p.Cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("exit %d after SIGINT; stderr:\n%s", code, p.Err.String())
 	}
-	lines := strings.Split(strings.TrimSpace(p.stdout.String()), "\n")
+	lines := strings.Split(strings.TrimSpace(p.Out.String()), "\n")
 	var rep result.Report
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rep); err != nil || rep.FleetWatch == nil {
 		t.Fatalf("no summary (%v): %s", err, lines[len(lines)-1])
@@ -230,7 +212,7 @@ func TestFleetWatch(t *testing.T) {
 			t.Errorf("record: %s", l)
 		}
 	}
-	t.Logf("%d interval records; stderr:\n%s", len(lines)-1, p.stderr.String())
+	t.Logf("%d interval records; stderr:\n%s", len(lines)-1, p.Err.String())
 }
 
 // TestFleetWatchCost: 50 links over two real agents for 15 s at fleet

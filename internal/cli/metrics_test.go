@@ -103,7 +103,7 @@ func TestMetricsListenersLetGo(t *testing.T) {
 	serving := regexp.MustCompile(`serving Prometheus metrics at http://(\S+)/metrics`)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			stdout := &lockedBuffer{}
+			stdout := &itest.Buffer{}
 			var stderr bytes.Buffer
 			env := cli.Env{Stdout: stdout, Stderr: &stderr, ReadFile: cli.OSEnv().ReadFile, Now: time.Now,
 				Getenv: func(k string) string {

@@ -20,24 +20,6 @@ import (
 	"github.com/narrows/narrows/internal/itest"
 )
 
-// lockedBuffer is a command's standard output read while it runs.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // serveAgent runs an in-process agent on addr ("127.0.0.1:0" for any
 // port) until the returned stop; stopping closes every connection, as a
 // killed agent's host does.
@@ -120,7 +102,7 @@ func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 func TestWatch(t *testing.T) {
 	cfg := agent.Config{Secret: []byte(itest.Secret), MaxDuration: time.Second}
 	addr, stopAgent := serveAgent(t, "127.0.0.1:0", cfg)
-	stdout := &lockedBuffer{}
+	stdout := &itest.Buffer{}
 	var stderr bytes.Buffer
 	env := cli.Env{Stdout: stdout, Stderr: &stderr, ReadFile: cli.OSEnv().ReadFile, Now: time.Now,
 		Getenv: func(k string) string { return map[string]string{"NARROWS_SECRET": itest.Secret}[k] }}

@@ -370,13 +370,13 @@ func TestPingAgent(t *testing.T) {
 // backoff, and the gap is marked in the intervals and the summary.
 func TestPingReconnects(t *testing.T) {
 	needPG(t)
-	p := start(t, "db", "ping", "--dsn", pgDSN(), "--duration", "5s", "--interval", "250ms", "--json")
+	p := itest.Start(t, nil, "db", "ping", "--dsn", pgDSN(), "--duration", "5s", "--interval", "250ms", "--json")
 	time.Sleep(1500 * time.Millisecond)
 	killSessions(t)
-	if code := p.wait(t, 30*time.Second); code != 0 {
-		t.Fatalf("exit %d: %s", code, p.err.String())
+	if code := p.Wait(t, 30*time.Second); code != 0 {
+		t.Fatalf("exit %d: %s", code, p.Err.String())
 	}
-	ivs, s := itest.Records(t, p.out.String())
+	ivs, s := itest.Records(t, p.Out.String())
 	var gapRecords int
 	for _, iv := range ivs {
 		if iv["gap"] != nil {
@@ -390,20 +390,20 @@ func TestPingReconnects(t *testing.T) {
 	if q, _ := itest.Num(itest.Obj(s, "db_ping"), "queries"); q <= 0 {
 		t.Fatal("nothing measured")
 	}
-	noSecrets(t, "reconnect", p.out.String(), p.err.String())
+	noSecrets(t, "reconnect", p.Out.String(), p.Err.String())
 }
 
 // TestReplReconnects: the watcher's own session killed on the primary is
 // a gap in the records, then the figures resume with no rate carried over.
 func TestReplReconnects(t *testing.T) {
 	needPG(t)
-	p := start(t, "db", "repl", "--dsn", pgDSN(), "--interval", "250ms", "--duration", "4s", "--json")
+	p := itest.Start(t, nil, "db", "repl", "--dsn", pgDSN(), "--interval", "250ms", "--duration", "4s", "--json")
 	time.Sleep(1200 * time.Millisecond)
 	killSessions(t)
-	if code := p.wait(t, 30*time.Second); code != 0 {
-		t.Fatalf("exit %d: %s", code, p.err.String())
+	if code := p.Wait(t, 30*time.Second); code != 0 {
+		t.Fatalf("exit %d: %s", code, p.Err.String())
 	}
-	ivs, s := itest.Records(t, p.out.String())
+	ivs, s := itest.Records(t, p.Out.String())
 	gapAt := -1
 	for i, iv := range ivs {
 		if itest.Obj(iv, "repl")["gap"] != nil {
@@ -465,7 +465,7 @@ FROM pg_stat_replication WHERE application_name = 'standby1'`).Scan(&p.sent, &p.
 func TestReplPostgres(t *testing.T) {
 	needPG(t)
 	const rate = 4e6
-	load := start(t, "db", "load", "--dsn", pgDSN(), "--rate", "4MB/s", "--duration", "14s", "--json")
+	load := itest.Start(t, nil, "db", "load", "--dsn", pgDSN(), "--rate", "4MB/s", "--duration", "14s", "--json")
 	time.Sleep(1500 * time.Millisecond)
 
 	// Phase 1: streaming under load. Rates over the same window.
@@ -563,8 +563,8 @@ func TestReplPostgres(t *testing.T) {
 	if st["verdict_code"] != "replay_bottleneck" || !strings.Contains(st["verdict"].(string), "replay is the bottleneck") || st["replay_paused"] != true {
 		t.Fatalf("verdict %v (%v), paused %v", st["verdict_code"], st["verdict"], st["replay_paused"])
 	}
-	if load.wait(t, 30*time.Second) != 0 {
-		t.Fatalf("db load: %s", load.err.String())
+	if load.Wait(t, 30*time.Second) != 0 {
+		t.Fatalf("db load: %s", load.Err.String())
 	}
 
 	// Phase 3: the load is over and replay still paused: nothing moves,
@@ -587,7 +587,7 @@ func TestReplPostgres(t *testing.T) {
 		t.Fatalf("unsent: narrows %v, pg_stat_replication %d", s, d.current-d.sent)
 	}
 	t.Logf("static: unreplayed narrows %.0f vs server %d; unsent %.0f vs %d", u, d.flush-d.replay, s, d.current-d.sent)
-	_, ls := itest.Records(t, load.out.String())
+	_, ls := itest.Records(t, load.Out.String())
 	l := itest.Obj(ls, "db_load")
 	if got, _ := itest.Num(l, "log_bytes_per_second"); got < 0.8*rate || got > 1.2*rate || l["table_dropped"] != true || l["measure"] != "wal_lsn" {
 		t.Fatalf("db load: %v", l)
@@ -610,7 +610,7 @@ func TestReplPostgres(t *testing.T) {
 // bytes not fetched grow while Seconds_Behind_Source reads 0 or NULL.
 func TestReplMariaDBUnfetched(t *testing.T) {
 	needMaria(t)
-	load := start(t, "db", "load", "--dsn", mySource(), "--rate", "2MB/s", "--duration", "8s", "--json")
+	load := itest.Start(t, nil, "db", "load", "--dsn", mySource(), "--rate", "2MB/s", "--duration", "8s", "--json")
 	time.Sleep(1500 * time.Millisecond)
 	admin := func(sql string) {
 		if _, err := maria.SQL(context.Background(), maria.Replica, sql); err != nil {
@@ -648,8 +648,8 @@ func TestReplMariaDBUnfetched(t *testing.T) {
 	if rpo, _ := itest.Num(st, "rpo_bytes"); rpo < 2e6 {
 		t.Fatalf("RPO %v bytes", rpo)
 	}
-	if load.wait(t, 30*time.Second) != 0 {
-		t.Fatalf("db load: %s", load.err.String())
+	if load.Wait(t, 30*time.Second) != 0 {
+		t.Fatalf("db load: %s", load.Err.String())
 	}
 }
 
@@ -780,7 +780,7 @@ func TestPrometheus(t *testing.T) {
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := l.Addr().String()
 	l.Close()
-	p := start(t, "db", "repl", "--dsn", pgDSN(), "--interval", "300ms", "--duration", "4s", "--prometheus-listen", addr, "--json")
+	p := itest.Start(t, nil, "db", "repl", "--dsn", pgDSN(), "--interval", "300ms", "--duration", "4s", "--prometheus-listen", addr, "--json")
 	wants := []string{"narrows_repl_up 1", `narrows_repl_queue_bytes{replica="standby1",stage="send"}`,
 		`narrows_repl_queue_bytes{replica="standby1",stage="replay"}`, `narrows_repl_verdict{replica="standby1",verdict="keeping_up"}`,
 		"narrows_repl_polls_total", "narrows_repl_rpo_bytes", "narrows_repl_last_reply_age_seconds", "narrows_repl_log_position_bytes",
@@ -813,8 +813,8 @@ func TestPrometheus(t *testing.T) {
 			t.Fatalf("a metric that is not narrows_repl_*: %s", line)
 		}
 	}
-	if code := p.wait(t, 30*time.Second); code != 0 {
-		t.Fatalf("exit %d: %s", code, p.err.String())
+	if code := p.Wait(t, 30*time.Second); code != 0 {
+		t.Fatalf("exit %d: %s", code, p.Err.String())
 	}
 }
 
@@ -822,7 +822,7 @@ func TestPrometheus(t *testing.T) {
 // not "0 lag". Runs last: it stops the standby (and starts it again).
 func TestReplPostgresSilentStandby(t *testing.T) {
 	needPG(t)
-	p := start(t, "db", "repl", "--dsn", pgDSN(), "--replica-dsn", pgStandby(), "--interval", "300ms", "--duration", "5s", "--json")
+	p := itest.Start(t, nil, "db", "repl", "--dsn", pgDSN(), "--replica-dsn", pgStandby(), "--interval", "300ms", "--duration", "5s", "--json")
 	time.Sleep(1500 * time.Millisecond)
 	ctx := context.Background()
 	if err := pg.StopStandby(ctx); err != nil {
@@ -833,10 +833,10 @@ func TestReplPostgresSilentStandby(t *testing.T) {
 			t.Errorf("restarting the standby: %v", err)
 		}
 	}()
-	if code := p.wait(t, 30*time.Second); code != 0 {
-		t.Fatalf("exit %d: %s", code, p.err.String())
+	if code := p.Wait(t, 30*time.Second); code != 0 {
+		t.Fatalf("exit %d: %s", code, p.Err.String())
 	}
-	ivs, sum := itest.Records(t, p.out.String())
+	ivs, sum := itest.Records(t, p.Out.String())
 	first := replicaOf(ivs[0], "standby1")
 	if first["state"] != "streaming" {
 		t.Fatalf("before the stop: %v", first)

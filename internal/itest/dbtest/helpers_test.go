@@ -1,10 +1,8 @@
 package dbtest
 
 import (
-	"bytes"
 	"context"
 	"net"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -13,48 +11,6 @@ import (
 	"github.com/narrows/narrows/internal/dbconn"
 	"github.com/narrows/narrows/internal/itest"
 )
-
-// proc is narrows running in the background.
-type proc struct {
-	cmd      *exec.Cmd
-	out, err bytes.Buffer
-	done     chan struct{}
-}
-
-func start(t *testing.T, args ...string) *proc {
-	t.Helper()
-	p := &proc{cmd: exec.Command(itest.Binary(t), args...), done: make(chan struct{})}
-	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.err
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { p.cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() {
-		select {
-		case <-p.done:
-		default:
-			p.cmd.Process.Kill()
-			<-p.done
-		}
-	})
-	return p
-}
-
-func (p *proc) wait(t *testing.T, limit time.Duration) int {
-	t.Helper()
-	select {
-	case <-p.done:
-	case <-time.After(limit):
-		p.cmd.Process.Kill()
-		<-p.done
-		out := p.out.String()
-		if len(out) > 3000 {
-			out = "…" + out[len(out)-3000:]
-		}
-		t.Fatalf("narrows %v did not finish within %s; stdout:\n%s\nstderr:\n%s", p.cmd.Args[1:], limit, out, p.err.String())
-	}
-	return p.cmd.ProcessState.ExitCode()
-}
 
 // replicaIn returns a replica's state in a poll: an interval record's
 // "repl", or the summary's "repl"/"last"; nil when it is not there.

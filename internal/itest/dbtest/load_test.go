@@ -107,10 +107,10 @@ func TestLoadSwappedTable(t *testing.T) {
 			clean()
 			t.Cleanup(clean)
 			// Two sessions: each one's INSERTs carry the guard.
-			p := start(t, "db", "load", "--dsn", c.dsn(), "--rate", "1MB/s", "--duration", "8s", "--interval", "200ms", "--table", "narrows_swap", "--sessions", "2")
+			p := itest.Start(t, nil, "db", "load", "--dsn", c.dsn(), "--rate", "1MB/s", "--duration", "8s", "--interval", "200ms", "--table", "narrows_swap", "--sessions", "2")
 			for i := 0; count(t, me, c.exists) == 0; i++ {
 				if i > 100 {
-					t.Fatalf("narrows did not create its table; stderr %q", p.err.String())
+					t.Fatalf("narrows did not create its table; stderr %q", p.Err.String())
 				}
 				time.Sleep(50 * time.Millisecond)
 			}
@@ -129,18 +129,18 @@ func TestLoadSwappedTable(t *testing.T) {
 			if err := tx.Commit(); err != nil {
 				t.Fatal(err)
 			}
-			code := p.wait(t, 40*time.Second)
-			noSecrets(t, "swap", p.out.String(), p.err.String())
+			code := p.Wait(t, 40*time.Second)
+			noSecrets(t, "swap", p.Out.String(), p.Err.String())
 			if n := count(t, me, c.exists); n != 1 {
-				t.Fatalf("the table swapped in was dropped (exit %d, stderr %q)", code, p.err.String())
+				t.Fatalf("the table swapped in was dropped (exit %d, stderr %q)", code, p.Err.String())
 			}
 			if n := count(t, me, "SELECT count(*) FROM narrows_swap"); n != 1 {
 				t.Fatalf("the table swapped in holds %d rows, want its own 1", n)
 			}
-			if code != 2 || !strings.Contains(p.err.String(), "replaced mid-run") {
-				t.Fatalf("exit %d, stderr %q: want exit 2 saying the table was replaced", code, p.err.String())
+			if code != 2 || !strings.Contains(p.Err.String(), "replaced mid-run") {
+				t.Fatalf("exit %d, stderr %q: want exit 2 saying the table was replaced", code, p.Err.String())
 			}
-			t.Log(strings.TrimSpace(p.err.String()))
+			t.Log(strings.TrimSpace(p.Err.String()))
 		})
 	}
 }
@@ -228,26 +228,26 @@ func TestLoadReadOnlyMariaDB(t *testing.T) {
 		})
 	}
 	t.Run("mid-run", func(t *testing.T) {
-		p := start(t, "db", "load", "--dsn", myReplica(), "--rate", "1MB/s", "--duration", "20s", "--interval", "200ms", "--table", "narrows_ro")
+		p := itest.Start(t, nil, "db", "load", "--dsn", myReplica(), "--rate", "1MB/s", "--duration", "20s", "--interval", "200ms", "--table", "narrows_ro")
 		for i := 0; tables() == 0; i++ {
 			if i > 100 {
-				t.Fatalf("narrows did not create its table; stderr %q", p.err.String())
+				t.Fatalf("narrows did not create its table; stderr %q", p.Err.String())
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
 		time.Sleep(500 * time.Millisecond)
 		admin("SET GLOBAL read_only = ON")
-		code := p.wait(t, 40*time.Second)
+		code := p.Wait(t, 40*time.Second)
 		admin("SET GLOBAL read_only = OFF")
-		noSecrets(t, "mid-run", p.out.String(), p.err.String())
-		line := strings.TrimSuffix(p.err.String(), "\n")
+		noSecrets(t, "mid-run", p.Out.String(), p.Err.String())
+		line := strings.TrimSuffix(p.Err.String(), "\n")
 		if code != 2 || strings.Contains(line, "\n") || !strings.Contains(line, "the server is read-only") {
-			t.Fatalf("exit %d, stderr %q: want exit 2 and one line saying the server is read-only", code, p.err.String())
+			t.Fatalf("exit %d, stderr %q: want exit 2 and one line saying the server is read-only", code, p.Err.String())
 		}
 		// The table could not be dropped on a read-only server: the
 		// summary says so rather than claim it was.
-		if !strings.Contains(p.out.String(), "NOT dropped") {
-			t.Fatalf("the summary does not say the table was left:\n%s", p.out.String())
+		if !strings.Contains(p.Out.String(), "NOT dropped") {
+			t.Fatalf("the summary does not say the table was left:\n%s", p.Out.String())
 		}
 		t.Log(line)
 	})
@@ -299,20 +299,20 @@ func TestLoadSessions(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.engine, func(t *testing.T) {
 			c.need(t)
-			p := start(t, "db", "load", "--dsn", c.dsn(), "--rate", "3MB/s", "--duration", "4s", "--interval", "500ms", "--sessions", "3", "--table", "narrows_sessions", "--json")
+			p := itest.Start(t, nil, "db", "load", "--dsn", c.dsn(), "--rate", "3MB/s", "--duration", "4s", "--interval", "500ms", "--sessions", "3", "--table", "narrows_sessions", "--json")
 			most := 0
 			for i := 0; i < 30 && most < 3; i++ {
 				most = max(most, c.sessions())
 				time.Sleep(100 * time.Millisecond)
 			}
-			if code := p.wait(t, 60*time.Second); code != 0 {
-				t.Fatalf("exit %d: %s", code, p.err.String())
+			if code := p.Wait(t, 60*time.Second); code != 0 {
+				t.Fatalf("exit %d: %s", code, p.Err.String())
 			}
-			noSecrets(t, c.engine, p.out.String(), p.err.String())
+			noSecrets(t, c.engine, p.Out.String(), p.Err.String())
 			if most < 3 {
 				t.Fatalf("at most %d of narrows' sessions seen on the server, want 3", most)
 			}
-			_, sum := itest.Records(t, p.out.String())
+			_, sum := itest.Records(t, p.Out.String())
 			l := itest.Obj(sum, "db_load")
 			ss, _ := l["sessions"].([]any)
 			rows, _ := itest.Num(l, "rows")

@@ -24,12 +24,12 @@ func TestPlanReplicaLogRate(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.engine, func(t *testing.T) {
 			c.need(t)
-			load := start(t, "db", "load", "--dsn", c.dsn, "--rate", "2MB/s", "--duration", "9s", "--json")
+			load := itest.Start(t, nil, "db", "load", "--dsn", c.dsn, "--rate", "2MB/s", "--duration", "9s", "--json")
 			time.Sleep(1500 * time.Millisecond)
 			r := itest.Run(t, time.Minute, nil, "plan", "replica", "--dsn", c.dsn, "--watch", "5s", "--to", a.Addr,
 				"--stage-duration", "1s", "--streams", "1", "--rtt", "80ms", "--json")
-			if code := load.wait(t, 30*time.Second); code != 0 {
-				t.Fatalf("db load exited %d: %s", code, load.err.String())
+			if code := load.Wait(t, 30*time.Second); code != 0 {
+				t.Fatalf("db load exited %d: %s", code, load.Err.String())
 			}
 			noSecrets(t, "plan replica", r.Stdout, r.Stderr)
 			if r.Code != 0 {
@@ -40,7 +40,7 @@ func TestPlanReplicaLogRate(t *testing.T) {
 					t.Errorf("progress lacks %q: %s", want, r.Stderr)
 				}
 			}
-			livs, ls := itest.Records(t, load.out.String())
+			livs, ls := itest.Records(t, load.Out.String())
 			_, sum := itest.Records(t, r.Stdout)
 			// The truth is what db load logged while plan replica watched
 			// (its first 5 s, and a second for its connection): on a busy

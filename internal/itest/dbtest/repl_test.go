@@ -88,17 +88,17 @@ func TestReplStoppedStandbyOneRow(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	load := start(t, "db", "load", "--dsn", pgDSN(), "--rate", "1MB/s", "--duration", "8s", "--json")
-	p := start(t, "db", "repl", "--dsn", pgDSN(), "--replica-dsn", "dr1="+pgStandby(), "--interval", "300ms", "--duration", "5s", "--json")
+	load := itest.Start(t, nil, "db", "load", "--dsn", pgDSN(), "--rate", "1MB/s", "--duration", "8s", "--json")
+	p := itest.Start(t, nil, "db", "repl", "--dsn", pgDSN(), "--replica-dsn", "dr1="+pgStandby(), "--interval", "300ms", "--duration", "5s", "--json")
 	time.Sleep(1500 * time.Millisecond)
 	if err := pg.StopStandby(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if code := p.wait(t, 30*time.Second); code != 0 {
-		t.Fatalf("exit %d: %s", code, p.err.String())
+	if code := p.Wait(t, 30*time.Second); code != 0 {
+		t.Fatalf("exit %d: %s", code, p.Err.String())
 	}
-	load.wait(t, 30*time.Second)
-	ivs, sum := itest.Records(t, p.out.String())
+	load.Wait(t, 30*time.Second)
+	ivs, sum := itest.Records(t, p.Out.String())
 	for _, iv := range ivs {
 		if names := replicaNames(itest.Obj(iv, "repl")); strings.Join(names, ",") != "dr1" {
 			t.Fatalf("one standby listed as %v", names)
@@ -201,7 +201,7 @@ func TestReplStandbysOfOneName(t *testing.T) {
 // difference is shown (one host here: under a second).
 func TestReplReplyAgeUnderLoad(t *testing.T) {
 	needPG(t)
-	load := start(t, "db", "load", "--dsn", pgDSN(), "--rate", "4MB/s", "--duration", "6s", "--json")
+	load := itest.Start(t, nil, "db", "load", "--dsn", pgDSN(), "--rate", "4MB/s", "--duration", "6s", "--json")
 	time.Sleep(time.Second)
 	for _, args := range [][]string{{}, {"--replica-dsn", pgStandby()}} {
 		r := itest.Run(t, 60*time.Second, nil, append([]string{"db", "repl", "--dsn", pgDSN(), "--interval", "200ms", "--duration", "3s", "--json"}, args...)...)
@@ -236,7 +236,7 @@ func TestReplReplyAgeUnderLoad(t *testing.T) {
 			t.Fatalf("%v: a reply age in %d polls of %d", args, ages, len(ivs))
 		}
 	}
-	load.wait(t, 30*time.Second)
+	load.Wait(t, 30*time.Second)
 }
 
 // TestMariaDBGrantHint: a user that lacks what db repl reads is told the
@@ -307,8 +307,8 @@ func TestReplRunSummary(t *testing.T) {
 		}
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t)) // for the exporter
-	load := start(t, "db", "load", "--dsn", mySource(), "--rate", "2MB/s", "--duration", "9s", "--json")
-	p := start(t, "db", "repl", "--dsn", mySource(), "--replica-dsn", myReplica(), "--interval", "300ms", "--duration", "7s", "--json", "--prometheus-listen", addr)
+	load := itest.Start(t, nil, "db", "load", "--dsn", mySource(), "--rate", "2MB/s", "--duration", "9s", "--json")
+	p := itest.Start(t, nil, "db", "repl", "--dsn", mySource(), "--replica-dsn", myReplica(), "--interval", "300ms", "--duration", "7s", "--json", "--prometheus-listen", addr)
 	time.Sleep(1500 * time.Millisecond)
 	admin("STOP REPLICA SQL_THREAD")
 	stopped := time.Now()
@@ -323,11 +323,11 @@ func TestReplRunSummary(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if code := p.wait(t, 30*time.Second); code != 0 {
-		t.Fatalf("exit %d: %s", code, p.err.String())
+	if code := p.Wait(t, 30*time.Second); code != 0 {
+		t.Fatalf("exit %d: %s", code, p.Err.String())
 	}
-	load.wait(t, 30*time.Second)
-	_, sum := itest.Records(t, p.out.String())
+	load.Wait(t, 30*time.Second)
+	_, sum := itest.Records(t, p.Out.String())
 	if st := lastReplica(t, sum, "replica1"); st["verdict_code"] == "replay_bottleneck" {
 		t.Fatalf("the SQL thread runs again, yet: %v", st["verdict"])
 	}
@@ -386,18 +386,18 @@ func TestReplCtrlC(t *testing.T) {
 		partial bool
 	}{{syscall.SIGINT, 0, false}, {syscall.SIGTERM, 143, true}} {
 		t.Run(c.sig.String(), func(t *testing.T) {
-			p := start(t, "db", "repl", "--dsn", pgDSN(), "--interval", "250ms", "--json")
+			p := itest.Start(t, nil, "db", "repl", "--dsn", pgDSN(), "--interval", "250ms", "--json")
 			time.Sleep(1500 * time.Millisecond)
-			p.cmd.Process.Signal(c.sig)
-			if code := p.wait(t, 30*time.Second); code != c.code {
-				t.Fatalf("exit %d, want %d; stderr %q", code, c.code, p.err.String())
+			p.Cmd.Process.Signal(c.sig)
+			if code := p.Wait(t, 30*time.Second); code != c.code {
+				t.Fatalf("exit %d, want %d; stderr %q", code, c.code, p.Err.String())
 			}
-			_, sum := itest.Records(t, p.out.String())
+			_, sum := itest.Records(t, p.Out.String())
 			if sum["partial"] != c.partial || itest.Obj(sum, "repl")["run"] == nil {
 				t.Fatalf("summary: partial %v, run %v", sum["partial"], itest.Obj(sum, "repl")["run"])
 			}
-			if c.code == 0 && p.err.Len() > 0 {
-				t.Fatalf("stderr after Ctrl-C: %q", p.err.String())
+			if c.code == 0 && p.Err.String() != "" {
+				t.Fatalf("stderr after Ctrl-C: %q", p.Err.String())
 			}
 		})
 	}

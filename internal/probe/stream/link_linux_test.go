@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -251,7 +250,7 @@ func runIperf3(t *testing.T, link *testbed.Link) iperf3Result {
 	defer cancel()
 
 	srv := link.B.Command(ctx, "iperf3", "-s", "-p", iperf3Port, "-1", "--forceflush")
-	var srvOut syncBuffer
+	var srvOut itest.Buffer
 	pr, pw := io.Pipe()
 	srv.Stdout, srv.Stderr = pw, pw
 	if err := srv.Start(); err != nil {
@@ -307,24 +306,6 @@ func runIperf3(t *testing.T, link *testbed.Link) iperf3Result {
 		t.Fatalf("iperf3 client failed: %v, %q\nstderr:\n%s\nserver:\n%s", cliErr, r.Error, errb.String(), srvOut.String())
 	}
 	return r
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent use.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) WriteString(s string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf.WriteString(s)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func mbits(xs []float64) string {
