@@ -641,6 +641,9 @@ func wire(run result.StreamRun, sameHost bool) (result.Finding, bool) {
 
 func rr(r *result.RR) []result.Finding {
 	if r.RoundTrips == 0 {
+		if f, ok := coalescing(r); ok {
+			return []result.Finding{f}
+		}
 		return nil
 	}
 	q := r.Config.Queries
@@ -655,6 +658,9 @@ func rr(r *result.RR) []result.Finding {
 		Values: map[string]float64{"queries": float64(q), "wire_seconds": wireMean, "wire_p99_seconds": wireP99}}}
 	if f, ok := tail("rr.tail", "round trips", r.Latency,
 		"A chatty session feels the tail: look for CPU power saving, interrupt moderation, a busy virtual switch or a congested hop."); ok {
+		out = append(out, f)
+	}
+	if f, ok := coalescing(r); ok {
 		out = append(out, f)
 	}
 	return out

@@ -38,6 +38,10 @@ var Codes = []Code{
 	// net rr and db ping
 	{"rr.wire_time", "what N sequential queries spend on round trips alone"},
 	{"rr.tail", "the round trips' p99 is far above their p50: a tail a chatty session feels"},
+	{"rr.coalescing_costs", "--try-coalescing: with the agent's receive interrupt coalescing at its least, round trips were faster beyond noise and the floor: what it adds to each"},
+	{"rr.coalescing_free", "--try-coalescing: the agent's receive interrupt coalescing adds nothing measurable to a round trip, or is at its least already"},
+	{"rr.coalescing_unjudged", "--try-coalescing: the pairs of blocks did not tell a difference from noise, or the change could not be put back"},
+	{"rr.coalescing_not_tried", "--try-coalescing could not try: the agent does not allow it, its NIC keeps no coalescing or refuses the change, not root, not Linux"},
 	{"rr.under_load_ok", "a load filling the path barely moved the round trips: no deep queue on the path"},
 	{"rr.under_load_tail", "under load the median round trip held but the tail grew"},
 	{"rr.under_load_unfilled", "the load did not fill the path (no loss, no queue on its own connections): the round trips held, but no queue on the path was tested"},

@@ -396,6 +396,9 @@ func (s *Server) control(ctx context.Context, c net.Conn, h wire.Hello, log *slo
 		if spec.Steer != nil {
 			attrs = append(attrs, "steer_off_core", spec.Steer.OffCore)
 		}
+		if spec.Coalesce {
+			attrs = append(attrs, "coalesce", "least")
+		}
 		log.Info("test started", attrs...)
 		// The test's slot and memory are given back before its final
 		// report is sent (and at the latest when it returns): a client that
@@ -439,6 +442,9 @@ func (s *Server) validate(t wire.TestSpec) error {
 	if t.Hold && t.Kind != wire.KindDisk {
 		return fmt.Errorf("a %s test cannot be held for a go: only a disk test", t.Kind)
 	}
+	if t.Coalesce && t.Kind != wire.KindRR {
+		return fmt.Errorf("a %s test cannot change the agent's coalescing: only a round-trip test", t.Kind)
+	}
 	switch t.Kind {
 	case wire.KindStream:
 		switch t.Direction {
@@ -468,6 +474,9 @@ func (s *Server) validate(t wire.TestSpec) error {
 	case wire.KindRR:
 		if t.Request < 1 || t.Request > s.cfg.MaxBlock || t.Response < 1 || t.Response > s.cfg.MaxBlock {
 			return fmt.Errorf("request/response sizes must be 1 to %d bytes", s.cfg.MaxBlock)
+		}
+		if t.Coalesce && !s.cfg.AllowTry {
+			return &wire.RemoteError{Code: wire.CodeRefused, Message: "this agent does not let a test change its settings: its operator starts it with --allow-try to allow it"}
 		}
 	default:
 		far, ok := farKinds[t.Kind]

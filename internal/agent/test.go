@@ -90,6 +90,27 @@ func (s *Server) runTest(ctx context.Context, ctl net.Conn, spec wire.TestSpec, 
 		})
 		defer unsteer()
 	}
+	// A round-trip test that asks for it turns this host's receive
+	// interrupt coalescing to its least, and puts it back before Done.
+	var coalescing *result.CoalescingChange
+	uncoalesce := func() {}
+	if spec.Coalesce {
+		cdev := sysinfo.InterfaceName(ctl.LocalAddr())
+		ch, undo, err := hostchange.LeastCoalescing(cdev)
+		if err != nil {
+			msg := clip("this host's interrupt coalescing: "+err.Error(), wire.MaxSteeringText)
+			sendError(ctl, &wire.RemoteError{Code: wire.CodeRefused, Message: msg})
+			return "", errors.New(msg)
+		}
+		ch.End = result.EndAgent
+		coalescing = ch
+		s.cfg.Logger.Info("interrupt coalescing at its least for the test", "interface", cdev, "before", ch.Before, "set", ch.Set)
+		uncoalesce = sync.OnceFunc(func() {
+			undo(ch)
+			s.cfg.Logger.Info("interrupt coalescing put back", "interface", cdev, "restored", ch.Restored, "error", ch.Error)
+		})
+		defer uncoalesce()
+	}
 	states, release, err := s.awaitSlots(ctx, ctl, spec, acc)
 	defer release()
 	if err != nil {
@@ -208,6 +229,12 @@ loop:
 	if steering != nil {
 		unsteer()
 		done.Steering = boundSteering(steering)
+	}
+	if coalescing != nil {
+		uncoalesce()
+		c := *coalescing
+		c.Interface, c.Error = clip(c.Interface, wire.MaxSteeringText), clip(c.Error, wire.MaxSteeringText)
+		done.Coalescing = &c
 	}
 	ctl.SetDeadline(time.Now().Add(s.cfg.DataTimeout))
 	free()

@@ -266,6 +266,7 @@ func netRR(ctx context.Context, env Env, args []string) error {
 	count := fs.Int64("count", def.Count, "stop after this many round trips instead of after --duration")
 	rate := fs.Float64("rate", def.Rate, "pace to this many round trips per second (default: back to back)")
 	queries := fs.Int64("queries", def.Queries, "for the arithmetic: how many queries a report issues")
+	tryCoalescing := fs.Bool("try-coalescing", false, "then what the agent's receive interrupt coalescing adds to a round trip: blocks with it as it is and at its least (rx-usecs 0, rx-frames 1, adaptive-rx off), put back after each (the agent needs --allow-try; Linux, as root)")
 	var ul underLoadFlags
 	ul.register(fs)
 	if err := parse(fs, args); err != nil {
@@ -275,7 +276,7 @@ func netRR(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg := command.NetRR{Agent: s.opts, RR: rr.Config{Duration: s.duration, Interval: s.interval, Count: *count, Rate: *rate, Queries: *queries}}
+	cfg := command.NetRR{Agent: s.opts, RR: rr.Config{Duration: s.duration, Interval: s.interval, Count: *count, Rate: *rate, Queries: *queries}, TryCoalescing: *tryCoalescing}
 	if cfg.RR.Request, err = metric.ParseSize(*request); err != nil {
 		return usagef("--request: %v", err)
 	}
@@ -292,6 +293,9 @@ func netRR(ctx context.Context, env Env, args []string) error {
 	}
 	if *count < 0 || *rate < 0 || *queries < 1 {
 		return usagef("--count and --rate must not be negative, --queries must be at least 1")
+	}
+	if *tryCoalescing && (ul.on || *rate > 0) {
+		return usagef("--try-coalescing times round trips back to back on an idle path: drop --under-load and --rate")
 	}
 	if ul.on {
 		if cfg.RR.Count > 0 || cfg.RR.Rate > 0 {

@@ -27,6 +27,10 @@ type NetRR struct {
 	// its RR.Count and RR.Rate must be zero, its RR.Duration at least a
 	// second (the command line refuses both before a Config is made).
 	UnderLoad *UnderLoad
+	// TryCoalescing then measures what the agent's receive interrupt
+	// coalescing adds to a round trip, by experiment (rr.TryCoalescing):
+	// up to rr.MaxCoalescingPairs pairs of rr.CoalescingBlock more.
+	TryCoalescing bool
 }
 
 // DefaultNetRR is net rr to the agent at agent with the flags' defaults:
@@ -75,5 +79,10 @@ func (c NetRR) Run(ctx context.Context, env Env) (*result.Report, error) {
 		addr, metric.FormatBytes(cfg.Request), metric.FormatBytes(cfg.Response), what))
 	res, runErr := rr.Run(ctx, sess, cfg, env.emit())
 	rep.RR = res
+	if c.TryCoalescing && runErr == nil && ctx.Err() == nil {
+		env.say(fmt.Sprintf("then --try-coalescing: %s blocks of round trips, in pairs as is and with the agent's receive interrupt coalescing at its least, %d to %d pairs",
+			metric.FlagDuration(rr.CoalescingBlock), rr.MinCoalescingPairs, rr.MaxCoalescingPairs))
+		res.Coalescing, runErr = rr.TryCoalescing(ctx, sess, cfg)
+	}
 	return Finish(ctx, env.Tool, rep, runErr)
 }

@@ -5,6 +5,7 @@ package hostchange
 import (
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"syscall"
 	"time"
@@ -41,6 +42,23 @@ func startGuard(files, values []string) (*guard, error) {
 	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("no process to put the setting back should narrows be killed (/bin/sh): %w; not changed", err)
+	}
+	return &guard{cmd: cmd, stdin: in}, nil
+}
+
+// startSelfGuard starts this program again as the guardian (Guarding
+// tells it so), to put back what args name (undoFrom) should this
+// process die first: a setting no shell writes back (an ioctl's).
+func startSelfGuard(args []string) (*guard, error) {
+	cmd := exec.Command("/proc/self/exe", args...)
+	cmd.Env = append(os.Environ(), guardEnv+"=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("no process to put the setting back should narrows be killed (this program, again): %w; not changed", err)
 	}
 	return &guard{cmd: cmd, stdin: in}, nil
 }

@@ -9,7 +9,7 @@ import (
 
 // ErrBusy refuses a second change while one is held: the second would
 // read the first's setting as the one to put back.
-var ErrBusy = errors.New("another run's steering is in place on this host; try again when it ends")
+var ErrBusy = errors.New("another run's change (steering or coalescing) is in place on this host; try again when it ends")
 
 var held sync.Mutex // one change at a time in this process
 

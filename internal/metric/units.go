@@ -226,9 +226,12 @@ func FormatBytes(b int64) string {
 }
 
 // FormatDuration formats a latency with three significant figures in the
-// unit that suits it: "38.2 µs", "1.25 ms", "2.10 s".
+// unit that suits it: "38.2 µs", "1.25 ms", "2.10 s"; a difference below
+// zero with a minus sign: "−1.66 µs".
 func FormatDuration(d time.Duration) string {
 	switch {
+	case d < 0 && d > math.MinInt64:
+		return "−" + FormatDuration(-d)
 	case d < time.Microsecond:
 		return fmt.Sprintf("%d ns", d.Nanoseconds())
 	case d < time.Millisecond:

@@ -113,7 +113,7 @@ func nicFacts(n *result.NIC) (missing []string) {
 	if n.Offloads == nil {
 		missing = append(missing, n.Name+": offloads (ethtool: not supported by the driver)")
 	}
-	c := ethtoolCoalesce{Cmd: unix.ETHTOOL_GCOALESCE}
+	c := Coalescing{Cmd: unix.ETHTOOL_GCOALESCE}
 	if err := ethtool(fd, n.Name, unsafe.Pointer(&c)); err == nil {
 		n.Coalescing = map[string]int64{
 			"rx-usecs": int64(c.RxUsecs), "rx-frames": int64(c.RxFrames),
@@ -142,9 +142,10 @@ type ethtoolValue struct {
 	Data uint32
 }
 
-// ethtoolCoalesce is struct ethtool_coalesce (linux/ethtool.h): cmd and
-// 22 __u32 fields, of which the first of each kind are read.
-type ethtoolCoalesce struct {
+// Coalescing is struct ethtool_coalesce (linux/ethtool.h): cmd and 22
+// __u32 fields, a NIC's interrupt coalescing as its driver keeps it (a
+// field the driver does not keep reads 0).
+type Coalescing struct {
 	Cmd                       uint32
 	RxUsecs, RxFrames         uint32
 	RxUsecsIRQ, RxFramesIRQ   uint32
@@ -169,7 +170,7 @@ type ifreqData struct {
 	_    [24 - unsafe.Sizeof(uintptr(0))]byte
 }
 
-// ethtool runs one SIOCETHTOOL get; data is the command's struct, its
+// ethtool runs one SIOCETHTOOL command; data is the command's struct, its
 // first field the command.
 func ethtool(fd int, name string, data unsafe.Pointer) error {
 	var ifr ifreqData
@@ -183,4 +184,29 @@ func ethtool(fd int, name string, data unsafe.Pointer) error {
 		return errno
 	}
 	return nil
+}
+
+// ReadCoalescing is dev's interrupt coalescing (ETHTOOL_GCOALESCE).
+func ReadCoalescing(dev string) (Coalescing, error) {
+	c := Coalescing{Cmd: unix.ETHTOOL_GCOALESCE}
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return c, err
+	}
+	defer unix.Close(fd)
+	err = ethtool(fd, dev, unsafe.Pointer(&c))
+	return c, err
+}
+
+// WriteCoalescing sets dev's interrupt coalescing to c (ETHTOOL_SCOALESCE;
+// root): c is what ReadCoalescing read with the fields to change changed,
+// as the kernel refuses a field the driver does not keep.
+func WriteCoalescing(dev string, c Coalescing) error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	c.Cmd = unix.ETHTOOL_SCOALESCE
+	return ethtool(fd, dev, unsafe.Pointer(&c))
 }

@@ -93,7 +93,8 @@ type Limits struct {
 	MaxDiskSize int64 `json:"max_disk_size_bytes,omitempty"`
 	// AllowTry says the agent's operator allows a test to change its
 	// settings for the test's length and put them back (its
-	// --allow-try): TestSpec.Steer. False from an older agent.
+	// --allow-try): TestSpec.Steer, TestSpec.Coalesce. False from an
+	// older agent.
 	AllowTry bool `json:"allow_try,omitempty"`
 }
 
@@ -191,6 +192,13 @@ type TestSpec struct {
 	// and put it back after (`net stream --try-rps`); only an agent whose
 	// operator allows it (Limits.AllowTry) runs such a test.
 	Steer *SteerSpec `json:"steer,omitempty"`
+	// Coalesce asks the agent, answering round trips (KindRR), to turn
+	// the receive interrupt coalescing of its interface toward the client
+	// to its least for the test, and put it back after (`net rr
+	// --try-coalescing`); only an agent whose operator allows it
+	// (Limits.AllowTry) runs such a test, and one from before it answers
+	// with no Done.Coalescing.
+	Coalesce bool `json:"coalesce,omitempty"`
 	// Hold asks a far-side test to wait, once prepared, for a TGo and to
 	// start measuring at its instant: a fleet's hosts start together
 	// (CapTogether). The agent waits for the Go no longer than its
@@ -387,6 +395,9 @@ type Done struct {
 	// Steering is what a steered stream test changed on the agent and
 	// whether it was put back (TestSpec.Steer).
 	Steering *result.Steering `json:"steering,omitempty"`
+	// Coalescing is what a round-trip test changed of the agent's
+	// interrupt coalescing and whether it was put back (TestSpec.Coalesce).
+	Coalescing *result.CoalescingChange `json:"coalescing,omitempty"`
 	// Started is when a held test began measuring, the agent's wall clock
 	// in nanoseconds since 1970 (TestSpec.Hold).
 	Started int64 `json:"started_unix_ns,omitempty"`
@@ -405,7 +416,7 @@ func maxSlots() int {
 	sample, err1 := json.Marshal(one)
 	// Done is the larger envelope; the empty slice's "[]" stands for its brackets.
 	env := Done{Elapsed: math.MaxInt64, CPU: math.MaxInt64, Reason: string(make([]byte, 256)), Slots: []SlotSample{}, Cores: largestCores(),
-		Steering: largestSteering()}
+		Steering: largestSteering()} // a stream's; a round trip's Coalescing comes with its one slot (largestCoalescing)
 	rest, err2 := json.Marshal(env)
 	if err1 != nil || err2 != nil {
 		panic("wire: cannot size a report")
@@ -435,6 +446,16 @@ func largestSteering() *result.Steering {
 	t := string(make([]byte, MaxSteeringText))
 	return &result.Steering{End: result.EndAgent, Error: t, Interface: t, Queues: math.MaxInt64, OffCore: math.MaxInt64,
 		CPUs: t, Mask: t, Before: t, Restored: true}
+}
+
+// largestCoalescing is a coalescing change at its longest in JSON.
+func largestCoalescing() *result.CoalescingChange {
+	t := string(make([]byte, MaxSteeringText))
+	m := map[string]int64{}
+	for _, f := range result.CoalescingFields {
+		m[f] = math.MaxUint32
+	}
+	return &result.CoalescingChange{End: result.EndAgent, Interface: t, Before: m, Set: m, Restored: true, Error: t}
 }
 
 // fill sets every integer field of the struct v to its largest value.

@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"io"
 	"math"
@@ -190,6 +191,25 @@ func FuzzReadFrame(f *testing.F) {
 			_ = fr.Decode(TTest, &s)
 		}
 	})
+}
+
+// TestCoalescingFitsOneFrame: a round-trip test's report, its one slot
+// and its coalescing change with every figure at its largest, fits in
+// one frame (the change never comes with a stream's slots: TestSpec.
+// Coalesce is a round-trip test's only).
+func TestCoalescingFitsOneFrame(t *testing.T) {
+	tcp := &sysinfo.TCPInfo{}
+	fill(reflect.ValueOf(tcp).Elem())
+	one := SlotSample{Slot: math.MaxInt32, TCP: tcp}
+	fill(reflect.ValueOf(&one).Elem())
+	d := Done{Elapsed: math.MaxInt64, CPU: math.MaxInt64, Reason: string(make([]byte, 256)), Slots: []SlotSample{one}, Coalescing: largestCoalescing()}
+	b, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > MaxFrame {
+		t.Fatalf("%d bytes, more than a frame's %d", len(b), MaxFrame)
+	}
 }
 
 // TestMaxSlotsFitOneFrame: the agent's report for a test with MaxSlots data

@@ -35,22 +35,30 @@ type Config struct {
 
 // Run measures. On error the result holds what was measured until then.
 func Run(ctx context.Context, s *client.Session, cfg Config, emit probe.Emit) (*result.RR, error) {
+	res, _, err := run(ctx, s, cfg, false, emit)
+	return res, err
+}
+
+// run is Run, with the agent's receive coalescing at its least for the
+// test when coalesce (TestSpec.Coalesce); it also returns the agent's
+// account of the test (nil when it gave none).
+func run(ctx context.Context, s *client.Session, cfg Config, coalesce bool, emit probe.Emit) (*result.RR, *wire.Done, error) {
 	res := &result.RR{Config: result.RRConfig{RequestBytes: cfg.Request, ResponseBytes: cfg.Response,
 		Count: cfg.Count, Rate: cfg.Rate, Interval: result.Seconds(cfg.Interval), Queries: cfg.Queries}}
 	if cfg.Count == 0 {
 		res.Config.Duration = result.Seconds(cfg.Duration)
 	}
 	spec := wire.TestSpec{Kind: wire.KindRR, Duration: cfg.Duration, Interval: cfg.Interval,
-		Request: cfg.Request, Response: cfg.Response}
+		Request: cfg.Request, Response: cfg.Response, Coalesce: coalesce}
 	t, err := s.Open(ctx, spec)
 	if err != nil {
-		return res, err
+		return res, nil, err
 	}
 	defer t.Close()
 	dc := t.Conns[0]
 	res.Connect = result.Seconds(dc.ConnectTime)
 	if err := t.Start(ctx); err != nil {
-		return res, err
+		return res, nil, err
 	}
 	// The agent reports on the control connection while we measure; read
 	// it so it never blocks, and keep its final account.
@@ -79,7 +87,7 @@ func Run(ctx context.Context, s *client.Session, cfg Config, emit probe.Emit) (*
 
 	sock, err := netio.Take(dc.Conn)
 	if err != nil {
-		return res, fmt.Errorf("rr: %w", err)
+		return res, nil, fmt.Errorf("rr: %w", err)
 	}
 	defer sock.Close()
 	cpu0, cpuErr := sysinfo.CPUTime()
@@ -112,15 +120,15 @@ func Run(ctx context.Context, s *client.Session, cfg Config, emit probe.Emit) (*
 	}
 	switch {
 	case done == nil && errors.Is(ctlErr, client.ErrMisbehaved) && !interrupted:
-		return res, fmt.Errorf("rr: %w", ctlErr)
+		return res, done, fmt.Errorf("rr: %w", ctlErr)
 	case loopErr != nil && !interrupted:
-		return res, fmt.Errorf("rr: %w", loopErr)
+		return res, done, fmt.Errorf("rr: %w", loopErr)
 	case done == nil && !interrupted:
-		return res, fmt.Errorf("rr: the agent did not report the end of the test")
+		return res, done, fmt.Errorf("rr: the agent did not report the end of the test")
 	case done != nil && done.Reason != "" && !interrupted:
-		return res, fmt.Errorf("rr: the agent ended the test early: %s", done.Reason)
+		return res, done, fmt.Errorf("rr: the agent ended the test early: %s", done.Reason)
 	}
-	return res, nil
+	return res, done, nil
 }
 
 // idleLimit ends the loop when the agent stops answering.

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/result"
 )
 
@@ -97,12 +98,12 @@ func TestSettling(t *testing.T) {
 }
 
 func TestMeanCI(t *testing.T) {
-	m, h := meanCI([]float64{1, 2, 3, 4})
+	m, h := metric.MeanCI([]float64{1, 2, 3, 4})
 	// sd = 1.291, t(3) = 3.182: 3.182 × 1.291 / 2 = 2.054
 	if m != 2.5 || math.Abs(h-2.054) > 0.001 {
-		t.Errorf("meanCI = %v ± %v, want 2.5 ± 2.054", m, h)
+		t.Errorf("MeanCI = %v ± %v, want 2.5 ± 2.054", m, h)
 	}
-	if _, h := meanCI([]float64{1}); !math.IsInf(h, 1) {
+	if _, h := metric.MeanCI([]float64{1}); !math.IsInf(h, 1) {
 		t.Errorf("one value: ± %v, want infinite", h)
 	}
 }
