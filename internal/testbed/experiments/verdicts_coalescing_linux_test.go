@@ -1,0 +1,164 @@
+//go:build linux
+
+package experiments
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/narrows/narrows/internal/metric"
+	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/testbed"
+	"github.com/narrows/narrows/internal/testbed/dbserver"
+)
+
+// `net rr --try-coalescing`'s scenarios. The agent is on host B of a
+// delay line; its interface toward the client is the line's TUN device,
+// whose driver keeps one coalescing field, rx-frames (its rx_batched),
+// and lets it change. For a packet written to the device one at a time,
+// as the line writes them, rx-frames changes nothing: the line with no
+// Moderation is a NIC whose coalescing costs a round trip nothing. With
+// Moderation the line plays a NIC's interrupt moderation at the
+// receiving end, as the device's rx-frames is set (testbed.Path).
+var coalescingScenarios = []Scenario{
+	{
+		Name: "rr/coalescing-free", CI: true,
+		Question: "does the agent's NIC's interrupt coalescing slow my round trips?",
+		Truth: "1 ms line; the agent's interface is a TUN device with rx-frames 16, which batches nothing the line writes one packet at a time: " +
+			"the setting costs a round trip nothing; the truth is pgbench -c 1 SELECT 1 across the line with it 16 and 1, set by hand",
+		Say:    []string{"rr.coalescing_free"},
+		NotSay: []string{"rr.coalescing_costs", "rr.coalescing_unjudged", "rr.coalescing_not_tried"},
+		Run: func(c *Case) {
+			l := c.Line(testbed.DelayLineOptions{RTT: time.Millisecond})
+			setRxFrames(c, l.B, 16)
+			addr := c.Agent(l.B, "--allow-try")
+			rep := c.Narrows(l.A, "net", "rr", "--to", addr, "--duration", "2s", "--try-coalescing")
+			try := coalescingTry(c, rep)
+			c.Expect("it changed tun-b's rx-frames 16 to 1, and put it back", try != nil && fmt.Sprint(try.Before, try.Set) == "map[rx-frames:16] map[rx-frames:1]" &&
+				try.Restored && rxFramesOf(c, l.B) == 16, fmt.Sprintf("%+v, rx-frames now %d", try, rxFramesOf(c, l.B)))
+			pg := chattyPrimary(c.T, l)
+			gain, asis := pgbenchCoalescing(c, l, pg)
+			c.Within("pgbench's query with rx-frames 16 / with 1 (nothing to gain)", asis, asis-gain, 0.95, 1.05,
+				"the TUN driver's rx-frames batches only what a writer marks as more to come (vhost-net); the line writes each packet alone")
+		},
+	},
+	{
+		Name: "rr/coalescing-not-allowed", CI: true,
+		Question: "does the agent's NIC's interrupt coalescing slow my round trips? (an agent that does not allow a change)",
+		Truth:    "as rr/coalescing-free, the agent started without --allow-try: nothing may be changed, and nothing is",
+		Say:      []string{"rr.coalescing_not_tried"},
+		NotSay:   []string{"rr.coalescing_costs", "rr.coalescing_free", "rr.coalescing_unjudged"},
+		Run: func(c *Case) {
+			l := c.Line(testbed.DelayLineOptions{RTT: time.Millisecond})
+			setRxFrames(c, l.B, 16)
+			addr := c.Agent(l.B)
+			rep := c.Narrows(l.A, "net", "rr", "--to", addr, "--duration", "1s", "--try-coalescing")
+			try := coalescingTry(c, rep)
+			c.Expect("says the agent does not allow it, and tun-b's rx-frames is still 16", try != nil && strings.Contains(try.Why, "--allow-try") && rxFramesOf(c, l.B) == 16,
+				fmt.Sprintf("%+v, rx-frames %d", try, rxFramesOf(c, l.B)))
+		},
+	},
+	{
+		Name: "rr/coalescing-none", CI: true,
+		Question: "does the agent's NIC's interrupt coalescing slow my round trips? (an interface that has none)",
+		Truth:    "a veth pair, the agent allowing changes: a veth keeps no interrupt coalescing, so there is nothing to try",
+		Say:      []string{"rr.coalescing_not_tried"},
+		NotSay:   []string{"rr.coalescing_costs", "rr.coalescing_free", "rr.coalescing_unjudged"},
+		Run: func(c *Case) {
+			ln := testbed.NewTestLink(c.T, testbed.LinkOptions{})
+			addr := c.Agent(ln.B, "--allow-try")
+			rep := c.Narrows(ln.A, "net", "rr", "--to", addr, "--duration", "1s", "--try-coalescing")
+			try := coalescingTry(c, rep)
+			c.Expect("names the veth and why", try != nil && strings.Contains(try.Why, ln.B.Dev+" keeps no interrupt coalescing"), fmt.Sprintf("%+v", try))
+		},
+	},
+	{
+		Name: "rr/coalescing-reapplied", CI: true,
+		Question: "does the agent's NIC's interrupt coalescing slow my round trips? (a host whose tuning puts it back)",
+		Truth: "as rr/coalescing-free, with a loop on the agent's host setting rx-frames 16 again every 50 ms, as a tuning daemon re-applying its profile does: " +
+			"the blocks at the least did not run at the least, and nothing can be told",
+		Say:    []string{"rr.coalescing_unjudged"},
+		NotSay: []string{"rr.coalescing_costs", "rr.coalescing_free", "rr.coalescing_not_tried"},
+		Run: func(c *Case) {
+			l := c.Line(testbed.DelayLineOptions{RTT: time.Millisecond})
+			setRxFrames(c, l.B, 16)
+			loop := l.B.Command(context.Background(), "sh", "-c", "while :; do ethtool -C "+l.B.Dev+" rx-frames 16 2>/dev/null; sleep 0.05; done")
+			if err := loop.Start(); err != nil {
+				c.T.Fatal(err)
+			}
+			defer func() { loop.Process.Kill(); loop.Wait() }()
+			addr := c.Agent(l.B, "--allow-try")
+			rep := c.Narrows(l.A, "net", "rr", "--to", addr, "--duration", "1s", "--try-coalescing")
+			try := coalescingTry(c, rep)
+			c.Expect("says another program changed it while the test ran", try != nil && strings.Contains(try.Why, "another program changed "+l.B.Dev+"'s coalescing while the test ran"),
+				fmt.Sprintf("%+v", try))
+		},
+	},
+}
+
+// coalescingTry is rep's --try-coalescing experiment; it fails the
+// scenario when there is none.
+func coalescingTry(c *Case, rep *result.Report) *result.CoalescingTry {
+	c.T.Helper()
+	if rep.RR == nil || rep.RR.Coalescing == nil {
+		c.T.Fatal("net rr --try-coalescing wrote no coalescing_try")
+	}
+	t := rep.RR.Coalescing
+	var b strings.Builder
+	for _, x := range t.Blocks {
+		fmt.Fprintf(&b, "%.1f ", x.P50.D().Seconds()*1e6)
+	}
+	c.T.Logf("--try-coalescing: %s %s; p50 µs by block, as is and at the least in turn: %s; gain %v ± %v", t.Verdict, t.Why, b.String(), t.Gain.D(), t.Margin.D())
+	return t
+}
+
+// setRxFrames sets h's device's rx-frames (ethtool -C, in its namespace).
+func setRxFrames(c *Case, h *testbed.Host, n int) {
+	c.T.Helper()
+	ethtool(c, h, "-C", h.Dev, "rx-frames", strconv.Itoa(n))
+}
+
+// rxFramesOf is h's device's rx-frames now (ethtool -c).
+func rxFramesOf(c *Case, h *testbed.Host) int {
+	c.T.Helper()
+	out, err := h.Command(context.Background(), "ethtool", "-c", h.Dev).CombinedOutput()
+	if err != nil {
+		c.T.Fatalf("ethtool -c %s: %v: %s", h.Dev, err, out)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(line, "rx-frames:"); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				c.T.Fatalf("ethtool -c %s: %q", h.Dev, line)
+			}
+			return n
+		}
+	}
+	c.T.Fatalf("ethtool -c %s gave no rx-frames:\n%s", h.Dev, out)
+	return 0
+}
+
+// pgbenchCoalescing is the truth: pgbench -c 1 SELECT 1 from host B to
+// the PostgreSQL on host A, 2,000 queries with B's rx-frames as the
+// scenario set it and 2,000 with it at 1, three rounds alternating, then
+// as it was again: the median round's gain a query (seconds: as set less
+// at 1) and the mean query as set.
+func pgbenchCoalescing(c *Case, l *testbed.DelayLine, pg *dbserver.Postgres) (gain, asis float64) {
+	c.T.Helper()
+	was := rxFramesOf(c, l.B)
+	defer setRxFrames(c, l.B, was)
+	const n = 2000
+	var r rounds
+	for range 3 {
+		setRxFrames(c, l.B, was)
+		a := pgbenchSession(c.T, l, pg, n, 0) / n
+		setRxFrames(c, l.B, 1)
+		w := pgbenchSession(c.T, l, pg, n, 0) / n
+		r.add(a, w)
+	}
+	c.T.Logf("pgbench -c 1 SELECT 1 from host B, µs a query with B's rx-frames %d / 1, by round: %s", was, r)
+	return r.gain(), metric.Median(r.asis)
+}
