@@ -77,9 +77,7 @@ func (s *Server) runTest(ctx context.Context, ctl net.Conn, spec wire.TestSpec, 
 	if spec.Steer != nil {
 		st, undo, err := hostchange.SteerRPS(dev, spec.Steer.OffCore)
 		if err != nil {
-			msg := clip("this host's receive steering: "+err.Error(), wire.MaxSteeringText)
-			sendError(ctl, &wire.RemoteError{Code: wire.CodeRefused, Message: msg})
-			return "", errors.New(msg)
+			return "", refuseChange(ctl, "receive steering", err)
 		}
 		st.End = result.EndAgent
 		steering = st
@@ -98,9 +96,7 @@ func (s *Server) runTest(ctx context.Context, ctl net.Conn, spec wire.TestSpec, 
 		cdev := sysinfo.InterfaceName(ctl.LocalAddr())
 		ch, undo, err := hostchange.LeastCoalescing(cdev)
 		if err != nil {
-			msg := clip("this host's interrupt coalescing: "+err.Error(), wire.MaxSteeringText)
-			sendError(ctl, &wire.RemoteError{Code: wire.CodeRefused, Message: msg})
-			return "", errors.New(msg)
+			return "", refuseChange(ctl, "interrupt coalescing", err)
 		}
 		ch.End = result.EndAgent
 		coalescing = ch
@@ -396,6 +392,14 @@ func runSlot(st *slotState, spec wire.TestSpec, block []byte, stopSources, halt 
 }
 
 // boundSteering is st with its strings within wire.MaxSteeringText.
+// refuseChange tells the client in one line why this host's setting
+// (what) could not change for its test, and is that line as an error.
+func refuseChange(ctl net.Conn, what string, err error) error {
+	msg := clip("this host's "+what+": "+err.Error(), wire.MaxSteeringText)
+	sendError(ctl, &wire.RemoteError{Code: wire.CodeRefused, Message: msg})
+	return errors.New(msg)
+}
+
 func boundSteering(st *result.Steering) *result.Steering {
 	c := *st
 	for _, p := range []*string{&c.Error, &c.Interface, &c.CPUs, &c.Mask, &c.Before} {

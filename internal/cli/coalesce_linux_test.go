@@ -4,15 +4,11 @@ package cli_test
 
 import (
 	"context"
-	"net"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/narrows/narrows/internal/itest"
 	"github.com/narrows/narrows/internal/testbed"
 )
 
@@ -45,30 +41,7 @@ func TestTryCoalescingAgentKilled(t *testing.T) {
 	if out, err := l.B.Command(context.Background(), "ethtool", "-C", l.B.Dev, "rx-frames", "16").CombinedOutput(); err != nil {
 		t.Fatalf("ethtool -C: %v: %s", err, out)
 	}
-	addr := net.JoinHostPort(l.B.Addr.String(), "7447")
-	a := itest.StartAgent(t, []string{"--listen", addr, "--allow-try"}, "ip", "netns", "exec", l.B.NS)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cli := exec.CommandContext(ctx, "ip", "netns", "exec", l.A.NS, itest.Binary(t),
-		"net", "rr", "--to", addr, "--duration", "1s", "--try-coalescing", "--json")
-	cli.Env = append(os.Environ(), "NARROWS_SECRET="+itest.Secret)
-	if err := cli.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Wait() //nolint:errcheck
-	deadline := time.Now().Add(30 * time.Second)
-	for rxFrames(t, l.B) != 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("the agent never set rx-frames to 1")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	a.Cmd.Process.Kill()
-	a.Cmd.Wait() //nolint:errcheck
-	deadline = time.Now().Add(5 * time.Second)
-	for rxFrames(t, l.B) != 16 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	killAgentMidTry(t, l.A, l.B, "--try-coalescing", func() bool { return rxFrames(t, l.B) == 1 }, func() bool { return rxFrames(t, l.B) == 16 })
 	if got := rxFrames(t, l.B); got != 16 {
 		t.Fatalf("rx-frames %d after the agent was killed while it was 1; it was 16", got)
 	}

@@ -67,33 +67,45 @@ func TestTryRPSReverse(t *testing.T) {
 func TestTryRPSAgentKilled(t *testing.T) {
 	ln := testbed.NewTestLink(t, testbed.LinkOptions{})
 	before := rps(t, ln.B)
-	addr := net.JoinHostPort(ln.B.Addr.String(), "7447")
-	a := itest.StartAgent(t, []string{"--listen", addr, "--allow-try"}, "ip", "netns", "exec", ln.B.NS)
+	var steered string
+	killAgentMidTry(t, ln.A, ln.B, "--try-rps",
+		func() bool { steered = rps(t, ln.B); return steered != before },
+		func() bool { return rps(t, ln.B) == before })
+	if got := rps(t, ln.B); got != before {
+		t.Errorf("rps_cpus %s after the agent was killed while steered to %s; it was %s", got, steered, before)
+	}
+	t.Logf("steered %s → %s, put back to %s by the guardian", before, steered, before)
+}
+
+// killAgentMidTry starts an agent with --allow-try on b and a client on
+// a asking it to try a change (try: net stream --try-rps, net rr
+// --try-coalescing), waits up to 30 s until changed says the agent made
+// it, kills the agent (SIGKILL: no handler runs), and waits up to 5 s
+// until putBack says it is as before.
+func killAgentMidTry(t *testing.T, a, b *testbed.Host, try string, changed, putBack func() bool) {
+	t.Helper()
+	addr := net.JoinHostPort(b.Addr.String(), "7447")
+	ag := itest.StartAgent(t, []string{"--listen", addr, "--allow-try"}, "ip", "netns", "exec", b.NS)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cli := exec.CommandContext(ctx, "ip", "netns", "exec", ln.A.NS, itest.Binary(t),
-		"net", "stream", "--to", addr, "--duration", "3s", "--try-rps", "--json")
+	cmd := map[string][]string{"--try-rps": {"net", "stream", "--duration", "3s"}, "--try-coalescing": {"net", "rr", "--duration", "1s"}}[try]
+	cli := exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", a.NS, itest.Binary(t)}, append(cmd, "--to", addr, try, "--json")...)...)
 	cli.Env = append(os.Environ(), "NARROWS_SECRET="+itest.Secret)
 	if err := cli.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer cli.Wait() //nolint:errcheck
 	deadline := time.Now().Add(30 * time.Second)
-	for rps(t, ln.B) == before {
+	for !changed() {
 		if time.Now().After(deadline) {
-			t.Fatalf("the agent never steered its receive (rps_cpus %s)", before)
+			t.Fatalf("the agent never made its change (%s)", try)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	steered := rps(t, ln.B)
-	a.Cmd.Process.Kill()
-	a.Cmd.Wait() //nolint:errcheck
+	ag.Cmd.Process.Kill()
+	ag.Cmd.Wait() //nolint:errcheck
 	deadline = time.Now().Add(5 * time.Second)
-	for rps(t, ln.B) != before && time.Now().Before(deadline) {
+	for !putBack() && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if got := rps(t, ln.B); got != before {
-		t.Errorf("rps_cpus %s after the agent was killed while steered to %s; it was %s", got, steered, before)
-	}
-	t.Logf("steered %s → %s, put back to %s by the guardian", before, steered, before)
 }

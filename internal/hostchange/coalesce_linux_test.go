@@ -140,32 +140,11 @@ func TestLeastCoalescingRefuses(t *testing.T) {
 // binary again) puts it back.
 func TestCoalescingGuardianAfterKill(t *testing.T) {
 	if dev := os.Getenv("NARROWS_HOSTCHANGE_COALESCE"); dev != "" {
-		if _, _, err := LeastCoalescing(dev); err != nil {
-			os.Stdout.WriteString("error " + err.Error() + "\n")
-			os.Exit(1)
-		}
-		os.Stdout.WriteString("changed\n")
-		time.Sleep(time.Minute)
-		os.Exit(0)
+		changeAndHang(func() error { _, _, err := LeastCoalescing(dev); return err })
 	}
 	dev := persistentTUN(t)
 	setRxFrames(t, dev, 32)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCoalescingGuardianAfterKill$")
-	cmd.Env = append(os.Environ(), "NARROWS_HOSTCHANGE_COALESCE="+dev)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 200)
-	n, _ := out.Read(buf)
-	if !strings.HasPrefix(string(buf[:n]), "changed") {
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatalf("the helper said %q", buf[:n])
-	}
+	cmd := startChanger(t, "TestCoalescingGuardianAfterKill", "NARROWS_HOSTCHANGE_COALESCE="+dev)
 	if got := rxFrames(t, dev); got != 1 {
 		t.Errorf("rx-frames %d while changed, want 1", got)
 	}

@@ -111,31 +111,10 @@ func TestSteerRefuses(t *testing.T) {
 func TestGuardianPutsBackAfterKill(t *testing.T) {
 	if dir := os.Getenv("NARROWS_HOSTCHANGE_HELPER"); dir != "" {
 		sysRoot = dir
-		if _, _, err := SteerRPS("eth0", 1); err != nil {
-			os.Stdout.WriteString("error " + err.Error() + "\n")
-			os.Exit(1)
-		}
-		os.Stdout.WriteString("steered\n")
-		time.Sleep(time.Minute)
-		os.Exit(0)
+		changeAndHang(func() error { _, _, err := SteerRPS("eth0", 1); return err })
 	}
 	files := fakeSys(t, "eth0", 3, "0-1")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestGuardianPutsBackAfterKill$")
-	cmd.Env = append(os.Environ(), "NARROWS_HOSTCHANGE_HELPER="+sysRoot)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 200)
-	n, _ := out.Read(buf)
-	if !strings.HasPrefix(string(buf[:n]), "steered") {
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatalf("the helper said %q", buf[:n])
-	}
+	cmd := startChanger(t, "TestGuardianPutsBackAfterKill", "NARROWS_HOSTCHANGE_HELPER="+sysRoot)
 	for _, f := range files {
 		if got := read(t, f); got != "00000001" {
 			t.Errorf("%s = %q while steered", f, got)
@@ -152,4 +131,40 @@ func TestGuardianPutsBackAfterKill(t *testing.T) {
 			t.Errorf("%s = %q after the steering process was killed", f, got)
 		}
 	}
+}
+
+// changeAndHang is a changer's life (startChanger): it makes the change,
+// says "changed" (or the error) and waits to be killed.
+func changeAndHang(change func() error) {
+	if err := change(); err != nil {
+		os.Stdout.WriteString("error " + err.Error() + "\n")
+		os.Exit(1)
+	}
+	os.Stdout.WriteString("changed\n")
+	time.Sleep(time.Minute)
+	os.Exit(0)
+}
+
+// startChanger runs this test binary's test name again with env, as a
+// process that makes its change and hangs (changeAndHang), and returns
+// once it has made it.
+func startChanger(t *testing.T, name, env string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+name+"$")
+	cmd.Env = append(os.Environ(), env)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 200)
+	n, _ := out.Read(buf)
+	if !strings.HasPrefix(string(buf[:n]), "changed") {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("the changing process said %q", buf[:n])
+	}
+	return cmd
 }
