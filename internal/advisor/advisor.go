@@ -641,7 +641,7 @@ func wire(run result.StreamRun, sameHost bool) (result.Finding, bool) {
 
 func rr(r *result.RR) []result.Finding {
 	if r.RoundTrips == 0 {
-		if f, ok := coalescing(r); ok {
+		if f, ok := coalescing(r.Coalescing, r.Config.Queries); ok {
 			return []result.Finding{f}
 		}
 		return nil
@@ -660,7 +660,7 @@ func rr(r *result.RR) []result.Finding {
 		"A chatty session feels the tail: look for CPU power saving, interrupt moderation, a busy virtual switch or a congested hop."); ok {
 		out = append(out, f)
 	}
-	if f, ok := coalescing(r); ok {
+	if f, ok := coalescing(r.Coalescing, r.Config.Queries); ok {
 		out = append(out, f)
 	}
 	return out

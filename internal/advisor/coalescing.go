@@ -8,10 +8,10 @@ import (
 	"github.com/narrows/narrows/internal/result"
 )
 
-// coalescing is --try-coalescing's answer: round trips with the agent's
-// receive interrupt coalescing as it is and at its least, in pairs.
-func coalescing(r *result.RR) (result.Finding, bool) {
-	t := r.Coalescing
+// coalescing is --try-coalescing's answer (net rr's, narrows host's):
+// round trips with the agent's receive interrupt coalescing as it is and
+// at its least, in pairs; the arithmetic for a report of queries.
+func coalescing(t *result.CoalescingTry, queries int64) (result.Finding, bool) {
 	if t == nil {
 		return result.Finding{}, false
 	}
@@ -40,7 +40,7 @@ func coalescing(r *result.RR) (result.Finding, bool) {
 		metric.FormatDuration(t.Block.D()))
 	switch t.Verdict {
 	case result.CoalescingCosts:
-		q := r.Config.Queries
+		q := queries
 		saved := float64(q) * t.Gain.D().Seconds()
 		vals["report_seconds_saved"] = saved
 		return result.Finding{Code: "rr.coalescing_costs", Severity: "warning",

@@ -43,7 +43,7 @@ func TestCoalescingWords(t *testing.T) {
 		{"a name not to paste", func() *result.CoalescingTry { x := tried(result.CoalescingCosts); x.Interface = "e;rm -rf"; return x }(), "rr.coalescing_costs",
 			[]string{"ethtool -C <interface> rx-usecs 0 adaptive-rx off"}},
 	} {
-		f, ok := coalescing(&result.RR{Config: result.RRConfig{Queries: 5000}, RoundTrips: 10, Coalescing: c.t})
+		f, ok := coalescing(c.t, 5000)
 		if !ok || f.Code != c.code {
 			t.Errorf("%s: %v %s, want %s", c.name, ok, f.Code, c.code)
 			continue
@@ -54,7 +54,7 @@ func TestCoalescingWords(t *testing.T) {
 			}
 		}
 	}
-	if _, ok := coalescing(&result.RR{RoundTrips: 10}); ok {
+	if _, ok := coalescing(nil, 5000); ok {
 		t.Error("a finding without the try")
 	}
 }

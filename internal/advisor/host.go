@@ -88,6 +88,9 @@ func host(h *result.Host) []result.Finding {
 			Summary: "Cannot judge what waking idle CPUs costs on the agent's host.",
 			Detail:  h.AgentMissing})
 	}
+	if f, ok := coalescing(h.Coalescing, h.Queries); ok {
+		out = append(out, f)
+	}
 	return out
 }
 

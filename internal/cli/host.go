@@ -17,6 +17,7 @@ func hostCmd(ctx context.Context, env Env, args []string) error {
 	af.register(fs)
 	duration := fs.String("duration", "40s", "the most each machine's experiment may take (it ends sooner once judged), at least "+metric.FlagDuration(command.MinHostDuration))
 	queries := fs.Int64("queries", 5000, "for the arithmetic: how many queries a report issues")
+	tryCoalescing := fs.Bool("try-coalescing", false, "then what the agent's receive interrupt coalescing adds to a round trip, as net rr --try-coalescing (with --to; the agent needs --allow-try)")
 	asJSON := fs.Bool("json", false, "write the summary as JSON instead of a table")
 	var html string
 	htmlFlag(fs, &html)
@@ -38,8 +39,11 @@ func hostCmd(ctx context.Context, env Env, args []string) error {
 	if *queries <= 0 {
 		return usagef("--queries %d: must be more than zero", *queries)
 	}
+	if *tryCoalescing && opts == nil {
+		return usagef("--try-coalescing changes the NIC of the agent's host: give the agent with --to")
+	}
 	cfg := command.DefaultHost(opts)
-	cfg.Duration, cfg.Queries = d, *queries
+	cfg.Duration, cfg.Queries, cfg.TryCoalescing = d, *queries, *tryCoalescing
 	out := withHTML(output(env, *asJSON), html)
 	rep, err := cfg.Run(ctx, coreEnv(env, out, *asJSON))
 	return written(ctx, out, rep, err)

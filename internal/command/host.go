@@ -10,6 +10,7 @@ import (
 	"github.com/narrows/narrows/internal/client"
 	"github.com/narrows/narrows/internal/errext"
 	"github.com/narrows/narrows/internal/metric"
+	"github.com/narrows/narrows/internal/probe/rr"
 	"github.com/narrows/narrows/internal/probe/wakeup"
 	"github.com/narrows/narrows/internal/result"
 	"github.com/narrows/narrows/internal/sysinfo"
@@ -28,6 +29,9 @@ type Host struct {
 	Duration time.Duration
 	// Queries is the report the arithmetic is for.
 	Queries int64
+	// TryCoalescing then measures what the agent's receive interrupt
+	// coalescing adds to a round trip (net rr's --try-coalescing).
+	TryCoalescing bool
 }
 
 // MinHostDuration is the shortest budget: the experiment's fewest pairs
@@ -99,6 +103,17 @@ func (c Host) Run(ctx context.Context, env Env) (*result.Report, error) {
 				}
 			}
 		}
+	}
+	if c.TryCoalescing && ctx.Err() == nil {
+		if sess == nil || h.SameHost {
+			h.Coalescing = &result.CoalescingTry{End: result.EndAgent, Verdict: result.CoalescingNotTried, Restored: true,
+				Why: "no agent on another host: --try-coalescing changes the NIC of the agent's host (--to)"}
+			return Finish(ctx, env.Tool, rep, nil)
+		}
+		env.note("then --try-coalescing: the agent's receive interrupt coalescing as it is and at its least")
+		try, err := rr.TryCoalescing(ctx, sess, rr.Config{Request: 64, Response: 64, Queries: c.Queries})
+		h.Coalescing = try
+		return Finish(ctx, env.Tool, rep, err)
 	}
 	return Finish(ctx, env.Tool, rep, nil)
 }

@@ -11,6 +11,9 @@ type Host struct {
 	// SameHost: the agent answered on this host's own address (loopback),
 	// so the two sides are one machine and are counted once.
 	SameHost bool `json:"same_host,omitempty"`
+	// Coalescing is --try-coalescing's experiment on the agent's NIC
+	// (net rr's), when asked for.
+	Coalescing *CoalescingTry `json:"coalescing_try,omitempty"`
 	// Queries is the report the arithmetic is for (--queries).
 	Queries int64  `json:"queries"`
 	Stopped string `json:"stopped,omitempty"`
