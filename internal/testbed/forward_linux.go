@@ -62,10 +62,10 @@ type forwarder struct {
 	ring    []heldPacket
 	ringDue time.Duration
 	rxErr   bool // the coalescing reader's failure is published
-	seq  uint64
-	free [][]byte
-	st   PathStats // counts not yet published
-	werr error     // the first write error, not yet published
+	seq     uint64
+	free    [][]byte
+	st      PathStats // counts not yet published
+	werr    error     // the first write error, not yet published
 }
 
 func newForwarder(name string, src, dst int, sh *shaper, base time.Time, mtu, maxHeld int, realtime bool) (*forwarder, error) {
