@@ -1,0 +1,332 @@
+//go:build linux
+
+package testbed
+
+import (
+	"context"
+	"io"
+	"net"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/narrows/narrows/internal/testenv"
+)
+
+// setRxFrames sets dev's rx-frames in h's namespace with ethtool, as a
+// person (or narrows' agent, through the same ioctl) would.
+func setRxFrames(t *testing.T, h *Host, frames int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if out, err := h.Command(ctx, "ethtool", "-C", h.Dev, "rx-frames", strconv.Itoa(frames)).CombinedOutput(); err != nil {
+		t.Fatalf("ethtool -C %s rx-frames %d in %s: %v: %s", h.Dev, frames, h.NS, err, out)
+	}
+}
+
+// rxFramesOf reads dev's rx-frames in h's namespace with `ethtool -c`.
+func rxFramesOf(t *testing.T, h *Host) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := h.Command(ctx, "ethtool", "-c", h.Dev).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ethtool -c %s in %s: %v: %s", h.Dev, h.NS, err, out)
+	}
+	for line := range strings.Lines(string(out)) {
+		if v, ok := strings.CutPrefix(line, "rx-frames:"); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err == nil {
+				return n
+			}
+		}
+	}
+	t.Fatalf("no rx-frames in ethtool -c %s:\n%s", h.Dev, out)
+	return 0
+}
+
+// setBoth sets rx-frames on both TUN devices, B's (A→B's receiver) first.
+func setBoth(t *testing.T, l *DelayLine, frames int) {
+	t.Helper()
+	setRxFrames(t, l.B, frames)
+	setRxFrames(t, l.A, frames)
+}
+
+// pingPong is one TCP connection from A to B whose far end echoes each
+// message: one outstanding small message at a time, as a query and its
+// answer.
+type pingPong struct {
+	c   net.Conn
+	buf []byte
+}
+
+const pingSize = 64
+
+func newPingPong(t *testing.T, l *DelayLine) *pingPong {
+	t.Helper()
+	var ln net.Listener
+	if err := l.B.Do(func() (err error) {
+		ln, err = net.Listen("tcp4", net.JoinHostPort(l.B.Addr.String(), "0"))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				io.Copy(c, c) //nolint:errcheck // the echo ends with the connection
+			}()
+		}
+	}()
+	var c net.Conn
+	if err := l.A.Do(func() (err error) {
+		c, err = net.DialTimeout("tcp4", ln.Addr().String(), 5*time.Second)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return &pingPong{c: c, buf: make([]byte, pingSize)}
+}
+
+// once makes one round trip and returns when it began and how long it took.
+func (p *pingPong) once(t *testing.T) (time.Time, time.Duration) {
+	start := time.Now()
+	p.c.SetDeadline(start.Add(5 * time.Second)) //nolint:errcheck
+	if _, err := p.c.Write(p.buf); err != nil {
+		t.Fatalf("ping: %v", err)
+	}
+	if _, err := io.ReadFull(p.c, p.buf); err != nil {
+		t.Fatalf("pong: %v", err)
+	}
+	return start, time.Since(start)
+}
+
+// rtts makes n round trips, gap apart, and returns them sorted. The gap
+// keeps the line's spinning (forward_linux.go) within its budget, as a
+// client that does some work between queries would.
+func (p *pingPong) rtts(t *testing.T, n int, gap time.Duration) []time.Duration {
+	t.Helper()
+	d := make([]time.Duration, 0, n)
+	for range n {
+		_, rtt := p.once(t)
+		d = append(d, rtt)
+		time.Sleep(gap)
+	}
+	slices.Sort(d)
+	return d
+}
+
+// sample is a round trip, when it began, and whether the line held any
+// packet by moderation meanwhile (its own count).
+type sample struct {
+	at   time.Time
+	rtt  time.Duration
+	held bool
+}
+
+// moderationHeld is what both directions of l have held by moderation.
+func moderationHeld(l *DelayLine) int64 {
+	s := l.Stats()
+	return s.AtoB.ModerationHeld + s.BtoA.ModerationHeld
+}
+
+// sendMB sends size bytes from A to B over a new TCP connection and
+// returns how long until B had them all (B answers one byte at the end).
+func sendBulk(t *testing.T, l *DelayLine, size int) time.Duration {
+	t.Helper()
+	var ln net.Listener
+	if err := l.B.Do(func() (err error) {
+		ln, err = net.Listen("tcp4", net.JoinHostPort(l.B.Addr.String(), "0"))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(30 * time.Second)) //nolint:errcheck
+		if _, err := io.CopyN(io.Discard, c, int64(size)); err == nil {
+			c.Write([]byte{1}) //nolint:errcheck
+		}
+	}()
+	var c net.Conn
+	if err := l.A.Do(func() (err error) {
+		c, err = net.DialTimeout("tcp4", ln.Addr().String(), 5*time.Second)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(30 * time.Second)) //nolint:errcheck
+	start := time.Now()
+	if _, err := c.Write(make([]byte, size)); err != nil {
+		t.Fatalf("sending %d bytes: %v", size, err)
+	}
+	if _, err := io.ReadFull(c, make([]byte, 1)); err != nil {
+		t.Fatalf("the far end's answer after %d bytes: %v", size, err)
+	}
+	return time.Since(start)
+}
+
+// TestDelayLineModeration: the line plays the receiving NIC's interrupt
+// moderation as the real TUN devices' rx-frames are set with ethtool.
+func TestDelayLineModeration(t *testing.T) {
+	if _, err := exec.LookPath("ethtool"); err != nil {
+		testenv.Need(t, testenv.NetNS, "no ethtool (scripts/deps.sh installs it): %v", err)
+	}
+	LockTiming(t)
+	const (
+		mod  = 200 * time.Microsecond
+		n    = 400
+		gap  = time.Millisecond
+		rise = 2 * mod // one lone packet each way waits the whole timer
+		// riseMargin: how far over 2 × the timer the rise may go. TODO measured.
+		riseMargin = 100 * time.Microsecond
+	)
+	l := NewTestDelayLine(t, DelayLineOptions{Moderation: mod})
+	if got := rxFramesOf(t, l.B); got != 0 {
+		t.Fatalf("a new TUN device has rx-frames %d, want 0", got)
+	}
+	pp := newPingPong(t, l)
+	pp.rtts(t, 50, gap) // warm up: the connection, the ARP-less path, the caches
+
+	s0 := l.Stats()
+	base := pp.rtts(t, n, gap)
+	s1 := l.Stats()
+	baseP50 := quantile(base, 0.5)
+	t.Logf("rx-frames 0: %d round trips: min %v p50 %v p90 %v p99 %v; held by moderation %d+%d",
+		n, base[0], baseP50, quantile(base, 0.9), quantile(base, 0.99),
+		s1.AtoB.Sub(s0.AtoB).ModerationHeld, s1.BtoA.Sub(s0.BtoA).ModerationHeld)
+	if h := s1.AtoB.Sub(s0.AtoB).ModerationHeld + s1.BtoA.Sub(s0.BtoA).ModerationHeld; h != 0 {
+		t.Errorf("%d packets held by moderation with rx-frames 0", h)
+	}
+
+	setBoth(t, l, 8)
+	if got := rxFramesOf(t, l.B); got != 8 {
+		t.Fatalf("tun-b has rx-frames %d after ethtool -C rx-frames 8", got)
+	}
+	time.Sleep(10 * time.Millisecond) // the line reads it every 2 ms
+	s2 := l.Stats()
+	moderated := pp.rtts(t, n, gap)
+	s3 := l.Stats()
+	modP50 := quantile(moderated, 0.5)
+	ab, ba := s3.AtoB.Sub(s2.AtoB), s3.BtoA.Sub(s2.BtoA)
+	t.Logf("rx-frames 8: %d round trips: min %v p50 %v p90 %v p99 %v: p50 %+v (%.2f × 2 × %v)",
+		n, moderated[0], modP50, quantile(moderated, 0.9), quantile(moderated, 0.99), modP50-baseP50,
+		float64(modP50-baseP50)/float64(rise), mod)
+	t.Logf("  A→B: %d packets, %d held (%d by the timer), %v each on average; written %v late on average. B→A: %d packets, %d held (%d by the timer); %v late on average",
+		ab.Packets, ab.ModerationHeld, ab.ModerationTimeouts, meanOf(ab.ModerationWait, ab.ModerationHeld), ab.LateMean(),
+		ba.Packets, ba.ModerationHeld, ba.ModerationTimeouts, ba.LateMean())
+	if r := modP50 - baseP50; r < rise*8/10 || r > rise+riseMargin {
+		t.Errorf("rx-frames 8 took the p50 round trip from %v to %v (%+v), want a rise of %v to %v", baseP50, modP50, r, rise*8/10, rise+riseMargin)
+	}
+	for _, d := range []struct {
+		name string
+		s    PathStats
+	}{{"A→B", ab}, {"B→A", ba}} {
+		// One message outstanding: each packet is alone in its direction,
+		// so the timer, not the count, delivers every one.
+		if d.s.Packets < n || d.s.ModerationTimeouts < d.s.Packets*95/100 {
+			t.Errorf("%s: %d packets, %d delivered by the moderation timer: want each lone packet to wait the timer", d.name, d.s.Packets, d.s.ModerationTimeouts)
+		}
+	}
+
+	// Back to rx-frames 1 while round trips go on: moderation is off within
+	// 10 ms of the change.
+	var samples []sample
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			before := moderationHeld(l)
+			at, rtt := pp.once(t)
+			samples = append(samples, sample{at, rtt, moderationHeld(l) > before})
+			time.Sleep(gap)
+		}
+	}()
+	time.Sleep(100 * time.Millisecond)
+	changing := time.Now()
+	setBoth(t, l, 1)
+	changed := time.Now()
+	time.Sleep(300 * time.Millisecond)
+	close(stop)
+	<-done
+	// The end of the last round trip during which the line held a packet
+	// by moderation is when it followed the change (its own count; the
+	// round trips' times say the same, below).
+	var followed time.Duration
+	var after []time.Duration
+	before := 0
+	for _, sm := range samples {
+		if !sm.at.After(changing) {
+			before++
+			continue
+		}
+		if sm.held {
+			followed = max(followed, sm.at.Add(sm.rtt).Sub(changed))
+		}
+		if sm.at.After(changed.Add(10 * time.Millisecond)) {
+			after = append(after, sm.rtt)
+		}
+	}
+	slices.Sort(after)
+	t.Logf("rx-frames 1 (ethtool on both devices took %v): the last round trip the line moderated ended %v after the change; from 10 ms after it, %d round trips: p50 %v p90 %v",
+		changed.Sub(changing).Round(time.Microsecond), followed, len(after), quantile(after, 0.5), quantile(after, 0.9))
+	if before < 50 || !samples[before-1].held {
+		t.Fatalf("%d round trips before the change, the last moderated: %v; want 50 or more, moderated", before, before > 0 && samples[before-1].held)
+	}
+	if len(after) < 100 {
+		t.Fatalf("only %d round trips in the 290 ms after the change", len(after))
+	}
+	if p50 := quantile(after, 0.5); p50 > baseP50+rise/4 {
+		t.Errorf("back at rx-frames 1, p50 round trip %v, want the line's base %v (within %v)", p50, baseP50, rise/4)
+	}
+	if followed > 10*time.Millisecond {
+		t.Errorf("the line moderated a round trip that ended %v after rx-frames was set back to 1, want within 10 ms", followed)
+	}
+
+	// A stream with rx-frames 8: its packets come many at a time, and
+	// most are delivered as the count fills, without waiting the timer.
+	const bulk = 1 << 20
+	setBoth(t, l, 0)
+	time.Sleep(10 * time.Millisecond)
+	plain := sendBulk(t, l, bulk)
+	setBoth(t, l, 8)
+	time.Sleep(10 * time.Millisecond)
+	s4 := l.Stats()
+	took := sendBulk(t, l, bulk)
+	s5 := l.Stats()
+	ab, ba = s5.AtoB.Sub(s4.AtoB), s5.BtoA.Sub(s4.BtoA)
+	mbps := func(d time.Duration) float64 { return bulk * 8 / d.Seconds() / 1e6 }
+	t.Logf("1 MiB A→B: rx-frames 0 %v (%.0f Mbit/s), rx-frames 8 %v (%.0f Mbit/s)", plain, mbps(plain), took, mbps(took))
+	t.Logf("  A→B: %d packets, %d held (%d by the timer), %v each on average. B→A: %d packets, %d held (%d by the timer), %v each on average",
+		ab.Packets, ab.ModerationHeld, ab.ModerationTimeouts, meanOf(ab.ModerationWait, ab.ModerationHeld),
+		ba.Packets, ba.ModerationHeld, ba.ModerationTimeouts, meanOf(ba.ModerationWait, ba.ModerationHeld))
+}
+
+func meanOf(total time.Duration, n int64) time.Duration {
+	if n == 0 {
+		return 0
+	}
+	return total / time.Duration(n)
+}
