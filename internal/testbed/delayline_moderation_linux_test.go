@@ -6,12 +6,17 @@ import (
 	"context"
 	"io"
 	"net"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/narrows/narrows/internal/testenv"
 )
@@ -126,18 +131,18 @@ func (p *pingPong) rtts(t *testing.T, n int, gap time.Duration) []time.Duration 
 	return d
 }
 
-// sample is a round trip, when it began, and whether the line held any
-// packet by moderation meanwhile (its own count).
+// sample is a round trip, when it began, and whether the line held a
+// packet by moderation meanwhile (its own count), A→B and B→A.
 type sample struct {
 	at   time.Time
 	rtt  time.Duration
-	held bool
+	held [2]bool
 }
 
-// moderationHeld is what both directions of l have held by moderation.
-func moderationHeld(l *DelayLine) int64 {
+// moderationHeld is what each direction of l has held by moderation.
+func moderationHeld(l *DelayLine) [2]int64 {
 	s := l.Stats()
-	return s.AtoB.ModerationHeld + s.BtoA.ModerationHeld
+	return [2]int64{s.AtoB.ModerationHeld, s.BtoA.ModerationHeld}
 }
 
 // sendMB sends size bytes from A to B over a new TCP connection and
@@ -260,21 +265,28 @@ func TestDelayLineModeration(t *testing.T) {
 			}
 			before := moderationHeld(l)
 			at, rtt := pp.once(t)
-			samples = append(samples, sample{at, rtt, moderationHeld(l) > before})
+			after := moderationHeld(l)
+			samples = append(samples, sample{at, rtt, [2]bool{after[0] > before[0], after[1] > before[1]}})
 			time.Sleep(gap)
 		}
 	}()
 	time.Sleep(100 * time.Millisecond)
+	// Each direction follows its receiving device: A→B tun-b, B→A tun-a.
+	var changed [2]time.Time
 	changing := time.Now()
-	setBoth(t, l, 1)
-	changed := time.Now()
+	setRxFrames(t, l.B, 1)
+	changed[0] = time.Now()
+	setRxFrames(t, l.A, 1)
+	changed[1] = time.Now()
 	time.Sleep(300 * time.Millisecond)
 	close(stop)
 	<-done
-	// The end of the last round trip during which the line held a packet
-	// by moderation is when it followed the change (its own count; the
-	// round trips' times say the same, below).
-	var followed time.Duration
+	// The end of the last round trip during which a direction held a
+	// packet by moderation, after its device's ethtool returned, bounds
+	// when the line followed the change (its own count; the round trips'
+	// times say the same, below). Negative: it had followed before
+	// ethtool returned.
+	followed := [2]time.Duration{changing.Sub(changed[0]), changing.Sub(changed[1])} // none moderated since the change began
 	var after []time.Duration
 	before := 0
 	for _, sm := range samples {
@@ -282,18 +294,21 @@ func TestDelayLineModeration(t *testing.T) {
 			before++
 			continue
 		}
-		if sm.held {
-			followed = max(followed, sm.at.Add(sm.rtt).Sub(changed))
+		for i := range 2 {
+			if sm.held[i] {
+				followed[i] = max(followed[i], sm.at.Add(sm.rtt).Sub(changed[i]))
+			}
 		}
-		if sm.at.After(changed.Add(10 * time.Millisecond)) {
+		if sm.at.After(changed[1].Add(10 * time.Millisecond)) {
 			after = append(after, sm.rtt)
 		}
 	}
 	slices.Sort(after)
-	t.Logf("rx-frames 1 (ethtool on both devices took %v): the last round trip the line moderated ended %v after the change; from 10 ms after it, %d round trips: p50 %v p90 %v",
-		changed.Sub(changing).Round(time.Microsecond), followed, len(after), quantile(after, 0.5), quantile(after, 0.9))
-	if before < 50 || !samples[before-1].held {
-		t.Fatalf("%d round trips before the change, the last moderated: %v; want 50 or more, moderated", before, before > 0 && samples[before-1].held)
+	t.Logf("rx-frames 1 (ethtool took %v on tun-b, %v on tun-a): the last round trip the line moderated ended %v (A→B) and %v (B→A) after its device's change; from 10 ms after the changes, %d round trips: p50 %v p90 %v",
+		changed[0].Sub(changing).Round(time.Microsecond), changed[1].Sub(changed[0]).Round(time.Microsecond),
+		followed[0].Round(time.Microsecond), followed[1].Round(time.Microsecond), len(after), quantile(after, 0.5), quantile(after, 0.9))
+	if before < 50 || samples[before-1].held != [2]bool{true, true} {
+		t.Fatalf("%d round trips before the change, the last moderated both ways: %v; want 50 or more, moderated", before, before > 0 && samples[before-1].held == [2]bool{true, true})
 	}
 	if len(after) < 100 {
 		t.Fatalf("only %d round trips in the 290 ms after the change", len(after))
@@ -301,8 +316,10 @@ func TestDelayLineModeration(t *testing.T) {
 	if p50 := quantile(after, 0.5); p50 > baseP50+rise/4 {
 		t.Errorf("back at rx-frames 1, p50 round trip %v, want the line's base %v (within %v)", p50, baseP50, rise/4)
 	}
-	if followed > 10*time.Millisecond {
-		t.Errorf("the line moderated a round trip that ended %v after rx-frames was set back to 1, want within 10 ms", followed)
+	for i, dir := range []string{"A→B", "B→A"} {
+		if followed[i] > 10*time.Millisecond {
+			t.Errorf("%s: the line moderated a round trip that ended %v after rx-frames was set back to 1, want within 10 ms", dir, followed[i])
+		}
 	}
 
 	// A stream with rx-frames 8: its packets come many at a time, and
@@ -322,6 +339,93 @@ func TestDelayLineModeration(t *testing.T) {
 	t.Logf("  A→B: %d packets, %d held (%d by the timer), %v each on average. B→A: %d packets, %d held (%d by the timer), %v each on average",
 		ab.Packets, ab.ModerationHeld, ab.ModerationTimeouts, meanOf(ab.ModerationWait, ab.ModerationHeld),
 		ba.Packets, ba.ModerationHeld, ba.ModerationTimeouts, meanOf(ba.ModerationWait, ba.ModerationHeld))
+	// Were every packet a lone one waiting the whole timer, 1 MiB would
+	// take its ~730 full segments / 8 × 200 µs at the least; a stream
+	// fills the count long before. Held on the line's own counts, not on
+	// the transfer's time, which a busy machine sets as it likes.
+	if ab.Packets < bulk/1500 || ab.ModerationTimeouts > ab.Packets/4 {
+		t.Errorf("A→B: %d of %d packets delivered by the moderation timer, want a stream's packets delivered as rx-frames of them wait (at most a quarter by the timer)", ab.ModerationTimeouts, ab.Packets)
+	}
+	if w := meanOf(ab.ModerationWait, ab.ModerationHeld); w > mod/2 {
+		t.Errorf("A→B: a stream's packets held %v each on average by moderation, want well under the %v timer (at most half)", w, mod)
+	}
+
+	// What reading the setting costs (the line does it every
+	// rxPollEvery per direction, off its forwarding threads).
+	rx, err := openRxCoalescing(l.impl.tuns[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(rx.sock)
+	var ru0, ru1 unix.Rusage
+	const reads = 2000
+	runtime.LockOSThread() // RUSAGE_THREAD is this thread's
+	defer runtime.UnlockOSThread()
+	unix.Getrusage(unix.RUSAGE_THREAD, &ru0) //nolint:errcheck
+	began := time.Now()
+	for range reads {
+		if _, err := rx.read(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	took = time.Since(began)
+	unix.Getrusage(unix.RUSAGE_THREAD, &ru1) //nolint:errcheck
+	cpu := time.Duration(ru1.Utime.Nano()+ru1.Stime.Nano()-ru0.Utime.Nano()-ru0.Stime.Nano()) * time.Nanosecond
+	t.Logf("reading tun-b's rx-frames (ETHTOOL_GCOALESCE): %v each, %v of CPU (the thread's, tick-granular)", took/reads, cpu/reads)
+	// And the forwarder process polling (the round trips above ended
+	// just now) and at rest (nothing carried for rxIdleAfter: it stops).
+	pid := l.impl.fwd.cmd.Process.Pid
+	c0 := tasksCPU(t, pid)
+	time.Sleep(500 * time.Millisecond)
+	c1 := tasksCPU(t, pid)
+	time.Sleep(rxIdleAfter)
+	c2 := tasksCPU(t, pid)
+	time.Sleep(time.Second)
+	c3 := tasksCPU(t, pid)
+	t.Logf("the forwarder process: %v of CPU a second while it polls, %v at rest", (c1-c0)*2, c3-c2)
+	if c3-c2 > time.Millisecond {
+		t.Errorf("the forwarder process took %v of CPU in a second at rest, after %v without a packet; want the polling stopped (none)", c3-c2, rxIdleAfter)
+	}
+	// A change made at rest holds from the next packet on: each direction
+	// reads its device afresh before it delivers its first.
+	setBoth(t, l, 1)
+	h0 := moderationHeld(l)
+	_, first := pp.once(t)
+	if h1 := moderationHeld(l); h1 != h0 {
+		t.Errorf("the first round trip after rx-frames 8 was set to 1 at rest took %v, and the line held %d packets A→B and %d B→A by moderation: it went by the setting from before its rest",
+			first, h1[0]-h0[0], h1[1]-h0[1])
+	}
+	// And the poller, woken by that packet, follows again.
+	setBoth(t, l, 8)
+	time.Sleep(10 * time.Millisecond)
+	h0 = moderationHeld(l)
+	_, second := pp.once(t)
+	t.Logf("after the rest: the first round trip took %v at rx-frames 1, the next %v at rx-frames 8", first, second)
+	if h1 := moderationHeld(l); h1 != [2]int64{h0[0] + 1, h0[1] + 1} {
+		t.Errorf("the round trip after rx-frames 1 was set back to 8 took %v, the line held %d A→B and %d B→A by moderation, want one each", second, h1[0]-h0[0], h1[1]-h0[1])
+	}
+}
+
+// tasksCPU is the CPU time the threads of process pid have taken
+// (/proc/pid/task/*/schedstat, in ns).
+func tasksCPU(t *testing.T, pid int) time.Duration {
+	t.Helper()
+	files, err := filepath.Glob("/proc/" + strconv.Itoa(pid) + "/task/*/schedstat")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("the forwarder's threads: %v", err)
+	}
+	var sum time.Duration
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue // a thread that ended
+		}
+		if fs := strings.Fields(string(b)); len(fs) > 0 {
+			v, _ := strconv.ParseInt(fs[0], 10, 64)
+			sum += time.Duration(v)
+		}
+	}
+	return sum
 }
 
 func meanOf(total time.Duration, n int64) time.Duration {

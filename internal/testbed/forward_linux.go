@@ -79,9 +79,6 @@ func newForwarder(name string, src, dst int, sh *shaper, base time.Time, mtu, ma
 
 // start runs the loop and waits until its thread is set up.
 func (f *forwarder) start() {
-	if f.rx != nil {
-		f.rx.start()
-	}
 	go f.run()
 	<-f.started
 }
@@ -93,9 +90,6 @@ func (f *forwarder) stop() {
 	unix.Write(f.efd, binary.NativeEndian.AppendUint64(nil, 1)) //nolint:errcheck // EAGAIN: a nudge is already pending
 	<-f.done
 	unix.Close(f.efd)
-	if f.rx != nil {
-		f.rx.close()
-	}
 }
 
 func (f *forwarder) now() time.Duration { return time.Since(f.base) }
@@ -223,6 +217,9 @@ func (f *forwarder) readSome() (drained bool, err error) {
 			return true, fmt.Errorf("testbed: %s: reading: %w", f.name, err)
 		}
 		now := f.now()
+		if f.rx != nil {
+			f.rx.use(now) // the poller goes on; after its rest, a fresh read
+		}
 		if f.held() >= f.maxHeld {
 			// Like a full NIC ring: the packet never reaches the line.
 			f.st.DroppedHeld++

@@ -310,6 +310,7 @@ func forwarderMain() error {
 	}
 	base := time.Now()
 	var fws [2]*forwarder
+	var rxs []*rxCoalescing
 	for i := range 2 {
 		dir := i
 		fw, err := newForwarder([2]string{"A→B", "B→A"}[i], 3+i, 4-i, newShaper(cfg.Paths[i], cfg.Seed, uint64(i+1)), base, cfg.MTU, cfg.MaxHeld, cfg.Realtime)
@@ -323,10 +324,20 @@ func forwarderMain() error {
 				return err
 			}
 			fw.mod, fw.rx = m, rx
+			rxs = append(rxs, rx)
 		}
 		fw.sink = func(s PathStats) { storeStats(page, dir, s) }
 		fw.onErr = func(err error) { say(fwdMsg{Dir: dir, Err: err.Error()}) }
 		fws[i] = fw
+	}
+	if len(rxs) > 0 {
+		poller, err := startRxPoller(rxs, base)
+		if err != nil {
+			return err
+		}
+		defer poller.close()
+	}
+	for _, fw := range fws {
 		fw.start()
 	}
 	say(fwdMsg{Ready: true, Realtime: rt, Awake: awake})
