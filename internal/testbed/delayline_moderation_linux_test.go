@@ -4,6 +4,7 @@ package testbed
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -104,16 +105,26 @@ func newPingPong(t *testing.T, l *DelayLine) *pingPong {
 }
 
 // once makes one round trip and returns when it began and how long it took.
-func (p *pingPong) once(t *testing.T) (time.Time, time.Duration) {
+func (p *pingPong) once() (time.Time, time.Duration, error) {
 	start := time.Now()
 	p.c.SetDeadline(start.Add(5 * time.Second)) //nolint:errcheck
 	if _, err := p.c.Write(p.buf); err != nil {
-		t.Fatalf("ping: %v", err)
+		return start, 0, fmt.Errorf("ping: %w", err)
 	}
 	if _, err := io.ReadFull(p.c, p.buf); err != nil {
-		t.Fatalf("pong: %v", err)
+		return start, 0, fmt.Errorf("pong: %w", err)
 	}
-	return start, time.Since(start)
+	return start, time.Since(start), nil
+}
+
+// one is once for the test's goroutine.
+func (p *pingPong) one(t *testing.T) time.Duration {
+	t.Helper()
+	_, rtt, err := p.once()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rtt
 }
 
 // rtts makes n round trips, gap apart, and returns them sorted. The gap
@@ -123,8 +134,7 @@ func (p *pingPong) rtts(t *testing.T, n int, gap time.Duration) []time.Duration 
 	t.Helper()
 	d := make([]time.Duration, 0, n)
 	for range n {
-		_, rtt := p.once(t)
-		d = append(d, rtt)
+		d = append(d, p.one(t))
 		time.Sleep(gap)
 	}
 	slices.Sort(d)
@@ -145,7 +155,7 @@ func moderationHeld(l *DelayLine) [2]int64 {
 	return [2]int64{s.AtoB.ModerationHeld, s.BtoA.ModerationHeld}
 }
 
-// sendMB sends size bytes from A to B over a new TCP connection and
+// sendBulk sends size bytes from A to B over a new TCP connection and
 // returns how long until B had them all (B answers one byte at the end).
 func sendBulk(t *testing.T, l *DelayLine, size int) time.Duration {
 	t.Helper()
@@ -188,7 +198,13 @@ func sendBulk(t *testing.T, l *DelayLine, size int) time.Duration {
 }
 
 // TestDelayLineModeration: the line plays the receiving NIC's interrupt
-// moderation as the real TUN devices' rx-frames are set with ethtool.
+// moderation (Path.Moderation, 200 µs) as the real TUN devices' rx-frames
+// are set with ethtool in their namespaces. At rx-frames 0 round trips
+// are the line's base; at 8 each of one outstanding small TCP message and
+// its answer, alone in its direction, waits the whole timer: the p50 rises
+// by 2 × 200 µs; back at 1 the rise is gone within 10 ms; a 1 MiB stream at
+// 8 is delivered mostly as the count fills, not by the timer. And the
+// setting's reading stops at rest, and holds again from the next packet.
 func TestDelayLineModeration(t *testing.T) {
 	if _, err := exec.LookPath("ethtool"); err != nil {
 		testenv.Need(t, testenv.NetNS, "no ethtool (scripts/deps.sh installs it): %v", err)
@@ -199,7 +215,14 @@ func TestDelayLineModeration(t *testing.T) {
 		n    = 400
 		gap  = time.Millisecond
 		rise = 2 * mod // one lone packet each way waits the whole timer
-		// riseMargin: how far over 2 × the timer the rise may go. TODO measured.
+		// riseMargin is how far over 2 × the timer the p50 may rise: the
+		// line's lateness at the two timers (its own count: 1-2 µs on
+		// average, as it spins through the last 50 µs; tens of µs once
+		// past its spin budget) and the hosts' scheduling, which moved
+		// the two p50s apart by 352-396 µs idle or with one core busy,
+		// and by 410-432 µs with both cores busy (13 runs on this
+		// project's 2-core VM). The lower bound, 0.8 × 2 × the timer,
+		// has the busy runs' 352 µs inside it too.
 		riseMargin = 100 * time.Microsecond
 	)
 	l := NewTestDelayLine(t, DelayLineOptions{Moderation: mod})
@@ -253,6 +276,7 @@ func TestDelayLineModeration(t *testing.T) {
 	// Back to rx-frames 1 while round trips go on: moderation is off within
 	// 10 ms of the change.
 	var samples []sample
+	var pingErr error
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
@@ -264,7 +288,11 @@ func TestDelayLineModeration(t *testing.T) {
 			default:
 			}
 			before := moderationHeld(l)
-			at, rtt := pp.once(t)
+			at, rtt, err := pp.once()
+			if err != nil {
+				pingErr = err
+				return
+			}
 			after := moderationHeld(l)
 			samples = append(samples, sample{at, rtt, [2]bool{after[0] > before[0], after[1] > before[1]}})
 			time.Sleep(gap)
@@ -281,6 +309,9 @@ func TestDelayLineModeration(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	close(stop)
 	<-done
+	if pingErr != nil {
+		t.Fatal(pingErr)
+	}
 	// The end of the last round trip during which a direction held a
 	// packet by moderation, after its device's ethtool returned, bounds
 	// when the line followed the change (its own count; the round trips'
@@ -288,10 +319,13 @@ func TestDelayLineModeration(t *testing.T) {
 	// ethtool returned.
 	followed := [2]time.Duration{changing.Sub(changed[0]), changing.Sub(changed[1])} // none moderated since the change began
 	var after []time.Duration
-	before := 0
+	before, heldBefore := 0, 0
 	for _, sm := range samples {
 		if !sm.at.After(changing) {
 			before++
+			if sm.held == [2]bool{true, true} {
+				heldBefore++
+			}
 			continue
 		}
 		for i := range 2 {
@@ -307,8 +341,10 @@ func TestDelayLineModeration(t *testing.T) {
 	t.Logf("rx-frames 1 (ethtool took %v on tun-b, %v on tun-a): the last round trip the line moderated ended %v (A→B) and %v (B→A) after its device's change; from 10 ms after the changes, %d round trips: p50 %v p90 %v",
 		changed[0].Sub(changing).Round(time.Microsecond), changed[1].Sub(changed[0]).Round(time.Microsecond),
 		followed[0].Round(time.Microsecond), followed[1].Round(time.Microsecond), len(after), quantile(after, 0.5), quantile(after, 0.9))
-	if before < 50 || samples[before-1].held != [2]bool{true, true} {
-		t.Fatalf("%d round trips before the change, the last moderated both ways: %v; want 50 or more, moderated", before, before > 0 && samples[before-1].held == [2]bool{true, true})
+	// The counts are published just after a packet is written, so a
+	// round trip's reader may now and then look before they are.
+	if before < 50 || heldBefore < before*9/10 {
+		t.Fatalf("%d round trips before the change, %d of them moderated both ways; want 50 or more, nearly all moderated", before, heldBefore)
 	}
 	if len(after) < 100 {
 		t.Fatalf("only %d round trips in the 290 ms after the change", len(after))
@@ -390,7 +426,8 @@ func TestDelayLineModeration(t *testing.T) {
 	// reads its device afresh before it delivers its first.
 	setBoth(t, l, 1)
 	h0 := moderationHeld(l)
-	_, first := pp.once(t)
+	first := pp.one(t)
+	time.Sleep(time.Millisecond) // the counts are published just after the write
 	if h1 := moderationHeld(l); h1 != h0 {
 		t.Errorf("the first round trip after rx-frames 8 was set to 1 at rest took %v, and the line held %d packets A→B and %d B→A by moderation: it went by the setting from before its rest",
 			first, h1[0]-h0[0], h1[1]-h0[1])
@@ -399,9 +436,13 @@ func TestDelayLineModeration(t *testing.T) {
 	setBoth(t, l, 8)
 	time.Sleep(10 * time.Millisecond)
 	h0 = moderationHeld(l)
-	_, second := pp.once(t)
+	second := pp.one(t)
 	t.Logf("after the rest: the first round trip took %v at rx-frames 1, the next %v at rx-frames 8", first, second)
-	if h1 := moderationHeld(l); h1 != [2]int64{h0[0] + 1, h0[1] + 1} {
+	want := [2]int64{h0[0] + 1, h0[1] + 1}
+	for deadline := time.Now().Add(10 * time.Millisecond); moderationHeld(l) != want && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Microsecond) // the counts are published just after the write
+	}
+	if h1 := moderationHeld(l); h1 != want {
 		t.Errorf("the round trip after rx-frames 1 was set back to 8 took %v, the line held %d A→B and %d B→A by moderation, want one each", second, h1[0]-h0[0], h1[1]-h0[1])
 	}
 }
