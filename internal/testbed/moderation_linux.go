@@ -165,9 +165,10 @@ func (c *rxCoalescing) read() (int, error) {
 // for rxIdleAfter: every wake-up of a Go goroutine (a Ticker's, or a
 // nanosleep on a locked thread alike) cost the forwarder process about
 // 40 µs of CPU in the runtime's scheduler and sysmon, not in the ioctl
-// (0.9 µs), so polling two devices every 2 ms kept it at 20-34 ms of CPU
-// a second at rest (2-3% of a core, at real-time priority) where a line
-// without moderation takes none. At rest it blocks on an eventfd; the
+// (0.7-0.9 µs), so polling two devices every 2 ms kept it at 20-34 ms of
+// CPU a second at rest (2-3% of a core, at real-time priority) where a
+// line without moderation takes none. While the line carries packets it
+// still does (18-30 ms a second, TestDelayLineModeration's log). At rest it blocks on an eventfd; the
 // forwarder that reads the first packet after the silence wakes it, and
 // each forwarder reads its own device's setting itself on its first
 // packet after a rest, before delivering anything (rxCoalescing.use), so
