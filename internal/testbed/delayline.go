@@ -73,9 +73,10 @@ type Path struct {
 	// setting is real, and changed by the real means (`ethtool -C tun-b
 	// rx-frames 8` in B's namespace, or narrows' agent with `net rr
 	// --try-coalescing`, which lowers it through SIOCETHTOOL), and the line
-	// reads it (every 2 ms, moderation_linux.go) and does what a NIC so
-	// set would. 0 = no moderation, whatever the device says, and no
-	// reading of it.
+	// reads it (every 2 ms while it carries packets, and afresh after a
+	// rest: moderation_linux.go) and does what a NIC so set would.
+	// PathStats counts the packets it held. 0 = no moderation, whatever
+	// the device says, and no reading of it.
 	Moderation time.Duration
 }
 
