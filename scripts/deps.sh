@@ -8,7 +8,7 @@ have go || { echo "deps: Go is not installed: install Go 1.26 or later (https://
 have ip   || need+=(iproute2)
 have tc   || need+=(iproute2)
 have iperf3 || need+=(iperf3)
-have ethtool || [ -x /usr/sbin/ethtool ] || need+=(ethtool)   # the packet-core scenario turns a veth's offloads off
+have ethtool || [ -x /usr/sbin/ethtool ] || need+=(ethtool)   # the packet-core scenario turns a veth's offloads off; TestDelayLineModeration sets TUN devices' rx-frames
 # db tests: a PostgreSQL primary and standby (initdb, pg_basebackup, pgbench)
 # and a MariaDB source and replica, started from Debian's packages.
 ls /usr/lib/postgresql/*/bin/pgbench >/dev/null 2>&1 && ls /usr/lib/postgresql/*/bin/pg_basebackup >/dev/null 2>&1 || need+=(postgresql postgresql-contrib)

@@ -55,7 +55,34 @@ type Path struct {
 	// FlowQueueBytes is each flow's queue. 0 = QueueDelay's worth of the
 	// flow rate, as QueueBytes is of the line's.
 	FlowQueueBytes int64
+	// Moderation plays the receiving end's NIC moderating its interrupts
+	// as its coalescing is set: the rx-usecs timer, with the device's
+	// rx-frames count. While the receiving TUN device's rx-frames (as the
+	// kernel keeps it: ETHTOOL_GCOALESCE on that device, what `ethtool -c`
+	// shows) is 2 or more, a packet due for delivery waits until
+	// rx-frames packets are waiting or Moderation has passed since the
+	// first of them became due, whichever comes first, and then all of
+	// them are delivered together, as one interrupt would hand them to
+	// the stack. While rx-frames is 0 or 1 nothing waits. It applies at
+	// delivery, after the path's own delay, rate, queue, loss and jitter.
+	//
+	// Why the line plays it: no NIC on this project's machines moderates
+	// in a way that matters (veth has no coalescing, the VMs' virtio_net
+	// refuses a change, and a TUN device keeps rx-frames as its
+	// rx_batched but that batches nothing written with write(2)). So the
+	// setting is real, and changed by the real means (`ethtool -C tun-b
+	// rx-frames 8` in B's namespace, or narrows' agent with `net rr
+	// --try-coalescing`, which lowers it through SIOCETHTOOL), and the line
+	// reads it (every 2 ms while it carries packets, and afresh after a
+	// rest: moderation_linux.go) and does what a NIC so set would.
+	// PathStats counts the packets it held. 0 = no moderation, whatever
+	// the device says, and no reading of it.
+	Moderation time.Duration
 }
+
+// MaxModeration bounds Path.Moderation: a NIC's interrupt timer is
+// microseconds (ethtool's rx-usecs); one of a second would be a mistake.
+const MaxModeration = time.Second
 
 // DefaultQueueDelay is the least default router buffer, as time at the rate.
 const DefaultQueueDelay = 50 * time.Millisecond
@@ -82,6 +109,9 @@ type DelayLineOptions struct {
 	// FlowRateBitsPerSecond and FlowQueueBytes: Path's, both ways.
 	FlowRateBitsPerSecond int64
 	FlowQueueBytes        int64
+	// Moderation: Path's, both ways (each read from its receiving device:
+	// tun-b's rx-frames for A→B, tun-a's for B→A).
+	Moderation time.Duration
 
 	AtoB, BtoA *Path
 
@@ -110,7 +140,8 @@ func (o DelayLineOptions) paths() (ab, ba Path, err error) {
 	shared := func(delay time.Duration) Path {
 		return Path{Delay: delay, Jitter: o.Jitter, RateBitsPerSecond: o.RateBitsPerSecond, Loss: o.Loss,
 			QueueBytes: o.QueueBytes, QueueDelay: o.QueueDelay, Reorder: o.Reorder,
-			FlowRateBitsPerSecond: o.FlowRateBitsPerSecond, FlowQueueBytes: o.FlowQueueBytes}
+			FlowRateBitsPerSecond: o.FlowRateBitsPerSecond, FlowQueueBytes: o.FlowQueueBytes,
+			Moderation: o.Moderation}
 	}
 	if o.RTT < 0 {
 		return ab, ba, errors.New("testbed: negative RTT")
@@ -133,8 +164,10 @@ func (o DelayLineOptions) paths() (ab, ba Path, err error) {
 
 func (p Path) withDefaults(mtu int) (Path, error) {
 	switch {
-	case p.Delay < 0 || p.Jitter < 0 || p.QueueDelay < 0:
-		return p, errors.New("negative delay, jitter or queue delay")
+	case p.Delay < 0 || p.Jitter < 0 || p.QueueDelay < 0 || p.Moderation < 0:
+		return p, errors.New("negative delay, jitter, queue delay or moderation")
+	case p.Moderation > MaxModeration:
+		return p, fmt.Errorf("moderation %v: a NIC's rx-usecs timer is at most %v here", p.Moderation, MaxModeration)
 	case p.RateBitsPerSecond < 0 || p.QueueBytes < 0 || p.FlowRateBitsPerSecond < 0 || p.FlowQueueBytes < 0:
 		return p, errors.New("negative rate or queue size")
 	case math.IsNaN(p.Loss) || p.Loss < 0 || p.Loss >= 1:
@@ -253,6 +286,14 @@ type PathStats struct {
 	LateOver1ms int64
 	// WriteErrors counts packets the far TUN device refused.
 	WriteErrors int64
+	// ModerationHeld counts the packets the receiving NIC's moderation
+	// (Path.Moderation) held past their departure, and ModerationWait is
+	// how long, in all, by the model (LateTotal has the line's own error
+	// beyond it). ModerationTimeouts counts those delivered because the
+	// timer ran out rather than because rx-frames packets were waiting.
+	ModerationHeld     int64
+	ModerationWait     time.Duration
+	ModerationTimeouts int64
 }
 
 // SmallPacket is the largest packet SmallWait counts: a 64-byte query
@@ -284,6 +325,9 @@ func (s PathStats) Sub(earlier PathStats) PathStats {
 	s.LateTotal -= earlier.LateTotal
 	s.LateOver1ms -= earlier.LateOver1ms
 	s.WriteErrors -= earlier.WriteErrors
+	s.ModerationHeld -= earlier.ModerationHeld
+	s.ModerationWait -= earlier.ModerationWait
+	s.ModerationTimeouts -= earlier.ModerationTimeouts
 	return s
 }
 
@@ -345,6 +389,9 @@ func (p Path) String() string {
 	}
 	if p.MaxPacket > 0 {
 		s += fmt.Sprintf(", packets over %d B dropped", p.MaxPacket)
+	}
+	if p.Moderation > 0 {
+		s += ", receiver's interrupt moderation " + p.Moderation.String()
 	}
 	return s
 }

@@ -49,13 +49,23 @@ type forwarder struct {
 	sink  func(PathStats) // given the counts at every publish, if set
 	onErr func(error)     // given the first error, if set
 
+	// The receiving NIC's interrupt moderation (Path.Moderation): the
+	// timer, and the device's rx-frames as last read (nil: no moderation).
+	mod time.Duration
+	rx  *rxCoalescing
+
 	// Owned by the loop.
 	spin spinner
 	q    pktQueue
-	seq  uint64
-	free [][]byte
-	st   PathStats // counts not yet published
-	werr error     // the first write error, not yet published
+	// ring holds the packets due but held by moderation, in the order
+	// they became due; ringDue is when the first of them did.
+	ring    []heldPacket
+	ringDue time.Duration
+	rxErr   bool // the coalescing reader's failure is published
+	seq     uint64
+	free    [][]byte
+	st      PathStats // counts not yet published
+	werr    error     // the first write error, not yet published
 }
 
 func newForwarder(name string, src, dst int, sh *shaper, base time.Time, mtu, maxHeld int, realtime bool) (*forwarder, error) {
@@ -167,9 +177,9 @@ func (f *forwarder) run() {
 			continue
 		}
 		var ts *unix.Timespec
-		if f.q.Len() > 0 {
+		if next, ok := f.nextDue(); ok {
 			now := f.now()
-			wait := f.q.Head().dep - now
+			wait := next - now
 			if wait <= 0 {
 				continue
 			}
@@ -207,7 +217,10 @@ func (f *forwarder) readSome() (drained bool, err error) {
 			return true, fmt.Errorf("testbed: %s: reading: %w", f.name, err)
 		}
 		now := f.now()
-		if f.q.Len() >= f.maxHeld {
+		if f.rx != nil {
+			f.rx.use(now) // the poller goes on; after its rest, a fresh read
+		}
+		if f.held() >= f.maxHeld {
 			// Like a full NIC ring: the packet never reaches the line.
 			f.st.DroppedHeld++
 			f.free = append(f.free, buf)
@@ -240,34 +253,120 @@ func (f *forwarder) readSome() (drained bool, err error) {
 	return false, nil
 }
 
+// held is how many packets the line holds: queued, "on the wire", or
+// held by the receiver's moderation.
+func (f *forwarder) held() int { return f.q.Len() + len(f.ring) }
+
+// nextDue is when the loop next has something to deliver: the next
+// departure, or the moderation timer of the packets it holds.
+func (f *forwarder) nextDue() (time.Duration, bool) {
+	next, ok := time.Duration(0), false
+	if f.q.Len() > 0 {
+		next, ok = f.q.Head().dep, true
+	}
+	if len(f.ring) > 0 {
+		if t := f.ringDue + f.mod; !ok || t < next {
+			next, ok = t, true
+		}
+	}
+	return next, ok
+}
+
+// rxFrames is the receiving device's rx-frames as last read, 0 without
+// moderation.
+func (f *forwarder) rxFrames() int {
+	if f.rx == nil {
+		return 0
+	}
+	return int(f.rx.frames.Load())
+}
+
 // sendDue writes every packet whose departure time has come. A packet the
 // far device refuses is lost, as on a real line, and counted; the first
 // such error is kept for Err, but the line goes on.
+//
+// With moderation (Path.Moderation, and the receiving device's rx-frames
+// 2 or more) a due packet joins the ring instead, and the ring is
+// delivered whole once it holds rx-frames packets (at the departure of
+// the one that filled it) or Moderation after the first of them was due,
+// whichever comes first: a NIC's rx-frames count and rx-usecs timer. The
+// times are the model's, so a loop that wakes late delivers what the NIC
+// would have, in the batches it would have, and counts its lateness
+// against them.
 func (f *forwarder) sendDue() {
+	frames := f.rxFrames()
+	if frames < 2 && len(f.ring) > 0 {
+		f.flushRing(f.now(), false) // moderation turned off: nothing waits
+	}
 	for f.q.Len() > 0 {
 		now := f.now()
 		h := f.q.Head()
 		if h.dep > now {
-			return
+			break
 		}
-		late := now - h.dep
 		p := f.q.Pop()
-		if _, err := unix.Write(f.dst, p.buf); err != nil {
-			f.st.WriteErrors++
-			if f.werr == nil && !f.closed.Load() {
-				f.werr = fmt.Errorf("testbed: %s: writing a %d-byte packet: %w", f.name, len(p.buf), err)
-			}
-		} else {
-			f.st.Packets++
-			f.st.Bytes += int64(len(p.buf))
-			f.st.LateTotal += late
-			f.st.LateMax = max(f.st.LateMax, late)
-			if late > time.Millisecond {
-				f.st.LateOver1ms++
-			}
+		if frames < 2 {
+			f.deliver(p, p.dep)
+			continue
 		}
-		f.free = append(f.free, p.buf[:cap(p.buf)])
+		if len(f.ring) > 0 && p.dep >= f.ringDue+f.mod {
+			f.flushRing(f.ringDue+f.mod, true) // the timer ran out before p was due
+		}
+		if len(f.ring) == 0 {
+			f.ringDue = p.dep
+		}
+		f.ring = append(f.ring, p)
+		if len(f.ring) >= frames {
+			f.flushRing(p.dep, false)
+		}
 	}
+	if len(f.ring) == 0 {
+		return
+	}
+	if len(f.ring) >= frames { // rx-frames lowered while they waited
+		f.flushRing(max(f.now(), f.ring[len(f.ring)-1].dep), false)
+	} else if t := f.ringDue + f.mod; f.now() >= t {
+		f.flushRing(t, true)
+	}
+}
+
+// flushRing delivers the packets moderation held, as due at at; timer
+// says the moderation timer ran out.
+func (f *forwarder) flushRing(at time.Duration, timer bool) {
+	for i := range f.ring {
+		p := f.ring[i]
+		if at > p.dep {
+			f.st.ModerationHeld++
+			f.st.ModerationWait += at - p.dep
+		}
+		if timer {
+			f.st.ModerationTimeouts++
+		}
+		f.deliver(p, at)
+		f.ring[i] = heldPacket{}
+	}
+	f.ring = f.ring[:0]
+}
+
+// deliver writes p to the far device; due is when the model has it
+// delivered, against which its lateness is counted.
+func (f *forwarder) deliver(p heldPacket, due time.Duration) {
+	late := max(f.now()-due, 0)
+	if _, err := unix.Write(f.dst, p.buf); err != nil {
+		f.st.WriteErrors++
+		if f.werr == nil && !f.closed.Load() {
+			f.werr = fmt.Errorf("testbed: %s: writing a %d-byte packet: %w", f.name, len(p.buf), err)
+		}
+	} else {
+		f.st.Packets++
+		f.st.Bytes += int64(len(p.buf))
+		f.st.LateTotal += late
+		f.st.LateMax = max(f.st.LateMax, late)
+		if late > time.Millisecond {
+			f.st.LateOver1ms++
+		}
+	}
+	f.free = append(f.free, p.buf[:cap(p.buf)])
 }
 
 func (f *forwarder) getBuf() []byte {
@@ -299,10 +398,18 @@ func (f *forwarder) publish(err error) {
 	s.LateMax = max(s.LateMax, f.st.LateMax)
 	s.LateOver1ms += f.st.LateOver1ms
 	s.WriteErrors += f.st.WriteErrors
-	s.Held = int64(f.q.Len())
+	s.ModerationHeld += f.st.ModerationHeld
+	s.ModerationWait += f.st.ModerationWait
+	s.ModerationTimeouts += f.st.ModerationTimeouts
+	s.Held = int64(f.held())
 	f.st = PathStats{}
 	if err == nil {
 		err, f.werr = f.werr, nil
+	}
+	if err == nil && f.rx != nil && !f.rxErr && !f.closed.Load() {
+		if err = f.rx.err(); err != nil {
+			f.rxErr = true
+		}
 	}
 	if err != nil && f.err == nil {
 		f.err = err

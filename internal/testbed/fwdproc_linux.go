@@ -79,7 +79,7 @@ type fwdMsg struct {
 }
 
 // Counters in the shared page: statsWords int64s per direction.
-const statsWords = 16
+const statsWords = 19
 
 func statsPageSize() int { return 2 * statsWords * 8 }
 
@@ -89,7 +89,8 @@ func word(page []byte, dir, i int) *int64 {
 
 func storeStats(page []byte, dir int, s PathStats) {
 	for i, v := range []int64{s.Packets, s.Bytes, s.DroppedLoss, s.DroppedQueue, s.DroppedHeld, s.Held,
-		int64(s.LateTotal), int64(s.LateMax), s.LateOver1ms, s.WriteErrors, s.DroppedTooBig, int64(s.QueueWait), s.Queued, int64(s.SmallWait), s.SmallQueued, s.SmallDropped} {
+		int64(s.LateTotal), int64(s.LateMax), s.LateOver1ms, s.WriteErrors, s.DroppedTooBig, int64(s.QueueWait), s.Queued, int64(s.SmallWait), s.SmallQueued, s.SmallDropped,
+		s.ModerationHeld, int64(s.ModerationWait), s.ModerationTimeouts} {
 		atomic.StoreInt64(word(page, dir, i), v)
 	}
 }
@@ -99,7 +100,8 @@ func loadStats(page []byte, dir int) PathStats {
 	return PathStats{Packets: w(0), Bytes: w(1), DroppedLoss: w(2), DroppedQueue: w(3), DroppedHeld: w(4), Held: w(5),
 		LateTotal: time.Duration(w(6)), LateMax: time.Duration(w(7)), LateOver1ms: w(8), WriteErrors: w(9),
 		DroppedTooBig: w(10), QueueWait: time.Duration(w(11)), Queued: w(12),
-		SmallWait: time.Duration(w(13)), SmallQueued: w(14), SmallDropped: w(15)}
+		SmallWait: time.Duration(w(13)), SmallQueued: w(14), SmallDropped: w(15),
+		ModerationHeld: w(16), ModerationWait: time.Duration(w(17)), ModerationTimeouts: w(18)}
 }
 
 // fwdProc is the parent's handle on a forwarder process.
@@ -308,15 +310,34 @@ func forwarderMain() error {
 	}
 	base := time.Now()
 	var fws [2]*forwarder
+	var rxs []*rxCoalescing
 	for i := range 2 {
 		dir := i
 		fw, err := newForwarder([2]string{"A→B", "B→A"}[i], 3+i, 4-i, newShaper(cfg.Paths[i], cfg.Seed, uint64(i+1)), base, cfg.MTU, cfg.MaxHeld, cfg.Realtime)
 		if err != nil {
 			return err
 		}
+		if m := cfg.Paths[i].Moderation; m > 0 {
+			// The receiving device's coalescing, read where it is.
+			rx, err := openRxCoalescing(fw.dst)
+			if err != nil {
+				return err
+			}
+			fw.mod, fw.rx = m, rx
+			rxs = append(rxs, rx)
+		}
 		fw.sink = func(s PathStats) { storeStats(page, dir, s) }
 		fw.onErr = func(err error) { say(fwdMsg{Dir: dir, Err: err.Error()}) }
 		fws[i] = fw
+	}
+	if len(rxs) > 0 {
+		poller, err := startRxPoller(rxs, base)
+		if err != nil {
+			return err
+		}
+		defer poller.close()
+	}
+	for _, fw := range fws {
 		fw.start()
 	}
 	say(fwdMsg{Ready: true, Realtime: rt, Awake: awake})

@@ -47,6 +47,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	mtu := fs.Int("mtu", testbed.DefaultMTU, "MTU of both hosts' devices")
 	seed := fs.Uint64("seed", 1, "seed for loss and jitter")
 	stats := fs.String("stats", "0", "print the line's counters this often, e.g. 10s (0: only when stopping)")
+	moderation := fs.String("moderation", "0", "the receiving host's NIC moderates interrupts: while its device's rx-frames (ethtool -C DEV rx-frames N in its namespace) is 2 or more, packets wait for N of them or this long, e.g. 200us (0: never)")
 	noRT := fs.Bool("no-realtime", false, "keep the forwarder at ordinary priority (default: SCHED_FIFO 1 when allowed)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -73,6 +74,9 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	}
 	if o.Loss, err = parseLoss(*loss); err != nil {
 		return c, usagef("--loss %v", err)
+	}
+	if o.Moderation, err = duration("--moderation", *moderation); err != nil {
+		return c, err
 	}
 	if c.stats, err = duration("--stats", *stats); err != nil {
 		return c, err

@@ -109,5 +109,9 @@ func printStats(w io.Writer, s testbed.DelayLineStats) {
 		fmt.Fprintf(w, "  %s: %d packets, %d bytes delivered; dropped %d at random, %d by a full queue, %d over the held limit; %d held now; written late by %v on average, %v at most (%d over 1 ms)\n",
 			d.name, d.p.Packets, d.p.Bytes, d.p.DroppedLoss, d.p.DroppedQueue, d.p.DroppedHeld, d.p.Held,
 			d.p.LateMean().Round(time.Microsecond), d.p.LateMax.Round(time.Microsecond), d.p.LateOver1ms)
+		if d.p.ModerationHeld > 0 {
+			fmt.Fprintf(w, "    held by the receiver's interrupt moderation: %d packets, %v each on average; %d delivered by its timer\n",
+				d.p.ModerationHeld, (d.p.ModerationWait / time.Duration(d.p.ModerationHeld)).Round(time.Microsecond), d.p.ModerationTimeouts)
+		}
 	}
 }

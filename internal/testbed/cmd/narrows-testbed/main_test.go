@@ -46,6 +46,11 @@ func TestParseFlags(t *testing.T) {
 				t.Errorf("got %+v", o)
 			}
 		}, ""},
+		{"moderation", []string{"--moderation", "200us"}, func(t *testing.T, c config) {
+			if c.opts.Moderation != 200*time.Microsecond {
+				t.Errorf("got %+v", c.opts)
+			}
+		}, ""},
 		{"bare probability", []string{"--loss", "0.02"}, func(t *testing.T, c config) {
 			if c.opts.Loss != 0.02 {
 				t.Errorf("got %v", c.opts.Loss)
@@ -62,6 +67,7 @@ func TestParseFlags(t *testing.T) {
 		{"per-flow rate with a line rate", []string{"--rate", "100M", "--flow-rate", "20M"}, nil, "not modelled"},
 		{"reorder without jitter", []string{"--reorder"}, nil, "needs --jitter"},
 		{"tiny MTU", []string{"--mtu", "100"}, nil, "MTU"},
+		{"moderation of minutes", []string{"--moderation", "2m"}, nil, "moderation"},
 		{"queue below a packet", []string{"--rate", "1M", "--queue", "1K"}, nil, "cannot hold one"},
 	}
 	for _, tc := range tests {
