@@ -291,9 +291,14 @@ type PathStats struct {
 	// how long, in all, by the model (LateTotal has the line's own error
 	// beyond it). ModerationTimeouts counts those delivered because the
 	// timer ran out rather than because rx-frames packets were waiting.
+	// ModerationLate is the line's own lateness of the packets it held,
+	// in all, beyond the model's time (its timer is a sleep, which an
+	// idle CPU wakes from late): what a held packet really waited is
+	// ModerationWait and ModerationLate over ModerationHeld.
 	ModerationHeld     int64
 	ModerationWait     time.Duration
 	ModerationTimeouts int64
+	ModerationLate     time.Duration
 }
 
 // SmallPacket is the largest packet SmallWait counts: a 64-byte query
@@ -328,6 +333,7 @@ func (s PathStats) Sub(earlier PathStats) PathStats {
 	s.ModerationHeld -= earlier.ModerationHeld
 	s.ModerationWait -= earlier.ModerationWait
 	s.ModerationTimeouts -= earlier.ModerationTimeouts
+	s.ModerationLate -= earlier.ModerationLate
 	return s
 }
 

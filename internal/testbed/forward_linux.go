@@ -335,22 +335,23 @@ func (f *forwarder) sendDue() {
 func (f *forwarder) flushRing(at time.Duration, timer bool) {
 	for i := range f.ring {
 		p := f.ring[i]
-		if at > p.dep {
-			f.st.ModerationHeld++
-			f.st.ModerationWait += at - p.dep
-		}
 		if timer {
 			f.st.ModerationTimeouts++
 		}
-		f.deliver(p, at)
+		late := f.deliver(p, at)
+		if at > p.dep {
+			f.st.ModerationHeld++
+			f.st.ModerationWait += at - p.dep
+			f.st.ModerationLate += late
+		}
 		f.ring[i] = heldPacket{}
 	}
 	f.ring = f.ring[:0]
 }
 
 // deliver writes p to the far device; due is when the model has it
-// delivered, against which its lateness is counted.
-func (f *forwarder) deliver(p heldPacket, due time.Duration) {
+// delivered, against which its lateness is counted (and returned).
+func (f *forwarder) deliver(p heldPacket, due time.Duration) time.Duration {
 	late := max(f.now()-due, 0)
 	if _, err := unix.Write(f.dst, p.buf); err != nil {
 		f.st.WriteErrors++
@@ -367,6 +368,7 @@ func (f *forwarder) deliver(p heldPacket, due time.Duration) {
 		}
 	}
 	f.free = append(f.free, p.buf[:cap(p.buf)])
+	return late
 }
 
 func (f *forwarder) getBuf() []byte {
@@ -401,6 +403,7 @@ func (f *forwarder) publish(err error) {
 	s.ModerationHeld += f.st.ModerationHeld
 	s.ModerationWait += f.st.ModerationWait
 	s.ModerationTimeouts += f.st.ModerationTimeouts
+	s.ModerationLate += f.st.ModerationLate
 	s.Held = int64(f.held())
 	f.st = PathStats{}
 	if err == nil {

@@ -79,7 +79,7 @@ type fwdMsg struct {
 }
 
 // Counters in the shared page: statsWords int64s per direction.
-const statsWords = 19
+const statsWords = 20
 
 func statsPageSize() int { return 2 * statsWords * 8 }
 
@@ -90,7 +90,7 @@ func word(page []byte, dir, i int) *int64 {
 func storeStats(page []byte, dir int, s PathStats) {
 	for i, v := range []int64{s.Packets, s.Bytes, s.DroppedLoss, s.DroppedQueue, s.DroppedHeld, s.Held,
 		int64(s.LateTotal), int64(s.LateMax), s.LateOver1ms, s.WriteErrors, s.DroppedTooBig, int64(s.QueueWait), s.Queued, int64(s.SmallWait), s.SmallQueued, s.SmallDropped,
-		s.ModerationHeld, int64(s.ModerationWait), s.ModerationTimeouts} {
+		s.ModerationHeld, int64(s.ModerationWait), s.ModerationTimeouts, int64(s.ModerationLate)} {
 		atomic.StoreInt64(word(page, dir, i), v)
 	}
 }
@@ -101,7 +101,7 @@ func loadStats(page []byte, dir int) PathStats {
 		LateTotal: time.Duration(w(6)), LateMax: time.Duration(w(7)), LateOver1ms: w(8), WriteErrors: w(9),
 		DroppedTooBig: w(10), QueueWait: time.Duration(w(11)), Queued: w(12),
 		SmallWait: time.Duration(w(13)), SmallQueued: w(14), SmallDropped: w(15),
-		ModerationHeld: w(16), ModerationWait: time.Duration(w(17)), ModerationTimeouts: w(18)}
+		ModerationHeld: w(16), ModerationWait: time.Duration(w(17)), ModerationTimeouts: w(18), ModerationLate: time.Duration(w(19))}
 }
 
 // fwdProc is the parent's handle on a forwarder process.
