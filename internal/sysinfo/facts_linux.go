@@ -188,13 +188,19 @@ func ethtool(fd int, name string, data unsafe.Pointer) error {
 
 // ReadCoalescing is dev's interrupt coalescing (ETHTOOL_GCOALESCE).
 func ReadCoalescing(dev string) (Coalescing, error) {
-	c := Coalescing{Cmd: unix.ETHTOOL_GCOALESCE}
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return c, err
+		return Coalescing{}, err
 	}
 	defer unix.Close(fd)
-	err = ethtool(fd, dev, unsafe.Pointer(&c))
+	return CoalescingOn(fd, dev)
+}
+
+// CoalescingOn is ReadCoalescing through sock, a socket of the network
+// namespace dev is in (the testbed's line reads a host's device so).
+func CoalescingOn(sock int, dev string) (Coalescing, error) {
+	c := Coalescing{Cmd: unix.ETHTOOL_GCOALESCE}
+	err := ethtool(sock, dev, unsafe.Pointer(&c))
 	return c, err
 }
 

@@ -8,9 +8,10 @@ import (
 	"runtime"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/narrows/narrows/internal/sysinfo"
 )
 
 // rxCoalescing reads a TUN device's interrupt coalescing as the kernel
@@ -115,46 +116,11 @@ func socketInNetNS(nsfd int) (int, error) {
 	return r.fd, r.err
 }
 
-// ethtoolCoalesce is struct ethtool_coalesce (linux/ethtool.h): cmd and
-// 22 __u32 fields. internal/sysinfo has the same, unexported; this copy
-// keeps the testbed apart from its API.
-type ethtoolCoalesce struct {
-	Cmd                       uint32
-	RxUsecs, RxFrames         uint32
-	RxUsecsIRQ, RxFramesIRQ   uint32
-	TxUsecs, TxFrames         uint32
-	TxUsecsIRQ, TxFramesIRQ   uint32
-	StatsBlockUsecs           uint32
-	AdaptiveRx, AdaptiveTx    uint32
-	PktRateLow                uint32
-	RxUsecsLow, RxFramesLow   uint32
-	TxUsecsLow, TxFramesLow   uint32
-	PktRateHigh               uint32
-	RxUsecsHigh, RxFramesHigh uint32
-	TxUsecsHigh, TxFramesHigh uint32
-	RateSampleInterval        uint32
-}
-
-// ifreqData is struct ifreq with ifr_data, SIOCETHTOOL's argument.
-type ifreqData struct {
-	Name [unix.IFNAMSIZ]byte
-	Data unsafe.Pointer
-	_    [24 - unsafe.Sizeof(uintptr(0))]byte
-}
-
 // read returns the device's rx-frames now (ETHTOOL_GCOALESCE).
 func (c *rxCoalescing) read() (int, error) {
-	ec := ethtoolCoalesce{Cmd: unix.ETHTOOL_GCOALESCE}
-	var ifr ifreqData
-	if len(c.dev) >= len(ifr.Name) {
-		return 0, unix.EINVAL
-	}
-	copy(ifr.Name[:], c.dev)
-	ifr.Data = unsafe.Pointer(&ec)
-	_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(c.sock), unix.SIOCETHTOOL, uintptr(unsafe.Pointer(&ifr)))
-	runtime.KeepAlive(&ec)
-	if errno != 0 {
-		return 0, errno
+	ec, err := sysinfo.CoalescingOn(c.sock, c.dev)
+	if err != nil {
+		return 0, err
 	}
 	c.reads.Add(1)
 	return int(min(ec.RxFrames, 1<<16)), nil
