@@ -27,7 +27,11 @@ var coalescingScenarios = []Scenario{
 	moderated(200*time.Microsecond, true),
 	moderated(50*time.Microsecond, true),
 	{
-		Name: "rr/coalescing-free", CI: true, Share: 2,
+		// The whole machine: "free" is a difference within ±2% of a 1 ms
+		// round trip, and beside two other scenarios (a proof's run, two
+		// shares) the blocks' medians scattered ±59 µs a pair, and ten
+		// pairs could not tell (unjudged: 0.7 ± 42 µs).
+		Name: "rr/coalescing-free", CI: true, Share: testbed.Slots,
 		Question: "does the agent's NIC's interrupt coalescing slow my round trips?",
 		Truth: "1 ms line; the agent's interface is a TUN device with rx-frames 16, which batches nothing the line writes one packet at a time: " +
 			"the setting costs a round trip nothing; the truth is pgbench -c 1 SELECT 1 across the line with it 16 and 1, set by hand",
