@@ -100,6 +100,12 @@ func TryCoalescing(ctx context.Context, s *client.Session, cfg Config) (*result.
 			case least && len(try.Set) == 0:
 				try.Verdict, try.Why = result.CoalescingLeast, ""
 				return try, nil
+			case ctx.Err() != nil:
+				try.Verdict, try.Why = result.CoalescingUnjudged, "the run was stopped before the pairs decided"
+				return try, nil
+			case res.RoundTrips == 0:
+				try.Verdict, try.Why = result.CoalescingUnjudged, "a block made no round trips"
+				return try, nil
 			}
 			try.Blocks = append(try.Blocks, result.CoalescingBlock{Least: least, RoundTrips: res.RoundTrips, P50: res.P50})
 		}
