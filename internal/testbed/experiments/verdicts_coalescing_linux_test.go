@@ -206,7 +206,8 @@ func moderated(hold time.Duration, share int) Scenario {
 			held := (d.ModerationWait + d.ModerationLate) / time.Duration(d.ModerationHeld)
 			c.T.Logf("the line toward the agent held %d packets, %v each by its timer and %v more by its own lateness, on average", d.ModerationHeld,
 				d.ModerationWait/time.Duration(d.ModerationHeld), d.ModerationLate/time.Duration(d.ModerationHeld))
-			c.Within("what the agent's coalescing adds to a round trip, measured / what the line held each request, by its own count", try.Gain.D().Seconds(), held.Seconds(), 0.85, 1.15,
+			c.Within(fmt.Sprintf("what the agent's coalescing adds to a round trip, measured (± %s over %d pairs) / what the line held each request, by its own count",
+				metric.FormatDuration(try.Margin.D()), len(try.Blocks)/2), try.Gain.D().Seconds(), held.Seconds(), 0.85, 1.15,
 				"each round trip's request waits the whole hold at the agent, and nothing at this host")
 			pg := chattyPrimary(c.T, l)
 			gain, _ := pgbenchCoalescing(c, l, pg)
