@@ -41,14 +41,9 @@ agents() {
 	local i log addr
 	ADDRS=()
 	for i in $(seq 1 "$1"); do
-		log=$WORK/agent$i.log
 		mkdir -p "$BENCH_DIR/host$i"
-		"$WORK/narrows" serve --listen 127.0.0.1:0 --disk-path "$BENCH_DIR/host$i" 2>"$log" &
-		PIDS+=($!)
-		for _ in $(seq 1 100); do grep -q 'agent listening' "$log" && break; sleep 0.1; done
-		addr=$(sed -n 's/.*msg="agent listening" addr=\([^ ]*\).*/\1/p' "$log" | head -1)
-		[ -n "$addr" ] || { echo "$NAME: agent $i did not start:" >&2; cat "$log" >&2; exit 1; }
-		ADDRS+=("$addr")
+		start_agent "$WORK/agent$i.log" --disk-path "$BENCH_DIR/host$i"
+		ADDRS+=("$AGENT_ADDR")
 	done
 }
 

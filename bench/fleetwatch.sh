@@ -49,13 +49,8 @@ tests=$((2 * per + 8))
 conns=$((4 * per + 64))
 addrs=()
 for i in $(seq 1 "$AGENTS"); do
-	log=$WORK/agent$i.log
-	"$WORK/narrows" serve --listen 127.0.0.1:0 --max-tests "$tests" --max-conns "$conns" --max-unauth-per-host "$conns" 2>"$log" &
-	PIDS+=($!)
-	for _ in $(seq 1 100); do grep -q 'agent listening' "$log" && break; sleep 0.1; done
-	addr=$(sed -n 's/.*msg="agent listening" addr=\([^ ]*\).*/\1/p' "$log" | head -1)
-	[ -n "$addr" ] || { echo "$NAME: agent $i did not start:" >&2; cat "$log" >&2; exit 1; }
-	addrs+=("$addr")
+	start_agent "$WORK/agent$i.log" --max-tests "$tests" --max-conns "$conns" --max-unauth-per-host "$conns"
+	addrs+=("$AGENT_ADDR")
 done
 targets=$WORK/targets
 for i in $(seq 0 $((LINKS - 1))); do echo "link$i=${addrs[$((i % AGENTS))]}"; done >"$targets"

@@ -48,6 +48,19 @@ stop_pids() {
 	done
 }
 
+# start_agent LOG ARGS...: narrows serve ($WORK/narrows) on loopback with
+# ARGS, its standard error to LOG and its pid added to PIDS; AGENT_ADDR is
+# where it listens once it says so (within 10 s), else exit 1 with its log.
+start_agent() {
+	local log=$1
+	shift
+	"$WORK/narrows" serve --listen 127.0.0.1:0 "$@" 2>"$log" &
+	PIDS+=($!)
+	for _ in $(seq 1 100); do grep -q 'agent listening' "$log" && break; sleep 0.1; done
+	AGENT_ADDR=$(sed -n 's/.*msg="agent listening" addr=\([^ ]*\).*/\1/p' "$log" | head -1)
+	[ -n "$AGENT_ADDR" ] || { echo "$NAME: an agent did not start:" >&2; cat "$log" >&2; exit 1; }
+}
+
 bench_cleanup() {
 	local rc=$?
 	trap - EXIT INT TERM

@@ -17,7 +17,7 @@ func coalescing(t *result.CoalescingTry, queries int64) (result.Finding, bool) {
 	}
 	what := "the agent's receive interrupt coalescing"
 	if t.Interface != "" {
-		what = fmt.Sprintf("the agent's receive interrupt coalescing (%s: %s)", t.Interface, fieldsOf(t.Before))
+		what = fmt.Sprintf("the agent's receive interrupt coalescing (%s: %s)", t.Interface, result.CoalescingWords(t.Before))
 	}
 	put := " It was put back after each block."
 	if !t.Restored {
@@ -68,17 +68,6 @@ func coalescing(t *result.CoalescingTry, queries int64) (result.Finding, bool) {
 		Summary: fmt.Sprintf("Tried: whether %s adds to a round trip cannot be told: %s.%s", what, why, put),
 		Detail:  "Run it again on a quieter path or host: a difference smaller than the round trips' own noise is not claimed.",
 		Values:  vals}, true
-}
-
-// fieldsOf is "rx-usecs 50, adaptive-rx 1", in ethtool's order.
-func fieldsOf(m map[string]int64) string {
-	var parts []string
-	for _, f := range result.CoalescingFields {
-		if v, ok := m[f]; ok {
-			parts = append(parts, fmt.Sprintf("%s %d", f, v))
-		}
-	}
-	return strings.Join(parts, ", ")
 }
 
 // ethtoolCommand is the ethtool command that sets m on dev ("<interface>"

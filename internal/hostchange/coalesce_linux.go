@@ -82,11 +82,11 @@ func leastCoalescing(dev string) (*result.CoalescingChange, func(*result.Coalesc
 		g.release() // nothing was changed
 		switch {
 		case errors.Is(err, unix.EOPNOTSUPP):
-			return nil, nil, fmt.Errorf("%s's driver does not let its interrupt coalescing change (%s)", dev, fieldList(ch.Set))
+			return nil, nil, fmt.Errorf("%s's driver does not let its interrupt coalescing change (%s)", dev, result.CoalescingWords(ch.Set))
 		case errors.Is(err, unix.EPERM):
 			return nil, nil, fmt.Errorf("changing %s's interrupt coalescing needs root: run narrows as root (the agent, on its host)", dev)
 		}
-		return nil, nil, fmt.Errorf("setting %s's interrupt coalescing to %s: %w", dev, fieldList(ch.Set), err)
+		return nil, nil, fmt.Errorf("setting %s's interrupt coalescing to %s: %w", dev, result.CoalescingWords(ch.Set), err)
 	}
 	return ch, restore, nil
 }
@@ -133,15 +133,4 @@ func undoFrom(args []string) error {
 		before[k] = n
 	}
 	return putBackCoalescing(args[1], before)
-}
-
-// fieldList is "rx-usecs 0, adaptive-rx 0", in ethtool's order.
-func fieldList(m map[string]int64) string {
-	var parts []string
-	for _, f := range coalescingFields {
-		if v, ok := m[f.name]; ok {
-			parts = append(parts, f.name+" "+strconv.FormatInt(v, 10))
-		}
-	}
-	return strings.Join(parts, ", ")
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 )
 
 // RR is the summary of `narrows net rr`.
@@ -60,6 +61,18 @@ type CoalescingChange struct {
 // CoalescingFields are the fields a change touches, as ethtool names
 // them: no other key is taken from an agent.
 var CoalescingFields = []string{"rx-usecs", "rx-frames", "adaptive-rx"}
+
+// CoalescingWords is m's fields in ethtool's order: "rx-usecs 50,
+// adaptive-rx 1".
+func CoalescingWords(m map[string]int64) string {
+	var parts []string
+	for _, f := range CoalescingFields {
+		if v, ok := m[f]; ok {
+			parts = append(parts, fmt.Sprintf("%s %d", f, v))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
 
 // Check bounds a change an agent sent: its known fields, their values.
 func (c *CoalescingChange) Check() error {

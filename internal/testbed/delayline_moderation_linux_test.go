@@ -3,7 +3,6 @@
 package testbed
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -21,36 +20,12 @@ import (
 	"github.com/narrows/narrows/internal/testenv"
 )
 
-// setRxFrames sets dev's rx-frames in h's namespace with ethtool, as a
-// person (or narrows' agent, through the same ioctl) would.
+// setRxFrames sets h's device's rx-frames with ethtool (Host.SetRxFrames).
 func setRxFrames(t *testing.T, h *Host, frames int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if out, err := h.Command(ctx, "ethtool", "-C", h.Dev, "rx-frames", strconv.Itoa(frames)).CombinedOutput(); err != nil {
-		t.Fatalf("ethtool -C %s rx-frames %d in %s: %v: %s", h.Dev, frames, h.NS, err, out)
+	if err := h.SetRxFrames(frames); err != nil {
+		t.Fatal(err)
 	}
-}
-
-// rxFramesOf reads dev's rx-frames in h's namespace with `ethtool -c`.
-func rxFramesOf(t *testing.T, h *Host) int {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	out, err := h.Command(ctx, "ethtool", "-c", h.Dev).CombinedOutput()
-	if err != nil {
-		t.Fatalf("ethtool -c %s in %s: %v: %s", h.Dev, h.NS, err, out)
-	}
-	for line := range strings.Lines(string(out)) {
-		if v, ok := strings.CutPrefix(line, "rx-frames:"); ok {
-			n, err := strconv.Atoi(strings.TrimSpace(v))
-			if err == nil {
-				return n
-			}
-		}
-	}
-	t.Fatalf("no rx-frames in ethtool -c %s:\n%s", h.Dev, out)
-	return 0
 }
 
 // setBoth sets rx-frames on both TUN devices, B's (A→B's receiver) first.
@@ -72,13 +47,7 @@ const pingSize = 64
 
 func newPingPong(t *testing.T, l *DelayLine) *pingPong {
 	t.Helper()
-	var ln net.Listener
-	if err := l.B.Do(func() (err error) {
-		ln, err = net.Listen("tcp4", net.JoinHostPort(l.B.Addr.String(), "0"))
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	ln := listenOn(t, l.B)
 	t.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
@@ -158,13 +127,7 @@ func moderationHeld(l *DelayLine) [2]int64 {
 // returns how long until B had them all (B answers one byte at the end).
 func sendBulk(t *testing.T, l *DelayLine, size int) time.Duration {
 	t.Helper()
-	var ln net.Listener
-	if err := l.B.Do(func() (err error) {
-		ln, err = net.Listen("tcp4", net.JoinHostPort(l.B.Addr.String(), "0"))
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	ln := listenOn(t, l.B)
 	defer ln.Close()
 	go func() {
 		c, err := ln.Accept()
@@ -225,7 +188,7 @@ func TestDelayLineModeration(t *testing.T) {
 		riseMargin = 100 * time.Microsecond
 	)
 	l := NewTestDelayLine(t, DelayLineOptions{Moderation: mod})
-	if got := rxFramesOf(t, l.B); got != 0 {
+	if got := mustRxFrames(t, l.B); got != 0 {
 		t.Fatalf("a new TUN device has rx-frames %d, want 0", got)
 	}
 	pp := newPingPong(t, l)
@@ -243,7 +206,7 @@ func TestDelayLineModeration(t *testing.T) {
 	}
 
 	setBoth(t, l, 8)
-	if got := rxFramesOf(t, l.B); got != 8 {
+	if got := mustRxFrames(t, l.B); got != 8 {
 		t.Fatalf("tun-b has rx-frames %d after ethtool -C rx-frames 8", got)
 	}
 	time.Sleep(10 * time.Millisecond) // the line reads it every 2 ms
@@ -467,4 +430,27 @@ func meanOf(total time.Duration, n int64) time.Duration {
 		return 0
 	}
 	return total / time.Duration(n)
+}
+
+// mustRxFrames is h's device's rx-frames now (Host.RxFrames).
+func mustRxFrames(t *testing.T, h *Host) int {
+	t.Helper()
+	n, err := h.RxFrames()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// listenOn is a TCP listener on h's address, any port.
+func listenOn(t *testing.T, h *Host) net.Listener {
+	t.Helper()
+	var ln net.Listener
+	if err := h.Do(func() (err error) {
+		ln, err = net.Listen("tcp4", net.JoinHostPort(h.Addr.String(), "0"))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return ln
 }

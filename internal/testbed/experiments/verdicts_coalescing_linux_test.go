@@ -5,7 +5,6 @@ package experiments
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -126,30 +125,22 @@ func coalescingTry(c *Case, rep *result.Report) *result.CoalescingTry {
 	return t
 }
 
-// setRxFrames sets h's device's rx-frames (ethtool -C, in its namespace).
+// setRxFrames sets h's device's rx-frames (testbed.Host.SetRxFrames).
 func setRxFrames(c *Case, h *testbed.Host, n int) {
 	c.T.Helper()
-	ethtool(c, h, "-C", h.Dev, "rx-frames", strconv.Itoa(n))
+	if err := h.SetRxFrames(n); err != nil {
+		c.T.Fatal(err)
+	}
 }
 
-// rxFramesOf is h's device's rx-frames now (ethtool -c).
+// rxFramesOf is h's device's rx-frames now (testbed.Host.RxFrames).
 func rxFramesOf(c *Case, h *testbed.Host) int {
 	c.T.Helper()
-	out, err := h.Command(context.Background(), "ethtool", "-c", h.Dev).CombinedOutput()
+	n, err := h.RxFrames()
 	if err != nil {
-		c.T.Fatalf("ethtool -c %s: %v: %s", h.Dev, err, out)
+		c.T.Fatal(err)
 	}
-	for _, line := range strings.Split(string(out), "\n") {
-		if v, ok := strings.CutPrefix(line, "rx-frames:"); ok {
-			n, err := strconv.Atoi(strings.TrimSpace(v))
-			if err != nil {
-				c.T.Fatalf("ethtool -c %s: %q", h.Dev, line)
-			}
-			return n
-		}
-	}
-	c.T.Fatalf("ethtool -c %s gave no rx-frames:\n%s", h.Dev, out)
-	return 0
+	return n
 }
 
 // pgbenchCoalescing is the truth: pgbench -c 1 SELECT 1 from host B to
