@@ -74,24 +74,14 @@ func chattyPrimary(t *testing.T, l *testbed.DelayLine) *dbserver.Postgres {
 // line's round trip leaves, and the schedule's lag is taken out.
 func pgbenchSession(t *testing.T, l *testbed.DelayLine, pg *dbserver.Postgres, n int, every time.Duration) float64 {
 	t.Helper()
-	script := filepath.Join(t.TempDir(), "select1.sql")
-	if err := os.WriteFile(script, []byte("SELECT 1;\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	os.Chmod(filepath.Dir(script), 0o755)
-	args := append(inNS(l.B)[1:], filepath.Join(pg.Bin, "pgbench"), "-n", "-c", "1", "-t", strconv.Itoa(n), "-M", "simple", "-f", script,
-		"-h", pg.Primary.Addr, "-p", strconv.Itoa(pg.Primary.Port), "-U", "narrows", "postgres")
+	var extra []string
 	if every > 0 {
-		args = append(args, "-R", strconv.FormatFloat(float64(time.Second)/float64(every), 'f', 3, 64))
+		extra = []string{"-R", strconv.FormatFloat(float64(time.Second)/float64(every), 'f', 3, 64)}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, inNS(l.B)[0], args...)
-	cmd.Env = append(os.Environ(), "PGPASSWORD="+dbserver.NarrowsPassword, "PGSSLMODE=disable")
-	out, err := cmd.CombinedOutput()
+	out := pgbenchRun(t, l, pg, n, extra...)
 	m := regexp.MustCompile(`latency average = ([0-9.]+) ms`).FindSubmatch(out)
-	if err != nil || m == nil {
-		t.Fatalf("pgbench: %v\n%s", err, out)
+	if m == nil {
+		t.Fatalf("pgbench printed no latency average:\n%s", out)
 	}
 	v, _ := strconv.ParseFloat(string(m[1]), 64)
 	if every > 0 {
@@ -105,6 +95,77 @@ func pgbenchSession(t *testing.T, l *testbed.DelayLine, pg *dbserver.Postgres, n
 		v -= l
 	}
 	return v / 1e3 * float64(n)
+}
+
+// pgbenchQueries runs n SELECT 1 in one session from host B as
+// pgbenchSession does, and returns each query's latency (seconds), from
+// pgbench's per-transaction log (-l).
+func pgbenchQueries(t *testing.T, l *testbed.DelayLine, pg *dbserver.Postgres, n int) []float64 {
+	t.Helper()
+	dir, err := os.MkdirTemp(t.TempDir(), "pgbench-log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dir, 0o755)
+	pgbenchRun(t, l, pg, n, "-l", "--log-prefix="+filepath.Join(dir, "q"))
+	lat := pgbenchLatencies(t, filepath.Join(dir, "q"))
+	if len(lat) != n {
+		t.Fatalf("pgbench's log in %s holds %d transactions, want %d", dir, len(lat), n)
+	}
+	return lat
+}
+
+// pgbenchLatencies reads the one per-transaction log pgbench -l
+// --log-prefix prefix wrote (prefix.PID): each transaction's latency,
+// seconds.
+func pgbenchLatencies(t *testing.T, prefix string) []float64 {
+	t.Helper()
+	logs, _ := filepath.Glob(prefix + ".*")
+	if len(logs) != 1 {
+		t.Fatalf("pgbench wrote %d transaction logs as %s.*, want 1", len(logs), prefix)
+	}
+	raw, err := os.ReadFile(logs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each line: client_id transaction_no time_us script_no epoch us.
+	var lat []float64
+	for line := range strings.Lines(string(raw)) {
+		f := strings.Fields(line)
+		if len(f) < 3 {
+			t.Fatalf("pgbench log %s: line %q", logs[0], line)
+		}
+		us, err := strconv.ParseFloat(f[2], 64)
+		if err != nil {
+			t.Fatalf("pgbench log %s: line %q", logs[0], line)
+		}
+		lat = append(lat, us/1e6)
+	}
+	return lat
+}
+
+// pgbenchRun runs pgbench's n SELECT 1 (-c 1 -M simple) from host B
+// against pg's primary on host A, with extra arguments, and returns what
+// it printed.
+func pgbenchRun(t *testing.T, l *testbed.DelayLine, pg *dbserver.Postgres, n int, extra ...string) []byte {
+	t.Helper()
+	script := filepath.Join(t.TempDir(), "select1.sql")
+	if err := os.WriteFile(script, []byte("SELECT 1;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(filepath.Dir(script), 0o755)
+	args := append(inNS(l.B)[1:], filepath.Join(pg.Bin, "pgbench"), "-n", "-c", "1", "-t", strconv.Itoa(n), "-M", "simple", "-f", script,
+		"-h", pg.Primary.Addr, "-p", strconv.Itoa(pg.Primary.Port), "-U", "narrows")
+	args = append(append(args, extra...), "postgres")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, inNS(l.B)[0], args...)
+	cmd.Env = append(os.Environ(), "PGPASSWORD="+dbserver.NarrowsPassword, "PGSSLMODE=disable")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("pgbench: %v\n%s", err, out)
+	}
+	return out
 }
 
 // measureChattySide sets up a line of rtt with PostgreSQL on A, plans

@@ -224,27 +224,9 @@ func pgbenchCommitsIn(t *testing.T, pg *dbserver.Postgres, d time.Duration, name
 	if err != nil {
 		t.Fatalf("pgbench: %v\n%s", err, out)
 	}
-	logs, _ := filepath.Glob(filepath.Join(dir, "tx.*"))
-	if len(logs) != 1 {
-		t.Fatalf("pgbench wrote %d transaction logs in %s, want 1", len(logs), dir)
-	}
-	raw, err := os.ReadFile(logs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Each line: client_id transaction_no time_us script_no epoch us.
-	var lat []float64
-	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 3 {
-			t.Fatalf("pgbench log line %q", line)
-		}
-		us, err := strconv.ParseFloat(f[2], 64)
-		if err != nil {
-			t.Fatalf("pgbench log line %q", line)
-		}
-		lat = append(lat, us/1e6)
-		mean += us / 1e6
+	lat := pgbenchLatencies(t, filepath.Join(dir, "tx"))
+	for _, x := range lat {
+		mean += x
 	}
 	if len(lat) < 20 {
 		t.Fatalf("pgbench logged %d transactions in %v:\n%s", len(lat), d, out)
