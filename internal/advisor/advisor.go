@@ -179,6 +179,9 @@ func stream(s *result.Stream, here, agent *result.Facts) []result.Finding {
 	if f, ok := steering(s); ok {
 		out = append(out, f)
 	}
+	if f, ok := offloads(s); ok {
+		out = append(out, f)
+	}
 	return out
 }
 
@@ -750,7 +753,8 @@ func (rd *reading) coreFinding() result.Finding {
 	}
 	if len(off) > 0 {
 		f.Detail = "The offloads are off where this stream's packets were handled: " + strings.Join(off, "; ") +
-			". Without them the stack makes, or takes apart, every packet at the MTU's size: turn them on first (ethtool -K DEVICE tso on gso on gro on) and measure again. " + f.Detail
+			". Without them the stack makes, or takes apart, every packet at the MTU's size: turn them on first (ethtool -K DEVICE tso on gso on gro on) and measure again " +
+			"(narrows net stream --try-offloads turns them on at both ends for one run, and off again). " + f.Detail
 	}
 	if len(place) > 0 {
 		f.Detail += " " + strings.Join(place, " ")

@@ -34,6 +34,9 @@ var Codes = []Code{
 	{"stream.rps_helped", "--try-rps: with the receiving end's protocol work moved off the core that did it, one stream carried 1.1× or more: that core's packet work held it"},
 	{"stream.rps_no_gain", "--try-rps: with the receiving end's protocol work moved off its busiest core, one stream carried less than 1.1× more: where that work ran did not hold it"},
 	{"stream.rps_not_tried", "--try-rps could not try (the agent does not allow it, not root, not Linux, no core read) or the steered stream did not finish"},
+	{"stream.offloads_helped", "--try-offloads: with the offloads each end's part uses turned on (the sender's tso and gso, the receiver's gro), one stream carried 1.1× or more: handling every packet at the MTU's size held it"},
+	{"stream.offloads_no_gain", "--try-offloads: with the offloads turned on, one stream carried less than 1.1× more: their being off did not hold it"},
+	{"stream.offloads_not_tried", "--try-offloads could not try (the agent does not allow it, not root, not Linux, a driver refuses), had nothing to try (all on), or its stream did not finish"},
 	{"stream.wire_overhead", "what the payload rate is on the wire, with the headers and retransmits"},
 	// net rr and db ping
 	{"rr.wire_time", "what N sequential queries spend on round trips alone"},

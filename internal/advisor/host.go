@@ -78,14 +78,17 @@ func host(h *result.Host) []result.Finding {
 			Detail: fmt.Sprintf("With the CPUs kept from deep idle the round trips were no faster, within the experiment's margin (%s): "+
 				"changing the power plan or C-states would not speed the queries.", strings.Join(bounds, "; "))})
 	}
+	// The summary carries why: a row or a line that shows only summaries
+	// (the verdict matrix, a watch) said "cannot judge" with no reason.
 	for _, sd := range unjudged {
+		why := cmp.Or(sd.s.Wakeup.Cannot, sd.s.Wakeup.Why)
 		out = append(out, result.Finding{Code: "host.cpu_wakeups_unjudged", Severity: "info",
-			Summary: fmt.Sprintf("Cannot judge what waking idle CPUs costs on %s.", sd.name),
-			Detail:  cmp.Or(sd.s.Wakeup.Cannot, sd.s.Wakeup.Why)})
+			Summary: fmt.Sprintf("Cannot judge what waking idle CPUs costs on %s: %s", sd.name, sentence(why)),
+			Detail:  why})
 	}
 	if agentUnknown {
 		out = append(out, result.Finding{Code: "host.cpu_wakeups_unjudged", Severity: "info",
-			Summary: "Cannot judge what waking idle CPUs costs on the agent's host.",
+			Summary: "Cannot judge what waking idle CPUs costs on the agent's host: " + sentence(h.AgentMissing),
 			Detail:  h.AgentMissing})
 	}
 	if f, ok := coalescing(h.Coalescing, h.Queries); ok {
@@ -133,4 +136,17 @@ func remedies(costs []hostSide) string {
 		out = append(out, r)
 	}
 	return strings.Join(out, " ")
+}
+
+// sentence is why as a summary's last sentence: "no reason given." when
+// it is empty, and a full stop where it has none.
+func sentence(why string) string {
+	why = strings.TrimSpace(why)
+	switch {
+	case why == "":
+		return "no reason given."
+	case strings.HasSuffix(why, ".") || strings.HasSuffix(why, "?") || strings.HasSuffix(why, "!"):
+		return why
+	}
+	return why + "."
 }

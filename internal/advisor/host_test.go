@@ -79,6 +79,12 @@ func TestHostFindings(t *testing.T) {
 					t.Errorf("%q in:\n%s", w, text)
 				}
 			}
+			// An unjudged end's summary says why, not only its detail.
+			for _, f := range fs {
+				if f.Code == "host.cpu_wakeups_unjudged" && (f.Detail == "" || !strings.Contains(f.Summary, strings.TrimSuffix(f.Detail, "."))) {
+					t.Errorf("unjudged without its reason in the summary: %q (detail %q)", f.Summary, f.Detail)
+				}
+			}
 		})
 	}
 }

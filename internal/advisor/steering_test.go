@@ -34,15 +34,7 @@ func TestSteeringWords(t *testing.T) {
 			"stream.rps_not_tried", []string{"did not finish"}},
 	} {
 		f, ok := steering(&c.s)
-		if !ok || f.Code != c.code {
-			t.Errorf("%s: %v %s, want %s", c.name, ok, f.Code, c.code)
-			continue
-		}
-		for _, w := range c.contains {
-			if !strings.Contains(f.Summary+" "+f.Detail, w) {
-				t.Errorf("%s: %q not in %s %s", c.name, w, f.Summary, f.Detail)
-			}
-		}
+		expectTry(t, c.name, f, ok, c.code, c.contains)
 	}
 	// Not put back: it says so, and what to write back.
 	st := tried()
@@ -60,5 +52,20 @@ func TestSteeringWords(t *testing.T) {
 	}
 	if _, ok := steering(&result.Stream{Runs: runs(1e9, 0)[:1]}); ok {
 		t.Error("a finding without --try-rps")
+	}
+}
+
+// expectTry: a try's finding is there, with code, and says each of words
+// in its summary or detail.
+func expectTry(t *testing.T, name string, f result.Finding, ok bool, code string, words []string) {
+	t.Helper()
+	if !ok || f.Code != code {
+		t.Errorf("%s: %v %s, want %s", name, ok, f.Code, code)
+		return
+	}
+	for _, w := range words {
+		if !strings.Contains(f.Summary+" "+f.Detail, w) {
+			t.Errorf("%s: %q not in %s %s", name, w, f.Summary, f.Detail)
+		}
 	}
 }

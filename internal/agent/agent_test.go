@@ -849,3 +849,44 @@ func TestReleaseOnlyAfterAuth(t *testing.T) {
 		t.Errorf("net rr's table does not name the agent's release %s:\n%s", release, r.Stdout)
 	}
 }
+
+// TestTryRefusals: a test that asks the agent to change a setting is
+// refused in words, before anything changes, when the agent's operator
+// did not allow it or the test is not the one kind that change is for,
+// whatever the client checked.
+func TestTryRefusals(t *testing.T) {
+	stream := func(f func(*wire.TestSpec)) wire.TestSpec {
+		s := wire.TestSpec{Kind: wire.KindStream, Direction: wire.Forward, Streams: 1, Duration: time.Second, Interval: time.Second, Block: 1024}
+		f(&s)
+		return s
+	}
+	rr := wire.TestSpec{Kind: wire.KindRR, Request: 64, Response: 64, Duration: time.Second, Interval: time.Second, Offloads: true}
+	for _, c := range []struct {
+		name  string
+		allow bool
+		spec  wire.TestSpec
+		want  string
+	}{
+		{"offloads not allowed", false, stream(func(s *wire.TestSpec) { s.Offloads = true }), "starts it with --allow-try"},
+		{"offloads both ways", true, stream(func(s *wire.TestSpec) { s.Offloads, s.Direction = true, wire.Bidir }), "one stream, forward or reverse, not 1 bidir"},
+		{"offloads of four streams", true, stream(func(s *wire.TestSpec) { s.Offloads, s.Streams = true, 4 }), "one stream, forward or reverse, not 4 forward"},
+		{"offloads beside a steering", true, stream(func(s *wire.TestSpec) { s.Offloads, s.Steer = true, &wire.SteerSpec{OffCore: 0} }), "not both: one change at a time"},
+		{"offloads of round trips", true, rr, "a rr test cannot change the agent's offloads: only a stream test"},
+		{"coalescing of a stream", true, stream(func(s *wire.TestSpec) { s.Coalesce = true }), "cannot change the agent's coalescing: only a round-trip test"},
+		{"steering not allowed", false, stream(func(s *wire.TestSpec) { s.Steer = &wire.SteerSpec{OffCore: 0} }), "starts it with --allow-try"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			addr, stop := inProcess(t, agent.Config{Secret: []byte(itest.Secret), AllowTry: c.allow})
+			defer stop()
+			s, err := dial(t, addr, itest.Secret)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			_, err = s.Open(context.Background(), c.spec)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("%v, want %q", err, c.want)
+			}
+		})
+	}
+}

@@ -396,6 +396,9 @@ func (s *Server) control(ctx context.Context, c net.Conn, h wire.Hello, log *slo
 		if spec.Steer != nil {
 			attrs = append(attrs, "steer_off_core", spec.Steer.OffCore)
 		}
+		if spec.Offloads {
+			attrs = append(attrs, "offloads", "on")
+		}
 		if spec.Coalesce {
 			attrs = append(attrs, "coalesce", "least")
 		}
@@ -445,6 +448,9 @@ func (s *Server) validate(t wire.TestSpec) error {
 	if t.Coalesce && t.Kind != wire.KindRR {
 		return fmt.Errorf("a %s test cannot change the agent's coalescing: only a round-trip test", t.Kind)
 	}
+	if t.Offloads && t.Kind != wire.KindStream {
+		return fmt.Errorf("a %s test cannot change the agent's offloads: only a stream test", t.Kind)
+	}
 	switch t.Kind {
 	case wire.KindStream:
 		switch t.Direction {
@@ -469,6 +475,16 @@ func (s *Server) validate(t wire.TestSpec) error {
 				return fmt.Errorf("a steered test is one stream the agent receives (forward), not %d %s", t.Streams, t.Direction)
 			case st.OffCore < 0 || st.OffCore >= sysinfo.MaxCPU:
 				return fmt.Errorf("steer off core %d: no such core", st.OffCore)
+			}
+		}
+		if t.Offloads {
+			switch {
+			case !s.cfg.AllowTry:
+				return &wire.RemoteError{Code: wire.CodeRefused, Message: "this agent does not let a test change its settings: its operator starts it with --allow-try to allow it"}
+			case t.Direction == wire.Bidir || t.Streams != 1:
+				return fmt.Errorf("a test with the offloads turned on is one stream, forward or reverse, not %d %s", t.Streams, t.Direction)
+			case t.Steer != nil:
+				return errors.New("a test either steers the receive or turns the offloads on, not both: one change at a time")
 			}
 		}
 	case wire.KindRR:

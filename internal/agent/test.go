@@ -107,6 +107,28 @@ func (s *Server) runTest(ctx context.Context, ctl net.Conn, spec wire.TestSpec, 
 		})
 		defer uncoalesce()
 	}
+	// A stream that asks for it turns on the offloads this end's part
+	// uses where they are off, and turns them off again before Done.
+	var offloads *result.OffloadChange
+	unoffload := func() {}
+	if spec.Offloads {
+		role := result.RoleReceiving
+		if spec.Direction == wire.Reverse {
+			role = result.RoleSending
+		}
+		ch, undo, err := hostchange.OffloadsOn(dev, role)
+		if err != nil {
+			return "", refuseChange(ctl, "offloads", err)
+		}
+		ch.End = result.EndAgent
+		offloads = ch
+		s.cfg.Logger.Info("offloads on for the test", "interface", dev, "role", role, "on", ch.On)
+		unoffload = sync.OnceFunc(func() {
+			undo(ch)
+			s.cfg.Logger.Info("offloads turned off again", "interface", dev, "restored", ch.Restored, "error", ch.Error)
+		})
+		defer unoffload()
+	}
 	states, release, err := s.awaitSlots(ctx, ctl, spec, acc)
 	defer release()
 	if err != nil {
@@ -225,6 +247,12 @@ loop:
 	if steering != nil {
 		unsteer()
 		done.Steering = boundSteering(steering)
+	}
+	if offloads != nil {
+		unoffload()
+		c := *offloads
+		c.Interface, c.Error = clip(c.Interface, wire.MaxSteeringText), clip(c.Error, wire.MaxSteeringText)
+		done.Offloads = &c
 	}
 	if coalescing != nil {
 		uncoalesce()
@@ -391,7 +419,6 @@ func runSlot(st *slotState, spec wire.TestSpec, block []byte, stopSources, halt 
 	})
 }
 
-// boundSteering is st with its strings within wire.MaxSteeringText.
 // refuseChange tells the client in one line why this host's setting
 // (what) could not change for its test, and is that line as an error.
 func refuseChange(ctl net.Conn, what string, err error) error {
@@ -400,6 +427,7 @@ func refuseChange(ctl net.Conn, what string, err error) error {
 	return errors.New(msg)
 }
 
+// boundSteering is st with its strings within wire.MaxSteeringText.
 func boundSteering(st *result.Steering) *result.Steering {
 	c := *st
 	for _, p := range []*string{&c.Error, &c.Interface, &c.CPUs, &c.Mask, &c.Before} {

@@ -95,6 +95,8 @@ func TestBadInput(t *testing.T) {
 		{"host try-coalescing alone", nil, []string{"host", "--try-coalescing"}, "--try-coalescing changes the NIC of the agent's host: give the agent with --to"},
 		{"try-coalescing paced", secret, []string{"net", "rr", "--to", "127.0.0.1", "--try-coalescing", "--rate", "100"}, "--try-coalescing times round trips back to back on an idle path: drop --under-load and --rate"},
 		{"try-coalescing under load", secret, []string{"net", "rr", "--to", "127.0.0.1", "--try-coalescing", "--under-load"}, "--try-coalescing times round trips back to back on an idle path"},
+		{"try-rps both ways", secret, []string{"net", "stream", "--to", "127.0.0.1", "--bidir", "--try-rps"}, "--try-rps steers the receiving end of one direction: use it without --bidir"},
+		{"try-offloads both ways", secret, []string{"net", "stream", "--to", "127.0.0.1", "--bidir", "--try-offloads"}, "--try-offloads turns on one direction's offloads: use it without --bidir"},
 		{"net mtu direction", secret, []string{"net", "mtu", "--to", "127.0.0.1", "--direction", "sideways"}, `--direction "sideways": use up, down or both`},
 		{"under load direction", secret, []string{"net", "rr", "--to", "127.0.0.1", "--under-load", "--load-direction", "left"}, `--load-direction "left": use up, down or both`},
 		{"under load streams", secret, []string{"net", "rr", "--to", "127.0.0.1", "--under-load", "--load-streams", "0"}, "--load-streams 0: use 1 to 64"},

@@ -208,6 +208,7 @@ func netStream(ctx context.Context, env Env, args []string) error {
 	block := fs.String("block", "128K", "size of each write, e.g. 128K (binary units)")
 	window := fs.String("window", "", "socket buffer size (SO_SNDBUF/SO_RCVBUF) at both ends, e.g. 256K; default: the OS's autotuning")
 	tryRPS := fs.Bool("try-rps", false, "then one stream more with the receiving end's packet work moved off its busiest core (RPS), put back after: the agent's when it receives (it needs --allow-try), this host's with --reverse (Linux, root)")
+	tryOffloads := fs.Bool("try-offloads", false, "then one stream more with the offloads each end's part uses turned on where off (the sender's tso and gso, the receiver's gro), off again after: this host's (Linux, root) and the agent's (it needs --allow-try)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -215,12 +216,14 @@ func netStream(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg := stream.Config{Direction: wire.Forward, Streams: *streams, Duration: s.duration, Interval: s.interval, TryRPS: *tryRPS}
+	cfg := stream.Config{Direction: wire.Forward, Streams: *streams, Duration: s.duration, Interval: s.interval, TryRPS: *tryRPS, TryOffloads: *tryOffloads}
 	switch {
 	case *reverse && *bidir:
 		return usagef("--reverse and --bidir: choose one")
 	case *bidir && *tryRPS:
 		return usagef("--try-rps steers the receiving end of one direction: use it without --bidir")
+	case *bidir && *tryOffloads:
+		return usagef("--try-offloads turns on one direction's offloads: use it without --bidir")
 	case *reverse:
 		cfg.Direction = wire.Reverse
 	case *bidir:

@@ -54,7 +54,7 @@ func newServeFlags(env Env, name string) *serveFlags {
 		return nil
 	})
 	f.maxDiskSize = fs.String("max-disk-size", "4GiB", "the largest test file a disk test may ask for")
-	f.allowTry = fs.Bool("allow-try", false, "let a client's test change this host's settings for the test's length and put them back (net stream --try-rps: the receive's protocol work moved off a core; Linux, as root)")
+	f.allowTry = fs.Bool("allow-try", false, "let a client's test change this host's settings for the test's length and put them back (net stream --try-rps: the receive's protocol work moved off a core; net stream --try-offloads: the stream's offloads on; net rr --try-coalescing: the receive's interrupt coalescing at its least; Linux, as root)")
 	return f
 }
 

@@ -78,8 +78,8 @@ func TestTryRPSAgentKilled(t *testing.T) {
 }
 
 // killAgentMidTry starts an agent with --allow-try on b and a client on
-// a asking it to try a change (try: net stream --try-rps, net rr
-// --try-coalescing), waits up to 30 s until changed says the agent made
+// a asking it to try a change (try: net stream --try-rps or
+// --try-offloads, net rr --try-coalescing), waits up to 30 s until changed says the agent made
 // it, kills the agent (SIGKILL: no handler runs), and waits up to 5 s
 // until putBack says it is as before.
 func killAgentMidTry(t *testing.T, a, b *testbed.Host, try string, changed, putBack func() bool) {
@@ -88,7 +88,8 @@ func killAgentMidTry(t *testing.T, a, b *testbed.Host, try string, changed, putB
 	ag := itest.StartAgent(t, []string{"--listen", addr, "--allow-try"}, "ip", "netns", "exec", b.NS)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := map[string][]string{"--try-rps": {"net", "stream", "--duration", "3s"}, "--try-coalescing": {"net", "rr", "--duration", "1s"}}[try]
+	cmd := map[string][]string{"--try-rps": {"net", "stream", "--duration", "3s"}, "--try-offloads": {"net", "stream", "--duration", "3s"},
+		"--try-coalescing": {"net", "rr", "--duration", "1s"}}[try]
 	cli := exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", a.NS, itest.Binary(t)}, append(cmd, "--to", addr, try, "--json")...)...)
 	cli.Env = append(os.Environ(), "NARROWS_SECRET="+itest.Secret)
 	if err := cli.Start(); err != nil {

@@ -90,6 +90,9 @@ func (c NetStream) Run(ctx context.Context, env Env) (*result.Report, error) {
 	if cfg.TryRPS {
 		phases += ", then 1 with the receive steered off its busiest core"
 	}
+	if cfg.TryOffloads {
+		phases += ", then 1 with the offloads on"
+	}
 	env.say(fmt.Sprintf("narrows net stream → %s: %s, %s, %s each, %s blocks", addr, phases, cfg.Direction, metric.FlagDuration(cfg.Duration), metric.FormatBytes(cfg.Block)))
 	res, runErr := stream.Run(ctx, sess, cfg, env.emit())
 	rep.Stream = res

@@ -1,10 +1,6 @@
 package hostchange
 
-import (
-	"sync"
-
-	"github.com/narrows/narrows/internal/result"
-)
+import "github.com/narrows/narrows/internal/result"
 
 // LeastCoalescing turns dev's receive interrupt coalescing to its least
 // for one test: rx-usecs 0, rx-frames 1 and adaptive-rx off, each field
@@ -14,19 +10,5 @@ import (
 // every field at its least already it changes nothing, and the change
 // says so (no Set). Linux, as root; End is left to the caller.
 func LeastCoalescing(dev string) (*result.CoalescingChange, func(*result.CoalescingChange), error) {
-	if !held.TryLock() {
-		return nil, nil, ErrBusy
-	}
-	ch, undo, err := leastCoalescing(dev)
-	if err != nil {
-		held.Unlock()
-		return nil, nil, err
-	}
-	var once sync.Once
-	return ch, func(c *result.CoalescingChange) {
-		once.Do(func() {
-			undo(c)
-			held.Unlock()
-		})
-	}, nil
+	return holding(func() (*result.CoalescingChange, func(*result.CoalescingChange), error) { return leastCoalescing(dev) })
 }

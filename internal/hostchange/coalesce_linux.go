@@ -118,11 +118,22 @@ func changedFrom(now sysinfo.Coalescing, set map[string]int64) string {
 	return strings.Join(parts, ", ")
 }
 
-// undoFrom is the guardian's undo: "coalescing DEV field=value…".
+// undoFrom is the guardian's undo, as its arguments name it:
+// "coalescing DEV field=value…" or "offloads DEV name…".
 func undoFrom(args []string) error {
-	if len(args) < 2 || args[0] != "coalescing" {
-		return fmt.Errorf("nothing to put back: %q", args)
+	if len(args) >= 2 {
+		switch args[0] {
+		case "coalescing":
+			return undoCoalescing(args)
+		case "offloads":
+			return offloadsOff(args[1], args[2:])
+		}
 	}
+	return fmt.Errorf("nothing to put back: %q", args)
+}
+
+// undoCoalescing is the guardian's undo of a coalescing change.
+func undoCoalescing(args []string) error {
 	before := map[string]int64{}
 	for _, a := range args[2:] {
 		k, v, ok := strings.Cut(a, "=")

@@ -1,6 +1,10 @@
 package result
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // Stream is the summary of `narrows net stream`.
 type Stream struct {
@@ -21,6 +25,9 @@ type Stream struct {
 	// Steering is --try-rps's change, when asked for: the steered run
 	// (PhaseSteered) ran with it, or Error says why there is none.
 	Steering *Steering `json:"steering,omitempty"`
+	// Offloads is --try-offloads' change, when asked for: the run of
+	// PhaseOffloads ran with it, or Why says why there is none.
+	Offloads *OffloadTry `json:"offloads_try,omitempty"`
 }
 
 // StreamBuffers are the TCP buffer maxima of the two ends (Linux
@@ -53,6 +60,9 @@ type StreamConfig struct {
 	// TryRPS asks for one stream more with the receiving end's protocol
 	// work steered off its busiest core (--try-rps): Stream.Steering.
 	TryRPS bool `json:"try_rps,omitempty"`
+	// TryOffloads asks for one stream more with the offloads each end's
+	// part uses turned on where off (--try-offloads): Stream.Offloads.
+	TryOffloads bool `json:"try_offloads,omitempty"`
 }
 
 // Phases of a stream run.
@@ -62,7 +72,69 @@ const (
 	// PhaseSteered is one stream more, with the receiving end's packet
 	// work moved off the core that did it (Stream.Steering).
 	PhaseSteered = "steered"
+	// PhaseOffloads is one stream more, with the offloads each end's part
+	// uses turned on where they were off (Stream.Offloads).
+	PhaseOffloads = "offloads"
 )
+
+// OffloadTry is what --try-offloads changed for its run (PhaseOffloads),
+// at each end: the sender's segmentation offloads (tso, gso) and the
+// receiver's coalescing of segments (gro), each turned on where it was
+// off, and put back after. Why says why nothing was tried.
+type OffloadTry struct {
+	Why     string          `json:"why,omitempty"`
+	Changes []OffloadChange `json:"changes,omitempty"`
+}
+
+// OffloadChange is what a test turned on of one end's offloads for its
+// length, and whether it was put back.
+type OffloadChange struct {
+	End       string `json:"end"`  // EndClient or EndAgent
+	Role      string `json:"role"` // RoleSending or RoleReceiving
+	Interface string `json:"interface,omitempty"`
+	// On are the offloads turned on for the test; empty when every one
+	// the role uses was on already.
+	On       []string `json:"on,omitempty"`
+	Restored bool     `json:"restored,omitempty"`
+	// Error says what failed while putting them back, or that another
+	// program turned one off while the test ran.
+	Error string `json:"error,omitempty"`
+}
+
+// The parts an end plays in a stream.
+const (
+	RoleSending   = "sending"
+	RoleReceiving = "receiving"
+)
+
+// OffloadsUsed are the offloads a try turns on for each role, as ethtool
+// names them: no other name is taken from an agent.
+var OffloadsUsed = map[string][]string{RoleSending: {"tso", "gso"}, RoleReceiving: {"gro"}}
+
+// Check refuses a change from an agent that names a part a stream does
+// not have, or an offload that part does not use.
+func (c *OffloadChange) Check() error {
+	used, ok := OffloadsUsed[c.Role]
+	if !ok {
+		return fmt.Errorf("offloads of a %q end: a stream's ends are sending and receiving", c.Role)
+	}
+	for _, n := range c.On {
+		if !slices.Contains(used, n) {
+			return fmt.Errorf("offload %q: a %s end's try turns on %s only", n, c.Role, strings.Join(used, ", "))
+		}
+	}
+	return nil
+}
+
+// Changed says whether the try changed anything at any end.
+func (t *OffloadTry) Changed() bool {
+	for _, c := range t.Changes {
+		if len(c.On) > 0 {
+			return true
+		}
+	}
+	return false
+}
 
 // Steering is what --try-rps changed at the receiving end for the
 // steered run, and whether it was put back: the receive's protocol work

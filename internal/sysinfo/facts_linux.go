@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -215,4 +216,48 @@ func WriteCoalescing(dev string, c Coalescing) error {
 	defer unix.Close(fd)
 	c.Cmd = unix.ETHTOOL_SCOALESCE
 	return ethtool(fd, dev, unsafe.Pointer(&c))
+}
+
+// offloadCmds are the legacy ethtool get and set of each offload a test
+// may turn on for its length (result.OffloadsUsed).
+var offloadCmds = map[string][2]uint32{
+	"tso": {unix.ETHTOOL_GTSO, unix.ETHTOOL_STSO},
+	"gso": {unix.ETHTOOL_GGSO, unix.ETHTOOL_SGSO},
+	"gro": {unix.ETHTOOL_GGRO, unix.ETHTOOL_SGRO},
+}
+
+// ReadOffload says whether dev's offload name (tso, gso or gro) is on.
+func ReadOffload(dev, name string) (bool, error) {
+	cmd, ok := offloadCmds[name]
+	if !ok {
+		return false, fmt.Errorf("no offload %q here", name)
+	}
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return false, err
+	}
+	defer unix.Close(fd)
+	v := ethtoolValue{Cmd: cmd[0]}
+	err = ethtool(fd, dev, unsafe.Pointer(&v))
+	return v.Data != 0, err
+}
+
+// WriteOffload turns dev's offload name (tso, gso or gro) on or off
+// (root). The kernel may keep it off where a feature it needs is (TSO
+// without scatter-gather): the caller reads it again.
+func WriteOffload(dev, name string, on bool) error {
+	cmd, ok := offloadCmds[name]
+	if !ok {
+		return fmt.Errorf("no offload %q here", name)
+	}
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	v := ethtoolValue{Cmd: cmd[1]}
+	if on {
+		v.Data = 1
+	}
+	return ethtool(fd, dev, unsafe.Pointer(&v))
 }

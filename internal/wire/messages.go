@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/narrows/narrows/internal/result"
@@ -93,8 +94,8 @@ type Limits struct {
 	MaxDiskSize int64 `json:"max_disk_size_bytes,omitempty"`
 	// AllowTry says the agent's operator allows a test to change its
 	// settings for the test's length and put them back (its
-	// --allow-try): TestSpec.Steer, TestSpec.Coalesce. False from an
-	// older agent.
+	// --allow-try): TestSpec.Steer, TestSpec.Coalesce, TestSpec.Offloads.
+	// False from an older agent.
 	AllowTry bool `json:"allow_try,omitempty"`
 }
 
@@ -199,6 +200,14 @@ type TestSpec struct {
 	// (Limits.AllowTry) runs such a test, and one from before it answers
 	// with no Done.Coalescing.
 	Coalesce bool `json:"coalesce,omitempty"`
+	// Offloads asks the agent, in one stream it sends or receives
+	// (forward or reverse), to turn on the offloads its part uses where
+	// they are off (result.OffloadsUsed) on its interface toward the
+	// client for the test, and turn them off again after (`net stream
+	// --try-offloads`); only an agent whose operator allows it
+	// (Limits.AllowTry) runs such a test, and one from before it answers
+	// with no Done.Offloads.
+	Offloads bool `json:"offloads,omitempty"`
 	// Hold asks a far-side test to wait, once prepared, for a TGo and to
 	// start measuring at its instant: a fleet's hosts start together
 	// (CapTogether). The agent waits for the Go no longer than its
@@ -398,6 +407,9 @@ type Done struct {
 	// Coalescing is what a round-trip test changed of the agent's
 	// interrupt coalescing and whether it was put back (TestSpec.Coalesce).
 	Coalescing *result.CoalescingChange `json:"coalescing,omitempty"`
+	// Offloads is what a stream test turned on of the agent's offloads
+	// and whether they were turned off again (TestSpec.Offloads).
+	Offloads *result.OffloadChange `json:"offloads,omitempty"`
 	// Started is when a held test began measuring, the agent's wall clock
 	// in nanoseconds since 1970 (TestSpec.Hold).
 	Started int64 `json:"started_unix_ns,omitempty"`
@@ -415,8 +427,10 @@ func maxSlots() int {
 	fill(reflect.ValueOf(&one).Elem())
 	sample, err1 := json.Marshal(one)
 	// Done is the larger envelope; the empty slice's "[]" stands for its brackets.
-	env := Done{Elapsed: math.MaxInt64, CPU: math.MaxInt64, Reason: string(make([]byte, 256)), Slots: []SlotSample{}, Cores: largestCores(),
-		Steering: largestSteering()} // a stream's; a round trip's Coalescing comes with its one slot (largestCoalescing)
+	// A stream's Done; one that says what the test changed (Steering,
+	// Offloads, a round trip's Coalescing) comes with its one slot
+	// (TestChangesFitOneFrame).
+	env := Done{Elapsed: math.MaxInt64, CPU: math.MaxInt64, Reason: string(make([]byte, 256)), Slots: []SlotSample{}, Cores: largestCores()}
 	rest, err2 := json.Marshal(env)
 	if err1 != nil || err2 != nil {
 		panic("wire: cannot size a report")
@@ -456,6 +470,13 @@ func largestCoalescing() *result.CoalescingChange {
 		m[f] = math.MaxUint32
 	}
 	return &result.CoalescingChange{End: result.EndAgent, Interface: t, Before: m, Set: m, Restored: true, Error: t}
+}
+
+// largestOffloads is an offloads change at its longest in JSON.
+func largestOffloads() *result.OffloadChange {
+	t := string(make([]byte, MaxSteeringText))
+	return &result.OffloadChange{End: result.EndAgent, Role: result.RoleReceiving, Interface: t,
+		On: append(slices.Clone(result.OffloadsUsed[result.RoleSending]), result.OffloadsUsed[result.RoleReceiving]...), Restored: true, Error: t}
 }
 
 // fill sets every integer field of the struct v to its largest value.

@@ -193,16 +193,19 @@ func FuzzReadFrame(f *testing.F) {
 	})
 }
 
-// TestCoalescingFitsOneFrame: a round-trip test's report, its one slot
-// and its coalescing change with every figure at its largest, fits in
-// one frame (the change never comes with a stream's slots: TestSpec.
-// Coalesce is a round-trip test's only).
-func TestCoalescingFitsOneFrame(t *testing.T) {
+// TestChangesFitOneFrame: a test's report that says what it changed,
+// its one slot and every change at its largest, fits in one frame: a
+// round trip's coalescing, a stream's steering and offloads (with its
+// busiest core). A change never comes with more slots: the agent takes
+// TestSpec.Coalesce of a round-trip test only, Steer and Offloads of one
+// stream only.
+func TestChangesFitOneFrame(t *testing.T) {
 	tcp := &sysinfo.TCPInfo{}
 	fill(reflect.ValueOf(tcp).Elem())
 	one := SlotSample{Slot: math.MaxInt32, TCP: tcp}
 	fill(reflect.ValueOf(&one).Elem())
-	d := Done{Elapsed: math.MaxInt64, CPU: math.MaxInt64, Reason: string(make([]byte, 256)), Slots: []SlotSample{one}, Coalescing: largestCoalescing()}
+	d := Done{Elapsed: math.MaxInt64, CPU: math.MaxInt64, Reason: string(make([]byte, 256)), Slots: []SlotSample{one}, Cores: largestCores(),
+		Coalescing: largestCoalescing(), Steering: largestSteering(), Offloads: largestOffloads()}
 	b, err := json.Marshal(d)
 	if err != nil {
 		t.Fatal(err)
@@ -210,6 +213,7 @@ func TestCoalescingFitsOneFrame(t *testing.T) {
 	if len(b) > MaxFrame {
 		t.Fatalf("%d bytes, more than a frame's %d", len(b), MaxFrame)
 	}
+	t.Logf("%d bytes of a frame's %d", len(b), MaxFrame)
 }
 
 // TestMaxSlotsFitOneFrame: the agent's report for a test with MaxSlots data

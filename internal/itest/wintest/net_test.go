@@ -35,7 +35,7 @@ func TestAgentOnWindows(t *testing.T) {
 // it is refused (Wine refuses it) the run says so instead of guessing.
 func TestClientOnWindows(t *testing.T) {
 	w := itest.NewWine(t)
-	a := itest.StartAgent(t, nil)
+	a := itest.StartAgent(t, []string{"--allow-try"})
 	r := w.Run(t, time.Minute, nil, "net", "stream", "--to", a.Addr, "--duration", "1s", "--reverse", "--json")
 	if r.Code != 0 {
 		t.Fatalf("narrows.exe net stream --reverse: exit %d\n%s\nagent log:\n%s", r.Code, r.Stderr, a.Log())
@@ -67,6 +67,20 @@ func TestClientOnWindows(t *testing.T) {
 	_, sum = itest.Records(t, r.Stdout)
 	if n, _ := itest.Num(itest.Obj(sum, "rr"), "round_trips"); r.Code != 0 || n < 10 {
 		t.Errorf("narrows.exe net rr: exit %d, %v round trips in 1 s\n%s", r.Code, n, r.Stderr)
+	}
+
+	// --try-offloads from Windows: this host's offloads are an adapter's
+	// advanced properties, not changed for a run; it says so and asks
+	// the agent for nothing (the agent allows it: the refusal is the
+	// client's own).
+	r = w.Run(t, time.Minute, nil, "net", "stream", "--to", a.Addr, "--duration", "1s", "--try-offloads", "--json")
+	_, sum = itest.Records(t, r.Stdout)
+	try := itest.Obj(itest.Obj(sum, "stream"), "offloads_try")
+	if why, _ := try["why"].(string); r.Code != 0 || !strings.Contains(why, "Large Send Offload") || try["changes"] != nil {
+		t.Errorf("narrows.exe net stream --try-offloads: exit %d, offloads_try %v\n%s", r.Code, try, r.Stderr)
+	}
+	if strings.Contains(a.Log(), "offloads on for the test") {
+		t.Errorf("the agent changed its offloads for a client that could not change its own:\n%s", a.Log())
 	}
 }
 

@@ -113,6 +113,8 @@ func throughputChart(id string, rep *result.Report, ivs []result.Interval, facts
 				name = fmt.Sprintf("%d streams", iv.Streams)
 			case result.PhaseSteered:
 				name = "1 stream steered"
+			case result.PhaseOffloads:
+				name = "1 stream, offloads on"
 			}
 			name += " " + words.Way(iv.Direction, here, there)
 			i = len(ss)

@@ -82,6 +82,8 @@ func phaseName(phase string, streams int) string {
 		return fmt.Sprintf("%d strms", streams)
 	case result.PhaseSteered:
 		return "steered"
+	case result.PhaseOffloads:
+		return "offl on"
 	}
 	return "1 strm"
 }

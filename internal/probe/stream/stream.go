@@ -37,8 +37,15 @@ type Config struct {
 	// protocol work moved off the core busiest in the single stream's run
 	// (RPS), and put back after: the rate with that cause removed.
 	TryRPS bool
+	// TryOffloads runs one stream more, last, with the offloads each
+	// end's part uses (the sender's tso and gso, the receiver's gro)
+	// turned on where they are off, and turned off again after.
+	TryOffloads bool
 	// steer is the phase's steering at the agent (TestSpec.Steer).
 	steer *wire.SteerSpec
+	// offloads, when set, asks the agent to turn its offloads on for the
+	// phase (TestSpec.Offloads), and is filled in from its Done.
+	offloads *result.OffloadChange
 	// held is a fleet's host's run (Held): its hold before the start,
 	// its lean keeping, and where what it reports goes.
 	held *heldPhase
@@ -56,7 +63,7 @@ type heldPhase struct {
 func Run(ctx context.Context, s *client.Session, cfg Config, emit probe.Emit) (*result.Stream, error) {
 	res := &result.Stream{Config: result.StreamConfig{Direction: cfg.Direction, Streams: cfg.Streams,
 		Duration: result.Seconds(cfg.Duration), Interval: result.Seconds(cfg.Interval), BlockBytes: cfg.Block, WindowBytes: cfg.Window,
-		TryRPS: cfg.TryRPS}}
+		TryRPS: cfg.TryRPS, TryOffloads: cfg.TryOffloads}}
 	phases := []struct {
 		name string
 		n    int
@@ -89,6 +96,9 @@ func Run(ctx context.Context, s *client.Session, cfg Config, emit probe.Emit) (*
 	}
 	if cfg.TryRPS && err == nil && ctx.Err() == nil {
 		err = trySteered(ctx, s, cfg, res, emit)
+	}
+	if cfg.TryOffloads && err == nil && ctx.Err() == nil {
+		err = tryOffloads(ctx, s, cfg, res, emit)
 	}
 	summarize(res)
 	return res, err
@@ -135,7 +145,7 @@ func trySteered(ctx context.Context, s *client.Session, cfg Config, res *result.
 	}
 	st.OffCore = core.Core
 	one := cfg
-	one.TryRPS = false
+	one.TryRPS, one.TryOffloads = false, false
 	if st.End == result.EndAgent {
 		one.steer = &wire.SteerSpec{OffCore: core.Core}
 	} else {
@@ -157,6 +167,75 @@ func trySteered(ctx context.Context, s *client.Session, cfg Config, res *result.
 	}
 	res.Runs = append(res.Runs, runs...)
 	return err
+}
+
+// tryOffloads runs one stream more with the offloads each end's part
+// uses turned on where they are off: this host's as root, the agent's
+// with its operator's --allow-try. Both ends must be able to change, or
+// nothing is tried: the rate with every offload on is the question. What
+// cannot be tried is said in res.Offloads.Why, and is not an error of
+// the run.
+func tryOffloads(ctx context.Context, s *client.Session, cfg Config, res *result.Stream, emit probe.Emit) error {
+	try := &result.OffloadTry{}
+	res.Offloads = try
+	here, there := result.RoleSending, result.RoleReceiving
+	if cfg.Direction == wire.Reverse {
+		here, there = there, here
+	}
+	switch {
+	case cfg.Direction == wire.Bidir:
+		try.Why = "--try-offloads turns on the offloads of one direction's sender and receiver: run it without --bidir"
+		return nil
+	case !s.Limits.AllowTry:
+		try.Why = "the agent does not let a test change its settings: its operator starts it with --allow-try (an agent from before --try-rps cannot)"
+		return nil
+	}
+	local, undo, err := hostchange.OffloadsOn(sysinfo.InterfaceName(s.LocalAddr()), here)
+	if err != nil {
+		try.Why = "this host's offloads: " + err.Error()
+		return nil
+	}
+	local.End = result.EndClient
+	defer func() {
+		undo(local)
+		try.Changes[0] = *local
+	}()
+	far := &result.OffloadChange{End: result.EndAgent, Role: there}
+	try.Changes = []result.OffloadChange{*local, *far}
+	one := cfg
+	one.TryRPS, one.TryOffloads, one.offloads = false, false, far
+	var bufs *sysinfo.TCPBuffers
+	runs, _, err := runPhase(ctx, s, one, result.PhaseOffloads, 1, emit, &bufs, nil)
+	try.Changes[1] = *far
+	var refused *client.Refusal
+	if err != nil && len(runs) == 0 && errors.As(err, &refused) {
+		try.Why = "the agent refused it: " + refused.Message
+		try.Changes = try.Changes[:1]
+		return nil
+	}
+	res.Runs = append(res.Runs, runs...)
+	return err
+}
+
+// readOffloads is what the agent said it turned on for the run (its
+// strings made safe when Done was received); an agent that said nothing,
+// or named an offload its part does not use, is not believed.
+func readOffloads(ch *result.OffloadChange, done *wire.Done) {
+	role := ch.Role
+	switch {
+	case done == nil || done.Offloads == nil:
+		ch.Error = "the agent did not say what it turned on"
+		return
+	case done.Offloads.Role != role:
+		ch.Error = fmt.Sprintf("the agent said it was the %s end of a stream it was the %s end of", done.Offloads.Role, role)
+		return
+	}
+	if err := done.Offloads.Check(); err != nil {
+		ch.Error = "the agent's account: " + err.Error()
+		return
+	}
+	*ch = *done.Offloads
+	ch.End = result.EndAgent
 }
 
 // HeldRun is one host's streams of a fleet (Held).
@@ -185,7 +264,7 @@ type HeldRun struct {
 // The senders of every host share one block. On error the HeldRun holds
 // what was measured until then.
 func Held(ctx context.Context, s *client.Session, cfg Config, hold func() error) (*HeldRun, error) {
-	cfg.Direction, cfg.TryRPS, cfg.steer = wire.Forward, false, nil
+	cfg.Direction, cfg.TryRPS, cfg.TryOffloads, cfg.steer, cfg.offloads = wire.Forward, false, false, nil, nil
 	out := &HeldRun{}
 	cfg.held = &heldPhase{hold: hold, out: out}
 	phase := result.PhaseSingle
@@ -282,7 +361,7 @@ func buffers(far *sysinfo.TCPBuffers) *result.StreamBuffers {
 func runPhase(ctx context.Context, s *client.Session, cfg Config, phase string, n int, emit probe.Emit, far **sysinfo.TCPBuffers,
 	steering *result.Steering) ([]result.StreamRun, bool, error) {
 	spec := wire.TestSpec{Kind: wire.KindStream, Direction: cfg.Direction, Streams: n, Duration: cfg.Duration,
-		Interval: cfg.Interval, Block: cfg.Block, Window: cfg.Window, Steer: cfg.steer}
+		Interval: cfg.Interval, Block: cfg.Block, Window: cfg.Window, Steer: cfg.steer, Offloads: cfg.offloads != nil}
 	t, err := s.Open(ctx, spec)
 	if err != nil {
 		return nil, false, err
@@ -429,6 +508,9 @@ func runPhase(ctx context.Context, s *client.Session, cfg Config, phase string, 
 	}
 	if cfg.steer != nil {
 		readSteering(steering, done)
+	}
+	if cfg.offloads != nil {
+		readOffloads(cfg.offloads, done)
 	}
 	cores := readCores(coreLoad(), done)
 	runs := acc.summary(done, cpu)

@@ -388,7 +388,7 @@ func judge(s Scenario, c *Case) row {
 // matrix is every scenario, by area.
 func matrix() []Scenario {
 	return slices.Concat(streamScenarios, streamWordScenarios, rrScenarios, mtuScenarios, commitScenarios, diskScenarios,
-		dbScenarios, replScenarios, planScenarios, tuningScenarios, assumedPlanScenarios, backupScenarios, doctorScenarios, dbWordsScenarios, standbyDiskScenarios, cpuScenarios, cpuRRScenarios, wineScenarios, hostScenarios, coreScenarios, doctorHostScenarios, fleetScenarios, fleetNetScenarios, coalescingScenarios)
+		dbScenarios, replScenarios, planScenarios, tuningScenarios, assumedPlanScenarios, backupScenarios, doctorScenarios, dbWordsScenarios, standbyDiskScenarios, cpuScenarios, cpuRRScenarios, wineScenarios, hostScenarios, coreScenarios, doctorHostScenarios, fleetScenarios, fleetNetScenarios, coalescingScenarios, offloadScenarios)
 }
 
 // runAll is whether to run the whole matrix rather than its CI subset.

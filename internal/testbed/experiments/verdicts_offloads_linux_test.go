@@ -1,0 +1,195 @@
+//go:build linux
+
+package experiments
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/narrows/narrows/internal/itest"
+	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/testbed"
+)
+
+// `net stream --try-offloads`' scenarios: a veth pair, whose driver lets
+// tso, gso and gro change as a NIC's does. With every offload off the
+// stack makes and takes apart each 1500-byte packet; with both programs
+// and the receive's packet work on one core, that core sets the rate.
+var offloadScenarios = []Scenario{
+	{
+		Name: "stream/offloads-off", CI: true, Share: testbed.Slots,
+		Question: "one stream is far below this fast link, and its offloads are off: what would turning them on give?",
+		Truth: "a veth pair with no rate; both programs run on CPU 0, the receiver's packets are steered to CPU 0 (rps_cpus), the sender's TSO and GSO " +
+			"and the receiver's GRO are off: CPU 0 is full, most of it making and taking apart 1500-byte packets; with the offloads on (by hand) " +
+			"the same programs move more, as iperf3 pinned the same way does",
+		Say: []string{"stream.packet_core_limited", "stream.offloads_helped"},
+		NotSay: []string{"stream.link_limited", "stream.cpu_limited", "stream.window_limited", "stream.loss_limited", "stream.host_limited",
+			"stream.offloads_no_gain", "stream.offloads_not_tried"},
+		Run: offloadsOff,
+	}, {
+		Name: "stream/offloads-rate-bound", CI: true, Share: testbed.Slots,
+		Question: "one stream runs at this line's rate with its offloads off: would turning them on give more?",
+		Truth: "a veth pair shaped to 200 Mbit/s (tbf), the sender's TSO and GSO and the receiver's GRO off: the line's rate holds the stream, " +
+			"and the offloads on (tried) change nothing",
+		Say:    []string{"stream.link_limited", "stream.offloads_no_gain"},
+		NotSay: []string{"stream.packet_core_limited", "stream.cpu_limited", "stream.offloads_helped", "stream.offloads_not_tried"},
+		Run: func(c *Case) {
+			ln := testbed.NewTestLink(c.T, testbed.LinkOptions{RateBitsPerSecond: 200e6})
+			c.rate = 200e6
+			offloadsAllOff(c, ln)
+			addr := c.Agent(ln.B, "--allow-try")
+			rep := c.stream(ln.A, addr, 4*time.Second, "--try-offloads")
+			triedBoth(c, ln, rep.Stream.Offloads)
+			c.Within("throughput / payload share of the line", rep.Stream.Throughput, payload*200e6, 0.85, 1.02,
+				"slow start costs the first round trips; above 1.02 would be faster than the line")
+		},
+	}, {
+		Name: "stream/offloads-not-allowed", CI: true,
+		Question: "one stream with its offloads off: would turning them on give more? (an agent that does not allow a change)",
+		Truth:    "as stream/offloads-rate-bound, the agent started without --allow-try: nothing may be changed at its end, so nothing is tried at either end",
+		Say:      []string{"stream.offloads_not_tried"},
+		NotSay:   []string{"stream.offloads_helped", "stream.offloads_no_gain"},
+		Run: func(c *Case) {
+			ln := testbed.NewTestLink(c.T, testbed.LinkOptions{RateBitsPerSecond: 200e6})
+			c.rate = 200e6
+			offloadsAllOff(c, ln)
+			addr := c.Agent(ln.B)
+			rep := c.stream(ln.A, addr, 2*time.Second, "--try-offloads")
+			t := rep.Stream.Offloads
+			c.Expect("says the agent does not allow it; both ends' offloads still off", t != nil && strings.Contains(t.Why, "--allow-try") && len(t.Changes) == 0 &&
+				offloadsOf(c, ln.A) == allOff && offloadsOf(c, ln.B) == allOff, fmt.Sprintf("%+v; %s; %s", t, offloadsOf(c, ln.A), offloadsOf(c, ln.B)))
+		},
+	}, {
+		Name: "stream/offloads-on", CI: true,
+		Question: "one stream with its offloads on as a NIC's driver has them: would turning them on give more?",
+		Truth:    "a veth pair shaped to 200 Mbit/s, the sender's TSO and GSO on (as a veth comes) and GRO turned on at both ends: there is nothing to try",
+		Say:      []string{"stream.offloads_not_tried"},
+		NotSay:   []string{"stream.offloads_helped", "stream.offloads_no_gain"},
+		Run: func(c *Case) {
+			ln := testbed.NewTestLink(c.T, testbed.LinkOptions{RateBitsPerSecond: 200e6})
+			c.rate = 200e6
+			for _, h := range []*testbed.Host{ln.A, ln.B} {
+				if err := h.SetOffloads(true, "gro"); err != nil {
+					c.T.Fatal(err)
+				}
+			}
+			addr := c.Agent(ln.B, "--allow-try")
+			rep := c.stream(ln.A, addr, 2*time.Second, "--try-offloads")
+			t := rep.Stream.Offloads
+			c.Expect("nothing turned on at either end, and all still on", t != nil && t.Why == "" && len(t.Changes) == 2 && !t.Changed() &&
+				offloadsOf(c, ln.A) == allOn && offloadsOf(c, ln.B) == allOn, fmt.Sprintf("%+v; %s; %s", t, offloadsOf(c, ln.A), offloadsOf(c, ln.B)))
+		},
+	},
+}
+
+const (
+	allOff = "tso off, gso off, gro off"
+	allOn  = "tso on, gso on, gro on"
+)
+
+// offloadsOf is h's device's tso, gso and gro now (testbed.Host.Offloads).
+func offloadsOf(c *Case, h *testbed.Host) string {
+	c.T.Helper()
+	s, err := h.Offloads()
+	if err != nil {
+		c.T.Fatal(err)
+	}
+	return s
+}
+
+// offloadsAllOff turns tso, gso and gro off at both ends of ln.
+func offloadsAllOff(c *Case, ln *testbed.Link) {
+	c.T.Helper()
+	for _, h := range []*testbed.Host{ln.A, ln.B} {
+		if err := h.SetOffloads(false, "tso", "gso", "gro"); err != nil {
+			c.T.Fatal(err)
+		}
+	}
+}
+
+// triedBoth: --try-offloads turned on this host's tso and gso (it
+// sends) and the agent's gro (it receives), and turned them off again,
+// as its report says and ethtool shows.
+func triedBoth(c *Case, ln *testbed.Link, t *result.OffloadTry) {
+	c.T.Helper()
+	ok := t != nil && t.Why == "" && len(t.Changes) == 2
+	if ok {
+		a, b := t.Changes[0], t.Changes[1]
+		ok = a.End == result.EndClient && a.Interface == ln.A.Dev && slices.Equal(a.On, []string{"tso", "gso"}) && a.Restored && a.Error == "" &&
+			b.End == result.EndAgent && b.Interface == ln.B.Dev && slices.Equal(b.On, []string{"gro"}) && b.Restored && b.Error == ""
+	}
+	c.Expect("it turned on "+ln.A.Dev+"'s tso and gso and "+ln.B.Dev+"'s gro, and off again", ok && offloadsOf(c, ln.A) == allOff && offloadsOf(c, ln.B) == allOff,
+		fmt.Sprintf("%+v; now %s; %s", t, offloadsOf(c, ln.A), offloadsOf(c, ln.B)))
+}
+
+// offloadsOff runs stream/offloads-off: narrows' try, then the truth by
+// hand, in the order try, by hand, by hand, try (a machine drifting
+// steadily moves both sides alike): narrows' own plain stream with the
+// offloads turned on by hand, and iperf3 pinned the same way with them
+// off and on.
+func offloadsOff(c *Case) {
+	if runtime.NumCPU() < 2 {
+		c.Excuse("stream.packet_core_limited", "one CPU: the programs and the receive share it whatever the test does")
+		return
+	}
+	ln := testbed.NewTestLink(c.T, testbed.LinkOptions{})
+	offloadsAllOff(c, ln)
+	steer(c, ln.B, 0)
+	addr := agentAt(ln.B)
+	itest.StartAgent(c.T, []string{"--listen", addr, "--allow-try"}, append(inNS(ln.B), "taskset", "-c", "0")...)
+	pinned := func(args ...string) *result.Report {
+		rep, _, _ := c.record(0, args, itest.RunWrapped(c.T, time.Minute, nil, append(inNS(ln.A), "taskset", "-c", "0"), args...))
+		if rep == nil || rep.Stream == nil {
+			c.T.Fatalf("%s wrote no stream summary", strings.Join(args, " "))
+		}
+		return rep
+	}
+	try := []string{"net", "stream", "--to", addr, "--duration", "5s", "--json", "--try-offloads"}
+	hand := []string{"net", "stream", "--to", addr, "--duration", "5s", "--json"}
+	rate := func(rep *result.Report, phase string) float64 {
+		for _, r := range rep.Stream.Runs {
+			if r.Phase == phase {
+				return r.Throughput
+			}
+		}
+		return 0
+	}
+	setAll := func(on bool) {
+		for _, h := range []*testbed.Host{ln.A, ln.B} {
+			names := []string{"tso", "gso"}
+			if h == ln.B {
+				names = []string{"gro"}
+			}
+			if err := h.SetOffloads(on, names...); err != nil {
+				c.T.Fatal(err)
+			}
+		}
+	}
+	rep := pinned(try...)
+	triedBoth(c, ln, rep.Stream.Offloads)
+	off, tried := rep.Stream.Throughput/2, rate(rep, result.PhaseOffloads)/2
+	var byHand, ipOff, ipOn float64
+	for i := range 2 {
+		ipOff += pinnedIperf3(c, ln) / 2
+		setAll(true)
+		byHand += pinned(hand...).Stream.Throughput / 2
+		ipOn += pinnedIperf3(c, ln) / 2
+		setAll(false)
+		if i == 1 {
+			r := pinned(try...)
+			off += r.Stream.Throughput / 2
+			tried += rate(r, result.PhaseOffloads) / 2
+		}
+	}
+	c.T.Logf("narrows pinned to CPU 0, means of two: %.2f Gbit/s with the offloads off, %.2f with them on by --try-offloads, %.2f on by hand; "+
+		"iperf3 pinned the same: %.2f off, %.2f on", off/1e9, tried/1e9, byHand/1e9, ipOff/1e9, ipOn/1e9)
+	c.Within("narrows' rate / iperf3's, pinned and steered the same, the offloads off", off, ipOff, 0.8, 1.25,
+		"the core sets the rate for any program moving one stream so")
+	c.Within("iperf3 with the offloads on / off", ipOn, ipOff, 1.1, 100,
+		"making and taking apart every 1500-byte packet on CPU 0 held the stream: with the offloads on, the same stream runs faster")
+	c.Within("narrows' stream with the offloads on by --try-offloads / on by hand", tried, byHand, 0.85, 1.15,
+		"the rate with the cause removed, as --try-offloads measured it, is the rate with it removed by hand (issue 28's 15%)")
+}
