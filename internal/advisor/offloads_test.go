@@ -3,6 +3,7 @@ package advisor
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/narrows/narrows/internal/result"
 )
@@ -58,5 +59,33 @@ func TestOffloadsWords(t *testing.T) {
 	}
 	if _, ok := offloads(&result.Stream{Runs: runs(1e9, 0)[:1]}); ok {
 		t.Error("a finding without --try-offloads")
+	}
+}
+
+// TestTryHelpedLeavesLinkOut: a single stream the counters call
+// link-limited, on a path a try then sped up, is not said link-limited
+// (the invariants forbid both: a CI run of TestTryOffloads read a veth's
+// stream link-limited with no core full, and the offloads tripled it);
+// a try that gained nothing leaves the link's verdict standing.
+func TestTryHelpedLeavesLinkOut(t *testing.T) {
+	single := run(8.08e9, 81, 40, &result.TCPSummary{RTT: result.Seconds(100 * time.Microsecond), RetransRatio: 0.0005})
+	on := single
+	on.Phase = result.PhaseOffloads
+	for _, c := range []struct {
+		name  string
+		rate  float64
+		has   string
+		hasnt string
+	}{
+		{"helped", 24.2e9, "stream.offloads_helped", "stream.link_limited"},
+		{"no gain", 8.2e9, "stream.link_limited", "stream.offloads_helped"},
+	} {
+		on.Throughput = c.rate
+		s := &result.Stream{Runs: []result.StreamRun{single, on}, Offloads: &result.OffloadTry{Changes: []result.OffloadChange{
+			{End: result.EndAgent, Role: result.RoleReceiving, Interface: "vb", On: []string{"gro"}, Restored: true}}}}
+		got := codes(Advise(&result.Report{Stream: s}))
+		if !strings.Contains(got, c.has) || strings.Contains(got, c.hasnt) {
+			t.Errorf("%s: %s, want %s and not %s", c.name, got, c.has, c.hasnt)
+		}
 	}
 }

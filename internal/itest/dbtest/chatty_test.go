@@ -68,8 +68,19 @@ func TestPlanChattyPostgres(t *testing.T) {
 				// costs besides the path grows with the idle between
 				// packets: issue 25 defect 5), never below the wire alone.
 				got, _ := itest.Num(m, "total_seconds")
-				low, _ := itest.Num(m, "total_low_seconds")
+				low, bounded := itest.Num(m, "total_low_seconds")
 				high, _ := itest.Num(m, "total_high_seconds")
+				if lo == hi {
+					// Both of the network's bounds clamp to the query's
+					// own round trip when the kernel's RTT read no less
+					// than it (a fresh clone's CI run, beside the
+					// background's compiles): nothing to range, one
+					// figure, never below the wire.
+					if bounded || got < 2000*10e-3-1e-6 {
+						t.Errorf("at 10 ms with the network's bounds equal (%v s): %v s, bounds %v, want one figure of at least 2,000 × 10 ms", lo, got, bounded)
+					}
+					continue
+				}
 				if mid := (low + high) / 2; math.Abs(got-mid) > 1e-6*mid || low < 2000*10e-3-1e-6 || low > high {
 					t.Errorf("at 10 ms: %v s, want the middle of %v–%v, no less than 2,000 × 10 ms", got, low, high)
 				}
