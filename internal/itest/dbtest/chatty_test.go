@@ -53,8 +53,13 @@ func TestPlanChattyPostgres(t *testing.T) {
 		if !okLo || !okHi || !okRest || rtt != lo || lo <= 0 || lo > hi || hi > q || rest < 0 || q-rtt-rest > 1e-9 || q-rtt-rest < -1e-9 {
 			t.Fatalf("figures: %v", f)
 		}
-		if !strings.Contains(f["network_rtt_from"].(string), "kernel RTT of") {
-			t.Errorf("network from %q", f["network_rtt_from"])
+		// The low bound is the kernel's RTT of TCP handshakes; on a busy
+		// machine (a fresh clone's CI, beside the background's compiles)
+		// the handshakes read slower than a query's round trip and bound
+		// nothing, which the plan says, and both bounds are the query's.
+		from, _ := f["network_rtt_from"].(string)
+		if !strings.Contains(from, "kernel RTT of") && !(strings.Contains(from, ": none: ") && lo == hi) {
+			t.Errorf("network from %q, bounds %v–%v: want the kernel's RTT, or none and why with the bounds equal", from, lo, hi)
 		}
 		now := chattyNow(t, plan)
 		total, _ := itest.Num(now, "total_seconds")
