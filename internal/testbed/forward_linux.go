@@ -105,12 +105,17 @@ func (f *forwarder) now() time.Duration { return time.Since(f.base) }
 // spin a whole core at real-time priority, taking it from the very
 // processes it carries. Past the budget the loop sleeps to the departure.
 // A line that plays the receiver's interrupt moderation has a second timer
-// for each packet, the NIC's, and twice the budget: with one budget a
-// 1 ms line carrying one round trip at a time spent it halfway through
+// for each packet, the NIC's, and three times the budget. With one budget
+// a 1 ms line carrying one round trip at a time spent it halfway through
 // each epoch, so half the held packets were let go on time and half some
 // 13 µs late, and a block's median round trip fell on either side (narrows
 // read 59-66 µs of a 50 µs hold whose mean, by the line's count, was
-// 56-57).
+// 56-57). Twice leaves little room: a 50 µs hold at about 900 round trips
+// a second spins up to 50 µs before each departure and the whole hold
+// after it, up to 9 ms of each epoch's 10. (A fresh clone's CI read narrows
+// 0.86 of the truth with twice; whether the budget was why is not known:
+// alone, the line was 1.1 µs late a held packet with twice and with three
+// times alike.)
 const (
 	spinWindow = 50 * time.Microsecond
 	spinEpoch  = 100 * time.Millisecond
@@ -123,7 +128,7 @@ type spinner struct {
 	epoch    time.Duration // start of the current epoch
 	used     time.Duration // spun in it
 	lastSpin time.Duration // when the loop last chose to spin; -1 after a sleep
-	timers   int           // timers a packet waits for: 1, or 2 with moderation
+	timers   int           // the budget's multiple: 1, or 3 with moderation (two timers a packet)
 }
 
 func (s *spinner) roll(now time.Duration) {

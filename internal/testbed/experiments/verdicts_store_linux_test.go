@@ -201,7 +201,10 @@ var diskScenarios = []Scenario{
 		Question: "is this log disk's flush real?",
 		Truth:    "an ext4 on a loop device whose backing file is in a tmpfs: a flush reaches memory, no media (the CPUs kept awake: a woken loop worker is not storage)",
 		Say:      []string{"disk.log_flush_fast", "disk.log_commit_floor"},
-		NotSay:   []string{"disk.memory_backed"},
+		// No commit waits a millisecond on memory unless the CPUs were
+		// late: the tail is judged where the machine was quiet.
+		Quiet:  []string{"disk.log_tail"},
+		NotSay: []string{"disk.memory_backed", "disk.log_tail"},
 		Run: func(c *Case) {
 			itest.RequireRoot(c.T, "a tmpfs and a loop device")
 			shm := itest.Mount(c.T, "tmpfs", "size=600m")
@@ -249,8 +252,12 @@ var diskScenarios = []Scenario{
 		Question: "how fast does this log disk commit?",
 		Truth:    "a real ext4 on a loop device: each flush reaches the backing file",
 		Say:      []string{"disk.log_commit_floor", "disk.log_sync_method"},
-		Quiet:    []string{"disk.log_tail"},
-		NotSay:   []string{"disk.log_tail", "disk.memory_backed", "disk.buffered", "disk.log_flush_fast", "disk.data_random_reads", "disk.backup_time", "disk.small_test_file", "disk.custom_pattern", "disk.cpu_limited"},
+		// Not disk.log_tail either way: the loop device's file is on the
+		// VM's disk, whose tail is its host's (a fresh clone's CI read 1
+		// in 1,000 commits at 3.79 ms, 15× the median, with the CPUs on
+		// time); nothing here knows it. Its false case is
+		// disk/flush-answered-by-memory's, on memory.
+		NotSay: []string{"disk.memory_backed", "disk.buffered", "disk.log_flush_fast", "disk.data_random_reads", "disk.backup_time", "disk.small_test_file", "disk.custom_pattern", "disk.cpu_limited"},
 		Run: func(c *Case) {
 			dir := c.ext4(512 << 20)
 			c.Narrows(nil, "disk", "--path", dir, "--profile", "log", "--size", "64M", "--duration", "1s")
