@@ -8,7 +8,6 @@ package advisor
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/narrows/narrows/internal/metric"
@@ -140,7 +139,14 @@ func mbps(bitsPerSecond float64) string { return metric.FormatByteRate(bitsPerSe
 // stream advises a stream; here and agent are the ends' facts (the
 // interfaces the run's traffic used, their offloads), nil when not read.
 func stream(s *result.Stream, here, agent *result.Facts) []result.Finding {
-	var out []result.Finding
+	var out, tries []result.Finding
+	helped := false
+	for _, try := range []func(*result.Stream) (result.Finding, bool){steering, offloads} {
+		if f, ok := try(s); ok {
+			tries = append(tries, f)
+			helped = helped || f.Code == "stream.rps_helped" || f.Code == "stream.offloads_helped"
+		}
+	}
 	var compared *reading
 	for _, run := range s.Runs {
 		if run.Phase != result.PhaseSingle {
@@ -165,7 +171,14 @@ func stream(s *result.Stream, here, agent *result.Facts) []result.Finding {
 			}
 			return f
 		}
-		out = append(out, named(rd.limit()))
+		// A try that sped the stream up shows the link did not set its
+		// rate, whatever the single stream's counters said (a veth's
+		// stream with no core full read link-limited, and tripled with
+		// the offloads on): the try's finding stands, the link's is not
+		// said.
+		if lim := rd.limit(); !helped || lim.Code != "stream.link_limited" {
+			out = append(out, named(lim))
+		}
 		if f, ok := wire(run, s.SameHost); ok {
 			out = append(out, named(f))
 		}
@@ -177,21 +190,7 @@ func stream(s *result.Stream, here, agent *result.Facts) []result.Finding {
 		}
 		out = append(out, rd.comparison())
 	}
-	// A try that sped the stream up shows the link did not set its rate,
-	// whatever the single stream's counters said (a veth's stream with no
-	// core full read link-limited, and tripled with the offloads on): the
-	// try's finding stands, the link's is left out.
-	helped := false
-	for _, try := range []func(*result.Stream) (result.Finding, bool){steering, offloads} {
-		if f, ok := try(s); ok {
-			out = append(out, f)
-			helped = helped || strings.HasSuffix(f.Code, "_helped")
-		}
-	}
-	if helped {
-		out = slices.DeleteFunc(out, func(f result.Finding) bool { return f.Code == "stream.link_limited" })
-	}
-	return out
+	return append(out, tries...)
 }
 
 // singles counts a stream's one-stream runs (one a direction measured).

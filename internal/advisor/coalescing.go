@@ -73,10 +73,7 @@ func coalescing(t *result.CoalescingTry, queries int64) (result.Finding, bool) {
 // ethtoolCommand is the ethtool command that sets m on dev ("<interface>"
 // where dev's name cannot be pasted into a shell as it is).
 func ethtoolCommand(dev string, m map[string]int64) string {
-	if !safeName.MatchString(dev) {
-		dev = "<interface>"
-	}
-	parts := []string{"ethtool -C", dev}
+	parts := []string{"ethtool -C", pasteDev(dev)}
 	for _, f := range result.CoalescingFields {
 		v, ok := m[f]
 		switch {

@@ -3,7 +3,6 @@ package advisor
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/narrows/narrows/internal/metric"
@@ -27,16 +26,8 @@ func offloads(s *result.Stream) (result.Finding, bool) {
 			Summary: "--try-offloads did not try: " + t.Why + ".",
 			Detail:  "Nothing was left changed. Without the try, what the offloads would give this stream is not known."}, true
 	}
-	var single, on *result.StreamRun
-	for i := range s.Runs {
-		switch r := &s.Runs[i]; {
-		case r.Phase == result.PhaseSingle && single == nil:
-			single = r
-		case r.Phase == result.PhaseOffloads:
-			on = r
-		}
-	}
-	var turned, back, keep []string
+	single, on := tryRuns(s, result.PhaseOffloads)
+	var turned, back, keep, unknown []string
 	for _, c := range t.Changes {
 		end, host := "the agent's", "on the agent's host"
 		if c.End == result.EndClient {
@@ -47,17 +38,21 @@ func offloads(s *result.Stream) (result.Finding, bool) {
 			if !c.Restored {
 				back = append(back, fmt.Sprintf("%s %s (%s): turn %s off again", end, c.Interface, cmp.Or(c.Error, "no reason given"), strings.Join(c.On, ", ")))
 			}
-			cmd := "ethtool -K <interface>"
-			if safeName.MatchString(c.Interface) {
-				cmd = "ethtool -K " + c.Interface
-			}
+			cmd := "ethtool -K " + pasteDev(c.Interface)
 			for _, o := range c.On {
 				cmd += " " + o + " on"
 			}
 			keep = append(keep, host+", "+cmd)
 		} else if c.Error != "" {
-			back = append(back, end+" "+c.Error)
+			// What this end changed is not known (an agent from
+			// before --try-offloads answers without saying).
+			unknown = append(unknown, strings.TrimSuffix(c.Error, "."))
 		}
+	}
+	if len(turned) == 0 && len(unknown) > 0 {
+		return result.Finding{Code: "stream.offloads_not_tried", Severity: "info",
+			Summary: "--try-offloads cannot say what it tried: " + strings.Join(unknown, "; ") + " (an agent from before --try-offloads turns nothing on).",
+			Detail:  "Nothing was changed at this host. Without the try, what the offloads would give this stream is not known."}, true
 	}
 	if len(turned) == 0 {
 		return result.Finding{Code: "stream.offloads_not_tried", Severity: "info",
@@ -69,12 +64,14 @@ func offloads(s *result.Stream) (result.Finding, bool) {
 		put = "Not all were put back as they were: " + strings.Join(back, "; ") + "."
 	}
 	what := "with " + strings.Join(turned, " and ") + " turned on"
-	if single == nil || on == nil || single.Throughput <= 0 || on.Stopped != "" {
+	if len(unknown) > 0 {
+		what += " (" + strings.Join(unknown, "; ") + ")"
+	}
+	if !tryFinished(single, on) {
 		return result.Finding{Code: "stream.offloads_not_tried", Severity: "info",
 			Summary: fmt.Sprintf("--try-offloads did not finish: the stream %s did not run to its end. %s", what, put)}, true
 	}
-	// Judged on the ratio as printed: "1.10×" is never called under 1.1×.
-	ratio := math.Round(100*on.Throughput/single.Throughput) / 100
+	ratio := printedRatio(on, single)
 	vals := map[string]float64{"offloads_bits_per_second": on.Throughput, "single_bits_per_second": single.Throughput, "ratio": ratio}
 	if ratio < OffloadsGain {
 		return result.Finding{Code: "stream.offloads_no_gain", Severity: "info",

@@ -37,6 +37,16 @@ func TestOffloadsWords(t *testing.T) {
 		{"all on already", result.Stream{Runs: runs(1e9, 1e9), Offloads: &result.OffloadTry{Changes: []result.OffloadChange{
 			{End: result.EndClient, Role: result.RoleSending, Interface: "eth0", Restored: true}, {End: result.EndAgent, Role: result.RoleReceiving, Interface: "ens5", Restored: true}}}},
 			"stream.offloads_not_tried", []string{"nothing to try", "on at both ends"}},
+		// An agent from before --try-offloads runs the stream and says
+		// nothing: never "on at both ends".
+		{"an agent that did not say, nothing off here", result.Stream{Runs: runs(1e9, 1e9), Offloads: &result.OffloadTry{Changes: []result.OffloadChange{
+			{End: result.EndClient, Role: result.RoleSending, Interface: "eth0", Restored: true},
+			{End: result.EndAgent, Role: result.RoleReceiving, Error: "the agent did not say what it turned on"}}}},
+			"stream.offloads_not_tried", []string{"cannot say what it tried: the agent did not say what it turned on (an agent from before --try-offloads"}},
+		{"an agent that did not say, this host's on", result.Stream{Runs: runs(1e9, 2e9), Offloads: &result.OffloadTry{Changes: []result.OffloadChange{
+			{End: result.EndClient, Role: result.RoleSending, Interface: "eth0", On: []string{"tso", "gso"}, Restored: true},
+			{End: result.EndAgent, Role: result.RoleReceiving, Error: "the agent did not say what it turned on"}}}},
+			"stream.offloads_helped", []string{"with this host's eth0 tso, gso (sending) turned on (the agent did not say what it turned on), one stream carried"}},
 		{"cut short", result.Stream{Runs: append(runs(1e9, 0)[:1], result.StreamRun{Phase: result.PhaseOffloads, Throughput: 2e9, Stopped: "interrupted"}), Offloads: tried()},
 			"stream.offloads_not_tried", []string{"did not finish"}},
 	} {

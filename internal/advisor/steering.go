@@ -32,27 +32,18 @@ func steering(s *result.Stream) (result.Finding, bool) {
 			Summary: "--try-rps did not try: " + st.Error + ".",
 			Detail:  "Nothing was changed. Without the try, what moving the receive's packet work would give is not known."}, true
 	}
-	var single, steered *result.StreamRun
-	for i := range s.Runs {
-		switch r := &s.Runs[i]; {
-		case r.Phase == result.PhaseSingle && single == nil:
-			single = r
-		case r.Phase == result.PhaseSteered:
-			steered = r
-		}
-	}
+	single, steered := tryRuns(s, result.PhaseSteered)
 	put := "The setting was put back."
 	if !st.Restored {
 		put = fmt.Sprintf("It could not be put back (%s): set %s's rps_cpus back to %s.", cmp.Or(st.Error, "no reason given"), st.Interface, st.Before)
 	}
 	what := fmt.Sprintf("with %s receive steered off core %d (RPS: %s's %s to CPU %s)", end, st.OffCore, st.Interface,
 		metric.Plural(int64(st.Queues), "receive queue"), st.CPUs)
-	if single == nil || steered == nil || single.Throughput <= 0 || steered.Stopped != "" {
+	if !tryFinished(single, steered) {
 		return result.Finding{Code: "stream.rps_not_tried", Severity: "info",
 			Summary: fmt.Sprintf("--try-rps did not finish: the stream %s did not run to its end. %s", what, put)}, true
 	}
-	// Judged on the ratio as printed: "1.10×" is never called under 1.1×.
-	ratio := math.Round(100*steered.Throughput/single.Throughput) / 100
+	ratio := printedRatio(steered, single)
 	vals := map[string]float64{"steered_bits_per_second": steered.Throughput, "single_bits_per_second": single.Throughput,
 		"ratio": ratio, "off_core": float64(st.OffCore)}
 	if ratio < SteerGain {
@@ -77,3 +68,38 @@ func steering(s *result.Stream) (result.Finding, bool) {
 
 // safeName is an interface name that can be pasted into a shell as is.
 var safeName = regexp.MustCompile(`^[A-Za-z0-9_.@-]{1,15}$`)
+
+// pasteDev is dev as a command to paste names it: "<interface>" where
+// the name cannot be pasted into a shell as it is.
+func pasteDev(dev string) string {
+	if !safeName.MatchString(dev) {
+		return "<interface>"
+	}
+	return dev
+}
+
+// tryRuns are a try's two runs: the first single stream, and the run of
+// the try's phase (nil where none ran).
+func tryRuns(s *result.Stream, phase string) (single, tried *result.StreamRun) {
+	for i := range s.Runs {
+		switch r := &s.Runs[i]; {
+		case r.Phase == result.PhaseSingle && single == nil:
+			single = r
+		case r.Phase == phase:
+			tried = r
+		}
+	}
+	return single, tried
+}
+
+// tryFinished says whether both of a try's runs ran to their end.
+func tryFinished(single, tried *result.StreamRun) bool {
+	return single != nil && tried != nil && single.Throughput > 0 && tried.Stopped == ""
+}
+
+// printedRatio is the tried run's rate over the single stream's as a try
+// prints it, to two decimals: a try is judged on it, so "1.10×" is
+// never called under 1.1×.
+func printedRatio(tried, single *result.StreamRun) float64 {
+	return math.Round(100*tried.Throughput/single.Throughput) / 100
+}

@@ -441,6 +441,12 @@ func (s *Server) answerClock(c net.Conn, f wire.Frame, count *int) error {
 	return wire.WriteFrame(c, wire.TClock, ck)
 }
 
+// tryRefused refuses a test that asks to change this host's settings
+// when its operator did not start the agent with --allow-try.
+func tryRefused() error {
+	return &wire.RemoteError{Code: wire.CodeRefused, Message: "this agent does not let a test change its settings: its operator starts it with --allow-try to allow it"}
+}
+
 func (s *Server) validate(t wire.TestSpec) error {
 	if t.Hold && t.Kind != wire.KindDisk {
 		return fmt.Errorf("a %s test cannot be held for a go: only a disk test", t.Kind)
@@ -470,7 +476,7 @@ func (s *Server) validate(t wire.TestSpec) error {
 		if st := t.Steer; st != nil {
 			switch {
 			case !s.cfg.AllowTry:
-				return &wire.RemoteError{Code: wire.CodeRefused, Message: "this agent does not let a test change its settings: its operator starts it with --allow-try to allow it"}
+				return tryRefused()
 			case t.Direction != wire.Forward || t.Streams != 1:
 				return fmt.Errorf("a steered test is one stream the agent receives (forward), not %d %s", t.Streams, t.Direction)
 			case st.OffCore < 0 || st.OffCore >= sysinfo.MaxCPU:
@@ -480,7 +486,7 @@ func (s *Server) validate(t wire.TestSpec) error {
 		if t.Offloads {
 			switch {
 			case !s.cfg.AllowTry:
-				return &wire.RemoteError{Code: wire.CodeRefused, Message: "this agent does not let a test change its settings: its operator starts it with --allow-try to allow it"}
+				return tryRefused()
 			case t.Direction == wire.Bidir || t.Streams != 1:
 				return fmt.Errorf("a test with the offloads turned on is one stream, forward or reverse, not %d %s", t.Streams, t.Direction)
 			case t.Steer != nil:
@@ -492,7 +498,7 @@ func (s *Server) validate(t wire.TestSpec) error {
 			return fmt.Errorf("request/response sizes must be 1 to %d bytes", s.cfg.MaxBlock)
 		}
 		if t.Coalesce && !s.cfg.AllowTry {
-			return &wire.RemoteError{Code: wire.CodeRefused, Message: "this agent does not let a test change its settings: its operator starts it with --allow-try to allow it"}
+			return tryRefused()
 		}
 	default:
 		far, ok := farKinds[t.Kind]

@@ -4,6 +4,7 @@ package cli_test
 
 import (
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -59,7 +60,7 @@ func TestTryOffloads(t *testing.T) {
 		{End: result.EndAgent, Role: result.RoleReceiving, Interface: ln.B.Dev, On: []string{"gro"}, Restored: true},
 	} {
 		if got := try.Changes[i]; got.End != want.End || got.Role != want.Role || got.Interface != want.Interface || !got.Restored || got.Error != "" ||
-			len(got.On) != len(want.On) || (len(got.On) > 0 && got.On[0] != want.On[0]) {
+			!slices.Equal(got.On, want.On) {
 			t.Errorf("change %d: %+v, want %+v", i, got, want)
 		}
 	}

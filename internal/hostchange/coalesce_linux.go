@@ -29,7 +29,7 @@ var coalescingFields = []coalescingField{
 }
 
 func leastCoalescing(dev string) (*result.CoalescingChange, func(*result.CoalescingChange), error) {
-	if dev == "" || len(dev) > 15 || strings.ContainsAny(dev, "/ \x00") || dev == "." || dev == ".." {
+	if !devName(dev) {
 		return nil, nil, fmt.Errorf("no interface to change (%q): the connection's address is on none", dev)
 	}
 	cur, err := sysinfo.ReadCoalescing(dev)

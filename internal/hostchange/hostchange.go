@@ -22,3 +22,9 @@ func cpuMask(cpus []int) string {
 	}
 	return strings.Join(parts, ",")
 }
+
+// devName says whether dev can name an interface whose settings a change
+// writes: a kernel interface name (at most 15 bytes), no path in it.
+func devName(dev string) bool {
+	return dev != "" && len(dev) <= 15 && !strings.ContainsAny(dev, "/ \x00") && dev != "." && dev != ".."
+}

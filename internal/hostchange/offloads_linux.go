@@ -15,7 +15,7 @@ import (
 )
 
 func offloadsOn(dev, role string) (*result.OffloadChange, func(*result.OffloadChange), error) {
-	if dev == "" || len(dev) > 15 || strings.ContainsAny(dev, "/ \x00") || dev == "." || dev == ".." {
+	if !devName(dev) {
 		return nil, nil, fmt.Errorf("no interface to change (%q): the connection's address is on none", dev)
 	}
 	names, ok := result.OffloadsUsed[role]
@@ -69,7 +69,7 @@ func offloadsOn(dev, role string) (*result.OffloadChange, func(*result.OffloadCh
 			if on, rerr := sysinfo.ReadOffload(dev, n); rerr == nil && !on {
 				// The kernel keeps it off while a feature it needs is
 				// (TSO without scatter-gather or checksumming).
-				err = errors.New("the kernel keeps it off (a feature it needs is off)")
+				err = fmt.Errorf("the kernel keeps it off while a feature it needs is off (TSO needs scatter-gather and transmit checksums: ethtool -K %s sg on tx on, then try again)", dev)
 			}
 		}
 		if err != nil {

@@ -19,7 +19,7 @@ import (
 var sysRoot = "/sys"
 
 func steerRPS(dev string, off int) (*result.Steering, func(*result.Steering), error) {
-	if dev == "" || len(dev) > 15 || strings.ContainsAny(dev, "/ \x00") || dev == "." || dev == ".." {
+	if !devName(dev) {
 		return nil, nil, fmt.Errorf("no interface to steer (%q): the connection's address is on none", dev)
 	}
 	files, _ := filepath.Glob(filepath.Join(sysRoot, "class/net", dev, "queues/rx-*/rps_cpus"))

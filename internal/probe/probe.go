@@ -27,3 +27,10 @@ func KernelRTT(sc sysinfo.Controller) (rtt, minRTT result.Seconds, retransmits i
 	}
 	return result.Seconds(ti.RTT), result.Seconds(ti.MinRTT), ti.Retransmits, ""
 }
+
+// TryNotAllowed is why a try (flag: --try-rps, --try-offloads,
+// --try-coalescing) did not ask an agent whose limits do not allow a test
+// to change its settings.
+func TryNotAllowed(flag string) string {
+	return "the agent does not let a test change its settings: its operator starts it with --allow-try (an agent from before " + flag + " cannot)"
+}

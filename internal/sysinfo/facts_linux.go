@@ -93,12 +93,8 @@ func nicFacts(n *result.NIC) (missing []string) {
 	if n.Driver == "" {
 		missing = append(missing, n.Name+": driver")
 	}
-	offloads := map[string]uint32{
-		"tso": unix.ETHTOOL_GTSO, "gso": unix.ETHTOOL_GGSO, "gro": unix.ETHTOOL_GGRO,
-		"rx-checksum": unix.ETHTOOL_GRXCSUM, "tx-checksum": unix.ETHTOOL_GTXCSUM, "scatter-gather": unix.ETHTOOL_GSG,
-	}
-	for name, cmd := range offloads {
-		v := ethtoolValue{Cmd: cmd}
+	for name, cmd := range offloadCmds {
+		v := ethtoolValue{Cmd: cmd[0]}
 		if err := ethtool(fd, n.Name, unsafe.Pointer(&v)); err != nil {
 			continue
 		}
@@ -189,12 +185,9 @@ func ethtool(fd int, name string, data unsafe.Pointer) error {
 
 // ReadCoalescing is dev's interrupt coalescing (ETHTOOL_GCOALESCE).
 func ReadCoalescing(dev string) (Coalescing, error) {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return Coalescing{}, err
-	}
-	defer unix.Close(fd)
-	return CoalescingOn(fd, dev)
+	c := Coalescing{Cmd: unix.ETHTOOL_GCOALESCE}
+	err := ethtoolDev(dev, unsafe.Pointer(&c))
+	return c, err
 }
 
 // CoalescingOn is ReadCoalescing through sock, a socket of the network
@@ -209,36 +202,39 @@ func CoalescingOn(sock int, dev string) (Coalescing, error) {
 // root): c is what ReadCoalescing read with the fields to change changed,
 // as the kernel refuses a field the driver does not keep.
 func WriteCoalescing(dev string, c Coalescing) error {
+	c.Cmd = unix.ETHTOOL_SCOALESCE
+	return ethtoolDev(dev, unsafe.Pointer(&c))
+}
+
+// ethtoolDev is one ethtool ioctl on dev, through a socket of this
+// namespace opened for it.
+func ethtoolDev(dev string, data unsafe.Pointer) error {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(fd)
-	c.Cmd = unix.ETHTOOL_SCOALESCE
-	return ethtool(fd, dev, unsafe.Pointer(&c))
+	return ethtool(fd, dev, data)
 }
 
-// offloadCmds are the legacy ethtool get and set of each offload a test
-// may turn on for its length (result.OffloadsUsed).
+// offloadCmds are the legacy ethtool get and set of each offload a host's
+// facts read (set 0: none here); tso, gso and gro a test may turn on for
+// its length (result.OffloadsUsed).
 var offloadCmds = map[string][2]uint32{
-	"tso": {unix.ETHTOOL_GTSO, unix.ETHTOOL_STSO},
-	"gso": {unix.ETHTOOL_GGSO, unix.ETHTOOL_SGSO},
-	"gro": {unix.ETHTOOL_GGRO, unix.ETHTOOL_SGRO},
+	"tso":         {unix.ETHTOOL_GTSO, unix.ETHTOOL_STSO},
+	"gso":         {unix.ETHTOOL_GGSO, unix.ETHTOOL_SGSO},
+	"gro":         {unix.ETHTOOL_GGRO, unix.ETHTOOL_SGRO},
+	"rx-checksum": {unix.ETHTOOL_GRXCSUM}, "tx-checksum": {unix.ETHTOOL_GTXCSUM}, "scatter-gather": {unix.ETHTOOL_GSG},
 }
 
 // ReadOffload says whether dev's offload name (tso, gso or gro) is on.
 func ReadOffload(dev, name string) (bool, error) {
 	cmd, ok := offloadCmds[name]
-	if !ok {
-		return false, fmt.Errorf("no offload %q here", name)
+	if !ok || cmd[1] == 0 {
+		return false, fmt.Errorf("no offload %q a test changes", name)
 	}
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return false, err
-	}
-	defer unix.Close(fd)
 	v := ethtoolValue{Cmd: cmd[0]}
-	err = ethtool(fd, dev, unsafe.Pointer(&v))
+	err := ethtoolDev(dev, unsafe.Pointer(&v))
 	return v.Data != 0, err
 }
 
@@ -247,17 +243,12 @@ func ReadOffload(dev, name string) (bool, error) {
 // without scatter-gather): the caller reads it again.
 func WriteOffload(dev, name string, on bool) error {
 	cmd, ok := offloadCmds[name]
-	if !ok {
-		return fmt.Errorf("no offload %q here", name)
+	if !ok || cmd[1] == 0 {
+		return fmt.Errorf("no offload %q a test changes", name)
 	}
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(fd)
 	v := ethtoolValue{Cmd: cmd[1]}
 	if on {
 		v.Data = 1
 	}
-	return ethtool(fd, dev, unsafe.Pointer(&v))
+	return ethtoolDev(dev, unsafe.Pointer(&v))
 }

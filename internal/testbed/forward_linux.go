@@ -74,7 +74,7 @@ func newForwarder(name string, src, dst int, sh *shaper, base time.Time, mtu, ma
 		return nil, fmt.Errorf("testbed: eventfd: %w", err)
 	}
 	return &forwarder{name: name, src: src, dst: dst, sh: sh, base: base, mtu: mtu, maxHeld: maxHeld,
-		realtime: realtime, efd: efd, spin: spinner{lastSpin: -1}, started: make(chan struct{}), done: make(chan struct{})}, nil
+		realtime: realtime, efd: efd, spin: spinner{lastSpin: -1, share: spinShare}, started: make(chan struct{}), done: make(chan struct{})}, nil
 }
 
 // start runs the loop and waits until its thread is set up.
@@ -105,7 +105,7 @@ func (f *forwarder) now() time.Duration { return time.Since(f.base) }
 // spin a whole core at real-time priority, taking it from the very
 // processes it carries. Past the budget the loop sleeps to the departure.
 // A line that plays the receiver's interrupt moderation has a second timer
-// for each packet, the NIC's, and three times the budget. With one budget
+// for each packet, the NIC's, and three times the budget (modShare). With one budget
 // a 1 ms line carrying one round trip at a time spent it halfway through
 // each epoch, so half the held packets were let go on time and half some
 // 13 µs late, and a block's median round trip fell on either side (narrows
@@ -120,6 +120,7 @@ const (
 	spinWindow = 50 * time.Microsecond
 	spinEpoch  = 100 * time.Millisecond
 	spinShare  = 0.05
+	modShare   = 3 * spinShare
 )
 
 // spinner accounts for the loop's spinning: the time between two
@@ -128,7 +129,7 @@ type spinner struct {
 	epoch    time.Duration // start of the current epoch
 	used     time.Duration // spun in it
 	lastSpin time.Duration // when the loop last chose to spin; -1 after a sleep
-	timers   int           // the budget's multiple: 1, or 3 with moderation (two timers a packet)
+	share    float64       // of each epoch it may spin: spinShare, modShare with moderation
 }
 
 func (s *spinner) roll(now time.Duration) {
@@ -151,9 +152,7 @@ func (s *spinner) allow(now, wait time.Duration) bool {
 	return true
 }
 
-func (s *spinner) budgetLeft() bool {
-	return s.used < time.Duration(spinShare*float64(max(s.timers, 1))*float64(spinEpoch))
-}
+func (s *spinner) budgetLeft() bool { return s.used < time.Duration(s.share*float64(spinEpoch)) }
 
 // sleeping records that the loop blocks instead of spinning.
 func (s *spinner) sleeping() { s.lastSpin = -1 }

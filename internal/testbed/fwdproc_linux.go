@@ -324,7 +324,7 @@ func forwarderMain() error {
 				return err
 			}
 			fw.mod, fw.rx = m, rx
-			fw.spin.timers = 3
+			fw.spin.share = modShare
 			rxs = append(rxs, rx)
 		}
 		fw.sink = func(s PathStats) { storeStats(page, dir, s) }

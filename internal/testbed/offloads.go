@@ -1,10 +1,8 @@
 package testbed
 
 import (
-	"context"
 	"fmt"
 	"strings"
-	"time"
 )
 
 // offloadNames are ethtool -k's long names of the offloads a try changes.
@@ -13,39 +11,37 @@ var offloadNames = map[string]string{"tso": "tcp-segmentation-offload", "gso": "
 // SetOffloads turns h's device's offloads (tso, gso, gro) on or off with
 // ethtool -K in h's namespace.
 func (h *Host) SetOffloads(on bool, names ...string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+	state := "off"
+	if on {
+		state = "on"
+	}
 	args := []string{"-K", h.Dev}
 	for _, n := range names {
-		args = append(args, n, map[bool]string{true: "on", false: "off"}[on])
+		args = append(args, n, state)
 	}
-	if out, err := h.Command(ctx, "ethtool", args...).CombinedOutput(); err != nil {
-		return fmt.Errorf("ethtool %s in %s: %w: %s", strings.Join(args, " "), h.NS, err, out)
-	}
-	return nil
+	_, err := h.Ethtool(args...)
+	return err
 }
 
 // Offloads are h's device's tso, gso and gro now, as `ethtool -k` in h's
 // namespace shows them: "tso on, gso off, gro off".
 func (h *Host) Offloads() (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	out, err := h.Command(ctx, "ethtool", "-k", h.Dev).CombinedOutput()
+	out, err := h.Ethtool("-k", h.Dev)
 	if err != nil {
-		return "", fmt.Errorf("ethtool -k %s in %s: %w: %s", h.Dev, h.NS, err, out)
+		return "", err
+	}
+	state := map[string]string{}
+	for line := range strings.Lines(string(out)) {
+		name, v, _ := strings.Cut(line, ":")
+		state[name], _, _ = strings.Cut(strings.TrimSpace(v), " ")
 	}
 	var parts []string
 	for _, n := range []string{"tso", "gso", "gro"} {
-		state := ""
-		for line := range strings.Lines(string(out)) {
-			if v, ok := strings.CutPrefix(line, offloadNames[n]+":"); ok {
-				state, _, _ = strings.Cut(strings.TrimSpace(v), " ")
-			}
-		}
-		if state == "" {
+		s := state[offloadNames[n]]
+		if s == "" {
 			return "", fmt.Errorf("no %s in ethtool -k %s:\n%s", offloadNames[n], h.Dev, out)
 		}
-		parts = append(parts, n+" "+state)
+		parts = append(parts, n+" "+s)
 	}
 	return strings.Join(parts, ", "), nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/narrows/narrows/internal/client"
 	"github.com/narrows/narrows/internal/metric"
+	"github.com/narrows/narrows/internal/probe"
 	"github.com/narrows/narrows/internal/result"
 )
 
@@ -51,7 +52,7 @@ const coalescingWarmup = time.Second
 func TryCoalescing(ctx context.Context, s *client.Session, cfg Config) (*result.CoalescingTry, error) {
 	try := &result.CoalescingTry{End: result.EndAgent, Block: result.Seconds(CoalescingBlock), Verdict: result.CoalescingNotTried, Restored: true}
 	if !s.Limits.AllowTry {
-		try.Why = "the agent does not let a test change its settings: its operator starts it with --allow-try (an agent from before --try-coalescing cannot)"
+		try.Why = probe.TryNotAllowed("--try-coalescing")
 		return try, nil
 	}
 	block := cfg

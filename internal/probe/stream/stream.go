@@ -41,10 +41,10 @@ type Config struct {
 	// end's part uses (the sender's tso and gso, the receiver's gro)
 	// turned on where they are off, and turned off again after.
 	TryOffloads bool
-	// steer is the phase's steering at the agent (TestSpec.Steer).
-	steer *wire.SteerSpec
-	// offloads, when set, asks the agent to turn its offloads on for the
-	// phase (TestSpec.Offloads), and is filled in from its Done.
+	// steered and offloads, when set, ask the agent for the phase's
+	// change (TestSpec.Steer off steered.OffCore, TestSpec.Offloads),
+	// and are filled in from its Done.
+	steered  *result.Steering
 	offloads *result.OffloadChange
 	// held is a fleet's host's run (Held): its hold before the start,
 	// its lean keeping, and where what it reports goes.
@@ -84,7 +84,7 @@ func Run(ctx context.Context, s *client.Session, cfg Config, emit probe.Emit) (*
 		var runs []result.StreamRun
 		var same bool
 		var far *sysinfo.TCPBuffers
-		runs, same, err = runPhase(ctx, s, cfg, ph.name, ph.n, emit, &far, nil)
+		runs, same, err = runPhase(ctx, s, cfg, ph.name, ph.n, emit, &far)
 		res.Runs = append(res.Runs, runs...)
 		if res.Buffers == nil {
 			res.Buffers = buffers(far)
@@ -140,14 +140,14 @@ func trySteered(ctx context.Context, s *client.Session, cfg Config, res *result.
 		st.Error = "the receiving end's cores were not read in the single stream's run: no core to move its work off"
 		return nil
 	case st.End == result.EndAgent && !s.Limits.AllowTry:
-		st.Error = "the agent does not let a test change its settings: its operator starts it with --allow-try (an agent from before --try-rps cannot)"
+		st.Error = probe.TryNotAllowed("--try-rps")
 		return nil
 	}
 	st.OffCore = core.Core
 	one := cfg
 	one.TryRPS, one.TryOffloads = false, false
 	if st.End == result.EndAgent {
-		one.steer = &wire.SteerSpec{OffCore: core.Core}
+		one.steered = st
 	} else {
 		here, undo, err := hostchange.SteerRPS(sysinfo.InterfaceName(s.LocalAddr()), core.Core)
 		if err != nil {
@@ -159,7 +159,7 @@ func trySteered(ctx context.Context, s *client.Session, cfg Config, res *result.
 		defer undo(st)
 	}
 	var far *sysinfo.TCPBuffers
-	runs, _, err := runPhase(ctx, s, one, result.PhaseSteered, 1, emit, &far, st)
+	runs, _, err := runPhase(ctx, s, one, result.PhaseSteered, 1, emit, &far)
 	var refused *client.Refusal
 	if err != nil && len(runs) == 0 && errors.As(err, &refused) {
 		st.Error = "the agent refused it: " + refused.Message
@@ -187,7 +187,7 @@ func tryOffloads(ctx context.Context, s *client.Session, cfg Config, res *result
 		try.Why = "--try-offloads turns on the offloads of one direction's sender and receiver: run it without --bidir"
 		return nil
 	case !s.Limits.AllowTry:
-		try.Why = "the agent does not let a test change its settings: its operator starts it with --allow-try (an agent from before --try-rps cannot)"
+		try.Why = probe.TryNotAllowed("--try-offloads")
 		return nil
 	}
 	local, undo, err := hostchange.OffloadsOn(sysinfo.InterfaceName(s.LocalAddr()), here)
@@ -205,7 +205,7 @@ func tryOffloads(ctx context.Context, s *client.Session, cfg Config, res *result
 	one := cfg
 	one.TryRPS, one.TryOffloads, one.offloads = false, false, far
 	var bufs *sysinfo.TCPBuffers
-	runs, _, err := runPhase(ctx, s, one, result.PhaseOffloads, 1, emit, &bufs, nil)
+	runs, _, err := runPhase(ctx, s, one, result.PhaseOffloads, 1, emit, &bufs)
 	try.Changes[1] = *far
 	var refused *client.Refusal
 	if err != nil && len(runs) == 0 && errors.As(err, &refused) {
@@ -264,7 +264,7 @@ type HeldRun struct {
 // The senders of every host share one block. On error the HeldRun holds
 // what was measured until then.
 func Held(ctx context.Context, s *client.Session, cfg Config, hold func() error) (*HeldRun, error) {
-	cfg.Direction, cfg.TryRPS, cfg.TryOffloads, cfg.steer, cfg.offloads = wire.Forward, false, false, nil, nil
+	cfg.Direction, cfg.TryRPS, cfg.TryOffloads, cfg.steered, cfg.offloads = wire.Forward, false, false, nil, nil
 	out := &HeldRun{}
 	cfg.held = &heldPhase{hold: hold, out: out}
 	phase := result.PhaseSingle
@@ -272,7 +272,7 @@ func Held(ctx context.Context, s *client.Session, cfg Config, hold func() error)
 		phase = result.PhaseParallel
 	}
 	var far *sysinfo.TCPBuffers
-	runs, same, err := runPhase(ctx, s, cfg, phase, cfg.Streams, func(result.Interval) {}, &far, nil)
+	runs, same, err := runPhase(ctx, s, cfg, phase, cfg.Streams, func(result.Interval) {}, &far)
 	out.SameHost = same
 	if len(runs) > 0 {
 		out.Run = &runs[0]
@@ -357,11 +357,13 @@ func buffers(far *sysinfo.TCPBuffers) *result.StreamBuffers {
 }
 
 // runPhase runs one phase; far receives the agent's TCP buffer maxima.
-// A steered phase fills steering in from the agent's Done.
-func runPhase(ctx context.Context, s *client.Session, cfg Config, phase string, n int, emit probe.Emit, far **sysinfo.TCPBuffers,
-	steering *result.Steering) ([]result.StreamRun, bool, error) {
+// A phase that asks the agent for a change fills it in from its Done.
+func runPhase(ctx context.Context, s *client.Session, cfg Config, phase string, n int, emit probe.Emit, far **sysinfo.TCPBuffers) ([]result.StreamRun, bool, error) {
 	spec := wire.TestSpec{Kind: wire.KindStream, Direction: cfg.Direction, Streams: n, Duration: cfg.Duration,
-		Interval: cfg.Interval, Block: cfg.Block, Window: cfg.Window, Steer: cfg.steer, Offloads: cfg.offloads != nil}
+		Interval: cfg.Interval, Block: cfg.Block, Window: cfg.Window, Offloads: cfg.offloads != nil}
+	if cfg.steered != nil {
+		spec.Steer = &wire.SteerSpec{OffCore: cfg.steered.OffCore}
+	}
 	t, err := s.Open(ctx, spec)
 	if err != nil {
 		return nil, false, err
@@ -506,8 +508,8 @@ func runPhase(ctx context.Context, s *client.Session, cfg Config, phase string, 
 	if (cpuErr == nil || hp != nil) && done != nil && done.Elapsed > 0 {
 		cpu.Remote, cpu.Available = 100*float64(done.CPU)/float64(done.Elapsed), done.CPU > 0
 	}
-	if cfg.steer != nil {
-		readSteering(steering, done)
+	if cfg.steered != nil {
+		readSteering(cfg.steered, done)
 	}
 	if cfg.offloads != nil {
 		readOffloads(cfg.offloads, done)

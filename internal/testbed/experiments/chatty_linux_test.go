@@ -102,10 +102,7 @@ func pgbenchSession(t *testing.T, l *testbed.DelayLine, pg *dbserver.Postgres, n
 // pgbench's per-transaction log (-l).
 func pgbenchQueries(t *testing.T, l *testbed.DelayLine, pg *dbserver.Postgres, n int) []float64 {
 	t.Helper()
-	dir, err := os.MkdirTemp(t.TempDir(), "pgbench-log")
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir := t.TempDir()
 	os.Chmod(dir, 0o755)
 	pgbenchRun(t, l, pg, n, "-l", "--log-prefix="+filepath.Join(dir, "q"))
 	lat := pgbenchLatencies(t, filepath.Join(dir, "q"))

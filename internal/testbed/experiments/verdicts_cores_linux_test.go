@@ -291,8 +291,8 @@ func windowBesideCore(c *Case) {
 // ethtool runs ethtool in h's namespace.
 func ethtool(c *Case, h *testbed.Host, args ...string) {
 	c.T.Helper()
-	if out, err := h.Command(context.Background(), "ethtool", args...).CombinedOutput(); err != nil {
-		c.T.Fatalf("ethtool %s: %v: %s", strings.Join(args, " "), err, out)
+	if _, err := h.Ethtool(args...); err != nil {
+		c.T.Fatal(err)
 	}
 }
 
