@@ -8,13 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/narrows/narrows/internal/itest"
+	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/testbed"
 	"github.com/narrows/narrows/internal/testbed/dbserver"
 	"github.com/narrows/narrows/internal/testenv"
@@ -22,12 +22,14 @@ import (
 
 // Experiment "plan chatty" (issue 14, item 4): a chatty report's time
 // predicted across one line from a measurement across another. On each of
-// two lines (2 ms and 10 ms RTT) a PostgreSQL primary runs on host A and
+// two lines (1 ms and 30 ms RTT) a PostgreSQL primary runs on host A and
 // the application, narrows and pgbench, on host B: `narrows plan chatty
 // --dsn … --rtt OTHER` measures db ping across this line and predicts N
 // queries across the other; the truth is pgbench sending the same N
 // SELECT 1 one after another in one session (-c 1 -M simple) across that
-// line, and narrows' own db ping --count N beside it.
+// line, a typical run's (its median query × N, as the plan's figures are
+// a typical run's, from db ping's median; the mean's excess is a note of
+// the plan's own), and narrows' own db ping --count N beside it.
 
 // chattySide is one line's figures.
 type chattySide struct {
@@ -35,14 +37,15 @@ type chattySide struct {
 	// The plan made here for the other line: its total, and the totals at
 	// the ends of the network's bounds.
 	predicted, low, high float64
-	// What the plan read now here (N × db ping's mean) and the network's
-	// round trip it took from db ping.
+	// What the plan read now here (N × db ping's median) and the
+	// network's round trip it took from db ping.
 	now, network float64
-	// The truth here: pgbench's N queries (latency average × N, the
-	// faster of two runs) and db ping --count N (its measured time).
-	pgbench, ping float64
+	// The truth here: pgbench's N queries, typical (its median query ×
+	// N) and whole (their sum), each the lesser of two runs; and db ping
+	// --count N (its measured time).
+	pgbenchTypical, pgbench, ping float64
 	// On the shorter line, pgbench's queries paced one every longer
-	// round trip (scaled to n): the truth at the other line's idle.
+	// round trip (its median × N): the truth at the other line's idle.
 	paced float64
 	line  string
 }
@@ -66,45 +69,22 @@ func chattyPrimary(t *testing.T, l *testbed.DelayLine) *dbserver.Postgres {
 	return pg
 }
 
-// pgbenchSession runs n SELECT 1 in one session from host B, one after
-// another (-c 1, the simple protocol as db ping sends it), and returns the
-// time they took, the connection excluded: pgbench's latency average × n.
-// With every > 0 the queries are paced, one every that long on average
-// (pgbench -R, Poisson-spaced): each then starts after the idle a longer
-// line's round trip leaves, and the schedule's lag is taken out.
-func pgbenchSession(t *testing.T, l *testbed.DelayLine, pg *dbserver.Postgres, n int, every time.Duration) float64 {
-	t.Helper()
-	var extra []string
-	if every > 0 {
-		extra = []string{"-R", strconv.FormatFloat(float64(time.Second)/float64(every), 'f', 3, 64)}
-	}
-	out := pgbenchRun(t, l, pg, n, extra...)
-	m := regexp.MustCompile(`latency average = ([0-9.]+) ms`).FindSubmatch(out)
-	if m == nil {
-		t.Fatalf("pgbench printed no latency average:\n%s", out)
-	}
-	v, _ := strconv.ParseFloat(string(m[1]), 64)
-	if every > 0 {
-		// Under -R pgbench counts a transaction's latency from its
-		// scheduled start: its average holds the schedule's lag.
-		lag := regexp.MustCompile(`schedule lag: avg ([0-9.]+)`).FindSubmatch(out)
-		if lag == nil {
-			t.Fatalf("pgbench -R printed no schedule lag:\n%s", out)
-		}
-		l, _ := strconv.ParseFloat(string(lag[1]), 64)
-		v -= l
-	}
-	return v / 1e3 * float64(n)
-}
-
-// pgbenchQueries runs n SELECT 1 in one session from host B as
-// pgbenchSession does, and returns each query's latency (seconds), from
-// pgbench's per-transaction log (-l).
-func pgbenchQueries(t *testing.T, l *testbed.DelayLine, pg *dbserver.Postgres, n int) []float64 {
+// pgbenchQueries runs n SELECT 1 in one session from host B, one after
+// another (-c 1, the simple protocol as db ping sends it), and returns
+// each query's latency (seconds), from pgbench's per-transaction log (-l),
+// the connection excluded. With every > 0 the queries are paced, one
+// every that long on average (pgbench -R, Poisson-spaced): each then
+// starts after the idle a longer line's round trip leaves, and its
+// schedule's lag is taken out.
+func pgbenchQueries(t *testing.T, l *testbed.DelayLine, pg *dbserver.Postgres, n int, every time.Duration) []float64 {
 	t.Helper()
 	dir := t.TempDir()
 	os.Chmod(dir, 0o755)
-	pgbenchRun(t, l, pg, n, "-l", "--log-prefix="+filepath.Join(dir, "q"))
+	args := []string{"-l", "--log-prefix=" + filepath.Join(dir, "q")}
+	if every > 0 {
+		args = append(args, "-R", strconv.FormatFloat(float64(time.Second)/float64(every), 'f', 3, 64))
+	}
+	pgbenchRun(t, l, pg, n, args...)
 	lat := pgbenchLatencies(t, filepath.Join(dir, "q"))
 	if len(lat) != n {
 		t.Fatalf("pgbench's log in %s holds %d transactions, want %d", dir, len(lat), n)
@@ -112,9 +92,35 @@ func pgbenchQueries(t *testing.T, l *testbed.DelayLine, pg *dbserver.Postgres, n
 	return lat
 }
 
+// pgbenchTwice runs pgbenchQueries twice, back to back, and returns the
+// lesser of the two runs' whole time (the sum of their queries) and of
+// their typical time (the median query × n): other work on the machine
+// only slows a run.
+func pgbenchTwice(t *testing.T, l *testbed.DelayLine, pg *dbserver.Postgres, n int) (whole, typical float64) {
+	t.Helper()
+	whole, typical = math.Inf(1), math.Inf(1)
+	for range 2 {
+		q := pgbenchQueries(t, l, pg, n, 0)
+		var sum float64
+		for _, v := range q {
+			sum += v
+		}
+		whole, typical = min(whole, sum), min(typical, metric.Median(q)*float64(n))
+	}
+	return whole, typical
+}
+
+// pgbenchPaced is pgbench's typical time for n queries paced one every
+// every (the median of pacedQueries × n): the truth at that idle.
+func pgbenchPaced(t *testing.T, l *testbed.DelayLine, pg *dbserver.Postgres, n int, every time.Duration) float64 {
+	t.Helper()
+	return metric.Median(pgbenchQueries(t, l, pg, pacedQueries, every)) * float64(n)
+}
+
 // pgbenchLatencies reads the one per-transaction log pgbench -l
 // --log-prefix prefix wrote (prefix.PID): each transaction's latency,
-// seconds.
+// seconds, from when it started (under -R pgbench counts from when it was
+// scheduled, and logs the lag).
 func pgbenchLatencies(t *testing.T, prefix string) []float64 {
 	t.Helper()
 	logs, _ := filepath.Glob(prefix + ".*")
@@ -125,7 +131,8 @@ func pgbenchLatencies(t *testing.T, prefix string) []float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Each line: client_id transaction_no time_us script_no epoch us.
+	// Each line: client_id transaction_no time_us script_no epoch us
+	// [schedule_lag_us [retries]].
 	var lat []float64
 	for line := range strings.Lines(string(raw)) {
 		f := strings.Fields(line)
@@ -135,6 +142,13 @@ func pgbenchLatencies(t *testing.T, prefix string) []float64 {
 		us, err := strconv.ParseFloat(f[2], 64)
 		if err != nil {
 			t.Fatalf("pgbench log %s: line %q", logs[0], line)
+		}
+		if len(f) >= 7 {
+			lag, err := strconv.ParseFloat(f[6], 64)
+			if err != nil {
+				t.Fatalf("pgbench log %s: line %q", logs[0], line)
+			}
+			us -= lag
 		}
 		lat = append(lat, us/1e6)
 	}
@@ -199,12 +213,11 @@ func measureChattySide(t *testing.T, rtt, other time.Duration, n int, planFor st
 		t.Fatalf("plan chatty: no prediction: %v", plan)
 	}
 	// The faster of two: other work on the machine only slows a run.
-	s.pgbench = min(pgbenchSession(t, l, pg, n, 0), pgbenchSession(t, l, pg, n, 0))
+	s.pgbench, s.pgbenchTypical = pgbenchTwice(t, l, pg, n)
 	if other > rtt {
 		// The same queries, each after the idle the other line's round
 		// trip leaves: what the plan made there read its rest at.
-		s.paced = pgbenchSession(t, l, pg, pacedQueries, other)
-		s.paced *= float64(n) / pacedQueries
+		s.paced = pgbenchPaced(t, l, pg, n, other)
 	}
 	res = runOnB(time.Minute, "db", "ping", "--dsn", dsn, "--count", strconv.Itoa(n), "--json")
 	_, sum = itest.Records(t, res.Stdout)
@@ -214,9 +227,11 @@ func measureChattySide(t *testing.T, rtt, other time.Duration, n int, planFor st
 }
 
 // TestPlanChattyAcrossRTT: measured across 1 ms, plan chatty --rtt 30ms
-// predicts N queries across 30 ms within 15% of pgbench's real time
+// predicts N queries across 30 ms within 15% of pgbench's typical time
 // there. Measured across 30 ms, --rtt 1ms gives a range for the 1 ms
-// line, and pgbench's real time there must lie in it. What a query costs
+// line, and pgbench's typical time there must lie in it (its whole run
+// is logged beside: with both CPUs half busy in 5 ms bursts, 300 queries
+// across 1 ms took 0.450 s where the median made 0.325 s). What a query costs
 // besides the path grows with the idle between its packets (the
 // processes at both ends and the line's forwarder wake from a longer
 // sleep, into caches other work took): the same SELECT 1 on the same 1 ms
@@ -228,7 +243,14 @@ func measureChattySide(t *testing.T, rtt, other time.Duration, n int, planFor st
 // line's idle, pgbench on the 1 ms line paced one query per 30 ms,
 // within 15% (issue 25 §2.5 took a mean less a median: 1.43–1.83). The
 // 15% is the truth's own spread on this 2-vCPU VM, shared with other
-// work; pgbench's heavier client adds 0.1 ms a query on top of db ping's.
+// work. The rest the plan keeps is db ping's and the truth's is
+// pgbench's, and two clients waking from 30 ms differ: alike on a quiet
+// machine (0.4 and 0.3–0.4 ms a query), but with other tests running
+// beside it db ping's read 0.58 ms and pgbench's 0.28, on both lines
+// (a fresh clone's CI). So the high end is held to the paced truth less
+// the difference the two clients' typical times across the measured
+// line show (each's median query × N), measured in the same run: the
+// model, rest kept whole, judged in one client's terms.
 func TestPlanChattyAcrossRTT(t *testing.T) {
 	setUp(t, testbed.Slots) // the hosts' own share of a round trip is the figure
 	n, planFor := 300, "2s"
@@ -243,17 +265,18 @@ func TestPlanChattyAcrossRTT(t *testing.T) {
 		return
 	}
 	for _, c := range []struct{ from, to chattySide }{{at2, at10}, {at10, at2}} {
-		ratio := c.from.predicted / c.to.pgbench
-		inRange := c.from.low <= c.to.pgbench && c.to.pgbench <= c.from.high
+		truth := c.to.pgbenchTypical
+		ratio := c.from.predicted / truth
+		inRange := c.from.low <= truth && truth <= c.from.high
 		t.Logf("RESULT plan chatty: measured across %v (network %.3f ms, now %.3f s for %d queries; there pgbench %.3f s, db ping --count %.3f s), "+
-			"predicted across %v %.3f s (bounds %.3f–%.3f s); real there pgbench %.3f s (paced one per %v: %.3f s), db ping --count %.3f s: predicted ÷ pgbench %.3f, ÷ db ping %.3f, pgbench within the bounds: %v; %s",
+			"predicted across %v %.3f s (bounds %.3f–%.3f s); real there pgbench %.3f s typical, %.3f s whole (paced one per %v: %.3f s), db ping --count %.3f s: predicted ÷ pgbench %.3f, ÷ db ping %.3f, pgbench within the bounds: %v; %s",
 			c.from.rtt, c.from.network*1e3, c.from.now, n, c.from.pgbench, c.from.ping, c.to.rtt, c.from.predicted, c.from.low, c.from.high,
-			c.to.pgbench, c.from.rtt, c.to.paced, c.to.ping, ratio, c.from.predicted/c.to.ping, inRange, c.to.line)
+			truth, c.to.pgbench, c.from.rtt, c.to.paced, c.to.ping, ratio, c.from.predicted/c.to.ping, inRange, c.to.line)
 		if c.to.rtt > c.from.rtt {
 			// A longer path: its wire is most of each query.
 			if math.Abs(ratio-1) > 0.15 {
-				t.Errorf("measured across %v, plan chatty predicted %d queries across %v in %.3f s; pgbench took %.3f s there (%.3f, bound ±15%%)",
-					c.from.rtt, n, c.to.rtt, c.from.predicted, c.to.pgbench, ratio)
+				t.Errorf("measured across %v, plan chatty predicted %d queries across %v in %.3f s; pgbench's typical run took %.3f s there (%.3f, bound ±15%%)",
+					c.from.rtt, n, c.to.rtt, c.from.predicted, truth, ratio)
 			}
 			continue
 		}
@@ -263,18 +286,28 @@ func TestPlanChattyAcrossRTT(t *testing.T) {
 		case c.from.high <= 0:
 			t.Errorf("measured across %v, plan chatty gave no range for %v: the network's bounds are missing", c.from.rtt, c.to.rtt)
 		case !inRange:
-			t.Errorf("measured across %v, plan chatty put %d queries across %v at %.3f–%.3f s; pgbench took %.3f s there, outside",
-				c.from.rtt, n, c.to.rtt, c.from.low, c.from.high, c.to.pgbench)
-		case math.Abs(c.from.high/c.to.paced-1) > 0.15:
-			t.Errorf("measured across %v, plan chatty's high end for %v is %.3f s; pgbench paced one query per %v took %.3f s there (%.3f, bound ±15%%)",
-				c.from.rtt, c.to.rtt, c.from.high, c.from.rtt, c.to.paced, c.from.high/c.to.paced)
+			t.Errorf("measured across %v, plan chatty put %d queries across %v at %.3f–%.3f s; pgbench's typical run took %.3f s there, outside",
+				c.from.rtt, n, c.to.rtt, c.from.low, c.from.high, truth)
+		default:
+			clients := c.from.now - c.from.pgbenchTypical
+			t.Logf("RESULT plan chatty's high end for %v: %.3f s; db ping's queries across %v took %.3f s more than pgbench's (%.0f µs a query), so in pgbench's terms %.3f s; pgbench paced one per %v there %.3f s: %.3f",
+				c.to.rtt, c.from.high, c.from.rtt, clients, clients/float64(n)*1e6, c.from.high-clients, c.from.rtt, c.to.paced, (c.from.high-clients)/c.to.paced)
+			if r := (c.from.high - clients) / c.to.paced; math.Abs(r-1) > 0.15 {
+				t.Errorf("measured across %v, plan chatty's high end for %v is %.3f s, %.3f s in pgbench's terms (db ping's queries there took %.3f s more than pgbench's); pgbench paced one query per %v took %.3f s there (%.3f, bound ±15%%)",
+					c.from.rtt, c.to.rtt, c.from.high, c.from.high-clients, clients, c.from.rtt, c.to.paced, r)
+			}
 		}
 	}
 	// The plan's own "now" is db ping's: it must read its own line as
-	// pgbench does, or the prediction's accuracy is luck.
+	// pgbench does, or the prediction's accuracy is luck. It is a typical
+	// run's, from the median query (the mean's excess is a note of its
+	// own), so it is held to pgbench's median: with both CPUs half busy
+	// in 5 ms bursts, pgbench's 300 queries across 1 ms took 0.431 s
+	// where its median made 0.32 s, as the plan's.
 	for _, s := range []chattySide{at2, at10} {
-		if r := s.now / s.pgbench; math.Abs(r-1) > 0.15 {
-			t.Errorf("across %v the plan read %.3f s now for %d queries, pgbench took %.3f s (%.3f)", s.rtt, s.now, n, s.pgbench, r)
+		t.Logf("RESULT across %v: plan chatty's now %.3f s; pgbench's median query × %d %.3f s, its whole run %.3f s", s.rtt, s.now, n, s.pgbenchTypical, s.pgbench)
+		if r := s.now / s.pgbenchTypical; math.Abs(r-1) > 0.15 {
+			t.Errorf("across %v the plan read %.3f s now for %d queries, pgbench's median query × %d is %.3f s (%.3f)", s.rtt, s.now, n, n, s.pgbenchTypical, r)
 		}
 	}
 }

@@ -163,9 +163,9 @@ func pgbenchCoalescing(c *Case, l *testbed.DelayLine, pg *dbserver.Postgres) (ga
 	var med, mean rounds
 	for range 5 {
 		setRxFrames(c, l.B, was)
-		a := pgbenchQueries(c.T, l, pg, n)
+		a := pgbenchQueries(c.T, l, pg, n, 0)
 		setRxFrames(c, l.B, 1)
-		w := pgbenchQueries(c.T, l, pg, n)
+		w := pgbenchQueries(c.T, l, pg, n, 0)
 		med.add(metric.Median(a), metric.Median(w))
 		ma, _ := metric.MeanCI(a)
 		mw, _ := metric.MeanCI(w)
