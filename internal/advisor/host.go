@@ -19,23 +19,30 @@ func host(h *result.Host) []result.Finding {
 	if h.Agent != nil {
 		sides = append(sides, hostSide{"the agent's host", h.Agent})
 	}
+	db := h.Database
 	var costs, free, unjudged []hostSide
 	var perTrip time.Duration
-	for _, sd := range sides {
+	for i, sd := range sides {
 		if sd.s == nil || sd.s.Wakeup == nil {
 			continue
 		}
 		switch w := sd.s.Wakeup; w.Verdict {
 		case result.WakeupCosts:
 			costs = append(costs, sd)
-			perTrip += w.PerWake.D()
+			if i == 0 && db != nil {
+				// The database's query: its whole difference is this
+				// host's share (both ends' when the server is here).
+				perTrip += 2 * w.PerWake.D()
+			} else {
+				perTrip += w.PerWake.D()
+			}
 		case result.WakeupFree:
 			free = append(free, sd)
 		default:
 			unjudged = append(unjudged, sd)
 		}
 	}
-	if h.SameHost && len(costs) == 1 {
+	if h.SameHost && db == nil && len(costs) == 1 {
 		// One machine is both ends: a round trip wakes it twice.
 		perTrip *= 2
 	}
@@ -44,39 +51,61 @@ func host(h *result.Host) []result.Finding {
 		var parts []string
 		for _, sd := range costs {
 			w := sd.s.Wakeup
+			if sd.s == h.Here && db != nil {
+				parts = append(parts, fmt.Sprintf("%s %s a query (%s as they are, %s with its CPUs kept awake)",
+					sd.name, metric.FormatDuration(2*w.PerWake.D()), metric.FormatDuration(w.AsIs.D()), metric.FormatDuration(w.Awake.D())))
+				continue
+			}
 			parts = append(parts, fmt.Sprintf("%s %s a wake-up (round trips %s as they are, %s with its CPUs kept awake)",
 				sd.name, metric.FormatDuration(w.PerWake.D()), metric.FormatDuration(w.AsIs.D()), metric.FormatDuration(w.Awake.D())))
 		}
 		ends := "each end's CPU waking once"
-		if h.SameHost {
+		switch {
+		case db != nil && db.Local:
+			ends = fmt.Sprintf("the server is on this host: both ends' wake-ups are in its queries' difference%s", agentToo(h))
+		case db != nil:
+			ends = fmt.Sprintf("the server is at %s: this host's share of each query; the server's host pays its own, which narrows host there (or --to an agent on it) measures%s", db.Server, agentToo(h))
+		case h.SameHost:
 			ends = "the agent is on this host: its CPUs wake twice"
-		} else if h.Agent == nil {
+		case h.Agent == nil:
 			ends = "this end's only: no agent was asked"
 		}
+		how := "two threads answer each other as a database's client and server do, blocking between messages"
+		what, per := "each round trip", "A query's round trip pays it at each end whose process waited"
+		if db != nil {
+			how = fmt.Sprintf("%s's own queries (%s to %s, one after another on one session, sent and read in its protocol by one thread as its C client does)", db.Engine, db.Query, db.Server)
+			what, per = fmt.Sprintf("each of %s's queries", db.Engine), "A query pays it at each end whose process waited"
+		}
 		report := time.Duration(h.Queries) * perTrip
-		detail := fmt.Sprintf("Measured by experiment: two threads answer each other as a database's client and server do, blocking between messages, "+
+		detail := fmt.Sprintf("Measured by experiment: %s, "+
 			"with the CPUs as they are and kept from deep idle, in alternating blocks until the difference was clear: %s. "+
-			"A query's round trip pays it at each end whose process waited (%s), whatever the network: the cost is the hosts', not the wire's, "+
+			"%s (%s), whatever the network: the cost is the hosts', not the wire's, "+
 			"and a faster network does not remove it. %s Keeping idle CPUs awake costs power (and, on a cloud VM, CPU time the provider counts: "+
 			"a burstable instance spends its credits); do it on the database's hosts, for the sessions that wait on round trips.",
-			strings.Join(parts, "; "), ends, remedies(costs))
+			how, strings.Join(parts, "; "), per, ends, remedies(costs))
 		out = append(out, result.Finding{Code: "host.cpu_wakeups", Severity: "warning",
-			Summary: fmt.Sprintf("Idle CPUs waking add %s to each round trip: a %s-query report waits %s more for it.",
-				metric.FormatDuration(perTrip), metric.FormatCount(h.Queries), metric.FormatSeconds(report.Seconds())),
+			Summary: fmt.Sprintf("Idle CPUs waking add %s to %s: a %s-query report waits %s more for it.",
+				metric.FormatDuration(perTrip), what, metric.FormatCount(h.Queries), metric.FormatSeconds(report.Seconds())),
 			Detail: detail,
 			Values: map[string]float64{"per_round_trip_seconds": perTrip.Seconds(), "report_seconds": report.Seconds()}})
 	}
 	agentUnknown := h.AgentMissing != "" && !h.SameHost
 	if len(free) > 0 && len(costs) == 0 && len(unjudged) == 0 && !agentUnknown {
 		var bounds []string
+		what := "a round trip"
 		for _, sd := range free {
 			w := sd.s.Wakeup
+			if sd.s == h.Here && db != nil {
+				what = db.Engine + "'s queries"
+				bounds = append(bounds, fmt.Sprintf("%s %s ± %s a query", sd.name, metric.FormatDuration(2*w.PerWake.D()), metric.FormatDuration(2*w.PerWakeMargin.D())))
+				continue
+			}
 			bounds = append(bounds, fmt.Sprintf("%s %s ± %s a wake-up", sd.name, metric.FormatDuration(w.PerWake.D()), metric.FormatDuration(w.PerWakeMargin.D())))
 		}
 		out = append(out, result.Finding{Code: "host.cpu_wakeups_none", Severity: "info",
-			Summary: "Idle CPUs waking add nothing measurable to a round trip here: power settings are not what slows a chatty session.",
-			Detail: fmt.Sprintf("With the CPUs kept from deep idle the round trips were no faster, within the experiment's margin (%s): "+
-				"changing the power plan or C-states would not speed the queries.", strings.Join(bounds, "; "))})
+			Summary: "Idle CPUs waking add nothing measurable to " + what + " here: power settings are not what slows a chatty session.",
+			Detail: fmt.Sprintf("With the CPUs kept from deep idle %s were no faster, within the experiment's margin (%s): "+
+				"changing the power plan or C-states would not speed the queries.", strings.Replace(what, "a round trip", "the round trips", 1), strings.Join(bounds, "; "))})
 	}
 	// The summary carries why: a row or a line that shows only summaries
 	// (the verdict matrix, a watch) said "cannot judge" with no reason.
@@ -95,6 +124,15 @@ func host(h *result.Host) []result.Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// agentToo is what the agent's side adds to a database's query, said
+// after its ends.
+func agentToo(h *result.Host) string {
+	if h.Agent != nil && h.Agent.Wakeup != nil && h.Agent.Wakeup.Verdict == result.WakeupCosts {
+		return "; the agent's host adds one wake-up of its own"
+	}
+	return ""
 }
 
 // hostSide is one end of a host run, named as a finding says it.

@@ -54,6 +54,22 @@ func TestHostFindings(t *testing.T) {
 			want: "host.cpu_wakeups_unjudged", words: []string{"upgrade it"}},
 		{name: "costs here, unjudged there", h: result.Host{Queries: 5000, Here: side(result.WakeupCosts, 20*time.Microsecond, result.HowLatencyRequest, haltpoll), Agent: side(result.WakeupUnjudged, 0, "", nil)},
 			want: "host.cpu_wakeups,host.cpu_wakeups_unjudged", perTrip: 20 * time.Microsecond},
+		// The database's own queries (--dsn): a query's whole difference
+		// is this host's share, never doubled, whether the server is here
+		// (both ends in it) or not (the client's alone).
+		{name: "database on this host", h: result.Host{Queries: 5000, Here: side(result.WakeupCosts, 30*time.Microsecond, result.HowLatencyRequest, haltpoll),
+			Database: &result.HostDatabase{Engine: "PostgreSQL", Server: "127.0.0.1:5432", Query: "SELECT 1", Local: true}},
+			want: "host.cpu_wakeups", perTrip: 60 * time.Microsecond,
+			words: []string{"60.0 µs to each of PostgreSQL's queries", "0.30 s more", "both ends' wake-ups", "SELECT 1 to 127.0.0.1:5432", "60.0 µs a query"},
+			nots:  []string{"a wake-up (round trips", "wake twice"}},
+		{name: "database elsewhere, its host's agent", h: result.Host{Queries: 5000, Here: side(result.WakeupCosts, 15*time.Microsecond, result.HowLatencyRequest, haltpoll),
+			Agent:    side(result.WakeupCosts, 25*time.Microsecond, result.HowLatencyRequest, haltpoll),
+			Database: &result.HostDatabase{Engine: "MySQL", Server: "10.0.0.5:3306", Query: "SELECT 1"}},
+			want: "host.cpu_wakeups", perTrip: 55 * time.Microsecond,
+			words: []string{"each of MySQL's queries", "this host's share", "the agent's host adds one wake-up of its own"}},
+		{name: "database, nothing to gain", h: result.Host{Queries: 5000, Here: side(result.WakeupFree, time.Microsecond, result.HowLatencyRequest, haltpoll),
+			Database: &result.HostDatabase{Engine: "PostgreSQL", Server: "127.0.0.1:5432", Query: "SELECT 1", Local: true}},
+			want: "host.cpu_wakeups_none", words: []string{"nothing measurable to PostgreSQL's queries", "2.00 µs ± 200 ns a query"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := host(&tc.h)

@@ -93,6 +93,9 @@ func TestBadInput(t *testing.T) {
 		{"host too short", nil, []string{"host", "--duration", "5s"}, "--duration 5s: the experiment needs at least 34s (four pairs of blocks, as is and awake)"},
 		{"host no queries", nil, []string{"host", "--queries", "0"}, "--queries 0: must be more than zero"},
 		{"host try-coalescing alone", nil, []string{"host", "--try-coalescing"}, "--try-coalescing changes the NIC of the agent's host: give the agent with --to"},
+		{"host dsn sql server", nil, []string{"host", "--dsn", "sqlserver://sa:Hunter2secret@db1:1433?database=master"}, "SQL Server's queries cannot be timed so"},
+		{"host dsn unknown scheme", nil, []string{"host", "--dsn", "oracle://scott:tiger@db1/orcl"}, "host: --dsn:"},
+		{"host dsn bad timeout", nil, []string{"host", "--dsn", "postgres://u:Hunter2secret@db1/postgres", "--timeout", "0s"}, "--timeout"},
 		{"try-coalescing paced", secret, []string{"net", "rr", "--to", "127.0.0.1", "--try-coalescing", "--rate", "100"}, "--try-coalescing times round trips back to back on an idle path: drop --under-load and --rate"},
 		{"try-coalescing under load", secret, []string{"net", "rr", "--to", "127.0.0.1", "--try-coalescing", "--under-load"}, "--try-coalescing times round trips back to back on an idle path"},
 		{"try-rps both ways", secret, []string{"net", "stream", "--to", "127.0.0.1", "--bidir", "--try-rps"}, "--try-rps steers the receiving end of one direction: use it without --bidir"},
@@ -185,7 +188,7 @@ func TestBadInput(t *testing.T) {
 			if strings.Contains(last, "\n") || !strings.Contains(last, c.want) || !strings.HasPrefix(last, "narrows: ") {
 				t.Fatalf("stderr %q, want one line containing %q", stderr, c.want)
 			}
-			if strings.Contains(stderr, "goroutine ") || strings.Contains(stderr, itest.Secret) {
+			if strings.Contains(stderr, "goroutine ") || strings.Contains(stderr, itest.Secret) || strings.Contains(stderr, "Hunter2secret") {
 				t.Fatalf("stack trace or secret in output: %q", stderr)
 			}
 		})

@@ -5,6 +5,7 @@ import (
 
 	"github.com/narrows/narrows/internal/client"
 	"github.com/narrows/narrows/internal/command"
+	"github.com/narrows/narrows/internal/dbconn"
 	"github.com/narrows/narrows/internal/metric"
 )
 
@@ -18,6 +19,7 @@ func hostCmd(ctx context.Context, env Env, args []string) error {
 	duration := fs.String("duration", "40s", "the most each machine's experiment may take (it ends sooner once judged), at least "+metric.FlagDuration(command.MinHostDuration))
 	queries := fs.Int64("queries", 5000, "for the arithmetic: how many queries a report issues")
 	tryCoalescing := fs.Bool("try-coalescing", false, "then what the agent's receive interrupt coalescing adds to a round trip, as net rr --try-coalescing (with --to; the agent needs --allow-try)")
+	dsn := fs.String("dsn", "", "time this host's experiment on this database's own queries (SELECT 1 in its protocol, as libpq and the MySQL client send it) instead of narrows' two threads: postgres://USER:PASSWORD@HOST:5432/DB or mysql://USER:PASSWORD@HOST:3306/DB (Linux)")
 	asJSON := fs.Bool("json", false, "write the summary as JSON instead of a table")
 	var html string
 	htmlFlag(fs, &html)
@@ -44,6 +46,17 @@ func hostCmd(ctx context.Context, env Env, args []string) error {
 	}
 	cfg := command.DefaultHost(opts)
 	cfg.Duration, cfg.Queries, cfg.TryCoalescing = d, *queries, *tryCoalescing
+	if *dsn != "" {
+		if cfg.DSN, err = dsnOf("host", "--dsn", *dsn); err != nil {
+			return err
+		}
+		if cfg.DSN.Engine == dbconn.SQLServer {
+			return usagef("host: --dsn %s: SQL Server's queries cannot be timed so (its protocol, TDS, is its driver's alone here): run narrows host without --dsn, and db ping for its round trips", cfg.DSN.Redacted)
+		}
+		if cfg.Timeout, err = positiveDuration("--timeout", af.timeout); err != nil {
+			return err
+		}
+	}
 	out := withHTML(output(env, *asJSON), html)
 	rep, err := cfg.Run(ctx, coreEnv(env, out, *asJSON))
 	return written(ctx, out, rep, err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/narrows/narrows/internal/client"
+	"github.com/narrows/narrows/internal/dbconn"
 	"github.com/narrows/narrows/internal/errext"
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/probe/rr"
@@ -32,6 +33,11 @@ type Host struct {
 	// TryCoalescing then measures what the agent's receive interrupt
 	// coalescing adds to a round trip (net rr's --try-coalescing).
 	TryCoalescing bool
+	// DSN, when given, is the database whose queries this host's
+	// experiment times in place of narrows' own pair (PostgreSQL, MySQL).
+	DSN *dbconn.DSN
+	// Timeout bounds the database's connect.
+	Timeout time.Duration
 }
 
 // MinHostDuration is the shortest budget: the experiment's fewest pairs
@@ -77,7 +83,13 @@ func (c Host) Run(ctx context.Context, env Env) (*result.Report, error) {
 	env.say(fmt.Sprintf("narrows host: what waking idle CPUs adds to each round trip, by experiment on %s (up to %s each)", where, metric.FlagDuration(c.Duration)))
 	here := &result.HostSide{Power: sysinfo.ReadPower()}
 	h.Here = here
-	w, err := wakeup.Run(ctx, wakeup.Config{Duration: c.Duration})
+	var w *result.Wakeup
+	var err error
+	if c.DSN != nil {
+		w, h.Database, err = c.database(ctx, env)
+	} else {
+		w, err = wakeup.Run(ctx, wakeup.Config{Duration: c.Duration})
+	}
 	here.Wakeup = w
 	if err != nil || ctx.Err() != nil {
 		return Finish(ctx, env.Tool, rep, err)
@@ -116,6 +128,36 @@ func (c Host) Run(ctx context.Context, env Env) (*result.Report, error) {
 		return Finish(ctx, env.Tool, rep, err)
 	}
 	return Finish(ctx, env.Tool, rep, nil)
+}
+
+// hostQuery is the query the database experiment sends: the least a
+// server does, so what waking adds is most of what changes.
+const hostQuery = "SELECT 1"
+
+// database runs this host's experiment on the database's own queries: a
+// session opened as db ping's is (its socket blocking in the kernel),
+// then taken over for one query after another in the engine's protocol.
+// A database that cannot be reached is the run's error; one whose session
+// cannot be taken over (TLS for MySQL) leaves the experiment unjudged,
+// with why.
+func (c Host) database(ctx context.Context, env Env) (*result.Wakeup, *result.HostDatabase, error) {
+	d := c.DSN
+	env.note(fmt.Sprintf("this host's experiment on %s's own queries (%s to %s) in place of narrows' pair", d.Engine.Name(), hostQuery, d.Where()))
+	conn, err := dbconn.Open(ctx, d, dbconn.Options{Timeout: c.Timeout, Blocking: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer conn.Close()
+	db := &result.HostDatabase{Engine: d.Engine.Name(), Server: d.Where(), Query: hostQuery}
+	if nc := conn.NetConn(); nc != nil {
+		db.Local = sysinfo.SameHost(nc.LocalAddr(), nc.RemoteAddr())
+	}
+	q, err := conn.Raw(hostQuery)
+	if err != nil {
+		return &result.Wakeup{Verdict: result.WakeupUnjudged, Cannot: "the database's session cannot be timed so: " + err.Error()}, db, nil
+	}
+	w, err := wakeup.RunQueries(ctx, wakeup.Config{Duration: c.Duration}, q)
+	return w, db, err
 }
 
 // agentSide refuses an agent's side whose figures do not hold together

@@ -14,9 +14,27 @@ type Host struct {
 	// Coalescing is --try-coalescing's experiment on the agent's NIC
 	// (net rr's), when asked for.
 	Coalescing *CoalescingTry `json:"coalescing_try,omitempty"`
+	// Database says what this host's experiment timed when it was given a
+	// database (--dsn): its own queries in place of narrows' pair.
+	Database *HostDatabase `json:"database,omitempty"`
 	// Queries is the report the arithmetic is for (--queries).
 	Queries int64  `json:"queries"`
 	Stopped string `json:"stopped,omitempty"`
+}
+
+// HostDatabase is the database whose queries this host's wake-up
+// experiment timed: one query after another on one session, sent and read
+// in the engine's own protocol by one thread (as libpq and the C MySQL
+// client do), with this host's CPUs as they are and kept awake. The
+// Wakeup's PerWake is half a query's difference, as the pair's is of a
+// round trip; the whole difference is what this host's CPUs add to each
+// query, both ends' wake-ups when the server is on this host (Local),
+// the client's alone when it is not.
+type HostDatabase struct {
+	Engine string `json:"engine"` // PostgreSQL, MySQL
+	Server string `json:"server"` // host:port
+	Query  string `json:"query"`
+	Local  bool   `json:"local"`
 }
 
 // HostSide is one machine: its power settings as the OS tells them, and

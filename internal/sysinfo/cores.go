@@ -123,15 +123,27 @@ func since(x, y time.Duration) time.Duration { return max(x-y, 0) }
 // ok is false where the times cannot be read (or a CPU came or went).
 // The kernel's work for this process that it books to no process (the
 // softirqs that carry its packets, on Linux) counts as others'.
-func OthersSince() func() (share float64, ok bool) {
+func OthersSince(also ...int) func() (share float64, ok bool) {
+	// own is this process's CPU time and that of the processes also
+	// names (a database server's, on this host, answering the
+	// experiment's queries): the experiment's work, not other work.
+	own := func() (time.Duration, error) {
+		t, err := CPUTime()
+		for _, pid := range also {
+			if p, perr := ProcessCPU(pid); perr == nil {
+				t += p
+			}
+		}
+		return t, err
+	}
 	before, err := coreTimes()
-	own, oerr := CPUTime()
+	own1, oerr := own()
 	return func() (float64, bool) {
 		if err != nil || oerr != nil {
 			return 0, false
 		}
 		after, err := coreTimes()
-		own2, oerr := CPUTime()
+		own2, oerr := own()
 		if err != nil || oerr != nil || len(after) != len(before) {
 			return 0, false
 		}
@@ -149,6 +161,6 @@ func OthersSince() func() (share float64, ok bool) {
 		if total <= 0 {
 			return 0, false
 		}
-		return max(0, float64(busy-(own2-own))/float64(total)), true
+		return max(0, float64(busy-(own2-own1))/float64(total)), true
 	}
 }

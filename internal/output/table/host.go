@@ -24,6 +24,17 @@ func hostSummary(b *strings.Builder, h *result.Host) {
 		fmt.Fprintf(b, "%-18s %-10s %14s %14s %18s  %s\n", name, w.Verdict, asis, awake, per, powerWords(w, s.Power))
 	}
 	row("this host", h.Here)
+	if db := h.Database; db != nil {
+		where := "on another host: this host's share"
+		if db.Local {
+			where = "on this host: both ends"
+		}
+		per := ""
+		if w := h.Here.Wakeup; w != nil && w.AsIs > 0 {
+			per = fmt.Sprintf(": %s ± %s a query", dur(2*w.PerWake), dur(2*w.PerWakeMargin))
+		}
+		fmt.Fprintf(b, "%-18s timed on %s's own queries, %s to %s (%s)%s\n", "", db.Engine, db.Query, db.Server, where, per)
+	}
 	if h.SameHost {
 		fmt.Fprintf(b, "%-18s the agent is on this host: the same machine, measured once\n", "agent's host")
 	} else {

@@ -137,27 +137,36 @@ func (p *threads) clientLoop(cpu int, ready chan<- error) {
 		return
 	}
 	buf := make([]byte, msgSize)
+	serveRuns(p.done, p.req, 64, nil, func() error {
+		if err := p.client.sendAll(buf); err != nil {
+			return err
+		}
+		return recvFull(p.client, buf)
+	})
+}
+
+// serveRuns answers req until done: each run makes round trips (trip)
+// for its duration, the clock read after every every of them, with start
+// called first with the run's duration (nil: nothing to do).
+func serveRuns(done <-chan struct{}, req <-chan runReq, every int64, start func(time.Duration), trip func() error) {
 	for {
 		select {
-		case <-p.done:
+		case <-done:
 			return
-		case r := <-p.req:
+		case r := <-req:
 			var n int64
 			var err error
 			t0 := time.Now()
 			end := t0.Add(r.d)
+			if start != nil {
+				start(r.d)
+			}
 			for err == nil {
-				if err = p.client.sendAll(buf); err != nil {
+				if err = trip(); err != nil {
 					break
 				}
-				if err = recvFull(p.client, buf); err != nil {
+				if n++; n%every == 0 && (!time.Now().Before(end) || r.ctx.Err() != nil) {
 					break
-				}
-				n++
-				if n%64 == 0 {
-					if now := time.Now(); !now.Before(end) || r.ctx.Err() != nil {
-						break
-					}
 				}
 			}
 			r.out <- runRes{n, time.Since(t0), err}
@@ -167,9 +176,17 @@ func (p *threads) clientLoop(cpu int, ready chan<- error) {
 
 // run makes round trips for d and says how many, in how long.
 func (p *threads) run(ctx context.Context, d time.Duration) (int64, time.Duration, error) {
+	return ask(ctx, p.req, d)
+}
+
+// partners: the pair's two threads are this process's.
+func (p *threads) partners() []int { return nil }
+
+// ask hands a run of d to the thread that reads req, and waits for it.
+func ask(ctx context.Context, req chan<- runReq, d time.Duration) (int64, time.Duration, error) {
 	out := make(chan runRes, 1)
 	select {
-	case p.req <- runReq{ctx, d, out}:
+	case req <- runReq{ctx, d, out}:
 	case <-ctx.Done():
 		return 0, 0, ctx.Err()
 	}

@@ -35,6 +35,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/narrows/narrows/internal/dbconn"
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/result"
 	"github.com/narrows/narrows/internal/sysinfo"
@@ -89,9 +90,42 @@ const (
 // two threads.
 var ErrUnsupported = errors.New("not supported on this OS")
 
-// Run runs the experiment on this machine. The result is always returned,
-// its verdict unjudged when it could not run (Cannot says why).
+// trips are the round trips a block times: the pair's, or a database's
+// queries (RunQueries).
+type trips interface {
+	// run makes round trips for d and says how many, in how long.
+	run(ctx context.Context, d time.Duration) (int64, time.Duration, error)
+	// partners are the other processes whose CPU time is the round
+	// trips' own (a database server on this host), not other work.
+	partners() []int
+	close()
+}
+
+// Run runs the experiment on this machine, on its own pair of threads.
+// The result is always returned, its verdict unjudged when it could not
+// run (Cannot says why).
 func Run(ctx context.Context, cfg Config) (*result.Wakeup, error) {
+	return runOn(ctx, cfg, func() (trips, error) { return newPair() })
+}
+
+// RunQueries runs the experiment on a database's queries, sent and read
+// by one locked thread in the engine's own protocol (dbconn.RawQuery):
+// each round trip is then the database's own, its server's wake-ups and
+// work included. It closes q.
+func RunQueries(ctx context.Context, cfg Config, q *dbconn.RawQuery) (*result.Wakeup, error) {
+	if err := queriesHere(); err != nil {
+		q.Close()
+		return &result.Wakeup{Verdict: result.WakeupUnjudged, Cannot: err.Error()}, nil
+	}
+	opened := false
+	res, err := runOn(ctx, cfg, func() (trips, error) { opened = true; return newQueries(q) })
+	if !opened {
+		q.Close()
+	}
+	return res, err
+}
+
+func runOn(ctx context.Context, cfg Config, open func() (trips, error)) (*result.Wakeup, error) {
 	cfg = cfg.withDefaults()
 	res := &result.Wakeup{Verdict: result.WakeupUnjudged}
 	how, err := canHold()
@@ -100,7 +134,7 @@ func Run(ctx context.Context, cfg Config) (*result.Wakeup, error) {
 		return res, nil
 	}
 	res.How = how
-	p, err := newPair()
+	p, err := open()
 	if err != nil {
 		res.Cannot = err.Error()
 		return res, nil
@@ -159,7 +193,7 @@ const awakeSettle = 250 * time.Millisecond
 
 // block runs one block, with the CPUs kept awake or as they are: round
 // trips for settle, then for d, measured.
-func block(ctx context.Context, p *threads, awake bool, settle, d time.Duration) (result.WakeupBlock, error) {
+func block(ctx context.Context, p trips, awake bool, settle, d time.Duration) (result.WakeupBlock, error) {
 	if awake {
 		release, err := hold()
 		if err != nil {
@@ -170,7 +204,7 @@ func block(ctx context.Context, p *threads, awake bool, settle, d time.Duration)
 	if _, _, err := p.run(ctx, settle); err != nil {
 		return result.WakeupBlock{}, err
 	}
-	others := sysinfo.OthersSince()
+	others := sysinfo.OthersSince(p.partners()...)
 	n, took, err := p.run(ctx, d)
 	b := result.WakeupBlock{Awake: awake, RoundTrips: n}
 	if share, ok := others(); ok {

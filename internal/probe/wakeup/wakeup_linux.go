@@ -136,3 +136,7 @@ func (c connEnd) sendAll(b []byte) error {
 }
 
 func (c connEnd) close() { c.Conn.Close() }
+
+// queriesHere: a database's queries are timed here (netio's blocking
+// socket).
+func queriesHere() error { return nil }

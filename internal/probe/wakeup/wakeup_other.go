@@ -11,3 +11,5 @@ func cpus() ([]int, error) { return nil, ErrUnsupported }
 func pin(int) error { return ErrUnsupported }
 
 func loopback() (client, echo end, err error) { return nil, nil, ErrUnsupported }
+
+func queriesHere() error { return errQueriesLinux }
