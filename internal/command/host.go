@@ -56,6 +56,11 @@ func (c Host) Run(ctx context.Context, env Env) (*result.Report, error) {
 		return nil, errext.Userf(nil, "--duration %s: the experiment needs at least %s (four pairs of blocks, as is and awake): use --duration %s or more",
 			metric.FlagDuration(c.Duration), metric.FlagDuration(MinHostDuration), metric.FlagDuration(MinHostDuration))
 	}
+	if c.DSN != nil {
+		if err := wakeup.QueriesHere(); err != nil {
+			return nil, errext.Userf(nil, "--dsn: %s", err)
+		}
+	}
 	var rep *result.Report
 	var sess *client.Session
 	if c.Agent != nil {

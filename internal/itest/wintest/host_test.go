@@ -3,7 +3,11 @@
 package wintest
 
 import (
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/narrows/narrows/internal/itest"
 )
 
 // TestHostPackagesOnWindows runs `narrows host`'s Windows code in its
@@ -21,4 +25,16 @@ func TestHostPackagesOnWindows(t *testing.T) {
 		packageTests{pkg: "./internal/probe/wakeup", tests: []string{"TestCanHold", "TestSpinnersLetGo", "TestPairRoundTrips", "TestReceiveTimeout"}},
 		// The names (TestHypervisorNames, power_test.go) run on every OS.
 		packageTests{pkg: "./internal/sysinfo", tests: []string{"TestReadPower", "TestSchemeNames", "TestHypervisorNames", "TestCoreTimes", "TestCoreLoadBetween"}})
+}
+
+// TestHostDSNOnWindows: narrows host --dsn refuses on Windows before it
+// connects (exit 2, one line, why): there Go's network poller stands
+// between a session's calls, and would hide what waking costs.
+func TestHostDSNOnWindows(t *testing.T) {
+	w := itest.NewWine(t)
+	r := w.Run(t, time.Minute, nil, "host", "--dsn", "postgres://narrows:Hunter2secret@127.0.0.1:1/postgres")
+	last := strings.TrimSuffix(r.Stderr, "\n")
+	if r.Code != 2 || strings.Contains(last, "\n") || !strings.Contains(last, "timed on Linux only") || strings.Contains(r.Stderr, "Hunter2secret") {
+		t.Fatalf("narrows.exe host --dsn: exit %d, stderr %q: want exit 2 and one line saying Linux only, no password", r.Code, r.Stderr)
+	}
 }

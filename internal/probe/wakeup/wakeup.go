@@ -108,6 +108,10 @@ func Run(ctx context.Context, cfg Config) (*result.Wakeup, error) {
 	return runOn(ctx, cfg, func() (trips, error) { return newPair() })
 }
 
+// QueriesHere says whether a database's queries can be timed on this OS
+// (nil), or why not.
+func QueriesHere() error { return queriesHere() }
+
 // RunQueries runs the experiment on a database's queries, sent and read
 // by one locked thread in the engine's own protocol (dbconn.RawQuery):
 // each round trip is then the database's own, its server's wake-ups and
