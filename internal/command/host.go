@@ -162,6 +162,11 @@ func (c Host) database(ctx context.Context, env Env) (*result.Wakeup, *result.Ho
 		return &result.Wakeup{Verdict: result.WakeupUnjudged, Cannot: "the database's session cannot be timed so: " + err.Error()}, db, nil
 	}
 	w, err := wakeup.RunQueries(ctx, wakeup.Config{Duration: c.Duration}, q)
+	if err != nil && ctx.Err() == nil {
+		// The server's answers could not be read, or one took over 2 s.
+		err = fmt.Errorf("timing %s's queries at %s: %w: check that --dsn names the database's own port (not a proxy or a pooler), and run it again when the server answers SELECT 1 at once",
+			d.Engine.Name(), d.Where(), err)
+	}
 	return w, db, err
 }
 

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/narrows/narrows/internal/untrusted"
 )
 
 // RawQuery is one query sent and read on the session's own socket in the
@@ -177,7 +179,7 @@ func readPGAnswer(r *rawReader) error {
 		}
 		t, n := h[0], int(binary.BigEndian.Uint32(h[1:]))
 		if n < 4 {
-			return fmt.Errorf("the server sent a message (%q) of length %d: not PostgreSQL's protocol", printable(t), n)
+			return fmt.Errorf("the server sent a message (%s) of length %d: not PostgreSQL's protocol", untrusted.Quote(string([]byte{t})), n)
 		}
 		body, err := r.next(n - 4)
 		if err != nil {
@@ -219,14 +221,6 @@ func pgSQLState(body []byte) string {
 	return "?"
 }
 
-// printable is a message type byte as a character, or "?".
-func printable(b byte) string {
-	if b >= 0x20 && b < 0x7f {
-		return string(rune(b))
-	}
-	return "?"
-}
-
 // myPacket is a MySQL packet: three bytes of length, its sequence number,
 // its payload.
 func myPacket(seq byte, payload []byte) []byte {
@@ -248,6 +242,15 @@ func readMyPacket(r *rawReader) ([]byte, error) {
 // with that first byte: a row's lenenc string of 0xfe would be 8 bytes
 // of length and more).
 func isMyEOF(p []byte) bool { return len(p) > 0 && p[0] == 0xfe && len(p) < 9 }
+
+// isMyOldEOF says whether an end packet is the EOF packet of a server
+// that sends one after the column definitions (0xfe, 2 bytes of
+// warnings, 2 of status: 5 bytes), not the OK packet that ends a result
+// set where the client asked for none (CLIENT_DEPRECATE_EOF: 0xfe, two
+// length-encoded integers, status and warnings: 7 bytes or more). The
+// driver asks for that; the server decides, and only this tells them
+// apart when no row follows.
+func isMyOldEOF(p []byte) bool { return isMyEOF(p) && len(p) == 5 }
 
 // readMyAnswer reads MySQL's answer to COM_QUERY: an OK (no rows), an
 // error, or a result set: the column count, the columns' definitions, an
@@ -278,9 +281,9 @@ func readMyAnswer(r *rawReader) error {
 	if p, err = readMyPacket(r); err != nil {
 		return err
 	}
-	if isMyEOF(p) {
+	if isMyOldEOF(p) {
 		// The EOF after the definitions (a server that still sends one):
-		// the rows follow.
+		// the rows follow, and an EOF after them.
 		if p, err = readMyPacket(r); err != nil {
 			return err
 		}

@@ -36,8 +36,29 @@ func myAnswer(eof bool) []byte {
 		add([]byte{0xfe, 0, 0, 2, 0})
 	}
 	add([]byte{1, '1'})
-	add([]byte{0xfe, 0, 0, 2, 0})
+	add(myEnd(eof))
 	return b
+}
+
+// myEnd is what ends a MySQL result set: the EOF packet (5 bytes), or
+// under CLIENT_DEPRECATE_EOF the OK packet with 0xfe first (7 bytes).
+func myEnd(eof bool) []byte {
+	if eof {
+		return []byte{0xfe, 0, 0, 2, 0}
+	}
+	return []byte{0xfe, 0, 0, 2, 0, 0, 0}
+}
+
+// myNoRows is a result set of one column and no row, both ways.
+func myNoRows(eof bool) []byte {
+	var b []byte
+	b = append(b, myPacket(1, []byte{1})...)
+	b = append(b, myPacket(2, append([]byte{3, 'd', 'e', 'f'}, make([]byte, 20)...))...)
+	if eof {
+		b = append(b, myPacket(3, myEnd(true))...)
+		return append(b, myPacket(4, myEnd(true))...)
+	}
+	return append(b, myPacket(3, myEnd(false))...)
 }
 
 // serve answers each query on a pipe with the next of answers, in
@@ -102,6 +123,10 @@ func TestRawAnswers(t *testing.T) {
 		{"mysql with EOF", readMyAnswer, myAnswer(true), ""},
 		{"mysql deprecate EOF", readMyAnswer, myAnswer(false), ""},
 		{"mysql OK", readMyAnswer, myPacket(1, []byte{0, 0, 0, 2, 0, 0, 0}), ""},
+		// No row: the OK that ends it (deprecate EOF) is not taken for
+		// the EOF after the definitions (the read would wait for rows).
+		{"mysql no rows with EOF", readMyAnswer, myNoRows(true), ""},
+		{"mysql no rows deprecate EOF", readMyAnswer, myNoRows(false), ""},
 		{"mysql error named by code only", readMyAnswer, myErr, "error 1064"},
 		{"mysql 251 columns", readMyAnswer, tooMany, "251 columns"},
 		{"mysql empty packet", readMyAnswer, myPacket(1, nil), "empty packet"},
