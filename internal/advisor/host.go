@@ -29,11 +29,15 @@ func host(h *result.Host) []result.Finding {
 		switch w := sd.s.Wakeup; w.Verdict {
 		case result.WakeupCosts:
 			costs = append(costs, sd)
-			if i == 0 && db != nil {
+			if i == 0 && db != nil && !(db.Local && h.Agent != nil) {
 				// The database's query: its whole difference is this
 				// host's share (both ends' when the server is here).
 				perTrip += 2 * w.PerWake.D()
 			} else {
+				// A wake-up at this end: the pair's, or, with the server
+				// here and the other end the agent's host, the server's
+				// (half its queries' difference, both of whose ends
+				// were here).
 				perTrip += w.PerWake.D()
 			}
 		case result.WakeupFree:
@@ -61,8 +65,10 @@ func host(h *result.Host) []result.Finding {
 		}
 		ends := "each end's CPU waking once"
 		switch {
+		case db != nil && db.Local && h.Agent != nil:
+			ends = "the server is on this host: a query from the agent's host wakes this host once (half its own queries' difference, both of whose ends were here) and the agent's host once"
 		case db != nil && db.Local:
-			ends = fmt.Sprintf("the server is on this host: both ends' wake-ups are in its queries' difference%s", agentToo(h))
+			ends = "the server is on this host: both ends' wake-ups are in its queries' difference"
 		case db != nil:
 			ends = fmt.Sprintf("the server is at %s: this host's share of each query; the server's host pays its own, which narrows host there (or --to an agent on it) measures%s", db.Server, agentToo(h))
 		case h.SameHost:
@@ -77,12 +83,18 @@ func host(h *result.Host) []result.Finding {
 			what, per = fmt.Sprintf("each of %s's queries", db.Engine), "A query pays it at each end whose process waited"
 		}
 		report := time.Duration(h.Queries) * perTrip
+		least := "It is the wake-ups' own cost, with the least work after each: where CPUs wake slowly the work just after a wake-up runs slower too, " +
+			"so a client and a server that do more for each query pay more than this (narrows host --dsn times the database's own)."
+		if db != nil {
+			least = "The server's work is in it, the client's is the least a client does: where CPUs wake slowly the work just after a wake-up runs slower too, " +
+				"so a client that does more for each answer (a driver, an ORM) pays more than this."
+		}
 		detail := fmt.Sprintf("Measured by experiment: %s, "+
-			"with the CPUs as they are and kept from deep idle, in alternating blocks until the difference was clear: %s. "+
+			"with the CPUs as they are and kept from deep idle, in alternating blocks until the difference was clear: %s. %s "+
 			"%s (%s), whatever the network: the cost is the hosts', not the wire's, "+
 			"and a faster network does not remove it. %s Keeping idle CPUs awake costs power (and, on a cloud VM, CPU time the provider counts: "+
 			"a burstable instance spends its credits); do it on the database's hosts, for the sessions that wait on round trips.",
-			how, strings.Join(parts, "; "), per, ends, remedies(costs))
+			how, strings.Join(parts, "; "), least, per, ends, remedies(costs))
 		out = append(out, result.Finding{Code: "host.cpu_wakeups", Severity: "warning",
 			Summary: fmt.Sprintf("Idle CPUs waking add %s to %s: a %s-query report waits %s more for it.",
 				metric.FormatDuration(perTrip), what, metric.FormatCount(h.Queries), metric.FormatSeconds(report.Seconds())),

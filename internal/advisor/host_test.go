@@ -31,7 +31,8 @@ func TestHostFindings(t *testing.T) {
 		{name: "both ends cost", h: result.Host{Queries: 5000, Here: side(result.WakeupCosts, 20*time.Microsecond, result.HowLatencyRequest, haltpoll),
 			Agent: side(result.WakeupCosts, 25*time.Microsecond, result.HowSpinners, win)},
 			want: "host.cpu_wakeups", perTrip: 45 * time.Microsecond,
-			words: []string{"45.0 µs to each round trip", "0.23 s more", "tuned-adm profile latency-performance", "powercfg /setactive SCHEME_MIN", "KVM"}},
+			words: []string{"45.0 µs to each round trip", "0.23 s more", "tuned-adm profile latency-performance", "powercfg /setactive SCHEME_MIN", "KVM",
+				"with the least work after each", "pay more than this (narrows host --dsn times the database's own)"}},
 		{name: "one machine, both ends", h: result.Host{Queries: 1000, SameHost: true, Here: side(result.WakeupCosts, 20*time.Microsecond, result.HowLatencyRequest, haltpoll)},
 			want: "host.cpu_wakeups", perTrip: 40 * time.Microsecond, words: []string{"wake twice"}},
 		{name: "no cpuidle driver", h: result.Host{Queries: 5000, Here: side(result.WakeupCosts, 20*time.Microsecond, result.HowSpinners, &result.Power{OS: "linux", IdleDriver: "none"})},
@@ -67,6 +68,16 @@ func TestHostFindings(t *testing.T) {
 			Database: &result.HostDatabase{Engine: "MySQL", Server: "10.0.0.5:3306", Query: "SELECT 1"}},
 			want: "host.cpu_wakeups", perTrip: 55 * time.Microsecond,
 			words: []string{"each of MySQL's queries", "this host's share", "the agent's host adds one wake-up of its own"}},
+		// The server here and the agent elsewhere (where the session's
+		// client is): a query wakes each end once, this host's being half
+		// its own queries' difference, not all of it.
+		{name: "database on this host, an agent elsewhere", h: result.Host{Queries: 5000, Here: side(result.WakeupCosts, 30*time.Microsecond, result.HowLatencyRequest, haltpoll),
+			Agent:    side(result.WakeupCosts, 25*time.Microsecond, result.HowLatencyRequest, haltpoll),
+			Database: &result.HostDatabase{Engine: "PostgreSQL", Server: "127.0.0.1:5432", Query: "SELECT 1", Local: true}},
+			want: "host.cpu_wakeups", perTrip: 55 * time.Microsecond,
+			words: []string{"55.0 µs to each of PostgreSQL's queries", "60.0 µs a query", "a query from the agent's host wakes this host once", "the agent's host 25.0 µs a wake-up",
+				"a client that does more for each answer (a driver, an ORM) pays more than this"},
+			nots: []string{"both ends' wake-ups are in"}},
 		{name: "database, nothing to gain", h: result.Host{Queries: 5000, Here: side(result.WakeupFree, time.Microsecond, result.HowLatencyRequest, haltpoll),
 			Database: &result.HostDatabase{Engine: "PostgreSQL", Server: "127.0.0.1:5432", Query: "SELECT 1", Local: true}},
 			want: "host.cpu_wakeups_none", words: []string{"nothing measurable to PostgreSQL's queries", "2.00 µs ± 200 ns a query"}},

@@ -38,6 +38,10 @@ type Host struct {
 	DSN *dbconn.DSN
 	// Timeout bounds the database's connect.
 	Timeout time.Duration
+	// OrPair: when the database's session cannot be timed so (MySQL over
+	// TLS), this host's experiment runs on narrows' pair instead, and
+	// says why (doctor's; narrows host --dsn leaves it unjudged).
+	OrPair bool
 }
 
 // MinHostDuration is the shortest budget: the experiment's fewest pairs
@@ -92,7 +96,8 @@ func (c Host) Run(ctx context.Context, env Env) (*result.Report, error) {
 	var err error
 	if c.DSN != nil {
 		w, h.Database, err = c.database(ctx, env)
-	} else {
+	}
+	if c.DSN == nil || (w == nil && err == nil) {
 		w, err = wakeup.Run(ctx, wakeup.Config{Duration: c.Duration})
 	}
 	here.Wakeup = w
@@ -144,11 +149,16 @@ const hostQuery = "SELECT 1"
 // then taken over for one query after another in the engine's protocol.
 // A database that cannot be reached is the run's error; one whose session
 // cannot be taken over (TLS for MySQL) leaves the experiment unjudged,
-// with why.
+// with why; OrPair, either leaves it to narrows' pair (no wake-up, no
+// database).
 func (c Host) database(ctx context.Context, env Env) (*result.Wakeup, *result.HostDatabase, error) {
 	d := c.DSN
 	env.note(fmt.Sprintf("this host's experiment on %s's own queries (%s to %s) in place of narrows' pair", d.Engine.Name(), hostQuery, d.Where()))
 	conn, err := dbconn.Open(ctx, d, dbconn.Options{Timeout: c.Timeout, Blocking: true})
+	if err != nil && c.OrPair && ctx.Err() == nil {
+		env.note(fmt.Sprintf("%s could not be reached (%s): narrows' pair in its place", d.Engine.Name(), d.Reason(err)))
+		return nil, nil, nil
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -158,6 +168,10 @@ func (c Host) database(ctx context.Context, env Env) (*result.Wakeup, *result.Ho
 		db.Local = sysinfo.SameHost(nc.LocalAddr(), nc.RemoteAddr())
 	}
 	q, err := conn.Raw(hostQuery)
+	if err != nil && c.OrPair {
+		env.note(fmt.Sprintf("%s's session cannot be timed so (%s): narrows' pair in its place", d.Engine.Name(), d.Reason(err)))
+		return nil, nil, nil
+	}
 	if err != nil {
 		return &result.Wakeup{Verdict: result.WakeupUnjudged, Cannot: "the database's session cannot be timed so: " + err.Error()}, db, nil
 	}

@@ -1,10 +1,13 @@
 package command
 
 import (
+	"context"
+	"net"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/narrows/narrows/internal/dbconn"
 	"github.com/narrows/narrows/internal/result"
 )
 
@@ -36,5 +39,37 @@ func TestAgentSide(t *testing.T) {
 				t.Errorf("agentSide = %v, want an error saying %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestHostDatabaseOrPair: a database that cannot be reached is the run's
+// error for narrows host --dsn, and for doctor's host step (OrPair) it
+// leaves this host's experiment to narrows' pair, saying why once.
+func TestHostDatabaseOrPair(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing answers there now: a refused connect
+	d, err := dbconn.Parse("postgres://narrows:s3cret-pw@" + addr + "/postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notes []string
+	env := Env{Note: func(s string) { notes = append(notes, s) }}
+	c := Host{DSN: d, Timeout: 2 * time.Second}
+	if w, db, err := c.database(context.Background(), env); err == nil || w != nil || db != nil {
+		t.Errorf("narrows host --dsn to a closed port: %v, %v, %v; want the run's error", w, db, err)
+	}
+	notes = nil
+	c.OrPair = true
+	w, db, err := c.database(context.Background(), env)
+	if err != nil || w != nil || db != nil {
+		t.Fatalf("doctor's host step to a closed port: %v, %v, %v; want neither, for the pair", w, db, err)
+	}
+	got := strings.Join(notes, "\n")
+	if !strings.Contains(got, "could not be reached") || !strings.Contains(got, "narrows' pair in its place") || strings.Contains(got, "s3cret-pw") {
+		t.Errorf("notes %q: want why, the pair named, and no secret", got)
 	}
 }

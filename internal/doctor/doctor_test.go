@@ -12,6 +12,7 @@ import (
 	"github.com/narrows/narrows/internal/dbconn"
 	"github.com/narrows/narrows/internal/errext"
 	"github.com/narrows/narrows/internal/plan"
+	"github.com/narrows/narrows/internal/probe/wakeup"
 	"github.com/narrows/narrows/internal/result"
 	"github.com/narrows/narrows/internal/wire"
 	"github.com/narrows/narrows/internal/words"
@@ -81,6 +82,11 @@ func TestStepsBuildTheirCommands(t *testing.T) {
 			if c.Agent == nil || c.Agent.Addr != "db2:7447" || c.Duration != command.MinHostDuration+4*time.Second {
 				t.Errorf("%s: %+v", st.Name, c)
 			}
+			// The database's own queries where they can be timed so,
+			// narrows' pair where its session cannot be.
+			if here := wakeup.QueriesHere() == nil; (c.DSN == dsn && c.OrPair) != here || (!here && c.DSN != nil) {
+				t.Errorf("%s: the database's queries timed %v where this OS can (%v): %+v", st.Name, c.DSN != nil, here, c)
+			}
 		case command.PlanBackup:
 			if c.Measure == nil || c.Measure.DataPath != "/data" || c.Measure.BackupPath != "/backup" || c.Measure.To != "db2" {
 				t.Errorf("%s: %+v", st.Name, c.Measure)
@@ -115,6 +121,14 @@ func TestHostStepNeedsItsBudget(t *testing.T) {
 	in.AgentMaxDuration = 40 * time.Second
 	if r, err := host.Command(in, plan.Saved{}, time.Minute); err != nil || r.(command.Host).Duration != 40*time.Second {
 		t.Errorf("an agent allowing 40s: %v %+v", err, r)
+	}
+	// SQL Server's queries cannot be timed so: the pair, whatever the OS.
+	var err error
+	if in.DSN, err = dbconn.Parse("sqlserver://narrows@db1:1433"); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := host.Command(in, plan.Saved{}, time.Minute); err != nil || r.(command.Host).DSN != nil {
+		t.Errorf("SQL Server's DSN: %v %+v", err, r)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/narrows/narrows/internal/plan"
 	"github.com/narrows/narrows/internal/probe/disk"
 	"github.com/narrows/narrows/internal/probe/replication"
+	"github.com/narrows/narrows/internal/probe/wakeup"
 	"github.com/narrows/narrows/internal/result"
 	"github.com/narrows/narrows/internal/wire"
 	"github.com/narrows/narrows/internal/words"
@@ -172,6 +173,12 @@ var Steps = []Step{
 		Command: func(in Inputs, _ plan.Saved, d time.Duration) (command.Runner, error) {
 			c := command.DefaultHost(in.Agent)
 			c.Duration = command.MinHostDuration + whole(d/2)
+			if in.DSN != nil && in.DSN.Engine != dbconn.SQLServer && wakeup.QueriesHere() == nil {
+				// The database's own queries, where they can be timed so
+				// (Linux; PostgreSQL, MySQL): its server's work after each
+				// wake-up is in them, which the pair's is not.
+				c.DSN, c.Timeout, c.OrPair = in.DSN, command.DefaultDBPing(in.DSN).Ping.Timeout, true
+			}
 			if most := in.AgentMaxDuration; in.Agent != nil && most > 0 {
 				if most < command.MinHostDuration {
 					return nil, command.NotApplicable(fmt.Sprintf("the agent allows tests of up to %s (its --max-duration), and the host experiment needs %s there",

@@ -130,6 +130,10 @@ type WakeupBlock struct {
 	// before it, it measured the experiment, not the machine, and its
 	// pair is not counted.
 	Settling bool `json:"settling,omitempty"`
+	// Disturbed marks a block awake that ran nearer the pace as is than
+	// the awake one: something else held the CPUs, and its pair is not
+	// counted.
+	Disturbed bool `json:"disturbed,omitempty"`
 	// Others is the share of all the machine's CPU time, while the block
 	// measured, that went to work other than narrows (absent where it
 	// could not be read): a machine busy with other work is not judged.

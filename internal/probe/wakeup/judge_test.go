@@ -97,6 +97,51 @@ func TestSettling(t *testing.T) {
 	}
 }
 
+// TestDisturbed: a block awake that something else held (the agent's
+// side of a run here: 84.4 µs awake among 11.3-13.6) is marked and its
+// pair not counted; a block awake within the blocks' scatter, or below
+// the midpoint, is not.
+func TestDisturbed(t *testing.T) {
+	pairs := [][2]float64{{54.2, 12.0}, {56.8, 12.2}, {65.3, 13.6}, {61.1, 84.4}, {57.0, 12.5}, {59.9, 12.3}}
+	res := &result.Wakeup{Blocks: blocks(pairs)}
+	if !judge(res) || res.Verdict != result.WakeupCosts {
+		t.Fatalf("verdict %s", res.Verdict)
+	}
+	for i, b := range res.Blocks {
+		if b.Disturbed != (i == 7) || b.Settling {
+			t.Errorf("block %d (%v µs, awake %v) disturbed %v, settling %v", i, b.Mean.D().Microseconds(), b.Awake, b.Disturbed, b.Settling)
+		}
+	}
+	var sum float64
+	for i, p := range pairs {
+		if i != 3 {
+			sum += p[0] - p[1]
+		}
+	}
+	if got, want := res.PerWake.D().Seconds()*1e6, sum/5/2; math.Abs(got-want) > 0.01 {
+		t.Errorf("per wake %.2f µs, want %.2f (the disturbed pair left out)", got, want)
+	}
+	if got := res.Awake.D().Seconds() * 1e6; got > 13 {
+		t.Errorf("awake %.2f µs: the disturbed block counted", got)
+	}
+	for _, tc := range []struct {
+		name  string
+		pairs [][2]float64
+	}{
+		{"awake a little slow, below the midpoint", [][2]float64{{54, 12}, {56, 12.2}, {55, 30}, {57, 12.1}}},
+		{"half slow", [][2]float64{{54, 12}, {56, 50}, {55, 12}, {57, 52}}},
+		{"no cost by the medians", [][2]float64{{13, 13}, {13, 13}, {13, 90}, {13, 13}}},
+	} {
+		res := &result.Wakeup{Blocks: blocks(tc.pairs)}
+		judge(res)
+		for i, b := range res.Blocks {
+			if b.Disturbed {
+				t.Errorf("%s: block %d marked disturbed", tc.name, i)
+			}
+		}
+	}
+}
+
 func TestMeanCI(t *testing.T) {
 	m, h := metric.MeanCI([]float64{1, 2, 3, 4})
 	// sd = 1.291, t(3) = 3.182: 3.182 × 1.291 / 2 = 2.054

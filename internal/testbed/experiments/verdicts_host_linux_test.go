@@ -5,10 +5,12 @@ package experiments
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -37,13 +39,17 @@ var hostScenarios = []Scenario{
 		Name: "host/wakeups-as-is", CI: true, Share: testbed.Slots,
 		Question: "is this host's power saving what slows a chatty session?",
 		Truth: "the machine as it is (on this project's VMs: cpuidle haltpoll, guest halt polling off, a halted vCPU woken by the hypervisor); " +
-			"the truth is pgbench -c 1 SELECT 1 on loopback, in alternating rounds with the CPUs as they are and kept awake",
+			"the truth is pgbench -c 1 and mariadb-slap --concurrency=1 SELECT 1 on loopback, each in rounds of a run with the CPUs as they are and one with them kept awake, two before narrows' run and two after",
 		Say:    []string{"host.cpu_wakeups"},
 		NotSay: []string{"host.cpu_wakeups_none", "host.cpu_wakeups_unjudged"},
 		Run: func(c *Case) {
 			pg, l, addr := wakeupBed(c)
-			rep := c.Narrows(l.A, "host", "--to", addr, "--duration", "50s")
-			gain, costs := wakeupTruth(c, pg, "narrows", c.Said("host.cpu_wakeups_none") && !c.Said("host.cpu_wakeups"), codes(rep))
+			my := loopbackMaria(c)
+			pgb, slap := pgbenchClient(c, pg), slapClient(c, my)
+			var rep *result.Report
+			around(func() { rep = c.Narrows(l.A, "host", "--to", addr, "--duration", "50s") }, pgb, slap)
+			logBlocks(c, rep)
+			costs := wakeupTruth(c, pgb, "narrows", c.Said("host.cpu_wakeups_none") && !c.Said("host.cpu_wakeups"), codes(rep))
 			if !costs {
 				return
 			}
@@ -51,48 +57,42 @@ var hostScenarios = []Scenario{
 			if f == nil {
 				return // the Say list fails the row
 			}
-			my := loopbackMaria(c)
-			slap := slapAwake(c, my)
-			c.T.Logf("mariadb-slap --concurrency=1 SELECT 1 on loopback, µs a query as is / with the CPUs kept awake, by round: %s", slap)
-			// The two clients' gains disagree with each other on this
-			// machine by up to a quarter: pgbench's rounds as is run at
-			// 57-63 µs or, for minutes at a time, at 72-82 (a proof read
-			// its gain 55.2 µs beside mariadb-slap's 44.2 in the same run).
-			// The prediction is held within 15% of one of them at least,
-			// and each ratio is stated; issue 28 asks for both.
+			c.T.Logf("%s: %s", slap.name, slap.rounds)
+			// What narrows says is the wake-ups' own cost, with the least
+			// work after each (its threads' awake round trip, both ends'
+			// mean): each client's is held between its gain less its own
+			// work's slowdown and its whole gain (holdWake).
 			pred := f.Values["per_round_trip_seconds"]
-			rp, rs := pred/gain, pred/slap.gain()
-			c.T.Logf("predicted %.1f µs a round trip: %.3f of pgbench's gain (%.1f µs), %.3f of mariadb-slap's (%.1f µs)", pred*1e6, rp, gain*1e6, rs, slap.gain()*1e6)
-			within := func(r float64) bool { return r >= 0.85 && r <= 1.15 }
-			c.Expect("what waking adds to a round trip, predicted, within 15% of pgbench's or mariadb-slap's gain with the CPUs kept awake", within(rp) || within(rs),
-				fmt.Sprintf("%.2f of pgbench's, %.2f of mariadb-slap's", rp, rs))
+			least := (rep.Host.Here.Wakeup.Awake.D().Seconds() + rep.Host.Agent.Wakeup.Awake.D().Seconds()) / 2
+			holdWake(c, "what waking adds to a round trip, predicted", pred, pgb, least)
+			holdWake(c, "what waking adds to a round trip, predicted", pred, slap, least)
 			c.Expect("both ends measured, by experiment on each", rep.Host != nil && rep.Host.Agent != nil && rep.Host.Agent.Wakeup != nil && !rep.Host.SameHost, "agent side measured")
 		},
 	},
 	{
-		Name: "host/wakeups-postgres", Share: testbed.Slots,
+		Name: "host/wakeups-postgres", CI: true, Share: testbed.Slots,
 		Question: "what does waking idle CPUs add to each of my database's queries?",
 		Truth: "narrows host --dsn to a PostgreSQL on this host's loopback: its own queries timed as is and with the CPUs kept awake; " +
-			"the truth is pgbench -c 1 SELECT 1 to the same server, in alternating rounds the same way",
+			"the truth is pgbench -c 1 SELECT 1 to the same server, in rounds of a run as is and one awake, two before narrows' run and two after",
 		Say:    []string{"host.cpu_wakeups"},
 		NotSay: []string{"host.cpu_wakeups_none", "host.cpu_wakeups_unjudged"},
 		Run: func(c *Case) {
 			c.host.close()
 			pg := loopbackPG(c)
-			dbWakeups(c, pg.DSN(pg.Primary, "narrows", dbserver.NarrowsPassword), "pgbench -c 1", func() rounds { return pgbenchAwake(c, pg) })
+			dbWakeups(c, pg.DSN(pg.Primary, "narrows", dbserver.NarrowsPassword), pgbenchClient(c, pg))
 		},
 	},
 	{
-		Name: "host/wakeups-mariadb", Share: testbed.Slots,
+		Name: "host/wakeups-mariadb", CI: true, Share: testbed.Slots,
 		Question: "what does waking idle CPUs add to each of my database's queries?",
 		Truth: "narrows host --dsn to a MariaDB on this host's loopback: its own queries timed as is and with the CPUs kept awake; " +
-			"the truth is mariadb-slap --concurrency=1 SELECT 1 to the same server, in alternating rounds the same way",
+			"the truth is mariadb-slap --concurrency=1 SELECT 1 to the same server, in rounds of a run as is and one awake, two before narrows' run and two after",
 		Say:    []string{"host.cpu_wakeups"},
 		NotSay: []string{"host.cpu_wakeups_none", "host.cpu_wakeups_unjudged"},
 		Run: func(c *Case) {
 			c.host.close()
 			m := loopbackMaria(c)
-			dbWakeups(c, m.DSN(m.Source, "narrows", dbserver.NarrowsPassword), "mariadb-slap --concurrency=1", func() rounds { return slapAwake(c, m) })
+			dbWakeups(c, m.DSN(m.Source, "narrows", dbserver.NarrowsPassword), slapClient(c, m))
 		},
 	},
 	{
@@ -176,13 +176,8 @@ func (r *rounds) add(asis, awake float64) {
 	r.asis, r.awake = append(r.asis, asis), append(r.awake, awake)
 }
 
-// gain is the median round's gain with the CPUs kept awake. A round as
-// is may catch the machine still answering near the awake pace after
-// the round before (a mariadb-slap round read 50.1 µs against 61.4 in
-// the next run, and 30.9 µs of gain beside pgbench's 47.3 in the same
-// run), or in its slower mode (pgbench 70-72 µs against 57-59): one
-// such round does not move the median of three, as narrows host's
-// settling blocks are not counted.
+// gain is the median round's gain with the CPUs kept awake (of an even
+// number, the mean of the middle two).
 func (r rounds) gain() float64 {
 	d := make([]float64, len(r.asis))
 	for i := range d {
@@ -200,16 +195,83 @@ func (r rounds) String() string {
 	return strings.TrimSpace(b.String())
 }
 
+// client is a truth's C client: one round of it (as is, then with the
+// CPUs kept awake: seconds a round trip each) and the rounds it has run.
+type client struct {
+	name   string // "pgbench -c 1", for the log
+	round  func() (asis, awake float64)
+	rounds rounds
+}
+
+func (cl *client) run() { cl.rounds.add(cl.round()) }
+
+func (cl *client) gain() float64 { return cl.rounds.gain() }
+
+// wakeOnly is the client's gain less the most its own work's slowdown
+// has added to it here, beside a measure whose round trip takes least
+// awake (seconds). On this project's VMs the work just after a wake-up
+// runs up to half as fast as awake, so a client pays again, as is, up to
+// what its round trip takes awake beyond least: pgbench's round trip took
+// 9.5 µs more than narrows' threads' awake and up to 19 µs more as is;
+// narrows host --dsn's queries to PostgreSQL 4.5 and 8-9 µs more; a C
+// echo pair whose echo touched 3,000 cache lines a message, 1.6 and 5 µs
+// more. In pgbench's faster minutes as is, less: its gain was 43.7 µs
+// beside narrows' threads' 40.2.
+func (cl *client) wakeOnly(least float64) float64 {
+	return cl.gain() - max(0, metric.Median(cl.rounds.awake)-least)
+}
+
+// holdWake holds pred, what narrows says the wake-ups cost (what, in
+// words), to the client's: it lies between the client's gain less the
+// most its own work's slowdown adds (wakeOnly, beside narrows' awake
+// round trip, least) and its whole gain (no slowdown), within issue 28's
+// 15% of either end. Every ratio is logged.
+func holdWake(c *Case, what string, pred float64, cl *client, least float64) {
+	lo, hi := cl.wakeOnly(least), cl.gain()
+	got := fmt.Sprintf("%.1f µs: %.3f of %.1f, %.3f of %.1f", pred*1e6, pred/lo, lo*1e6, pred/hi, hi*1e6)
+	c.T.Logf("%s, against %s's: %s", what, cl.name, got)
+	c.Expect(what+" within 15% of "+cl.name+"'s gain with the CPUs kept awake, less at most its own work's slowdown beyond narrows' (0.85× its gain less that work, up to 1.15× its whole gain)",
+		pred >= 0.85*lo && pred <= 1.15*hi, got)
+}
+
+// around runs narrows (run) between the clients' rounds: two rounds of
+// each before it, and two of each after, in the reverse order. This
+// machine's wake-ups are not one cost: pgbench's rounds as is run at
+// 60-65 µs for a minute, then at 72-82 for 10-30 s, pinned to two CPUs or
+// not, as the hypervisor has it (a CI run read narrows' 41.0 µs beside
+// pgbench's three rounds after it at 64.7, 80.0 and 81.3 µs as is: 0.70
+// of their median gain). Rounds after narrows sample other seconds than
+// narrows did; rounds on either side sample the minutes around its run
+// alike (replayed on six minutes of pgbench's pace here, the ratio's
+// spread was 0.075 with three rounds after, 0.066 with one on either
+// side). And a round may still run near the awake pace (mariadb-slap's
+// first round, a minute after its server started, read 35.7 µs as is
+// against 61.2 in the next): two on either side, and their median gain,
+// leave one such round out.
+func around(run func(), clients ...*client) {
+	for range 2 {
+		for _, cl := range clients {
+			cl.run()
+		}
+	}
+	run()
+	for range 2 {
+		for _, cl := range slices.Backward(clients) {
+			cl.run()
+		}
+	}
+}
+
 // settleAsIs is how long a truth's run as is runs before it counts: as
 // narrows host's Settle (after 3 s, one of its blocks as is in four
 // still ran near the awake pace).
 const settleAsIs = 5
 
-// pgbenchAwake is the truth: pgbench -c 1 SELECT 1 on loopback, three
-// rounds each way alternating, the CPUs as they are (8 s, of which the
-// last 3 count, after settleAsIs) and kept awake (3 s, the last 2
-// counting): each round's mean seconds a transaction, as is and awake.
-func pgbenchAwake(c *Case, pg *dbserver.Postgres) rounds {
+// pgbenchClient is pgbench -c 1 SELECT 1 on loopback: a round is a run
+// with the CPUs as they are (10 s, of which the last 5 count, after
+// settleAsIs) and one with them kept awake (3 s, the last 2 counting),
+// each one's mean seconds a transaction.
+func pgbenchClient(c *Case, pg *dbserver.Postgres) *client {
 	dir, err := pg.ScratchDir("pgbench")
 	if err != nil {
 		c.T.Fatal(err)
@@ -236,15 +298,12 @@ func pgbenchAwake(c *Case, pg *dbserver.Postgres) rounds {
 		}
 		return sum / float64(last)
 	}
-	var r rounds
-	for range 3 {
-		asis := run(settleAsIs+3, 3)
+	return &client{name: "pgbench -c 1", round: func() (float64, float64) {
+		asis := run(settleAsIs+5, 5)
 		release := keepAwake(c)
-		awake := run(3, 2)
-		release()
-		r.add(asis, awake)
-	}
-	return r
+		defer release()
+		return asis, run(3, 2)
+	}}
 }
 
 // loopbackMaria is a MariaDB on this host's loopback for the truth's
@@ -260,12 +319,11 @@ func loopbackMaria(c *Case) *dbserver.MariaDB {
 	return m
 }
 
-// slapAwake is the truth again with the C client of the other engine:
-// mariadb-slap --concurrency=1 SELECT 1 on loopback, three rounds each way
-// alternating, each a run that settles (settleAsIs as is, about 1 s
-// awake) and one that counts (about 2.4 s): each round's mean seconds a
-// query, as is and awake.
-func slapAwake(c *Case, m *dbserver.MariaDB) rounds {
+// slapClient is the truth's client of the other engine: mariadb-slap
+// --concurrency=1 SELECT 1 on loopback: a round is a run that settles
+// (settleAsIs as is, about 1 s awake) and one that counts (about 5 s as
+// is, 2 s awake), each one's mean seconds a query.
+func slapClient(c *Case, m *dbserver.MariaDB) *client {
 	run := func(n int) float64 {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
@@ -280,29 +338,33 @@ func slapAwake(c *Case, m *dbserver.MariaDB) rounds {
 		}
 		return secs / float64(n)
 	}
-	var r rounds
-	for range 3 {
-		// As is, about 60 µs a query here: settleAsIs, then 2.4 s.
+	return &client{name: "mariadb-slap --concurrency=1", round: func() (float64, float64) {
+		// As is, about 60 µs a query here: settleAsIs, then 4.8 s.
 		run(settleAsIs * 1_000_000 / 60)
-		asis := run(40_000)
+		asis := run(80_000)
 		release := keepAwake(c)
+		defer release()
 		run(50_000)
-		awake := run(100_000)
-		release()
-		r.add(asis, awake)
-	}
-	return r
+		return asis, run(100_000)
+	}}
 }
 
-var progressLat = regexp.MustCompile(`progress: [0-9.]+ s, [0-9.]+ tps, lat ([0-9.]+) ms`)
+var progressLat = regexp.MustCompile(`progress: [0-9.]+ s, ([0-9.]+) tps, lat ([0-9.]+) ms`)
 
-// progressLatencies are the mean latencies (seconds) of pgbench -P's lines.
+// progressLatencies are the mean latencies (seconds) of pgbench -P's
+// lines whose latency and rate agree, as one client's must (a mean
+// latency of 1/tps, within 20%): a line that does not measured something
+// else (a CI-like run here once read 1.0 and 2.2 µs as is among 72-73),
+// and is left out.
 func progressLatencies(out string) []float64 {
 	var l []float64
 	for _, m := range progressLat.FindAllStringSubmatch(out, -1) {
-		if v, err := strconv.ParseFloat(m[1], 64); err == nil {
-			l = append(l, v/1e3)
+		tps, err1 := strconv.ParseFloat(m[1], 64)
+		lat, err2 := strconv.ParseFloat(m[2], 64)
+		if err1 != nil || err2 != nil || tps <= 0 || math.Abs(lat/1e3*tps-1) > 0.2 {
+			continue
 		}
+		l = append(l, lat/1e3)
 	}
 	return l
 }
@@ -387,7 +449,11 @@ var doctorHostScenarios = []Scenario{
 		NotSay: []string{"host.cpu_wakeups_none", "host.cpu_wakeups_unjudged"},
 		Run: func(c *Case) {
 			pg, l, addr := wakeupBed(c)
-			rep := c.Narrows(l.A, "doctor", "--to", addr, "--budget", "4m", "--out", filepath.Join(c.T.TempDir(), "doctor.jsonl"))
+			pgb := pgbenchClient(c, pg)
+			var rep *result.Report
+			around(func() {
+				rep = c.Narrows(l.A, "doctor", "--to", addr, "--budget", "4m", "--out", filepath.Join(c.T.TempDir(), "doctor.jsonl"))
+			}, pgb)
 			var answer string
 			for _, a := range words.Answers(rep) {
 				if strings.HasPrefix(a.Question, "What on these hosts") {
@@ -397,51 +463,48 @@ var doctorHostScenarios = []Scenario{
 					}
 				}
 			}
-			gain, costs := wakeupTruth(c, pg, "doctor's hosts answer", answer == "host.cpu_wakeups_none", answer)
+			costs := wakeupTruth(c, pgb, "doctor's hosts answer", answer == "host.cpu_wakeups_none", answer)
 			if !costs {
 				return
 			}
 			c.Expect("doctor's hosts answer is the wake-ups", answer == "host.cpu_wakeups", answer)
-			if f := finding(rep, "host.cpu_wakeups"); f != nil {
-				c.Within("what waking adds to a round trip, predicted by doctor / pgbench's gain with the CPUs kept awake", f.Values["per_round_trip_seconds"], gain, 0.85, 1.15,
-					"issue 28: the predicted gain within 15% of a real pgbench's")
+			var h *result.Host
+			for _, st := range rep.Doctor.Steps {
+				if st.Report != nil && st.Report.Host != nil {
+					h = st.Report.Host
+				}
+			}
+			if f := finding(rep, "host.cpu_wakeups"); f != nil && h != nil && h.Here.Wakeup != nil && h.Agent != nil && h.Agent.Wakeup != nil {
+				least := (h.Here.Wakeup.Awake.D().Seconds() + h.Agent.Wakeup.Awake.D().Seconds()) / 2
+				holdWake(c, "what waking adds to a round trip, predicted by doctor", f.Values["per_round_trip_seconds"], pgb, least)
 			}
 		},
 	},
 }
 
-// dbWakeups runs narrows host on dsn's own queries (not in CI yet: the
-// truth's rounds run a minute after narrows' blocks, and this machine
-// has two paces as is for minutes at a time; a fresh clone's proof read
-// MariaDB's 0.838 with slap's rounds at 59.1 and 69.6 µs as is, where
-// four other runs read 0.95-1.11; pgbench's 0.92-1.01 in three; the
-// truth must be interleaved with narrows' blocks before CI holds it) and holds what it
-// says waking adds to each to the database's own C client's gain with the
-// CPUs kept awake (truth, named client), within issue 28's 15%. On a
-// machine whose CPUs wake fast the client gains nothing beyond the floor:
-// then narrows must say so.
-func dbWakeups(c *Case, dsn, client string, truth func() rounds) {
-	rep := c.Narrows(nil, "host", "--dsn", dsn, "--duration", "50s")
+// dbWakeups runs narrows host on dsn's own queries, around the
+// database's own C client's rounds (truth), and holds what it says waking
+// adds to each to the client's gain with the CPUs kept awake, within issue
+// 28's 15%. On a machine whose CPUs wake fast the client gains nothing
+// beyond the floor: then narrows must say so.
+func dbWakeups(c *Case, dsn string, truth *client) {
+	var rep *result.Report
+	around(func() { rep = c.Narrows(nil, "host", "--dsn", dsn, "--duration", "50s") }, truth)
+	logBlocks(c, rep)
 	var db *result.HostDatabase
 	if rep.Host != nil {
 		db = rep.Host.Database
 	}
 	c.Expect("this host's experiment timed the database's own queries, its server on this host", db != nil && db.Local, fmt.Sprintf("%+v", db))
-	r := truth()
-	gain, awake := r.gain(), metric.Median(r.awake)
-	c.T.Logf("%s SELECT 1 on loopback, µs a query as is / with the CPUs kept awake (%s), by round: %s; the median round's gain %.1f µs", client, keptAwakeBy(), r, gain*1e6)
-	if gain <= max(2e-6, 0.10*awake) {
-		c.Excuse("host.cpu_wakeups", fmt.Sprintf("%s gains %.1f µs a query with the CPUs kept awake, within the floor: waking costs nothing here", client, gain*1e6))
-		c.Excuse("host.cpu_wakeups_none", "the truth here is the other way")
-		c.Expect("narrows says waking costs nothing, as "+client+" shows", c.Said("host.cpu_wakeups_none") && !c.Said("host.cpu_wakeups"), codes(rep))
+	costs := wakeupTruth(c, truth, "narrows", c.Said("host.cpu_wakeups_none") && !c.Said("host.cpu_wakeups"), codes(rep))
+	if !costs {
 		return
 	}
 	f := finding(rep, "host.cpu_wakeups")
 	if f == nil {
 		return // the Say list fails the row
 	}
-	c.Within("what waking adds to each of the database's queries, measured / "+client+"'s gain with the CPUs kept awake", f.Values["per_round_trip_seconds"], gain, 0.85, 1.15,
-		"issue 28's 15%: the database's own queries against its own C client")
+	holdWake(c, "what waking adds to each of the database's queries, measured", f.Values["per_round_trip_seconds"], truth, rep.Host.Here.Wakeup.Awake.D().Seconds())
 }
 
 // wakeupBed is the wake-up scenarios' machine: the case's host watch
@@ -454,23 +517,49 @@ func wakeupBed(c *Case) (*dbserver.Postgres, *testbed.DelayLine, string) {
 	return pg, l, c.Agent(l.B)
 }
 
-// wakeupTruth is pgbench's gain a transaction with the CPUs kept awake,
-// and whether it is beyond the floor narrows judges by. On a machine
-// whose CPUs wake fast it is not: the code the scenario is for is not
-// judged there, and who (narrows, doctor's answer) must have said that
-// waking costs nothing (saidNone, shown as said).
-func wakeupTruth(c *Case, pg *dbserver.Postgres, who string, saidNone bool, said string) (gain float64, costs bool) {
-	r := pgbenchAwake(c, pg)
-	gain = r.gain()
-	awake := metric.Median(r.awake)
-	c.T.Logf("pgbench -c 1 SELECT 1 on loopback, µs a transaction as is / with the CPUs kept awake (%s), by round: %s; the median round's gain %.1f µs", keptAwakeBy(), r, gain*1e6)
+// wakeupTruth logs a client's gain a round trip with the CPUs kept awake
+// (its rounds run) and says whether it is beyond the floor narrows judges by.
+// On a machine whose CPUs wake fast it is not: the code the scenario is
+// for is not judged there, and who (narrows, doctor's answer) must have
+// said that waking costs nothing (saidNone, shown as said).
+func wakeupTruth(c *Case, cl *client, who string, saidNone bool, said string) (costs bool) {
+	gain := cl.gain()
+	awake := metric.Median(cl.rounds.awake)
+	c.T.Logf("%s SELECT 1 on loopback, µs a round trip as is / with the CPUs kept awake (%s), by round: %s; the median round's gain %.1f µs", cl.name, keptAwakeBy(), cl.rounds, gain*1e6)
 	if gain > max(2e-6, 0.10*awake) {
-		return gain, true
+		return true
 	}
-	c.Excuse("host.cpu_wakeups", fmt.Sprintf("pgbench gains %.1f µs a transaction with the CPUs kept awake, within the floor: waking costs nothing here", gain*1e6))
+	c.Excuse("host.cpu_wakeups", fmt.Sprintf("%s gains %.1f µs a round trip with the CPUs kept awake, within the floor: waking costs nothing here", cl.name, gain*1e6))
 	c.Excuse("host.cpu_wakeups_none", "the truth here is the other way")
-	c.Expect(who+" says waking costs nothing, as pgbench shows", saidNone, said)
-	return gain, false
+	c.Expect(who+" says waking costs nothing, as "+cl.name+" shows", saidNone, said)
+	return false
+}
+
+// logBlocks logs narrows host's blocks at each end, µs a round trip, as
+// the truth's rounds are logged: "as is/awake" by pair, the pairs not
+// counted (settling, disturbed) marked "~".
+func logBlocks(c *Case, rep *result.Report) {
+	if rep.Host == nil {
+		return
+	}
+	for _, e := range []struct {
+		name string
+		s    *result.HostSide
+	}{{"this host", rep.Host.Here}, {"the agent", rep.Host.Agent}} {
+		if e.s == nil || e.s.Wakeup == nil {
+			continue
+		}
+		w := e.s.Wakeup
+		var b strings.Builder
+		for i := 0; i+1 < len(w.Blocks); i += 2 {
+			mark := ""
+			if w.Blocks[i].Settling || w.Blocks[i+1].Disturbed {
+				mark = "~"
+			}
+			fmt.Fprintf(&b, " %s%.1f/%.1f", mark, w.Blocks[i].Mean.D().Seconds()*1e6, w.Blocks[i+1].Mean.D().Seconds()*1e6)
+		}
+		c.T.Logf("narrows host, %s: µs a round trip as is/awake by pair:%s; %s a wake-up (%s)", e.name, b.String(), metric.FormatDuration(w.PerWake.D()), w.Verdict)
+	}
 }
 
 // finding is rep's finding of code, nil if none.
