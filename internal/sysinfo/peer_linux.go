@@ -19,9 +19,9 @@ import (
 
 // PeerProcess is the process on this host that holds the other end of a
 // TCP connection from local to remote (a database server's backend for a
-// client's session on loopback): its PID, found by the socket's inode in
-// /proc/net/tcp and tcp6 and among /proc/*/fd (which needs root for
-// another user's process).
+// client's session on loopback): its PID, found by the socket's inode
+// (from the kernel's sock_diag, else /proc/net/tcp and tcp6) among
+// /proc/*/fd (which needs root for another user's process).
 func PeerProcess(local, remote net.Addr) (int, error) {
 	l, lok := local.(*net.TCPAddr)
 	r, rok := remote.(*net.TCPAddr)
@@ -33,7 +33,9 @@ func PeerProcess(local, remote net.Addr) (int, error) {
 	// may change between the pages, and an entry can be missed (a test
 	// run beside others missed its own): read them again before saying
 	// none.
-	var inode string
+	// Asked of the kernel first, exactly (diagInode); /proc/net/tcp
+	// where it will not say.
+	inode, _ := diagInode(rp, lp)
 	for try := 0; try < 5 && inode == ""; try++ {
 		for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
 			if inode = peerInode(f, lp, rp); inode != "" {

@@ -27,6 +27,19 @@ func TestPeerProcess(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The kernel names the accepted socket exactly, as /proc/net/tcp
+		// does when it lists it; a socket that is not there is an error.
+		ours, theirs := c.LocalAddr().(*net.TCPAddr).AddrPort(), c.RemoteAddr().(*net.TCPAddr).AddrPort()
+		ino, err := diagInode(theirs, ours)
+		if err != nil || ino == "" || ino == "0" {
+			t.Fatalf("%s: sock_diag: inode %q, %v", nw, ino, err)
+		}
+		if p := peerInode("/proc/net/tcp", ours, theirs) + peerInode("/proc/net/tcp6", ours, theirs); p != "" && p != ino {
+			t.Errorf("%s: sock_diag's inode %s, /proc/net/tcp's %s", nw, ino, p)
+		}
+		if ino, err := diagInode(theirs, netip.AddrPortFrom(ours.Addr(), ours.Port()+1)); err == nil {
+			t.Errorf("%s: sock_diag found %s for a port nothing uses", nw, ino)
+		}
 		pid, err := PeerProcess(c.LocalAddr(), c.RemoteAddr())
 		if err != nil || pid != os.Getpid() {
 			t.Fatalf("%s: peer %d, %v; want this process, %d", nw, pid, err, os.Getpid())
