@@ -29,13 +29,18 @@ type DBPing struct {
 	Agent *client.Options
 }
 
+// DBConnectTimeout is how long a database's connect may take by default
+// (--timeout): db ping's, and doctor's host step on the database's
+// queries.
+const DBConnectTimeout = 10 * time.Second
+
 // DefaultDBPing is db ping of the database at d with the flags'
 // defaults: SELECT 1 back to back for 10 s, reported each second, a 10 s
 // timeout, 5 TCP handshakes for the network, its arithmetic for 5,000
 // queries; no agent.
 func DefaultDBPing(d *dbconn.DSN) DBPing {
 	return DBPing{DSN: d, Ping: dbping.Config{Query: "SELECT 1", Display: "SELECT 1", Duration: 10 * time.Second,
-		Interval: time.Second, Queries: 5000, Timeout: 10 * time.Second, TCPProbes: 5}}
+		Interval: time.Second, Queries: 5000, Timeout: DBConnectTimeout, TCPProbes: 5}}
 }
 
 // Run measures the round trips.

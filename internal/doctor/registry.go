@@ -177,7 +177,7 @@ var Steps = []Step{
 				// The database's own queries, where they can be timed so
 				// (Linux; PostgreSQL, MySQL): its server's work after each
 				// wake-up is in them, which the pair's is not.
-				c.DSN, c.Timeout, c.OrPair = in.DSN, command.DefaultDBPing(in.DSN).Ping.Timeout, true
+				c.DSN, c.Timeout, c.OrPair = in.DSN, command.DBConnectTimeout, true
 			}
 			if most := in.AgentMaxDuration; in.Agent != nil && most > 0 {
 				if most < command.MinHostDuration {

@@ -63,7 +63,7 @@ var hostScenarios = []Scenario{
 			// mean): each client's is held between its gain less its own
 			// work's slowdown and its whole gain (holdWake).
 			pred := f.Values["per_round_trip_seconds"]
-			least := (rep.Host.Here.Wakeup.Awake.D().Seconds() + rep.Host.Agent.Wakeup.Awake.D().Seconds()) / 2
+			least := pairAwake(rep.Host)
 			holdWake(c, "what waking adds to a round trip, predicted", pred, pgb, least)
 			holdWake(c, "what waking adds to a round trip, predicted", pred, slap, least)
 			c.Expect("both ends measured, by experiment on each", rep.Host != nil && rep.Host.Agent != nil && rep.Host.Agent.Wakeup != nil && !rep.Host.SameHost, "agent side measured")
@@ -219,6 +219,13 @@ func (cl *client) gain() float64 { return cl.rounds.gain() }
 // beside narrows' threads' 40.2.
 func (cl *client) wakeOnly(least float64) float64 {
 	return cl.gain() - max(0, metric.Median(cl.rounds.awake)-least)
+}
+
+// pairAwake is narrows' threads' awake round trip (seconds), both ends'
+// mean: the least work a round trip does, beside which the clients'
+// extra work is measured (client.wakeOnly).
+func pairAwake(h *result.Host) float64 {
+	return (h.Here.Wakeup.Awake.D().Seconds() + h.Agent.Wakeup.Awake.D().Seconds()) / 2
 }
 
 // holdWake holds pred, what narrows says the wake-ups cost (what, in
@@ -475,8 +482,7 @@ var doctorHostScenarios = []Scenario{
 				}
 			}
 			if f := finding(rep, "host.cpu_wakeups"); f != nil && h != nil && h.Here.Wakeup != nil && h.Agent != nil && h.Agent.Wakeup != nil {
-				least := (h.Here.Wakeup.Awake.D().Seconds() + h.Agent.Wakeup.Awake.D().Seconds()) / 2
-				holdWake(c, "what waking adds to a round trip, predicted by doctor", f.Values["per_round_trip_seconds"], pgb, least)
+				holdWake(c, "what waking adds to a round trip, predicted by doctor", f.Values["per_round_trip_seconds"], pgb, pairAwake(h))
 			}
 		},
 	},
