@@ -15,6 +15,9 @@ import (
 // (significant and above the floor), said absent only where it showed
 // that, and otherwise "cannot judge", with why.
 func host(h *result.Host) []result.Finding {
+	if h.Job != nil {
+		return hostJob(h)
+	}
 	sides := []hostSide{{"this host", h.Here}}
 	if h.Agent != nil {
 		sides = append(sides, hostSide{"the agent's host", h.Agent})
@@ -199,4 +202,55 @@ func sentence(why string) string {
 		return why
 	}
 	return why + "."
+}
+
+// hostJob is host for the operator's own job: what keeping this host's
+// CPUs awake gave the whole job, as timed, its client's and server's work
+// after each wake-up included (the pair's figure leaves that out).
+func hostJob(h *result.Host) []result.Finding {
+	w := h.Here.Wakeup
+	if w == nil {
+		return nil
+	}
+	name := h.Job.Program
+	runs := 0
+	for _, b := range w.Blocks {
+		if b.Awake {
+			runs++
+		}
+	}
+	switch w.Verdict {
+	case result.WakeupCosts:
+		gain := 2 * w.PerWake.D()
+		share := 0.0
+		if w.AsIs > 0 {
+			share = gain.Seconds() / w.AsIs.D().Seconds()
+		}
+		per, vals := "", map[string]float64{"job_seconds": gain.Seconds(), "job_share": share}
+		if h.Queries > 0 {
+			q := gain / time.Duration(h.Queries)
+			per = fmt.Sprintf(": %s a query of its %s", metric.FormatDuration(q), metric.FormatCount(h.Queries))
+			vals["per_query_seconds"] = q.Seconds()
+		}
+		return []result.Finding{{Code: "host.cpu_wakeups", Severity: "warning",
+			Summary: fmt.Sprintf("Idle CPUs waking add %s to each run of the job (%s): %s as they are, %s with this host's CPUs kept awake (%.0f%% of its time)%s.",
+				metric.FormatDuration(gain), name, metric.FormatDuration(w.AsIs.D()), metric.FormatDuration(w.Awake.D()), 100*share, per),
+			Detail: fmt.Sprintf("Measured by experiment: the job itself, run whole %d times each way, with this host's CPUs as they are and kept from deep idle, "+
+				"alternating until the difference was clear (± %s a run). Everything the job does on this host is in it: its client's and, on this host, its server's "+
+				"work after each wake-up, which runs slower where CPUs wake slowly. A server on another host pays its own wake-ups, which this does not change: "+
+				"narrows host there (or --to an agent on it) measures them. %s Keeping idle CPUs awake costs power (and, on a cloud VM, CPU time the provider counts: "+
+				"a burstable instance spends its credits); do it on the hosts whose sessions wait on round trips.",
+				runs, metric.FormatDuration(2*w.PerWakeMargin.D()), remedies([]hostSide{{"this host", h.Here}})),
+			Values: vals}}
+	case result.WakeupFree:
+		return []result.Finding{{Code: "host.cpu_wakeups_none", Severity: "info",
+			Summary: fmt.Sprintf("Idle CPUs waking add nothing measurable to the job (%s) here: power settings are not what slows it.", name),
+			Detail: fmt.Sprintf("Run whole %d times each way, the job took %s as this host's CPUs are and %s with them kept from deep idle: %s ± %s a run, "+
+				"within the experiment's floor (a tenth of its time): changing the power plan or C-states would not speed it.",
+				runs, metric.FormatDuration(w.AsIs.D()), metric.FormatDuration(w.Awake.D()), metric.FormatDuration(2*w.PerWake.D()), metric.FormatDuration(2*w.PerWakeMargin.D()))}}
+	}
+	why := cmp.Or(w.Cannot, w.Why)
+	return []result.Finding{{Code: "host.cpu_wakeups_unjudged", Severity: "info",
+		Summary: fmt.Sprintf("Cannot judge what waking idle CPUs costs the job (%s) on this host: %s", name, sentence(why)),
+		Detail:  why}}
 }

@@ -87,25 +87,14 @@ func TestHostFindings(t *testing.T) {
 			if got := codes(fs); got != tc.want {
 				t.Fatalf("codes %q, want %q", got, tc.want)
 			}
-			var text string
 			for _, f := range fs {
-				text += f.Summary + " " + f.Detail + " "
 				if f.Code == "host.cpu_wakeups" {
 					if got := time.Duration(f.Values["per_round_trip_seconds"] * 1e9); got != tc.perTrip {
 						t.Errorf("per round trip %v, want %v", got, tc.perTrip)
 					}
 				}
 			}
-			for _, w := range tc.words {
-				if !strings.Contains(text, w) {
-					t.Errorf("no %q in:\n%s", w, text)
-				}
-			}
-			for _, w := range tc.nots {
-				if strings.Contains(text, w) {
-					t.Errorf("%q in:\n%s", w, text)
-				}
-			}
+			saysWords(t, fs, tc.words, tc.nots)
 			// An unjudged end's summary says why, not only its detail.
 			for _, f := range fs {
 				if f.Code == "host.cpu_wakeups_unjudged" && (f.Detail == "" || !strings.Contains(f.Summary, strings.TrimSuffix(f.Detail, "."))) {
@@ -113,5 +102,80 @@ func TestHostFindings(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestHostJobFindings: the operator's own job (narrows host -- COMMAND)
+// is said in its own terms: what keeping the CPUs awake gave each whole
+// run (twice the PerWake, as a query's), a query's share only where
+// --queries said how many it issues, and nothing of an agent's host.
+func TestHostJobFindings(t *testing.T) {
+	haltpoll := &result.Power{OS: "linux", Hypervisor: "KVM", IdleDriver: "haltpoll"}
+	job := func(verdict string, asis, awake time.Duration) *result.HostSide {
+		w := &result.Wakeup{Verdict: verdict, How: result.HowLatencyRequest, AsIs: result.Seconds(asis), Awake: result.Seconds(awake),
+			PerWake: result.Seconds((asis - awake) / 2), PerWakeMargin: result.Seconds(50 * time.Millisecond),
+			Why: "the job (pgbench) took 3.2 s as is and 800 ms with the CPUs kept awake: 4 pairs of runs need 42s, more than --duration 34s: give --duration 42s or more, or a shorter job"}
+		for range 4 {
+			w.Blocks = append(w.Blocks, result.WakeupBlock{RoundTrips: 1, Mean: w.AsIs}, result.WakeupBlock{Awake: true, RoundTrips: 1, Mean: w.Awake})
+		}
+		return &result.HostSide{Power: haltpoll, Wakeup: w}
+	}
+	for _, tc := range []struct {
+		name        string
+		h           result.Host
+		want        string
+		gain        time.Duration
+		words, nots []string
+	}{
+		{name: "costs, its queries said", h: result.Host{Queries: 50000, Job: &result.HostJob{Program: "pgbench"}, Here: job(result.WakeupCosts, 3200*time.Millisecond, 800*time.Millisecond)},
+			want: "host.cpu_wakeups", gain: 2400 * time.Millisecond,
+			words: []string{"add 2.40 s to each run of the job (pgbench): 3.20 s as they are, 800 ms with this host's CPUs kept awake (75% of its time): 48.0 µs a query of its 50,000.",
+				"run whole 4 times each way", "its server's work after each wake-up", "tuned-adm profile latency-performance", "KVM"},
+			nots: []string{"report waits", "each round trip", "a wake-up (round trips", "agent's host"}},
+		{name: "costs, its queries not said", h: result.Host{Job: &result.HostJob{Program: "report.sh"}, Here: job(result.WakeupCosts, 3200*time.Millisecond, 800*time.Millisecond)},
+			want: "host.cpu_wakeups", gain: 2400 * time.Millisecond,
+			words: []string{"add 2.40 s to each run of the job (report.sh)"}, nots: []string{"a query"}},
+		{name: "nothing to gain", h: result.Host{Queries: 50000, Job: &result.HostJob{Program: "pgbench"}, Here: job(result.WakeupFree, 810*time.Millisecond, 800*time.Millisecond)},
+			want: "host.cpu_wakeups_none", words: []string{"nothing measurable to the job (pgbench)", "810 ms as this host's CPUs are and 800 ms with them kept from deep idle: 10.0 ms ± 100 ms a run"}},
+		{name: "too long for the budget", h: result.Host{Job: &result.HostJob{Program: "pgbench"}, Here: job(result.WakeupUnjudged, 3200*time.Millisecond, 800*time.Millisecond)},
+			want: "host.cpu_wakeups_unjudged", words: []string{"Cannot judge what waking idle CPUs costs the job (pgbench) on this host", "give --duration 42s or more"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := host(&tc.h)
+			if got := codes(fs); got != tc.want {
+				t.Fatalf("codes %q, want %q", got, tc.want)
+			}
+			for _, f := range fs {
+				if f.Code == "host.cpu_wakeups" {
+					if got := time.Duration(f.Values["job_seconds"] * 1e9); got != tc.gain {
+						t.Errorf("the job's gain %v, want %v", got, tc.gain)
+					}
+					if _, ok := f.Values["per_query_seconds"]; ok != (tc.h.Queries > 0) {
+						t.Errorf("per_query_seconds given %v, want %v (queries %d)", ok, tc.h.Queries > 0, tc.h.Queries)
+					}
+				}
+			}
+			saysWords(t, fs, tc.words, tc.nots)
+		})
+	}
+}
+
+// saysWords holds the findings' summaries and details, together, to say
+// each of words and none of nots.
+func saysWords(t *testing.T, fs []result.Finding, words, nots []string) {
+	t.Helper()
+	var text string
+	for _, f := range fs {
+		text += f.Summary + " " + f.Detail + " "
+	}
+	for _, w := range words {
+		if !strings.Contains(text, w) {
+			t.Errorf("no %q in:\n%s", w, text)
+		}
+	}
+	for _, w := range nots {
+		if strings.Contains(text, w) {
+			t.Errorf("%q in:\n%s", w, text)
+		}
 	}
 }

@@ -96,6 +96,13 @@ func TestBadInput(t *testing.T) {
 		{"host dsn sql server", nil, []string{"host", "--dsn", "sqlserver://sa:Hunter2secret@db1:1433?database=master"}, "SQL Server's queries cannot be timed so"},
 		{"host dsn unknown scheme", nil, []string{"host", "--dsn", "oracle://scott:tiger@db1/orcl"}, "host: --dsn:"},
 		{"host dsn bad timeout", nil, []string{"host", "--dsn", "postgres://u:Hunter2secret@db1/postgres", "--timeout", "0s"}, "--timeout"},
+		// narrows host -- COMMAND: the operator's own job.
+		{"host job nothing", nil, []string{"host", "--"}, "host: nothing after --: give the job's command"},
+		{"host job no such program", nil, []string{"host", "--", "/nonexistent/narrows-report", "--password=Hunter2secret"}, `the job's program "narrows-report" cannot be run`},
+		{"host job with an agent", nil, []string{"host", "--to", "127.0.0.1", "--", "sleep", "1"}, "a job is timed on this host alone"},
+		{"host job with a dsn", nil, []string{"host", "--dsn", "postgres://u:Hunter2secret@db1/postgres", "--", "sleep", "1"}, "a job is timed on this host alone"},
+		{"host job without --", nil, []string{"host", "pgbench", "-t", "100"}, `host: unexpected argument "pgbench"`},
+		{"host job bad flag before --", nil, []string{"host", "--queries", "0", "--", "sleep", "1"}, "--queries 0: must be more than zero"},
 		{"try-coalescing paced", secret, []string{"net", "rr", "--to", "127.0.0.1", "--try-coalescing", "--rate", "100"}, "--try-coalescing times round trips back to back on an idle path: drop --under-load and --rate"},
 		{"try-coalescing under load", secret, []string{"net", "rr", "--to", "127.0.0.1", "--try-coalescing", "--under-load"}, "--try-coalescing times round trips back to back on an idle path"},
 		{"try-rps both ways", secret, []string{"net", "stream", "--to", "127.0.0.1", "--bidir", "--try-rps"}, "--try-rps steers the receiving end of one direction: use it without --bidir"},
@@ -200,7 +207,7 @@ func TestBadInput(t *testing.T) {
 // `narrows db --help` was an error).
 func TestHelpEveryCommand(t *testing.T) {
 	cmds := [][]string{{"net"}, {"db"}, {"plan"}, {"net", "stream"}, {"net", "rr"}, {"net", "commit"}, {"db", "ping"}, {"db", "repl"}, {"db", "load"},
-		{"disk"}, {"serve"}, {"version"}, {"plan", "backup"}, {"plan", "sync"}, {"plan", "replica"}, {"plan", "chatty"}, {"fleet"}, {"fleet", "disk"}, {"fleet", "net"}, {"fleet", "watch"}, {"watch"}}
+		{"disk"}, {"serve"}, {"version"}, {"plan", "backup"}, {"plan", "sync"}, {"plan", "replica"}, {"plan", "chatty"}, {"fleet"}, {"fleet", "disk"}, {"fleet", "net"}, {"fleet", "watch"}, {"watch"}, {"host"}}
 	for _, words := range cmds {
 		for _, flag := range []string{"--help", "-h"} {
 			args := append(append([]string{}, words...), flag)

@@ -38,6 +38,10 @@ type Host struct {
 	DSN *dbconn.DSN
 	// Timeout bounds the database's connect.
 	Timeout time.Duration
+	// Job, when given, is the operator's own job, which this host's
+	// experiment runs whole in place of narrows' pair (with no agent and
+	// no DSN).
+	Job *wakeup.Job
 	// OrPair: when the database's session cannot be timed so (MySQL over
 	// TLS), this host's experiment runs on narrows' pair instead, and
 	// says why (doctor's; narrows host --dsn leaves it unjudged).
@@ -59,6 +63,9 @@ func (c Host) Run(ctx context.Context, env Env) (*result.Report, error) {
 	if c.Duration < MinHostDuration {
 		return nil, errext.Userf(nil, "--duration %s: the experiment needs at least %s (four pairs of blocks, as is and awake): use --duration %s or more",
 			metric.FlagDuration(c.Duration), metric.FlagDuration(MinHostDuration), metric.FlagDuration(MinHostDuration))
+	}
+	if c.Job != nil && (c.Agent != nil || c.DSN != nil || c.TryCoalescing) {
+		return nil, errext.Userf(nil, "host: a job is timed on this host alone, with this host's CPUs kept awake around it: give no --to, --dsn or --try-coalescing with it, and run narrows host --to AGENT apart for the agent's host")
 	}
 	if c.DSN != nil {
 		if err := wakeup.QueriesHere(); err != nil {
@@ -94,10 +101,15 @@ func (c Host) Run(ctx context.Context, env Env) (*result.Report, error) {
 	h.Here = here
 	var w *result.Wakeup
 	var err error
-	if c.DSN != nil {
+	switch {
+	case c.Job != nil:
+		h.Job = &result.HostJob{Program: c.Job.Name}
+		env.note(fmt.Sprintf("this host's experiment on the job (%s), run whole again and again, in place of narrows' pair", c.Job.Name))
+		w, err = wakeup.RunJob(ctx, wakeup.Config{Duration: c.Duration}, *c.Job)
+	case c.DSN != nil:
 		w, h.Database, err = c.database(ctx, env)
 	}
-	if c.DSN == nil || (w == nil && err == nil) {
+	if w == nil && err == nil {
 		w, err = wakeup.Run(ctx, wakeup.Config{Duration: c.Duration})
 	}
 	here.Wakeup = w

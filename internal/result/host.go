@@ -17,7 +17,12 @@ type Host struct {
 	// Database says what this host's experiment timed when it was given a
 	// database (--dsn): its own queries in place of narrows' pair.
 	Database *HostDatabase `json:"database,omitempty"`
-	// Queries is the report the arithmetic is for (--queries).
+	// Job says what this host's experiment timed when it was given the
+	// operator's own job (narrows host -- COMMAND): the whole job, run
+	// again and again.
+	Job *HostJob `json:"job,omitempty"`
+	// Queries is the report the arithmetic is for (--queries); with a
+	// job, how many queries the job issues (0: not said).
 	Queries int64  `json:"queries"`
 	Stopped string `json:"stopped,omitempty"`
 }
@@ -35,6 +40,15 @@ type HostDatabase struct {
 	Server string `json:"server"` // host:port
 	Query  string `json:"query"`
 	Local  bool   `json:"local"`
+}
+
+// HostJob is the operator's own job whose runs this host's experiment
+// timed, whole, with this host's CPUs as they are and kept awake: each
+// block's one round trip is a run of the job, and the Wakeup's PerWake
+// half the job's difference, as a query's is. Only the program's name is
+// kept: its command line may carry a password.
+type HostJob struct {
+	Program string `json:"program"`
 }
 
 // HostSide is one machine: its power settings as the OS tells them, and

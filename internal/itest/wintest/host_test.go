@@ -12,8 +12,9 @@ import (
 
 // TestHostPackagesOnWindows runs `narrows host`'s Windows code in its
 // packages' own tests built for Windows: the wake-up experiment's
-// idle-priority spinners (each ended by release, GOMAXPROCS as it was)
-// and its pinned threads' round trips over blocking Winsock sockets, and
+// idle-priority spinners (each ended by release, GOMAXPROCS as it was),
+// its pinned threads' round trips over blocking Winsock sockets, a job's
+// failure and the job object that kills a job's processes, and
 // the power scheme and hypervisor read from powrprof and the registry,
 // and each processor's times (NtQuerySystemInformation) a stream's
 // busiest core is read from.
@@ -22,7 +23,7 @@ import (
 // answer PowerGetActiveScheme, and the test then says so.
 func TestHostPackagesOnWindows(t *testing.T) {
 	packageTestsOnWindows(t,
-		packageTests{pkg: "./internal/probe/wakeup", tests: []string{"TestCanHold", "TestSpinnersLetGo", "TestPairRoundTrips", "TestReceiveTimeout"}},
+		packageTests{pkg: "./internal/probe/wakeup", tests: []string{"TestCanHold", "TestSpinnersLetGo", "TestPairRoundTrips", "TestReceiveTimeout", "TestJobFailsOnWindows", "TestContainKills"}},
 		// The names (TestHypervisorNames, power_test.go) run on every OS.
 		packageTests{pkg: "./internal/sysinfo", tests: []string{"TestReadPower", "TestSchemeNames", "TestHypervisorNames", "TestCoreTimes", "TestCoreLoadBetween"}})
 }

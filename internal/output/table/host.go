@@ -35,6 +35,13 @@ func hostSummary(b *strings.Builder, h *result.Host) {
 		}
 		fmt.Fprintf(b, "%-18s timed on %s's own queries, %s to %s (%s)%s\n", "", db.Engine, db.Query, db.Server, where, per)
 	}
+	if j := h.Job; j != nil {
+		per := ""
+		if w := h.Here.Wakeup; w != nil && w.AsIs > 0 {
+			per = fmt.Sprintf(": %s ± %s a run", dur(2*w.PerWake), dur(2*w.PerWakeMargin))
+		}
+		fmt.Fprintf(b, "%-18s timed on the job (%s), run whole: each \"trip\" is one run%s\n", "", j.Program, per)
+	}
 	if h.SameHost {
 		fmt.Fprintf(b, "%-18s the agent is on this host: the same machine, measured once\n", "agent's host")
 	} else {

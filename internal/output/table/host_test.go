@@ -29,3 +29,18 @@ func TestHostDatabaseRow(t *testing.T) {
 		}
 	}
 }
+
+// TestHostJobRow: a host run on the operator's job says it was the job,
+// by its program's name, each "trip" one whole run, and what keeping the
+// CPUs awake gave each run (twice the per-wake figure).
+func TestHostJobRow(t *testing.T) {
+	w := &result.Wakeup{Verdict: result.WakeupCosts, How: result.HowLatencyRequest, AsIs: result.Seconds(3200 * time.Millisecond),
+		Awake: result.Seconds(800 * time.Millisecond), PerWake: result.Seconds(1200 * time.Millisecond), PerWakeMargin: result.Seconds(100 * time.Millisecond)}
+	var b strings.Builder
+	hostSummary(&b, &result.Host{Queries: 50000, Here: &result.HostSide{Wakeup: w}, Job: &result.HostJob{Program: "pgbench"}})
+	for _, want := range []string{"3.20 s", "800 ms", `timed on the job (pgbench), run whole: each "trip" is one run: 2.40 s ± 200 ms a run`} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("want %q in:\n%s", want, b.String())
+		}
+	}
+}

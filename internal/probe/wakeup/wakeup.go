@@ -90,6 +90,31 @@ const (
 // two threads.
 var ErrUnsupported = errors.New("not supported on this OS")
 
+// blocker runs the experiment's blocks: round trips (tripBlocks: the
+// pair's, a database's queries) or the operator's own job (jobs).
+type blocker interface {
+	// block runs one block, with the CPUs kept awake or as they are,
+	// after settle.
+	block(ctx context.Context, awake bool, settle, d time.Duration) (result.WakeupBlock, error)
+	// pairTime is how long a pair of blocks takes.
+	pairTime(cfg Config) time.Duration
+	// unit is what a block's mean is a time of ("a round trip"), and
+	// while what other work was read.
+	unit() (what, while string)
+	close()
+}
+
+// tripBlocks times round trips in blocks of a fixed length.
+type tripBlocks struct{ trips }
+
+func (t tripBlocks) block(ctx context.Context, awake bool, settle, d time.Duration) (result.WakeupBlock, error) {
+	return block(ctx, t.trips, awake, settle, d)
+}
+
+func (tripBlocks) pairTime(cfg Config) time.Duration { return cfg.pairTime() }
+
+func (tripBlocks) unit() (string, string) { return "a round trip", "while the round trips ran" }
+
 // trips are the round trips a block times: the pair's, or a database's
 // queries (RunQueries).
 type trips interface {
@@ -105,7 +130,13 @@ type trips interface {
 // The result is always returned, its verdict unjudged when it could not
 // run (Cannot says why).
 func Run(ctx context.Context, cfg Config) (*result.Wakeup, error) {
-	return runOn(ctx, cfg, func() (trips, error) { return newPair() })
+	return runOn(ctx, cfg, func() (blocker, error) {
+		p, err := newPair()
+		if err != nil {
+			return nil, err
+		}
+		return tripBlocks{p}, nil
+	})
 }
 
 // QueriesHere says whether a database's queries can be timed on this OS
@@ -122,14 +153,21 @@ func RunQueries(ctx context.Context, cfg Config, q *dbconn.RawQuery) (*result.Wa
 		return &result.Wakeup{Verdict: result.WakeupUnjudged, Cannot: err.Error()}, nil
 	}
 	opened := false
-	res, err := runOn(ctx, cfg, func() (trips, error) { opened = true; return newQueries(q) })
+	res, err := runOn(ctx, cfg, func() (blocker, error) {
+		opened = true
+		p, err := newQueries(q)
+		if err != nil {
+			return nil, err
+		}
+		return tripBlocks{p}, nil
+	})
 	if !opened {
 		q.Close()
 	}
 	return res, err
 }
 
-func runOn(ctx context.Context, cfg Config, open func() (trips, error)) (*result.Wakeup, error) {
+func runOn(ctx context.Context, cfg Config, open func() (blocker, error)) (*result.Wakeup, error) {
 	cfg = cfg.withDefaults()
 	res := &result.Wakeup{Verdict: result.WakeupUnjudged}
 	how, err := canHold()
@@ -155,7 +193,6 @@ func runOn(ctx context.Context, cfg Config, open func() (trips, error)) (*result
 	// of pgbench's. So a block as is measures only after Settle (5 s), and
 	// for twice as long as one awake; one still caught (markSettling) is
 	// not counted.
-	pairTime := cfg.pairTime()
 	for pairs := 0; ; pairs++ {
 		if ctx.Err() != nil {
 			res.Why = "interrupted before it was judged"
@@ -163,14 +200,23 @@ func runOn(ctx context.Context, cfg Config, open func() (trips, error)) (*result
 		}
 		// Past MinPairs the last pair was judged (below): another one
 		// runs only while it fits the budget.
-		if pairs >= cfg.MinPairs && time.Now().Add(pairTime).After(end) {
+		if pairs >= cfg.MinPairs && time.Now().Add(p.pairTime(cfg)).After(end) {
 			break
 		}
-		asis, err := block(ctx, p, false, cfg.Settle, 2*cfg.Block)
-		if err != nil {
-			return res, fmt.Errorf("wakeup: %w", err)
+		asis, err := p.block(ctx, false, cfg.Settle, 2*cfg.Block)
+		var awake result.WakeupBlock
+		if err == nil {
+			awake, err = p.block(ctx, true, awakeSettle, cfg.Block)
 		}
-		awake, err := block(ctx, p, true, awakeSettle, cfg.Block)
+		// A job that does not fit the budget ends the run: unjudged,
+		// saying what would fit, before its fewest pairs ran.
+		if short := (*shortBudget)(nil); errors.As(err, &short) {
+			if pairs >= cfg.MinPairs {
+				break
+			}
+			res.Why = short.Error()
+			return res, nil
+		}
 		if err != nil {
 			return res, fmt.Errorf("wakeup: %w", err)
 		}
@@ -179,14 +225,15 @@ func runOn(ctx context.Context, cfg Config, open func() (trips, error)) (*result
 			break
 		}
 	}
+	what, while := p.unit()
 	if b := busy(res.Blocks); res.Verdict == result.WakeupUnjudged && b > maxOthers {
-		res.Why = fmt.Sprintf("other work took %.0f%% of this machine's CPU time while the round trips ran (the median block as is; it is judged at %.0f%% or less): "+
+		res.Why = fmt.Sprintf("other work took %.0f%% of this machine's CPU time %s (the median block as is; it is judged at %.0f%% or less): "+
 			"a CPU that other work keeps busy does not idle between round trips, so what waking costs a session depends on that work, not on the machine; "+
 			"run it again when the host is quiet, or time the database's own client (pgbench -c 1) as it is and with the CPUs kept awake",
-			100*b, 100*maxOthers)
+			100*b, while, 100*maxOthers)
 	} else if res.Verdict == result.WakeupUnjudged {
-		res.Why = fmt.Sprintf("after %d pairs of blocks the difference, %s ± %s a round trip, is neither clearly above %s nor clearly below it: run it longer (--duration) on a quieter machine",
-			len(res.Blocks)/2, metric.FormatDuration(2*res.PerWake.D()), metric.FormatDuration(2*res.PerWakeMargin.D()), metric.FormatDuration(floor(res)))
+		res.Why = fmt.Sprintf("after %d pairs of blocks the difference, %s ± %s %s, is neither clearly above %s nor clearly below it: run it longer (--duration) on a quieter machine",
+			len(res.Blocks)/2, metric.FormatDuration(2*res.PerWake.D()), metric.FormatDuration(2*res.PerWakeMargin.D()), what, metric.FormatDuration(floor(res)))
 	}
 	return res, nil
 }

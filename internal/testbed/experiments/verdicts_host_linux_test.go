@@ -5,7 +5,6 @@ package experiments
 import (
 	"context"
 	"fmt"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -96,6 +95,87 @@ var hostScenarios = []Scenario{
 		},
 	},
 	{
+		Name: "host/job-pgbench", CI: true, Share: testbed.Slots,
+		Question: "what would keeping this host's CPUs awake give my own job?",
+		Truth: "narrows host -- pgbench -c 1 -t 50000 SELECT 1 (a job of fixed work, its password in its command line) to a PostgreSQL on this host's loopback, " +
+			"run whole as is and with the CPUs kept awake; the truth is pgbench -c 1 SELECT 1's own rounds, a run as is and one awake, two before narrows' run and two after",
+		Say:    []string{"host.cpu_wakeups"},
+		NotSay: []string{"host.cpu_wakeups_none", "host.cpu_wakeups_unjudged"},
+		Run: func(c *Case) {
+			c.host.close()
+			pg := loopbackPG(c)
+			pgb := pgbenchClient(c, pg)
+			var rep *result.Report
+			var res itest.Result
+			around(func() { rep, _, res = c.NarrowsExit(nil, 0, pgbenchJob(pg, jobQueries, "60s")...) }, pgb)
+			logJob(c, rep)
+			c.Expect("the job's command line, password and all, is never printed", !strings.Contains(res.Stdout+res.Stderr, dbserver.NarrowsPassword), "no password in the output")
+			if !wakeupTruth(c, pgb, "narrows", c.Said("host.cpu_wakeups_none") && !c.Said("host.cpu_wakeups"), codes(rep)) {
+				return
+			}
+			f := finding(rep, "host.cpu_wakeups")
+			if f == nil {
+				return // the Say list fails the row
+			}
+			// The job is the client itself: its gain a query is held to
+			// pgbench's whole gain, within issue 28's 15%.
+			pred, truth := f.Values["per_query_seconds"], pgb.gain()
+			c.Within("what keeping the CPUs awake gave the job, a query / pgbench -c 1's own gain", pred, truth, 0.85, 1.15,
+				"issue 28: the job's run as is less its run awake, over its 50,000 queries, within 15% of the client's own rounds around it")
+		},
+	},
+	{
+		Name: "host/job-mariadb", Share: testbed.Slots,
+		Question: "what would keeping this host's CPUs awake give my own job?",
+		Truth: "narrows host -- mariadb-slap --concurrency=1 --number-of-queries=80000 SELECT 1 (its password in its command line) to a MariaDB on this host's loopback, " +
+			"run whole as is and with the CPUs kept awake; the truth is mariadb-slap's own rounds, a run as is and one awake, two before narrows' run and two after. " +
+			"Not in CI: host/job-pgbench holds the same code both ways there",
+		Say:    []string{"host.cpu_wakeups"},
+		NotSay: []string{"host.cpu_wakeups_none", "host.cpu_wakeups_unjudged"},
+		Run: func(c *Case) {
+			c.host.close()
+			m := loopbackMaria(c)
+			slap := slapClient(c, m)
+			slapPath, err := exec.LookPath("mariadb-slap")
+			if err != nil {
+				c.T.Fatal(err)
+			}
+			const n = 80_000
+			var rep *result.Report
+			var res itest.Result
+			around(func() {
+				rep, _, res = c.NarrowsExit(nil, 0, "host", "--json", "--queries", strconv.Itoa(n), "--duration", "70s", "--",
+					slapPath, "--no-defaults", "--protocol=tcp", "-h127.0.0.1", "-P"+strconv.Itoa(m.Source.Port), "-unarrows", "-p"+dbserver.NarrowsPassword,
+					"--create-schema=narrows", "--no-drop", "--concurrency=1", "--iterations=1", "--number-of-queries="+strconv.Itoa(n), "--query=SELECT 1")
+			}, slap)
+			logJob(c, rep)
+			c.Expect("the job's command line, password and all, is never printed", !strings.Contains(res.Stdout+res.Stderr, dbserver.NarrowsPassword), "no password in the output")
+			if !wakeupTruth(c, slap, "narrows", c.Said("host.cpu_wakeups_none") && !c.Said("host.cpu_wakeups"), codes(rep)) {
+				return
+			}
+			if f := finding(rep, "host.cpu_wakeups"); f != nil {
+				c.Within("what keeping the CPUs awake gave the job, a query / mariadb-slap's own gain", f.Values["per_query_seconds"], slap.gain(), 0.85, 1.15,
+					"issue 28: the job's run as is less its run awake, over its 80,000 queries, within 15% of the client's own rounds around it")
+			}
+		},
+	},
+	{
+		Name: "host/job-kept-awake", CI: true, Share: testbed.Slots,
+		Question: "would keeping this host's CPUs awake speed up my own job, on a host already tuned?",
+		Truth: "narrows host -- pgbench -c 1 -t 50000 SELECT 1 to a PostgreSQL on this host's loopback, with the CPUs kept awake for the whole run from outside narrows, " +
+			"as tuned's latency-performance does (a CPU latency request of 0 held; where no cpuidle driver reads one, spinning idle-priority processes): nothing is left to gain",
+		Say:    []string{"host.cpu_wakeups_none"},
+		NotSay: []string{"host.cpu_wakeups", "host.cpu_wakeups_unjudged"},
+		Run: func(c *Case) {
+			c.host.close()
+			pg := loopbackPG(c)
+			release := keepAwake(c)
+			defer release()
+			rep := c.Narrows(nil, pgbenchJob(pg, jobQueries, "60s")...)
+			logJob(c, rep)
+		},
+	},
+	{
 		Name: "host/wakeups-kept-awake", CI: true, Share: testbed.Slots,
 		Question: "would a power plan change speed up my round trips, on a host already tuned?",
 		Truth: "the CPUs kept awake for the whole run, as tuned's latency-performance does (a CPU latency request of 0 held; where no cpuidle driver reads one, " +
@@ -150,6 +230,36 @@ var hostScenarios = []Scenario{
 			c.Expect("says why", strings.Contains(res.Stdout, "one CPU only"), "one CPU only")
 		},
 	},
+}
+
+// jobQueries is the job's queries: about 3.3 s a run as is here, 0.8 s
+// awake, so four pairs (5 s idle before each run as is) fit 60 s.
+const jobQueries = 50_000
+
+// pgbenchJob is narrows host's arguments for a job of pgbench -c 1 -t
+// queries SELECT 1 to pg's primary, as the narrows user, its password in
+// the command line, run as root (pgbench needs no user of its own).
+func pgbenchJob(pg *dbserver.Postgres, queries int, budget string) []string {
+	dir, _ := os.MkdirTemp("", "narrows-job")
+	script := filepath.Join(dir, "select1.sql")
+	os.WriteFile(script, []byte("SELECT 1;\n"), 0o644) //nolint:errcheck // pgbench says so if it is missing
+	q := strconv.Itoa(queries)
+	return []string{"host", "--json", "--queries", q, "--duration", budget, "--",
+		filepath.Join(pg.Bin, "pgbench"), "-n", "-c", "1", "-M", "simple", "-t", q, "-f", script, pg.DSN(pg.Primary, "narrows", dbserver.NarrowsPassword)}
+}
+
+// logJob logs narrows host's runs of the job, as is/awake by pair.
+func logJob(c *Case, rep *result.Report) {
+	if rep.Host == nil || rep.Host.Here == nil || rep.Host.Here.Wakeup == nil {
+		return
+	}
+	w := rep.Host.Here.Wakeup
+	var b strings.Builder
+	for i := 0; i+1 < len(w.Blocks); i += 2 {
+		fmt.Fprintf(&b, " %.3f/%.3f", w.Blocks[i].Mean.D().Seconds(), w.Blocks[i+1].Mean.D().Seconds())
+	}
+	c.T.Logf("narrows host, the job: seconds a run as is/awake by pair:%s; %s ± %s a run (%s)", b.String(),
+		metric.FormatDuration(2*w.PerWake.D()), metric.FormatDuration(2*w.PerWakeMargin.D()), w.Verdict)
 }
 
 // loopbackPG is a PostgreSQL on this host's loopback for the truth's
@@ -358,20 +468,20 @@ func slapClient(c *Case, m *dbserver.MariaDB) *client {
 
 var progressLat = regexp.MustCompile(`progress: [0-9.]+ s, ([0-9.]+) tps, lat ([0-9.]+) ms`)
 
-// progressLatencies are the mean latencies (seconds) of pgbench -P's
-// lines whose latency and rate agree, as one client's must (a mean
-// latency of 1/tps, within 20%): a line that does not measured something
-// else (a CI-like run here once read 1.0 and 2.2 µs as is among 72-73),
-// and is left out.
+// progressLatencies are the seconds a transaction of pgbench -P's lines,
+// read as one client's: 1/tps, its transactions one after another. Not
+// the line's latency: with the CPUs kept awake pgbench's answers are at
+// times there before it waits for them, and its latency then reads
+// near zero (lat 0.000-0.003 ms at 37-44k tps here, where 1/tps is 23-27
+// µs; as is too, once, 1.0 and 2.2 µs among 72-73). pgbench reads its
+// clock lazily, reusing a reading until it waits (pg_time_now_lazy):
+// the likely cause, not proven here. The rate counts transactions done.
 func progressLatencies(out string) []float64 {
 	var l []float64
 	for _, m := range progressLat.FindAllStringSubmatch(out, -1) {
-		tps, err1 := strconv.ParseFloat(m[1], 64)
-		lat, err2 := strconv.ParseFloat(m[2], 64)
-		if err1 != nil || err2 != nil || tps <= 0 || math.Abs(lat/1e3*tps-1) > 0.2 {
-			continue
+		if tps, err := strconv.ParseFloat(m[1], 64); err == nil && tps > 0 {
+			l = append(l, 1/tps)
 		}
-		l = append(l, lat/1e3)
 	}
 	return l
 }
