@@ -87,10 +87,11 @@ func host(h *result.Host) []result.Finding {
 		}
 		report := time.Duration(h.Queries) * perTrip
 		least := "It is the wake-ups' own cost, with the least work after each: where CPUs wake slowly the work just after a wake-up runs slower too, " +
-			"so a client and a server that do more for each query pay more than this (narrows host --dsn times the database's own)."
+			"so a client and a server that do more for each query pay more than this (narrows host --dsn times the database's own queries; " +
+			"narrows host -- COMMAND, your own job run whole, what keeping the CPUs awake gives it)."
 		if db != nil {
 			least = "The server's work is in it, the client's is the least a client does: where CPUs wake slowly the work just after a wake-up runs slower too, " +
-				"so a client that does more for each answer (a driver, an ORM) pays more than this."
+				"so a client that does more for each answer (a driver, an ORM) pays more than this (narrows host -- COMMAND times your own job, run whole)."
 		}
 		detail := fmt.Sprintf("Measured by experiment: %s, "+
 			"with the CPUs as they are and kept from deep idle, in alternating blocks until the difference was clear: %s. %s "+
