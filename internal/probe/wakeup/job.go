@@ -41,18 +41,15 @@ type Job struct {
 // when the run ends, whatever ends it.
 func RunJob(ctx context.Context, cfg Config, j Job) (*result.Wakeup, error) {
 	cfg = cfg.withDefaults()
-	end := time.Now().Add(cfg.Duration)
-	return runOn(ctx, cfg, func() (blocker, error) { return &jobs{j: j, cfg: cfg, end: end}, nil })
+	return runOn(ctx, cfg, func(end time.Time) (blocker, error) { return &jobs{j: j, cfg: cfg, end: end}, nil })
 }
 
-// jobs runs the job in blocks.
+// jobs runs the job in blocks, each run killed at the budget's end.
 type jobs struct {
 	j   Job
 	cfg Config
 	end time.Time
-	// pairs is how many pairs have begun; asis and awake the job's last
-	// time each way.
-	pairs       int
+	// asis and awake are the job's last time each way.
 	asis, awake time.Duration
 }
 
@@ -65,15 +62,15 @@ func (r *jobs) pairTime(cfg Config) time.Duration {
 	return cfg.Settle + awakeSettle + r.asis + r.awake
 }
 
-func (r *jobs) block(ctx context.Context, awake bool, settle, _ time.Duration) (result.WakeupBlock, error) {
-	if !awake {
-		if left := r.cfg.MinPairs - r.pairs; r.pairs > 0 && left > 0 {
-			if need := time.Duration(left) * r.pairTime(r.cfg); time.Now().Add(need).After(r.end) {
-				return result.WakeupBlock{}, r.short(time.Until(r.end) < 0)
-			}
-		}
-		r.pairs++
+// fits: the pairs left, at the last pair's pace, end before the budget.
+func (r *jobs) fits(cfg Config, left int) error {
+	if time.Now().Add(time.Duration(left) * r.pairTime(cfg)).After(r.end) {
+		return r.short(time.Until(r.end) < 0)
 	}
+	return nil
+}
+
+func (r *jobs) block(ctx context.Context, awake bool, settle, _ time.Duration) (result.WakeupBlock, error) {
 	if awake {
 		release, err := hold()
 		if err != nil {
@@ -110,7 +107,7 @@ func (r *jobs) block(ctx context.Context, awake bool, settle, _ time.Duration) (
 
 // short says the budget is too short for the job, and what would do.
 func (r *jobs) short(killed bool) error {
-	need := time.Duration(r.cfg.MinPairs)*r.pairTime(r.cfg) + time.Second
+	need := metric.FlagDuration((time.Duration(r.cfg.MinPairs)*r.pairTime(r.cfg) + time.Second).Round(time.Second))
 	if killed || r.asis == 0 {
 		return &shortBudget{fmt.Sprintf("the job (%s) ran past the end of --duration (%s) before it finished: "+
 			"give a --duration that holds %d runs of it each way, with %s before each run as is, or a shorter job",
@@ -118,8 +115,8 @@ func (r *jobs) short(killed bool) error {
 	}
 	return &shortBudget{fmt.Sprintf("the job (%s) took %s as is and %s with the CPUs kept awake: %d pairs of runs need %s, more than --duration %s: "+
 		"give --duration %s or more, or a shorter job",
-		r.j.Name, metric.FormatDuration(r.asis), metric.FormatDuration(r.awake), r.cfg.MinPairs, metric.FlagDuration(need.Round(time.Second)),
-		metric.FlagDuration(r.cfg.Duration), metric.FlagDuration(need.Round(time.Second)))}
+		r.j.Name, metric.FormatDuration(r.asis), metric.FormatDuration(r.awake), r.cfg.MinPairs, need,
+		metric.FlagDuration(r.cfg.Duration), need)}
 }
 
 // run runs the job once and says how long it took: from its start to its
@@ -139,7 +136,7 @@ func (r *jobs) run(ctx context.Context) (time.Duration, error) {
 	defer runtime.UnlockOSThread()
 	t0 := time.Now()
 	if err := cmd.Start(); err != nil {
-		return 0, fmt.Errorf("starting the job (%s): %w", r.j.Name, err)
+		return 0, fmt.Errorf("starting the job (%s): %w: check that this user may run it, as it is given after --", r.j.Name, err)
 	}
 	release := contain(cmd)
 	err := cmd.Wait()

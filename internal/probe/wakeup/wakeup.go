@@ -98,6 +98,9 @@ type blocker interface {
 	block(ctx context.Context, awake bool, settle, d time.Duration) (result.WakeupBlock, error)
 	// pairTime is how long a pair of blocks takes.
 	pairTime(cfg Config) time.Duration
+	// fits says whether left more pairs fit the budget, before its
+	// fewest pairs ran (nil), or, a *shortBudget, why not and what would.
+	fits(cfg Config, left int) error
 	// unit is what a block's mean is a time of ("a round trip"), and
 	// while what other work was read.
 	unit() (what, while string)
@@ -112,6 +115,9 @@ func (t tripBlocks) block(ctx context.Context, awake bool, settle, d time.Durati
 }
 
 func (tripBlocks) pairTime(cfg Config) time.Duration { return cfg.pairTime() }
+
+// fits: fixed blocks always do (Config.MinDuration is the least budget).
+func (tripBlocks) fits(Config, int) error { return nil }
 
 func (tripBlocks) unit() (string, string) { return "a round trip", "while the round trips ran" }
 
@@ -130,7 +136,7 @@ type trips interface {
 // The result is always returned, its verdict unjudged when it could not
 // run (Cannot says why).
 func Run(ctx context.Context, cfg Config) (*result.Wakeup, error) {
-	return runOn(ctx, cfg, func() (blocker, error) {
+	return runOn(ctx, cfg, func(time.Time) (blocker, error) {
 		p, err := newPair()
 		if err != nil {
 			return nil, err
@@ -153,7 +159,7 @@ func RunQueries(ctx context.Context, cfg Config, q *dbconn.RawQuery) (*result.Wa
 		return &result.Wakeup{Verdict: result.WakeupUnjudged, Cannot: err.Error()}, nil
 	}
 	opened := false
-	res, err := runOn(ctx, cfg, func() (blocker, error) {
+	res, err := runOn(ctx, cfg, func(time.Time) (blocker, error) {
 		opened = true
 		p, err := newQueries(q)
 		if err != nil {
@@ -167,7 +173,9 @@ func RunQueries(ctx context.Context, cfg Config, q *dbconn.RawQuery) (*result.Wa
 	return res, err
 }
 
-func runOn(ctx context.Context, cfg Config, open func() (blocker, error)) (*result.Wakeup, error) {
+// runOn runs the experiment on the blocks open makes (given the budget's
+// end).
+func runOn(ctx context.Context, cfg Config, open func(end time.Time) (blocker, error)) (*result.Wakeup, error) {
 	cfg = cfg.withDefaults()
 	res := &result.Wakeup{Verdict: result.WakeupUnjudged}
 	how, err := canHold()
@@ -176,13 +184,13 @@ func runOn(ctx context.Context, cfg Config, open func() (blocker, error)) (*resu
 		return res, nil
 	}
 	res.How = how
-	p, err := open()
+	end := time.Now().Add(cfg.Duration)
+	p, err := open(end)
 	if err != nil {
 		res.Cannot = err.Error()
 		return res, nil
 	}
 	defer p.close()
-	end := time.Now().Add(cfg.Duration)
 	// Each pair: the CPUs as they are, then kept awake. Awake takes
 	// effect at once; as is does not: after a block awake, this project's
 	// VMs answered at the awake pace for 0.5-1 s more, then climbed, at
@@ -203,8 +211,14 @@ func runOn(ctx context.Context, cfg Config, open func() (blocker, error)) (*resu
 		if pairs >= cfg.MinPairs && time.Now().Add(p.pairTime(cfg)).After(end) {
 			break
 		}
-		asis, err := p.block(ctx, false, cfg.Settle, 2*cfg.Block)
-		var awake result.WakeupBlock
+		var err error
+		if pairs > 0 && pairs < cfg.MinPairs {
+			err = p.fits(cfg, cfg.MinPairs-pairs)
+		}
+		var asis, awake result.WakeupBlock
+		if err == nil {
+			asis, err = p.block(ctx, false, cfg.Settle, 2*cfg.Block)
+		}
 		if err == nil {
 			awake, err = p.block(ctx, true, awakeSettle, cfg.Block)
 		}

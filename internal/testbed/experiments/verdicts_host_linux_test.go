@@ -107,7 +107,7 @@ var hostScenarios = []Scenario{
 			pgb := pgbenchClient(c, pg)
 			var rep *result.Report
 			var res itest.Result
-			around(func() { rep, _, res = c.NarrowsExit(nil, 0, pgbenchJob(pg, jobQueries, "60s")...) }, pgb)
+			around(func() { rep, _, res = c.NarrowsExit(nil, 0, pgbenchJob(c, pg)...) }, pgb)
 			logJob(c, rep)
 			c.Expect("the job's command line, password and all, is never printed", !strings.Contains(res.Stdout+res.Stderr, dbserver.NarrowsPassword), "no password in the output")
 			if !wakeupTruth(c, pgb, "narrows", c.Said("host.cpu_wakeups_none") && !c.Said("host.cpu_wakeups"), codes(rep)) {
@@ -144,9 +144,8 @@ var hostScenarios = []Scenario{
 			var rep *result.Report
 			var res itest.Result
 			around(func() {
-				rep, _, res = c.NarrowsExit(nil, 0, "host", "--json", "--queries", strconv.Itoa(n), "--duration", "70s", "--",
-					slapPath, "--no-defaults", "--protocol=tcp", "-h127.0.0.1", "-P"+strconv.Itoa(m.Source.Port), "-unarrows", "-p"+dbserver.NarrowsPassword,
-					"--create-schema=narrows", "--no-drop", "--concurrency=1", "--iterations=1", "--number-of-queries="+strconv.Itoa(n), "--query=SELECT 1")
+				args := append([]string{"host", "--json", "--queries", strconv.Itoa(n), "--duration", "70s", "--", slapPath}, itest.SlapArgs(m.Source.Port, n)...)
+				rep, _, res = c.NarrowsExit(nil, 0, append(args, "-p"+dbserver.NarrowsPassword)...)
 			}, slap)
 			logJob(c, rep)
 			c.Expect("the job's command line, password and all, is never printed", !strings.Contains(res.Stdout+res.Stderr, dbserver.NarrowsPassword), "no password in the output")
@@ -171,7 +170,7 @@ var hostScenarios = []Scenario{
 			pg := loopbackPG(c)
 			release := keepAwake(c)
 			defer release()
-			rep := c.Narrows(nil, pgbenchJob(pg, jobQueries, "60s")...)
+			rep := c.Narrows(nil, pgbenchJob(c, pg)...)
 			logJob(c, rep)
 		},
 	},
@@ -237,15 +236,27 @@ var hostScenarios = []Scenario{
 const jobQueries = 50_000
 
 // pgbenchJob is narrows host's arguments for a job of pgbench -c 1 -t
-// queries SELECT 1 to pg's primary, as the narrows user, its password in
-// the command line, run as root (pgbench needs no user of its own).
-func pgbenchJob(pg *dbserver.Postgres, queries int, budget string) []string {
-	dir, _ := os.MkdirTemp("", "narrows-job")
+// jobQueries SELECT 1 to pg's primary, within 60 s, as the narrows user,
+// its password in the command line, run as root (pgbench needs no user of
+// its own).
+func pgbenchJob(c *Case, pg *dbserver.Postgres) []string {
+	q := strconv.Itoa(jobQueries)
+	return []string{"host", "--json", "--queries", q, "--duration", "60s", "--",
+		filepath.Join(pg.Bin, "pgbench"), "-n", "-c", "1", "-M", "simple", "-t", q, "-f", select1Script(c, pg, "job"), pg.DSN(pg.Primary, "narrows", dbserver.NarrowsPassword)}
+}
+
+// select1Script is a pgbench script of SELECT 1 in a directory of pg's
+// (name), removed with its servers.
+func select1Script(c *Case, pg *dbserver.Postgres, name string) string {
+	dir, err := pg.ScratchDir(name)
+	if err != nil {
+		c.T.Fatal(err)
+	}
 	script := filepath.Join(dir, "select1.sql")
-	os.WriteFile(script, []byte("SELECT 1;\n"), 0o644) //nolint:errcheck // pgbench says so if it is missing
-	q := strconv.Itoa(queries)
-	return []string{"host", "--json", "--queries", q, "--duration", budget, "--",
-		filepath.Join(pg.Bin, "pgbench"), "-n", "-c", "1", "-M", "simple", "-t", q, "-f", script, pg.DSN(pg.Primary, "narrows", dbserver.NarrowsPassword)}
+	if err := os.WriteFile(script, []byte("SELECT 1;\n"), 0o644); err != nil {
+		c.T.Fatal(err)
+	}
+	return script
 }
 
 // logJob logs narrows host's runs of the job, as is/awake by pair.
@@ -389,14 +400,7 @@ const settleAsIs = 5
 // settleAsIs) and one with them kept awake (3 s, the last 2 counting),
 // each one's mean seconds a transaction.
 func pgbenchClient(c *Case, pg *dbserver.Postgres) *client {
-	dir, err := pg.ScratchDir("pgbench")
-	if err != nil {
-		c.T.Fatal(err)
-	}
-	script := dir + "/select1.sql"
-	if err := os.WriteFile(script, []byte("SELECT 1;\n"), 0o644); err != nil {
-		c.T.Fatal(err)
-	}
+	script := select1Script(c, pg, "pgbench")
 	run := func(secs, last int) float64 {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
@@ -466,7 +470,7 @@ func slapClient(c *Case, m *dbserver.MariaDB) *client {
 	}}
 }
 
-var progressLat = regexp.MustCompile(`progress: [0-9.]+ s, ([0-9.]+) tps, lat ([0-9.]+) ms`)
+var progressLat = regexp.MustCompile(`progress: [0-9.]+ s, ([0-9.]+) tps`)
 
 // progressLatencies are the seconds a transaction of pgbench -P's lines,
 // read as one client's: 1/tps, its transactions one after another. Not
