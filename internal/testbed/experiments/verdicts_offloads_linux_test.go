@@ -125,11 +125,9 @@ func triedBoth(c *Case, ln *testbed.Link, t *result.OffloadTry) {
 		fmt.Sprintf("%+v; now %s; %s", t, offloadsOf(c, ln.A), offloadsOf(c, ln.B)))
 }
 
-// offloadsOff runs stream/offloads-off: narrows' try, then the truth by
-// hand, in the order try, by hand, by hand, try (a machine drifting
-// steadily moves both sides alike): narrows' own plain stream with the
-// offloads turned on by hand, and iperf3 pinned the same way with them
-// off and on.
+// offloadsOff runs stream/offloads-off: narrows' try, iperf3 pinned the
+// same way with the offloads off and on, then the try against narrows'
+// own plain stream with the offloads turned on by hand (tryAgainstHand).
 func offloadsOff(c *Case) {
 	if runtime.NumCPU() < 2 {
 		c.Excuse("stream.packet_core_limited", "one CPU: the programs and the receive share it whatever the test does")
@@ -140,15 +138,7 @@ func offloadsOff(c *Case) {
 	steer(c, ln.B, 0)
 	addr := agentAt(ln.B)
 	itest.StartAgent(c.T, []string{"--listen", addr, "--allow-try"}, append(inNS(ln.B), "taskset", "-c", "0")...)
-	pinned := func(args ...string) *result.Report {
-		rep, _, _ := c.record(0, args, itest.RunWrapped(c.T, time.Minute, nil, append(inNS(ln.A), "taskset", "-c", "0"), args...))
-		if rep == nil || rep.Stream == nil {
-			c.T.Fatalf("%s wrote no stream summary", strings.Join(args, " "))
-		}
-		return rep
-	}
 	try := []string{"net", "stream", "--to", addr, "--duration", "5s", "--json", "--try-offloads"}
-	hand := []string{"net", "stream", "--to", addr, "--duration", "5s", "--json"}
 	rate := func(rep *result.Report, phase string) float64 {
 		for _, r := range rep.Stream.Runs {
 			if r.Phase == phase {
@@ -168,24 +158,26 @@ func offloadsOff(c *Case) {
 			}
 		}
 	}
-	rep := pinned(try...)
+	rep := pinnedStream(c, ln, try)
 	triedBoth(c, ln, rep.Stream.Offloads)
-	off, tried := rep.Stream.Throughput/2, rate(rep, result.PhaseOffloads)/2
-	var byHand, ipOff, ipOn float64
-	for i := range 2 {
+	off := rep.Stream.Throughput
+	var ipOff, ipOn float64
+	for range 2 {
 		ipOff += pinnedIperf3(c, ln) / 2
 		setAll(true)
-		byHand += pinned(hand...).Stream.Throughput / 2
 		ipOn += pinnedIperf3(c, ln) / 2
 		setAll(false)
-		if i == 1 {
-			r := pinned(try...)
-			off += r.Stream.Throughput / 2
-			tried += rate(r, result.PhaseOffloads) / 2
-		}
 	}
-	c.T.Logf("narrows pinned to CPU 0, means of two: %.2f Gbit/s with the offloads off, %.2f with them on by --try-offloads, %.2f on by hand; "+
-		"iperf3 pinned the same: %.2f off, %.2f on", off/1e9, tried/1e9, byHand/1e9, ipOff/1e9, ipOn/1e9)
+	short := []string{"net", "stream", "--to", addr, "--duration", "2s", "--json"}
+	byHand, tried, order := tryAgainstHand(c, func() float64 {
+		setAll(true)
+		defer setAll(false)
+		return pinnedStream(c, ln, short).Stream.Throughput
+	}, func() float64 {
+		return rate(pinnedStream(c, ln, slices.Concat(short, []string{"--try-offloads"})), result.PhaseOffloads)
+	})
+	c.T.Logf("narrows pinned to CPU 0: %.2f Gbit/s with the offloads off; with them on, %.2f by --try-offloads, %.2f by hand (means of %d: %s); "+
+		"iperf3 pinned the same (means of two): %.2f off, %.2f on", off/1e9, tried/1e9, byHand/1e9, tryRuns, order, ipOff/1e9, ipOn/1e9)
 	c.Within("narrows' rate / iperf3's, pinned and steered the same, the offloads off", off, ipOff, 0.8, 1.25,
 		"the core sets the rate for any program moving one stream so")
 	c.Within("iperf3 with the offloads on / off", ipOn, ipOff, 1.1, 100,
