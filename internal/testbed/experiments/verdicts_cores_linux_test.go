@@ -195,7 +195,7 @@ const tryRuns = 6
 // stream) and try (narrows' --try-… stream, the rate its try measured)
 // tryRuns times each, 2-second runs in the order by hand, try, try, by
 // hand, ... (a machine drifting steadily moves both sides alike), and
-// returns their means and the runs in order, in Gbit/s.
+// returns their means (bit/s) and the runs in order (Gbit/s).
 //
 // One run with the cause removed is the noisy figure here, whichever way
 // it is removed: back-to-back 2-, 3- and 5-second runs of a steered
