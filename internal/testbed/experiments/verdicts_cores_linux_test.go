@@ -144,14 +144,6 @@ func packetCore(c *Case, offloadsOff bool) {
 		return
 	}
 	putBack(c, ln.B, rep.Stream.Steering)
-	steered := func(rep *result.Report) float64 {
-		for _, r := range rep.Stream.Runs {
-			if r.Phase == result.PhaseSteered {
-				return r.Throughput
-			}
-		}
-		return 0
-	}
 	// The gain, by a peer: iperf3 with the receive on CPU 0 and on CPU 1,
 	// alternating, twice each.
 	var on0, on1 float64
@@ -176,7 +168,7 @@ func packetCore(c *Case, offloadsOff bool) {
 	}, func() (float64, float64) {
 		steer(c, ln.B, 0)
 		r := pinnedStream(c, ln, slices.Concat(short, []string{"--try-rps"}))
-		return r.Stream.Throughput, steered(r)
+		return r.Stream.Throughput, phaseRate(r, result.PhaseSteered)
 	})
 	// narrows' rate on CPU 0: its first run's and the tries' plain runs'
 	// (one 5-second run read 0.84 of iperf3's mean of two once, bound 0.8).
@@ -227,6 +219,17 @@ func tryAgainstHand(c *Case, hand func() float64, try func() (plain, tried float
 		}
 	}
 	return plain, byHand, tries, strings.Join(runs, ", ")
+}
+
+// phaseRate is the rate of rep's stream run of phase (a try's), 0 when
+// none ran.
+func phaseRate(rep *result.Report, phase string) float64 {
+	for _, r := range rep.Stream.Runs {
+		if r.Phase == phase {
+			return r.Throughput
+		}
+	}
+	return 0
 }
 
 // pinnedStream is narrows args from ln's A with its programs on CPU 0,

@@ -470,7 +470,7 @@ func slapClient(c *Case, m *dbserver.MariaDB) *client {
 	}}
 }
 
-var progressLat = regexp.MustCompile(`progress: [0-9.]+ s, ([0-9.]+) tps`)
+var progressRate = regexp.MustCompile(`progress: [0-9.]+ s, ([0-9.]+) tps`)
 
 // progressLatencies are the seconds a transaction of pgbench -P's lines,
 // read as one client's: 1/tps, its transactions one after another. Not
@@ -482,7 +482,7 @@ var progressLat = regexp.MustCompile(`progress: [0-9.]+ s, ([0-9.]+) tps`)
 // the likely cause, not proven here. The rate counts transactions done.
 func progressLatencies(out string) []float64 {
 	var l []float64
-	for _, m := range progressLat.FindAllStringSubmatch(out, -1) {
+	for _, m := range progressRate.FindAllStringSubmatch(out, -1) {
 		if tps, err := strconv.ParseFloat(m[1], 64); err == nil && tps > 0 {
 			l = append(l, 1/tps)
 		}

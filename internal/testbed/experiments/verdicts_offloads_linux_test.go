@@ -139,14 +139,6 @@ func offloadsOff(c *Case) {
 	addr := agentAt(ln.B)
 	itest.StartAgent(c.T, []string{"--listen", addr, "--allow-try"}, append(inNS(ln.B), "taskset", "-c", "0")...)
 	try := []string{"net", "stream", "--to", addr, "--duration", "5s", "--json", "--try-offloads"}
-	rate := func(rep *result.Report, phase string) float64 {
-		for _, r := range rep.Stream.Runs {
-			if r.Phase == phase {
-				return r.Throughput
-			}
-		}
-		return 0
-	}
 	setAll := func(on bool) {
 		for _, h := range []*testbed.Host{ln.A, ln.B} {
 			names := []string{"tso", "gso"}
@@ -175,7 +167,7 @@ func offloadsOff(c *Case) {
 		return pinnedStream(c, ln, short).Stream.Throughput
 	}, func() (float64, float64) {
 		r := pinnedStream(c, ln, slices.Concat(short, []string{"--try-offloads"}))
-		return r.Stream.Throughput, rate(r, result.PhaseOffloads)
+		return r.Stream.Throughput, phaseRate(r, result.PhaseOffloads)
 	})
 	// With them off: the first run's and the tries' plain runs' (one
 	// 5-second run read 0.82 of iperf3's mean of two once, bound 0.8).
