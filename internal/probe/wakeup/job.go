@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"os/exec"
 	"runtime"
 	"strings"
@@ -41,8 +43,15 @@ type Job struct {
 // when the run ends, whatever ends it.
 func RunJob(ctx context.Context, cfg Config, j Job) (*result.Wakeup, error) {
 	cfg = cfg.withDefaults()
-	return runOn(ctx, cfg, func(end time.Time) (blocker, error) { return &jobs{j: j, cfg: cfg, end: end}, nil })
+	return runOn(ctx, cfg, func(end time.Time) (blocker, error) {
+		return &jobs{j: j, cfg: cfg, end: end, plain: !pidNamespace}, nil
+	})
 }
+
+// pidNamespace: give the job a PID namespace of its own where this host
+// allows (Linux: group). The tests turn it off to hold the process group
+// alone, as a host that refuses one runs it.
+var pidNamespace = true
 
 // jobs runs the job in blocks, each run killed at the budget's end.
 type jobs struct {
@@ -51,6 +60,9 @@ type jobs struct {
 	end time.Time
 	// asis and awake are the job's last time each way.
 	asis, awake time.Duration
+	// plain: this host refused the job a PID namespace of its own (Linux:
+	// group), so every run goes without one, each way the same.
+	plain bool
 }
 
 // shortBudget: the job does not fit the budget's fewest pairs.
@@ -120,26 +132,63 @@ func (r *jobs) short(killed bool) error {
 }
 
 // run runs the job once and says how long it took: from its start to its
-// end, the process's start included (the same each way).
+// end, the process's start included (the same each way). Its standard
+// error is a pipe of the run's own, read to its tail, so that its time
+// ends when its process ends: a program it left in the background,
+// holding the pipe, is killed then (contain), not waited for.
 func (r *jobs) run(ctx context.Context) (time.Duration, error) {
 	jctx, cancel := context.WithDeadline(ctx, r.end)
 	defer cancel()
-	cmd := exec.CommandContext(jctx, r.j.Path, r.j.Args...)
 	stderr := &tail{max: tailBytes}
-	cmd.Stderr = stderr // stdin and stdout: the null device
-	cmd.WaitDelay = time.Second
-	group(cmd)
+	rd, wr, err := os.Pipe()
+	if err != nil {
+		return 0, fmt.Errorf("a pipe for the job's standard error: %w", err)
+	}
+	read := make(chan struct{})
+	go func() {
+		io.Copy(stderr, rd) //nolint:errcheck // its end: the job's processes gone, or rd closed
+		close(read)
+	}()
+	defer func() {
+		// What writes to the pipe is killed by now; a moment for the
+		// reader to drain it, then the read end is closed whatever.
+		t := time.NewTimer(time.Second)
+		select {
+		case <-read:
+		case <-t.C:
+		}
+		t.Stop()
+		rd.Close() //nolint:errcheck // read only
+		<-read
+	}()
+	start := func() (*exec.Cmd, time.Time, error) {
+		cmd := exec.CommandContext(jctx, r.j.Path, r.j.Args...)
+		cmd.Stderr = wr // stdin and stdout: the null device
+		cmd.WaitDelay = time.Second
+		group(cmd, !r.plain)
+		t0 := time.Now()
+		return cmd, t0, cmd.Start()
+	}
 	// The thread that starts the job stays this goroutine's until it
 	// ends: Linux's parent-death signal follows the thread, not the
 	// process (a spinner that takes a thread over and ends would end it).
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	t0 := time.Now()
-	if err := cmd.Start(); err != nil {
+	cmd, t0, err := start()
+	if err != nil && !r.plain && nsRefused(err) {
+		r.plain = true
+		cmd, t0, err = start()
+	}
+	wr.Close() //nolint:errcheck // the job holds its own
+	if err != nil {
 		return 0, fmt.Errorf("starting the job (%s): %w: check that this user may run it, as it is given after --", r.j.Name, err)
 	}
-	release := contain(cmd)
-	err := cmd.Wait()
+	release, err := contain(cmd)
+	if err != nil {
+		cmd.Wait() //nolint:errcheck // killed: contain's error says why
+		return 0, fmt.Errorf("starting the job (%s): %w", r.j.Name, err)
+	}
+	err = cmd.Wait()
 	took := time.Since(t0)
 	release()
 	switch {
@@ -152,6 +201,10 @@ func (r *jobs) run(ctx context.Context) (time.Duration, error) {
 		var exit *exec.ExitError
 		if errors.As(err, &exit) {
 			what = exit.ProcessState.String() // "exit status 1", "signal: killed"
+		}
+		select { // its last words, all of them
+		case <-read:
+		case <-time.After(time.Second):
 		}
 		out := ""
 		if last := stderr.last(); last != "" {

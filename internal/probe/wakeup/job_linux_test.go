@@ -122,56 +122,138 @@ func TestJobKilledAtTheBudget(t *testing.T) {
 }
 
 // TestJobLeavesNothing: when the run is cancelled (a signal to narrows),
-// the job and what it started in the background are killed.
+// the job and what it started in the background are killed, in its PID
+// namespace and in its process group alone (a host that refuses the
+// namespace).
 func TestJobLeavesNothing(t *testing.T) {
 	needHold(t)
-	pidFile := filepath.Join(t.TempDir(), "pid")
-	j := job(t, "sh", "-c", "sleep 30 & echo $! > "+pidFile+"; sleep 30")
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		_, err := RunJob(ctx, Config{Duration: time.Minute, Settle: 10 * time.Millisecond}, j)
-		done <- err
-	}()
-	bg := waitPid(t, pidFile)
-	cancel()
-	select {
-	case err := <-done:
-		if !errors.Is(err, context.Canceled) {
-			t.Errorf("cancelled: %v, want the context's error", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("cancelled, and the run did not end within 5 s")
+	for _, ns := range []bool{true, false} {
+		t.Run(fmt.Sprintf("namespace=%v", ns), func(t *testing.T) {
+			defer func(was bool) { pidNamespace = was }(pidNamespace)
+			pidNamespace = ns
+			pidFile := filepath.Join(t.TempDir(), "pid")
+			j := job(t, "sh", "-c", "("+writePid(pidFile)+"; exec sleep 30) & sleep 30")
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() {
+				_, err := RunJob(ctx, Config{Duration: time.Minute, Settle: 10 * time.Millisecond}, j)
+				done <- err
+			}()
+			bg := waitPid(t, pidFile)
+			cancel()
+			select {
+			case err := <-done:
+				if !errors.Is(err, context.Canceled) {
+					t.Errorf("cancelled: %v, want the context's error", err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("cancelled, and the run did not end within 5 s")
+			}
+			if alive(bg, 2*time.Second) {
+				t.Errorf("the job's background process %d outlived the run", bg)
+				syscall.Kill(bg, syscall.SIGKILL) //nolint:errcheck
+			}
+		})
 	}
-	if alive(bg, 2*time.Second) {
-		t.Errorf("the job's background process %d outlived the run", bg)
+}
+
+// TestJobEndsWithItsProcess: a job's run ends when its process ends,
+// though a program it left in the background holds its standard error
+// (with the pipe os/exec reads, the run waited for it and failed after a
+// second); that program is killed then, with or without a namespace.
+func TestJobEndsWithItsProcess(t *testing.T) {
+	needHold(t)
+	for _, ns := range []bool{true, false} {
+		t.Run(fmt.Sprintf("namespace=%v", ns), func(t *testing.T) {
+			defer func(was bool) { pidNamespace = was }(pidNamespace)
+			pidNamespace = ns
+			pidFile := filepath.Join(t.TempDir(), "pid")
+			j := job(t, "sh", "-c", "("+writePid(pidFile)+"; exec sleep 30) & while [ ! -s "+pidFile+" ]; do sleep 0.01; done")
+			res, err := RunJob(context.Background(), Config{Duration: 5 * time.Second, Settle: 10 * time.Millisecond, MinPairs: 2}, j)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, b := range res.Blocks {
+				if b.Mean.D() >= 900*time.Millisecond {
+					t.Errorf("block %d: the job took %s, want it ended with its process (a few ms), not waited on its background", i, b.Mean.D())
+				}
+			}
+			if bg := waitPid(t, pidFile); alive(bg, 2*time.Second) {
+				t.Errorf("the job's background process %d outlived its run", bg)
+				syscall.Kill(bg, syscall.SIGKILL) //nolint:errcheck
+			}
+		})
+	}
+}
+
+// TestJobInItsNamespace: as root, the job is the first process of a PID
+// namespace of its own (its pid there is 1), and a job that ends leaves
+// nothing behind, a process it started in a session of its own (out of
+// its process group) included.
+func TestJobInItsNamespace(t *testing.T) {
+	needHold(t)
+	if os.Geteuid() != 0 {
+		t.Skip("not root: the job runs in its process group alone")
+	}
+	dir := t.TempDir()
+	inner, bgFile := filepath.Join(dir, "inner"), filepath.Join(dir, "bg")
+	j := job(t, "sh", "-c", "echo $$ > "+inner+"; setsid sh -c '"+writePid(bgFile)+"; exec sleep 30' & "+
+		"while [ ! -s "+bgFile+" ]; do sleep 0.01; done; sleep 0.3")
+	if _, err := RunJob(context.Background(), Config{Duration: 2 * time.Second, Settle: 10 * time.Millisecond, MinPairs: 1}, j); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(inner); err != nil || strings.TrimSpace(string(b)) != "1" {
+		t.Errorf("the job's pid in its namespace: %q (%v), want 1", b, err)
+	}
+	if bg := waitPid(t, bgFile); alive(bg, 2*time.Second) {
+		t.Errorf("the job's process in a session of its own (%d) outlived the job", bg)
+		syscall.Kill(bg, syscall.SIGKILL) //nolint:errcheck
 	}
 }
 
 // TestJobDiesWithNarrows: narrows killed outright (SIGKILL, no cleanup
 // of its own) takes its job with it: the kernel's parent-death signal.
+// In its PID namespace (root), what the job started in a session of its
+// own goes too: the kernel kills a namespace whose first process dies.
 func TestJobDiesWithNarrows(t *testing.T) {
-	if pidFile := os.Getenv("NARROWS_JOB_HELPER"); pidFile != "" {
-		// The helper: narrows host running a job that records its pid.
-		j := job(t, "sh", "-c", "echo $$ > "+pidFile+"; exec sleep 30")
+	if dir := os.Getenv("NARROWS_JOB_HELPER"); dir != "" {
+		// The helper: narrows host running a job that records its pid
+		// and its background process's, in a session of its own.
+		j := job(t, "sh", "-c", "setsid sh -c '"+writePid(filepath.Join(dir, "bg"))+"; exec sleep 30' & "+
+			writePid(filepath.Join(dir, "job"))+"; exec sleep 30")
 		RunJob(context.Background(), Config{Duration: time.Minute, Settle: 10 * time.Millisecond}, j) //nolint:errcheck // it is killed
 		return
 	}
 	needHold(t)
-	pidFile := filepath.Join(t.TempDir(), "pid")
+	dir := t.TempDir()
 	helper := exec.Command(os.Args[0], "-test.run", "^TestJobDiesWithNarrows$")
-	helper.Env = append(os.Environ(), "NARROWS_JOB_HELPER="+pidFile)
+	helper.Env = append(os.Environ(), "NARROWS_JOB_HELPER="+dir)
 	if err := helper.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer helper.Wait() //nolint:errcheck
 	defer helper.Process.Kill()
-	job := waitPid(t, pidFile)
+	job, bg := waitPid(t, filepath.Join(dir, "job")), waitPid(t, filepath.Join(dir, "bg"))
 	helper.Process.Signal(syscall.SIGKILL) //nolint:errcheck
 	if alive(job, 3*time.Second) {
 		t.Errorf("the job (pid %d) outlived narrows killed with SIGKILL", job)
 		syscall.Kill(job, syscall.SIGKILL) //nolint:errcheck
 	}
+	if os.Geteuid() != 0 {
+		syscall.Kill(bg, syscall.SIGKILL) //nolint:errcheck
+		t.Skip("not root: no PID namespace, and what the job started in a session of its own outlives narrows killed with SIGKILL")
+	}
+	if alive(bg, 3*time.Second) {
+		t.Errorf("the job's process in a session of its own (pid %d) outlived narrows killed with SIGKILL", bg)
+		syscall.Kill(bg, syscall.SIGKILL) //nolint:errcheck
+	}
+}
+
+// writePid is shell that writes the shell's pid as this host sees it to
+// file: /proc/self, opened by the shell itself, is this host's /proc (in
+// the job's PID namespace $$ is its pid there).
+func writePid(file string) string {
+	return "read p r < /proc/self/stat; echo $p > " + file
 }
 
 // waitPid waits up to 10 s for a pid written to file.
