@@ -5,6 +5,8 @@ package experiments
 import (
 	"context"
 	"fmt"
+	"maps"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -107,8 +109,11 @@ var hostScenarios = []Scenario{
 			pgb := pgbenchClient(c, pg)
 			var rep *result.Report
 			var res itest.Result
-			around(func() { rep, _, res = c.NarrowsExit(nil, 0, pgbenchJob(c, pg)...) }, pgb)
-			logJob(c, rep)
+			args := pgbenchJob(c, pg)
+			aroundSteady(c, func() {
+				rep, _, res = c.NarrowsExit(nil, 0, args...)
+				logJob(c, rep)
+			}, pgb)
 			c.Expect("the job's command line, password and all, is never printed", !strings.Contains(res.Stdout+res.Stderr, dbserver.NarrowsPassword), "no password in the output")
 			if !wakeupTruth(c, pgb, "narrows", c.Said("host.cpu_wakeups_none") && !c.Said("host.cpu_wakeups"), codes(rep)) {
 				return
@@ -143,11 +148,11 @@ var hostScenarios = []Scenario{
 			const n = 80_000
 			var rep *result.Report
 			var res itest.Result
-			around(func() {
+			aroundSteady(c, func() {
 				args := append([]string{"host", "--json", "--queries", strconv.Itoa(n), "--duration", "70s", "--", slapPath}, itest.SlapArgs(m.Source.Port, n)...)
 				rep, _, res = c.NarrowsExit(nil, 0, append(args, "-p"+dbserver.NarrowsPassword)...)
+				logJob(c, rep)
 			}, slap)
-			logJob(c, rep)
 			c.Expect("the job's command line, password and all, is never printed", !strings.Contains(res.Stdout+res.Stderr, dbserver.NarrowsPassword), "no password in the output")
 			if !wakeupTruth(c, slap, "narrows", c.Said("host.cpu_wakeups_none") && !c.Said("host.cpu_wakeups"), codes(rep)) {
 				return
@@ -390,6 +395,60 @@ func around(run func(), clients ...*client) {
 	}
 }
 
+// moved is how far the client's rounds before narrows' run and after it
+// disagree: the larger side's mean gain over the smaller's (1 when they
+// agree; +Inf when a side gained nothing). around's rounds: two before,
+// two after.
+func (r rounds) moved() float64 {
+	if len(r.asis) != 4 {
+		return 1
+	}
+	side := func(i int) float64 { return (r.asis[i] - r.awake[i] + r.asis[i+1] - r.awake[i+1]) / 2 }
+	before, after := side(0), side(2)
+	if min(before, after) <= 0 {
+		return math.Inf(1)
+	}
+	return max(before, after) / min(before, after)
+}
+
+// steadyMoved is the most a client's rounds before narrows' run and after
+// it may disagree for a job's single figure to be held to them: issue
+// 28's 15%, the bound that figure is held to.
+const steadyMoved = 1.15
+
+// aroundSteady is around, once more when a client's rounds before
+// narrows' run and after it disagree by more than steadyMoved: this
+// machine's pace moves for tens of seconds at a time (pgbench -c 1's
+// gain 97 µs in the two rounds before a job's run and 74 in the two
+// after, the job's own pairs 81 falling to 71 between), and a figure
+// taken between two paces is held to neither. The first window's rounds
+// and what narrows said in it are dropped (logged); the second window
+// is judged whatever its rounds, its own drift logged.
+func aroundSteady(c *Case, run func(), clients ...*client) {
+	for try := 1; ; try++ {
+		said := maps.Clone(c.said)
+		for _, cl := range clients {
+			cl.rounds = rounds{}
+		}
+		around(run, clients...)
+		var moved []string
+		for _, cl := range clients {
+			if m := cl.rounds.moved(); m > steadyMoved {
+				moved = append(moved, fmt.Sprintf("%s's rounds %s: %.2f× between before and after", cl.name, cl.rounds, m))
+			}
+		}
+		if len(moved) == 0 {
+			return
+		}
+		if try == 2 {
+			c.T.Logf("the machine's pace moved in this window too, judged as it is: %s", strings.Join(moved, "; "))
+			return
+		}
+		c.T.Logf("the machine's pace moved while narrows ran (%s): its figure is held to neither pace; once more", strings.Join(moved, "; "))
+		c.said = said
+	}
+}
+
 // settleAsIs is how long a truth's run as is runs before it counts: as
 // narrows host's Settle (after 3 s, one of its blocks as is in four
 // still ran near the awake pace).
@@ -398,13 +457,19 @@ const settleAsIs = 5
 // pgbenchClient is pgbench -c 1 SELECT 1 on loopback: a round is a run
 // with the CPUs as they are (10 s, of which the last 5 count, after
 // settleAsIs) and one with them kept awake (3 s, the last 2 counting),
-// each one's mean seconds a transaction.
+// each one's mean seconds a transaction. Over TCP without TLS
+// (PGSSLMODE=disable), as the job's pgbench and narrows host --dsn
+// connect: the server has ssl on, and pgbench's default (prefer) took
+// TLS, whose work on every query the job's pgbench did not do (the
+// truth's rounds read 25-32 µs a query awake beside the job's 18-20, and
+// the job's gain 0.78 and 0.89 of theirs, in two runs of host/job-pgbench
+// in a slow hour).
 func pgbenchClient(c *Case, pg *dbserver.Postgres) *client {
 	script := select1Script(c, pg, "pgbench")
 	run := func(secs, last int) float64 {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		out, err := pg.Tool(ctx, pg.Primary, []string{"PGPASSWORD=" + dbserver.SuperPassword}, "pgbench", "-n", "-c", "1", "-M", "simple", "-T", strconv.Itoa(secs), "-P", "1",
+		out, err := pg.Tool(ctx, pg.Primary, []string{"PGPASSWORD=" + dbserver.SuperPassword, "PGSSLMODE=disable"}, "pgbench", "-n", "-c", "1", "-M", "simple", "-T", strconv.Itoa(secs), "-P", "1",
 			"-f", script, "-h", "127.0.0.1", "-p", strconv.Itoa(pg.Primary.Port), "-U", "postgres", "postgres")
 		if err != nil {
 			c.T.Fatalf("pgbench: %v\n%s", err, out)
