@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -127,34 +126,30 @@ func TestJobKilledAtTheBudget(t *testing.T) {
 // namespace).
 func TestJobLeavesNothing(t *testing.T) {
 	needHold(t)
-	for _, ns := range []bool{true, false} {
-		t.Run(fmt.Sprintf("namespace=%v", ns), func(t *testing.T) {
-			defer func(was bool) { pidNamespace = was }(pidNamespace)
-			pidNamespace = ns
-			pidFile := filepath.Join(t.TempDir(), "pid")
-			j := job(t, "sh", "-c", "("+writePid(pidFile)+"; exec sleep 30) & sleep 30")
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan error, 1)
-			go func() {
-				_, err := RunJob(ctx, Config{Duration: time.Minute, Settle: 10 * time.Millisecond}, j)
-				done <- err
-			}()
-			bg := waitPid(t, pidFile)
-			cancel()
-			select {
-			case err := <-done:
-				if !errors.Is(err, context.Canceled) {
-					t.Errorf("cancelled: %v, want the context's error", err)
-				}
-			case <-time.After(5 * time.Second):
-				t.Fatal("cancelled, and the run did not end within 5 s")
+	withAndWithoutNamespace(t, func(t *testing.T) {
+		pidFile := filepath.Join(t.TempDir(), "pid")
+		j := job(t, "sh", "-c", "("+writePid(pidFile)+"; exec sleep 30) & sleep 30")
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			_, err := RunJob(ctx, Config{Duration: time.Minute, Settle: 10 * time.Millisecond}, j)
+			done <- err
+		}()
+		bg := waitPid(t, pidFile)
+		cancel()
+		select {
+		case err := <-done:
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("cancelled: %v, want the context's error", err)
 			}
-			if alive(bg, 2*time.Second) {
-				t.Errorf("the job's background process %d outlived the run", bg)
-				syscall.Kill(bg, syscall.SIGKILL) //nolint:errcheck
-			}
-		})
-	}
+		case <-time.After(5 * time.Second):
+			t.Fatal("cancelled, and the run did not end within 5 s")
+		}
+		if alive(bg, 2*time.Second) {
+			t.Errorf("the job's background process %d outlived the run", bg)
+			syscall.Kill(bg, syscall.SIGKILL) //nolint:errcheck
+		}
+	})
 }
 
 // TestJobEndsWithItsProcess: a job's run ends when its process ends,
@@ -163,27 +158,23 @@ func TestJobLeavesNothing(t *testing.T) {
 // second); that program is killed then, with or without a namespace.
 func TestJobEndsWithItsProcess(t *testing.T) {
 	needHold(t)
-	for _, ns := range []bool{true, false} {
-		t.Run(fmt.Sprintf("namespace=%v", ns), func(t *testing.T) {
-			defer func(was bool) { pidNamespace = was }(pidNamespace)
-			pidNamespace = ns
-			pidFile := filepath.Join(t.TempDir(), "pid")
-			j := job(t, "sh", "-c", "("+writePid(pidFile)+"; exec sleep 30) & while [ ! -s "+pidFile+" ]; do sleep 0.01; done")
-			res, err := RunJob(context.Background(), Config{Duration: 5 * time.Second, Settle: 10 * time.Millisecond, MinPairs: 2}, j)
-			if err != nil {
-				t.Fatal(err)
+	withAndWithoutNamespace(t, func(t *testing.T) {
+		pidFile := filepath.Join(t.TempDir(), "pid")
+		j := job(t, "sh", "-c", "("+writePid(pidFile)+"; exec sleep 30) & while [ ! -s "+pidFile+" ]; do sleep 0.01; done")
+		res, err := RunJob(context.Background(), Config{Duration: 5 * time.Second, Settle: 10 * time.Millisecond, MinPairs: 2}, j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, b := range res.Blocks {
+			if b.Mean.D() >= 900*time.Millisecond {
+				t.Errorf("block %d: the job took %s, want it ended with its process (a few ms), not waited on its background", i, b.Mean.D())
 			}
-			for i, b := range res.Blocks {
-				if b.Mean.D() >= 900*time.Millisecond {
-					t.Errorf("block %d: the job took %s, want it ended with its process (a few ms), not waited on its background", i, b.Mean.D())
-				}
-			}
-			if bg := waitPid(t, pidFile); alive(bg, 2*time.Second) {
-				t.Errorf("the job's background process %d outlived its run", bg)
-				syscall.Kill(bg, syscall.SIGKILL) //nolint:errcheck
-			}
-		})
-	}
+		}
+		if bg := waitPid(t, pidFile); alive(bg, 2*time.Second) {
+			t.Errorf("the job's background process %d outlived its run", bg)
+			syscall.Kill(bg, syscall.SIGKILL) //nolint:errcheck
+		}
+	})
 }
 
 // TestJobInItsNamespace: as root, the job is the first process of a PID
@@ -256,21 +247,17 @@ func writePid(file string) string {
 	return "read p r < /proc/self/stat; echo $p > " + file
 }
 
-// waitPid waits up to 10 s for a pid written to file.
-func waitPid(t *testing.T, file string) int {
-	t.Helper()
-	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		b, err := os.ReadFile(file)
-		if err != nil || !strings.HasSuffix(string(b), "\n") {
-			continue
-		}
-		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-		if err == nil && pid > 0 {
-			return pid
-		}
+// withAndWithoutNamespace runs test as a subtest twice: the job in a PID
+// namespace of its own where this host allows, and in its process group
+// alone, as a host that refuses the namespace runs it.
+func withAndWithoutNamespace(t *testing.T, test func(t *testing.T)) {
+	for _, ns := range []bool{true, false} {
+		t.Run(fmt.Sprintf("namespace=%v", ns), func(t *testing.T) {
+			defer func(was bool) { pidNamespace = was }(pidNamespace)
+			pidNamespace = ns
+			test(t)
+		})
 	}
-	t.Fatal("the job did not start within 10 s")
-	return 0
 }
 
 // alive says whether pid still runs after up to wait (a zombie, killed

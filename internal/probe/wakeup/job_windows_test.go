@@ -81,8 +81,8 @@ func TestContainKills(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	child := readPid(t, filepath.Join(dir, "child"))
-	readPid(t, filepath.Join(dir, "job"))
+	child := waitPid(t, filepath.Join(dir, "child"))
+	waitPid(t, filepath.Join(dir, "job"))
 	release()
 	select {
 	case <-done:
@@ -104,20 +104,4 @@ func TestContainKills(t *testing.T) {
 			t.Fatalf("released, and the process the job started at once (%d) still ran 10 s later", child)
 		}
 	}
-}
-
-// readPid waits up to 20 s for a pid written to file.
-func readPid(t *testing.T, file string) int {
-	t.Helper()
-	for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
-		b, err := os.ReadFile(file)
-		if err != nil || !strings.HasSuffix(string(b), "\n") {
-			continue
-		}
-		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 0 {
-			return pid
-		}
-	}
-	t.Fatalf("%s was not written within 20 s", filepath.Base(file))
-	return 0
 }
