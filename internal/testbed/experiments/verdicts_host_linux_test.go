@@ -48,8 +48,10 @@ var hostScenarios = []Scenario{
 			my := loopbackMaria(c)
 			pgb, slap := pgbenchClient(c, pg), slapClient(c, my)
 			var rep *result.Report
-			around(func() { rep = c.Narrows(l.A, "host", "--to", addr, "--duration", "50s") }, pgb, slap)
-			logBlocks(c, rep)
+			around(c, func() {
+				rep = c.Narrows(l.A, "host", "--to", addr, "--duration", "50s")
+				logBlocks(c, rep)
+			}, pgb, slap)
 			costs := wakeupTruth(c, pgb, "narrows", c.Said("host.cpu_wakeups_none") && !c.Said("host.cpu_wakeups"), codes(rep))
 			if !costs {
 				return
@@ -110,7 +112,7 @@ var hostScenarios = []Scenario{
 			var rep *result.Report
 			var res itest.Result
 			args := pgbenchJob(c, pg)
-			aroundSteady(c, func() {
+			around(c, func() {
 				rep, _, res = c.NarrowsExit(nil, 0, args...)
 				logJob(c, rep)
 			}, pgb)
@@ -148,7 +150,7 @@ var hostScenarios = []Scenario{
 			const n = 80_000
 			var rep *result.Report
 			var res itest.Result
-			aroundSteady(c, func() {
+			around(c, func() {
 				args := append([]string{"host", "--json", "--queries", strconv.Itoa(n), "--duration", "70s", "--", slapPath}, itest.SlapArgs(m.Source.Port, n)...)
 				rep, _, res = c.NarrowsExit(nil, 0, append(args, "-p"+dbserver.NarrowsPassword)...)
 				logJob(c, rep)
@@ -367,8 +369,8 @@ func holdWake(c *Case, what string, pred float64, cl *client, least float64) {
 		pred >= 0.85*lo && pred <= 1.15*hi, got)
 }
 
-// around runs narrows (run) between the clients' rounds: two rounds of
-// each before it, and two of each after, in the reverse order. This
+// aroundOnce runs narrows (run) between the clients' rounds: two rounds
+// of each before it, and two of each after, in the reverse order. This
 // machine's wake-ups are not one cost: pgbench's rounds as is run at
 // 60-65 µs for a minute, then at 72-82 for 10-30 s, pinned to two CPUs or
 // not, as the hypervisor has it (a CI run read narrows' 41.0 µs beside
@@ -381,7 +383,7 @@ func holdWake(c *Case, what string, pred float64, cl *client, least float64) {
 // first round, a minute after its server started, read 35.7 µs as is
 // against 61.2 in the next): two on either side, and their median gain,
 // leave one such round out.
-func around(run func(), clients ...*client) {
+func aroundOnce(run func(), clients ...*client) {
 	for range 2 {
 		for _, cl := range clients {
 			cl.run()
@@ -397,7 +399,7 @@ func around(run func(), clients ...*client) {
 
 // moved is how far the client's rounds before narrows' run and after it
 // disagree: the larger side's mean gain over the smaller's (1 when they
-// agree; +Inf when a side gained nothing). around's rounds: two before,
+// agree; +Inf when a side gained nothing). aroundOnce's rounds: two before,
 // two after.
 func (r rounds) moved() float64 {
 	if len(r.asis) != 4 {
@@ -412,25 +414,26 @@ func (r rounds) moved() float64 {
 }
 
 // steadyMoved is the most a client's rounds before narrows' run and after
-// it may disagree for a job's single figure to be held to them: issue
-// 28's 15%, the bound that figure is held to.
+// it may disagree for narrows' figure to be held to them: issue 28's 15%,
+// the bound that figure is held to.
 const steadyMoved = 1.15
 
-// aroundSteady is around, once more when a client's rounds before
-// narrows' run and after it disagree by more than steadyMoved: this
-// machine's pace moves for tens of seconds at a time (pgbench -c 1's
-// gain 97 µs in the two rounds before a job's run and 74 in the two
-// after, the job's own pairs 81 falling to 71 between), and a figure
-// taken between two paces is held to neither. The first window's rounds
-// and what narrows said in it are dropped (logged); the second window
-// is judged whatever its rounds, its own drift logged.
-func aroundSteady(c *Case, run func(), clients ...*client) {
+// around runs narrows (run) between the clients' rounds (aroundOnce), and
+// once more when a client's rounds before narrows' run and after it
+// disagree by more than steadyMoved: this machine's pace moves for tens
+// of seconds at a time (pgbench -c 1's gain 97 µs in the two rounds before
+// a job's run and 74 in the two after, the job's own pairs 81 falling to
+// 71 between), and a figure taken between two paces is held to neither.
+// The first window's rounds and what narrows said in it are dropped
+// (logged); the second window is judged whatever its rounds, its own
+// drift logged. run logs what it measured in each window.
+func around(c *Case, run func(), clients ...*client) {
 	for try := 1; ; try++ {
 		said := maps.Clone(c.said)
 		for _, cl := range clients {
 			cl.rounds = rounds{}
 		}
-		around(run, clients...)
+		aroundOnce(run, clients...)
 		var moved []string
 		for _, cl := range clients {
 			if m := cl.rounds.moved(); m > steadyMoved {
@@ -637,18 +640,10 @@ var doctorHostScenarios = []Scenario{
 			pg, l, addr := wakeupBed(c)
 			pgb := pgbenchClient(c, pg)
 			var rep *result.Report
-			around(func() {
+			around(c, func() {
 				rep = c.Narrows(l.A, "doctor", "--to", addr, "--budget", "4m", "--out", filepath.Join(c.T.TempDir(), "doctor.jsonl"))
 			}, pgb)
-			var answer string
-			for _, a := range words.Answers(rep) {
-				if strings.HasPrefix(a.Question, "What on these hosts") {
-					answer = a.Else
-					if a.Finding != nil {
-						answer = a.Finding.Code
-					}
-				}
-			}
+			answer := hostsAnswer(rep)
 			costs := wakeupTruth(c, pgb, "doctor's hosts answer", answer == "host.cpu_wakeups_none", answer)
 			if !costs {
 				return
@@ -665,6 +660,37 @@ var doctorHostScenarios = []Scenario{
 			}
 		},
 	},
+	{
+		Name: "doctor/hosts-kept-awake", Share: testbed.Slots,
+		Question: "what on these hosts should change, on hosts already tuned? (doctor, with --budget 4m)",
+		Truth: "as doctor/hosts, with both machines' CPUs kept awake for the whole run from outside narrows, as tuned's latency-performance does " +
+			"(a CPU latency request of 0 held; where no cpuidle driver reads one, spinning idle-priority processes): nothing is left to gain at either end",
+		Say:    []string{"host.cpu_wakeups_none"},
+		NotSay: []string{"host.cpu_wakeups", "host.cpu_wakeups_unjudged"},
+		Run: func(c *Case) {
+			_, l, addr := wakeupBed(c)
+			release := keepAwake(c)
+			defer release()
+			rep := c.Narrows(l.A, "doctor", "--to", addr, "--budget", "4m", "--out", filepath.Join(c.T.TempDir(), "doctor.jsonl"))
+			answer := hostsAnswer(rep)
+			c.Expect("doctor's hosts answer is that waking costs nothing", answer == "host.cpu_wakeups_none", answer)
+		},
+	},
+}
+
+// hostsAnswer is doctor's answer to "What on these hosts ...": its
+// finding's code, or what it says where it has none.
+func hostsAnswer(rep *result.Report) string {
+	var answer string
+	for _, a := range words.Answers(rep) {
+		if strings.HasPrefix(a.Question, "What on these hosts") {
+			answer = a.Else
+			if a.Finding != nil {
+				answer = a.Finding.Code
+			}
+		}
+	}
+	return answer
 }
 
 // dbWakeups runs narrows host on dsn's own queries, around the
@@ -674,8 +700,10 @@ var doctorHostScenarios = []Scenario{
 // beyond the floor: then narrows must say so.
 func dbWakeups(c *Case, dsn string, truth *client) {
 	var rep *result.Report
-	around(func() { rep = c.Narrows(nil, "host", "--dsn", dsn, "--duration", "50s") }, truth)
-	logBlocks(c, rep)
+	around(c, func() {
+		rep = c.Narrows(nil, "host", "--dsn", dsn, "--duration", "50s")
+		logBlocks(c, rep)
+	}, truth)
 	var db *result.HostDatabase
 	if rep.Host != nil {
 		db = rep.Host.Database
