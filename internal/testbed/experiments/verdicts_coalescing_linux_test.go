@@ -160,10 +160,12 @@ func rxFramesOf(c *Case, h *testbed.Host) int {
 // count of the packets toward B its moderation held: none to speak of at
 // rx-frames 1 (a twentieth of the queries: the line follows a change
 // within a few ms), and, where it moderates (hold), most of them as set.
-// In one run a session at rx-frames 1 read 1,112 µs a query, as held as
+// In one run a session at rx-frames 1 read 1,112 µs a query, as slow as
 // the one at 16 beside it (a gain of 2 µs, the others 43-57), and in a
-// CI run the median gain read 34 µs of a 50 µs hold; such a round is
-// logged and run again, up to five times.
+// CI run the median gain read 34 µs of a 50 µs hold; neither logged what
+// the line held, so whether the line had not followed is not known. A
+// round the line did not follow is logged and run again, up to five
+// times; the held counts of every round are logged.
 func pgbenchCoalescing(c *Case, l *testbed.DelayLine, pg *dbserver.Postgres, hold time.Duration) (gain, asis float64) {
 	c.T.Helper()
 	was := rxFramesOf(c, l.B)
