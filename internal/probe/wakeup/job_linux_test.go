@@ -159,8 +159,8 @@ func TestJobLeavesNothing(t *testing.T) {
 func TestJobEndsWithItsProcess(t *testing.T) {
 	needHold(t)
 	withAndWithoutNamespace(t, func(t *testing.T) {
-		pidFile := filepath.Join(t.TempDir(), "pid")
-		j := job(t, "sh", "-c", "("+writePid(pidFile)+"; exec sleep 30) & while [ ! -s "+pidFile+" ]; do sleep 0.01; done")
+		dir := t.TempDir()
+		j := job(t, "sh", "-c", perRun(dir)+"("+writePid(`"$f"`)+"; exec sleep 30) & while [ ! -s \"$f\" ]; do sleep 0.01; done")
 		res, err := RunJob(context.Background(), Config{Duration: 5 * time.Second, Settle: 10 * time.Millisecond, MinPairs: 2}, j)
 		if err != nil {
 			t.Fatal(err)
@@ -170,10 +170,7 @@ func TestJobEndsWithItsProcess(t *testing.T) {
 				t.Errorf("block %d: the job took %s, want it ended with its process (a few ms), not waited on its background", i, b.Mean.D())
 			}
 		}
-		if bg := waitPid(t, pidFile); alive(bg, 2*time.Second) {
-			t.Errorf("the job's background process %d outlived its run", bg)
-			syscall.Kill(bg, syscall.SIGKILL) //nolint:errcheck
-		}
+		noneAlive(t, dir, len(res.Blocks), "the job's background process")
 	})
 }
 
@@ -187,18 +184,48 @@ func TestJobInItsNamespace(t *testing.T) {
 		t.Skip("not root: the job runs in its process group alone")
 	}
 	dir := t.TempDir()
-	inner, bgFile := filepath.Join(dir, "inner"), filepath.Join(dir, "bg")
-	j := job(t, "sh", "-c", "echo $$ > "+inner+"; setsid sh -c '"+writePid(bgFile)+"; exec sleep 30' & "+
-		"while [ ! -s "+bgFile+" ]; do sleep 0.01; done; sleep 0.3")
-	if _, err := RunJob(context.Background(), Config{Duration: 2 * time.Second, Settle: 10 * time.Millisecond, MinPairs: 1}, j); err != nil {
+	inner, pids := filepath.Join(dir, "inner"), filepath.Join(dir, "pids")
+	if err := os.Mkdir(pids, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	j := job(t, "sh", "-c", "echo $$ > "+inner+"; "+perRun(pids)+"setsid sh -c '"+writePid(`"$f"`)+"; exec sleep 30' & "+
+		`while [ ! -s "$f" ]; do sleep 0.01; done`)
+	res, err := RunJob(context.Background(), Config{Duration: 2 * time.Second, Settle: 10 * time.Millisecond, MinPairs: 1}, j)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if b, err := os.ReadFile(inner); err != nil || strings.TrimSpace(string(b)) != "1" {
 		t.Errorf("the job's pid in its namespace: %q (%v), want 1", b, err)
 	}
-	if bg := waitPid(t, bgFile); alive(bg, 2*time.Second) {
-		t.Errorf("the job's process in a session of its own (%d) outlived the job", bg)
-		syscall.Kill(bg, syscall.SIGKILL) //nolint:errcheck
+	noneAlive(t, pids, len(res.Blocks), "the job's process in a session of its own")
+}
+
+// perRun is shell that makes a file of dir's for this run of the job, $f
+// (exported, for what it starts): each run's background process writes
+// its own, so that none reads a file an earlier run wrote (a run whose
+// background process was killed between truncating a shared file and
+// writing it left it empty).
+func perRun(dir string) string {
+	return `f=$(mktemp -p "` + dir + `"); export f; `
+}
+
+// noneAlive: every pid written to a file of dir (one a run, runs of
+// them) is dead after up to 2 s.
+func noneAlive(t *testing.T, dir string, runs int, what string) {
+	t.Helper()
+	files, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != runs {
+		t.Errorf("%d files of pids for %d runs of the job", len(files), runs)
+	}
+	for _, f := range files {
+		bg := waitPid(t, filepath.Join(dir, f.Name()))
+		if alive(bg, 2*time.Second) {
+			t.Errorf("%s (pid %d) outlived the job's run", what, bg)
+			syscall.Kill(bg, syscall.SIGKILL) //nolint:errcheck
+		}
 	}
 }
 
