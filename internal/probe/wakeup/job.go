@@ -149,16 +149,19 @@ func (r *jobs) run(ctx context.Context) (time.Duration, error) {
 		io.Copy(stderr, rd) //nolint:errcheck // its end: the job's processes gone, or rd closed
 		close(read)
 	}()
-	defer func() {
-		// What writes to the pipe is killed by now; a moment for the
-		// reader to drain it, then the read end is closed whatever.
+	// drained waits up to a second for the reader to reach the pipe's
+	// end (what writes to it is killed by then).
+	drained := func() {
 		t := time.NewTimer(time.Second)
+		defer t.Stop()
 		select {
 		case <-read:
 		case <-t.C:
 		}
-		t.Stop()
-		rd.Close() //nolint:errcheck // read only
+	}
+	defer func() {
+		drained()
+		rd.Close() //nolint:errcheck // read only: the reader ends
 		<-read
 	}()
 	start := func() (*exec.Cmd, time.Time, error) {
@@ -202,10 +205,7 @@ func (r *jobs) run(ctx context.Context) (time.Duration, error) {
 		if errors.As(err, &exit) {
 			what = exit.ProcessState.String() // "exit status 1", "signal: killed"
 		}
-		select { // its last words, all of them
-		case <-read:
-		case <-time.After(time.Second):
-		}
+		drained() // its last words, all of them
 		out := ""
 		if last := stderr.last(); last != "" {
 			out = ", its last words: " + untrusted.Quote(last)

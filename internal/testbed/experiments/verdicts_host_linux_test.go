@@ -306,12 +306,15 @@ func (r *rounds) add(asis, awake float64) {
 
 // gain is the median round's gain with the CPUs kept awake (of an even
 // number, the mean of the middle two).
-func (r rounds) gain() float64 {
+func (r rounds) gain() float64 { return metric.Median(r.gains()) }
+
+// gains is each round's gain, in order: as is less awake.
+func (r rounds) gains() []float64 {
 	d := make([]float64, len(r.asis))
 	for i := range d {
 		d[i] = r.asis[i] - r.awake[i]
 	}
-	return metric.Median(d)
+	return d
 }
 
 // String is the rounds in µs: "58.5/15.0 57.0/15.0 …".
@@ -405,8 +408,8 @@ func (r rounds) moved() float64 {
 	if len(r.asis) != 4 {
 		return 1
 	}
-	side := func(i int) float64 { return (r.asis[i] - r.awake[i] + r.asis[i+1] - r.awake[i+1]) / 2 }
-	before, after := side(0), side(2)
+	g := r.gains()
+	before, after := (g[0]+g[1])/2, (g[2]+g[3])/2
 	if min(before, after) <= 0 {
 		return math.Inf(1)
 	}
@@ -668,7 +671,8 @@ var doctorHostScenarios = []Scenario{
 		Say:    []string{"host.cpu_wakeups_none"},
 		NotSay: []string{"host.cpu_wakeups", "host.cpu_wakeups_unjudged"},
 		Run: func(c *Case) {
-			_, l, addr := wakeupBed(c)
+			c.host.close()
+			l, addr := wakeupLine(c) // no truth to run: nothing is left to gain
 			release := keepAwake(c)
 			defer release()
 			rep := c.Narrows(l.A, "doctor", "--to", addr, "--budget", "4m", "--out", filepath.Join(c.T.TempDir(), "doctor.jsonl"))
@@ -726,8 +730,15 @@ func dbWakeups(c *Case, dsn string, truth *client) {
 func wakeupBed(c *Case) (*dbserver.Postgres, *testbed.DelayLine, string) {
 	c.host.close()
 	pg := loopbackPG(c)
+	l, addr := wakeupLine(c)
+	return pg, l, addr
+}
+
+// wakeupLine is wakeupBed without the truth's PostgreSQL: a line that
+// lets the CPUs sleep, and an agent on its host B.
+func wakeupLine(c *Case) (*testbed.DelayLine, string) {
 	l := c.Line(testbed.DelayLineOptions{LetCPUsSleep: true})
-	return pg, l, c.Agent(l.B)
+	return l, c.Agent(l.B)
 }
 
 // wakeupTruth logs a client's gain a round trip with the CPUs kept awake
