@@ -68,10 +68,16 @@ func generation(st *result.ReplicaState, poll *float64) (float64, bool) {
 }
 
 // rpo sets the RPO: what a failover now would lose, the log not yet sent
-// to the replica. Of a silent replica it is unknown, like its lag: the log
-// past what it last confirmed (Unconfirmed) bounds it, and that bound,
-// counted from a confirmation older than the outage, read as twice the
-// outage; so it is said as a bound, never as the RPO, in every output.
+// to the replica, in bytes and in time: how long ago the primary wrote its
+// first byte (UnsentAge, narrows' polls of the primary's position), else
+// its bytes over the generation rate. The age is the time lost whatever
+// the rate did meanwhile: a standby back from a 13 s outage, its 18.5 MiB
+// not yet sent while the primary slowed under the catch-up, read "18.1 s
+// of log" at that poll's rate. Of a silent replica it is unknown, like
+// its lag: the log past what it last confirmed (Unconfirmed) bounds it,
+// and that bound, counted from a confirmation older than the outage, read
+// as twice the outage; so it is said as a bound, never as the RPO, in
+// every output.
 func rpo(st *result.ReplicaState, gen float64, genKnown bool) {
 	b, ok := val(st.Unsent)
 	if st.State == result.ReplicaSilent || !ok {
@@ -81,6 +87,8 @@ func rpo(st *result.ReplicaState, gen float64, genKnown bool) {
 	switch {
 	case b == 0:
 		st.RPOSeconds = secondsPtr(0)
+	case st.UnsentAge != nil:
+		st.RPOSeconds = secondsPtr(st.UnsentAge.D().Seconds())
 	case genKnown && gen > 0:
 		st.RPOSeconds = secondsPtr(float64(b) / gen)
 	}
@@ -456,7 +464,11 @@ func repl(r *result.Repl) []result.Finding {
 				lose := "would lose"
 				if s, ok := val(st.RPOSeconds); ok {
 					f.Values["rpo_seconds"] = s.D().Seconds()
-					d = append(d, fmt.Sprintf("A failover now %s %s of log, %s of generation at the current rate (RPO = %s bytes ÷ generation rate).", lose, size(b), dur(s.D()), rpoOf(&st, w)))
+					if st.UnsentAge != nil && b > 0 {
+						d = append(d, fmt.Sprintf("A failover now %s %s of log: what the primary wrote in the last %s.", lose, size(b), dur(s.D())))
+					} else {
+						d = append(d, fmt.Sprintf("A failover now %s %s of log, %s of generation at the current rate (RPO = %s bytes ÷ generation rate).", lose, size(b), dur(s.D()), rpoOf(&st, w)))
+					}
 				} else {
 					d = append(d, fmt.Sprintf("A failover now %s %s of log (no generation rate to turn it into time).", lose, size(b)))
 				}

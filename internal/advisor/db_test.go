@@ -80,6 +80,16 @@ func TestReplVerdicts(t *testing.T) {
 			}},
 		{"mysql io thread stopped, SBM NULL", f64(2 * MB), result.ReplicaState{State: "stopped", Unsent: i64(3_000_000), Unreplayed: i64(0),
 			SendRate: f64(0), ReplayRate: f64(0), IOThread: "No", SQLThread: "Yes", SecondsBehindNull: true}, result.VerdictSendQueue, "IO thread is not running", nil},
+		// The unsent log's age (narrows' polls of the primary's position)
+		// is the time lost, whatever the rate did since: 18.5 MB written
+		// over 13 s, not 18.5 s at the last poll's 1 MB/s.
+		{"send queue, the unsent log's age known", f64(1 * MB), result.ReplicaState{State: "streaming", Unsent: i64(18_500_000), UnsentAge: sec(13 * time.Second),
+			Unwritten: i64(0), Unflushed: i64(0), Unreplayed: i64(0), SendRate: f64(0.5 * MB), WriteRate: f64(0.5 * MB), FlushRate: f64(0.5 * MB), ReplayRate: f64(0.5 * MB)},
+			result.VerdictSendQueue, "send queue growing", func(t *testing.T, st result.ReplicaState) {
+				if st.RPOSeconds == nil || st.RPOSeconds.D() != 13*time.Second {
+					t.Fatalf("RPO %v, want the unsent log's age, 13 s", st.RPOSeconds)
+				}
+			}},
 		{"sql server per-database generation", nil, result.ReplicaState{State: "streaming", Generation: f64(7 * MB), Unsent: i64(14_000_000), Unreplayed: i64(0),
 			SendRate: f64(2 * MB), ReplayRate: f64(2 * MB)}, result.VerdictSendQueue, "generation 7 MB/s > send 2 MB/s",
 			func(t *testing.T, st result.ReplicaState) {
@@ -100,6 +110,30 @@ func TestReplVerdicts(t *testing.T) {
 				c.check(t, st)
 			}
 		})
+	}
+}
+
+// The finding says the RPO in time as what it is: the log the primary
+// wrote in the last so many seconds where narrows saw it written, its
+// bytes at the current rate where it did not.
+func TestReplRPOWords(t *testing.T) {
+	for _, c := range []struct {
+		age  *result.Seconds
+		want string
+	}{
+		{sec(13 * time.Second), "A failover now would lose 17.6 MiB of log: what the primary wrote in the last 13.0 s."},
+		{nil, "A failover now would lose 17.6 MiB of log, 18.5 s of generation at the current rate"},
+	} {
+		r := &result.Repl{Engine: "postgres", Last: &result.ReplPoll{GenerationRate: f64(1e6), Replicas: []result.ReplicaState{{Name: "dr1", State: "streaming",
+			Unsent: i64(18_500_000), UnsentAge: c.age, Unwritten: i64(0), Unflushed: i64(0), Unreplayed: i64(0),
+			SendRate: f64(0.5e6), WriteRate: f64(0.5e6), FlushRate: f64(0.5e6), ReplayRate: f64(0.5e6)}}}}
+		var said []string
+		for _, f := range repl(r) {
+			said = append(said, f.Detail)
+		}
+		if !strings.Contains(strings.Join(said, "\n"), c.want) {
+			t.Errorf("age %v: findings say\n%s\nwant %q", c.age, strings.Join(said, "\n"), c.want)
+		}
 	}
 }
 

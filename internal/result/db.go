@@ -371,6 +371,12 @@ type ReplicaState struct {
 	Unwritten  *int64 `json:"unwritten_bytes,omitempty"`
 	Unflushed  *int64 `json:"unflushed_bytes,omitempty"`
 	Unreplayed *int64 `json:"unreplayed_bytes,omitempty"`
+	// UnsentAge is how long ago the primary wrote the first byte of the
+	// log not yet sent, from narrows' own polls of its position
+	// (interpolated between two): the time a failover now would lose.
+	// Absent when that log is older than narrows' polls, or where the
+	// engine tells the unsent log as a size only (SQL Server).
+	UnsentAge *Seconds `json:"unsent_age_seconds,omitempty"`
 
 	// Generation is the log generation rate of this replica's database
 	// (SQL Server: 'Log Bytes Flushed/sec'); elsewhere see the poll's.

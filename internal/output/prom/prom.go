@@ -51,7 +51,7 @@ func newDescs(perDatabase bool) descs {
 		descSilent:     prometheus.NewDesc(ns+"silent_seconds", "How long a silent replica has not been heard from.", replica, nil),
 		descReplicaUp:  prometheus.NewDesc(ns+"replica_up", "1 if the replica is streaming, 0 if silent or a replication thread is stopped.", replica, nil),
 		descRPOBytes:   prometheus.NewDesc(ns+"rpo_bytes", "Log a failover now would lose: bytes not yet sent.", replica, nil),
-		descRPOSeconds: prometheus.NewDesc(ns+"rpo_seconds", "RPO estimate: unsent bytes divided by the generation rate.", replica, nil),
+		descRPOSeconds: prometheus.NewDesc(ns+"rpo_seconds", "RPO estimate: how long ago the primary wrote the first byte not yet sent (narrows' polls of its position), else unsent bytes divided by the generation rate.", replica, nil),
 		descCatchUp:    prometheus.NewDesc(ns+"catch_up_seconds", "Time to catch up at current rates (absent when not catching up).", replica, nil),
 		descRedo:       prometheus.NewDesc(ns+"redo_seconds", "Time to replay what the replica holds, at its replay rate.", replica, nil),
 		descBehind:     prometheus.NewDesc(ns+"behind_source_seconds", "MySQL/MariaDB Seconds_Behind_Source (absent when NULL).", replica, nil),

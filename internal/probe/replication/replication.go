@@ -14,6 +14,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -419,6 +420,52 @@ type tracker struct {
 	prevLogAt time.Time
 	start     time.Time
 	last      time.Duration
+	// written is the primary's log position at each poll, oldest first
+	// (at most writtenKeep of them): when each byte of the log was
+	// written, to a poll, for the age of the log not yet sent.
+	written []logPoint
+}
+
+// logPoint is the primary's log position at a poll.
+type logPoint struct {
+	at  time.Time
+	pos int64
+}
+
+// writtenKeep is how many polls of the primary's position the tracker
+// keeps: an hour's at one a second, 64 KiB. Log not yet sent that is
+// older than the oldest has no age (the RPO falls back to its bytes over
+// the generation rate).
+const writtenKeep = 3600
+
+// wrote records the primary's log position at a poll. A position behind
+// the last (a new primary, a MySQL binary log purged from under the
+// count) starts the record afresh.
+func (t *tracker) wrote(at time.Time, pos *int64) {
+	if pos == nil {
+		return
+	}
+	if n := len(t.written); n > 0 && *pos < t.written[n-1].pos {
+		t.written = t.written[:0]
+	}
+	if len(t.written) == writtenKeep {
+		t.written = append(t.written[:0], t.written[1:]...)
+	}
+	t.written = append(t.written, logPoint{at, *pos})
+}
+
+// unsentAge is how long before now the primary wrote the log at pos, the
+// first byte not yet sent, interpolated between the two polls around it:
+// the time a failover now would lose. False when that log is older than
+// the polls kept, or not yet written.
+func (t *tracker) unsentAge(pos int64, now time.Time) (time.Duration, bool) {
+	i := sort.Search(len(t.written), func(i int) bool { return t.written[i].pos > pos })
+	if i == 0 || i == len(t.written) {
+		return 0, false
+	}
+	a, b := t.written[i-1], t.written[i]
+	at := a.at.Add(time.Duration(float64(b.at.Sub(a.at)) * float64(pos-a.pos) / float64(b.pos-a.pos)))
+	return max(now.Sub(at), 0), true
 }
 
 func (t *tracker) since() time.Duration { return time.Since(t.start) }
@@ -469,6 +516,7 @@ func (t *tracker) compute(s *snapshot, engine string) *result.ReplPoll {
 	p := &result.ReplPoll{At: s.at.UTC(), Engine: engine, LogPosition: s.logPosition, LogBytes: s.logBytes, Replicas: []result.ReplicaState{}}
 	p.GenerationRate = rate(s.logBytes, t.prevLog, s.at.Sub(t.prevLogAt))
 	t.prevLog, t.prevLogAt = s.logBytes, s.at
+	t.wrote(s.at, s.logBytes)
 	t.adopt(s.replicas)
 	seen := map[string]bool{}
 	for i := range s.replicas {
@@ -597,6 +645,11 @@ func (t *tracker) state(r *raw, m *memo, s *snapshot) result.ReplicaState {
 		// RPO): the log it lacks counts from the furthest it is known to
 		// hold.
 		st.Unsent = sub(s.logBytes, maxPos(r.sent, m.held))
+		if st.Unsent != nil && *st.Unsent > 0 {
+			if age, ok := t.unsentAge(*s.logBytes-*st.Unsent, s.at); ok {
+				st.UnsentAge = secs(&age)
+			}
+		}
 	}
 	st.Unwritten = sub(r.sent, r.write)
 	st.Unflushed = sub(r.write, r.flush)
@@ -677,7 +730,7 @@ func (t *tracker) state(r *raw, m *memo, s *snapshot) result.ReplicaState {
 		// What a failover to it would lose: all the log past what it is
 		// known to hold. Its queues themselves are unknown.
 		st.Unconfirmed = sub(s.logBytes, m.held)
-		st.Unsent, st.Unwritten, st.Unflushed, st.Unreplayed = nil, nil, nil, nil
+		st.Unsent, st.Unwritten, st.Unflushed, st.Unreplayed, st.UnsentAge = nil, nil, nil, nil, nil
 		// Figures of a replica that is not there are not carried over.
 		st.SendRate, st.WriteRate, st.FlushRate, st.ReplayRate = nil, nil, nil, nil
 		m.prev = nil

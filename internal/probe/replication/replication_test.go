@@ -357,3 +357,57 @@ func TestReconnectSendsFromTheSegment(t *testing.T) {
 		t.Fatalf("unsent once it streams again: %v, want 6000", u)
 	}
 }
+
+// The unsent log's age is when the primary wrote its first byte, by
+// narrows' own polls of the primary's position: the time a failover would
+// lose, whatever the rate does. Here the primary writes 2000 B/s for 10 s,
+// then 200 B/s while a standby that stopped confirming at 4 s is away;
+// at 14 s, back, its walsender has sent nothing new.
+func TestUnsentAge(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	tr := &tracker{cfg: Config{SilentAfter: 15 * time.Second}, memos: map[string]*memo{}}
+	pos := int64(0)
+	var last result.ReplicaState
+	for i := 0; i <= 14; i++ {
+		if i > 0 {
+			pos += map[bool]int64{true: 2000, false: 200}[i <= 10]
+		}
+		sent := min(pos, 8000) // the standby got the log up to 4 s (8000 B)
+		p := tr.compute(&snapshot{at: t0.Add(time.Duration(i) * time.Second), logBytes: i64(pos),
+			replicas: []raw{{name: "s1", present: true, sent: i64(sent), replyTime: t0.Add(time.Duration(i) * time.Second)}}}, "postgres")
+		last = p.Replicas[0]
+		if i <= 4 && last.UnsentAge != nil {
+			t.Fatalf("at %d s nothing is unsent, yet an age %v", i, last.UnsentAge.D())
+		}
+	}
+	// The first unsent byte, 8000, was written at 4 s: 10 s ago. Its bytes
+	// over the last poll's rate (200 B/s) would read 64 s.
+	if last.UnsentAge == nil || last.UnsentAge.D() != 10*time.Second || *last.Unsent != 20800-8000 {
+		t.Fatalf("at 14 s: unsent %v, age %v; want 12800 B written from 4 s on, 10 s", *last.Unsent, last.UnsentAge)
+	}
+	// Between two polls, interpolated: byte 9000 was written half-way
+	// between 4 s (8000) and 5 s (10000).
+	if age, ok := tr.unsentAge(9000, t0.Add(14*time.Second)); !ok || age != 9500*time.Millisecond {
+		t.Fatalf("byte 9000 written %v ago (%v), want 9.5 s", age, ok)
+	}
+	// Older than the polls kept, or not yet written: no age.
+	tr.written = tr.written[5:] // the oldest now 5 s, at 10000
+	if _, ok := tr.unsentAge(9000, t0.Add(14*time.Second)); ok {
+		t.Fatal("an age for log written before the oldest poll kept")
+	}
+	if _, ok := tr.unsentAge(20800, t0.Add(14*time.Second)); ok {
+		t.Fatal("an age for log not yet written")
+	}
+	// A position behind the last (a new primary) starts afresh; the record
+	// never holds more than writtenKeep polls.
+	tr.wrote(t0.Add(15*time.Second), i64(100))
+	if len(tr.written) != 1 {
+		t.Fatalf("after the position went back, %d polls kept", len(tr.written))
+	}
+	for i := range writtenKeep + 10 {
+		tr.wrote(t0.Add(time.Duration(16+i)*time.Second), i64(int64(200+i)))
+	}
+	if len(tr.written) != writtenKeep || tr.written[0].pos != 200+10 {
+		t.Fatalf("%d polls kept, the oldest at %d", len(tr.written), tr.written[0].pos)
+	}
+}
