@@ -140,7 +140,7 @@ func startAgent(t testing.TB, full, env []string) *Agent {
 	pr, pw := io.Pipe()
 	cmd.Stderr = pw
 	a := &Agent{Cmd: cmd}
-	if err := cmd.Start(); err != nil {
+	if err := StartTied(cmd); err != nil {
 		t.Fatalf("start agent: %v", err)
 	}
 	addr := make(chan string, 1)

@@ -48,7 +48,7 @@ func Start(t testing.TB, env []string, args ...string) *Proc {
 	p := &Proc{Cmd: exec.Command(Binary(t), args...), Out: &Buffer{}, Err: &Buffer{}, Done: make(chan struct{})}
 	p.Cmd.Env = append(os.Environ(), env...)
 	p.Cmd.Stdout, p.Cmd.Stderr = p.Out, p.Err
-	if err := p.Cmd.Start(); err != nil {
+	if err := StartTied(p.Cmd); err != nil {
 		t.Fatal(err)
 	}
 	go func() { p.Cmd.Wait(); close(p.Done) }() //nolint:errcheck // the exit code is read from ProcessState

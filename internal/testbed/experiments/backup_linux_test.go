@@ -162,7 +162,7 @@ func restoreCopy(t *testing.T, l *testbed.DelayLine, pg *dbserver.Postgres, back
 	recv := exec.Command("ip", "netns", "exec", l.A.NS, "sh", "-c", listen)
 	var rerr strings.Builder
 	recv.Stderr = &rerr
-	if err := recv.Start(); err != nil {
+	if err := itest.StartTied(recv); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(300 * time.Millisecond) // listening

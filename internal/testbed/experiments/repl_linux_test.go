@@ -69,7 +69,7 @@ func startOn(t *testing.T, h *testbed.Host, args ...string) *bg {
 	full := append(append(inNS(h), itest.Binary(t)), args...)
 	p := &bg{cmd: exec.Command(full[0], full[1:]...), done: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.err
-	if err := p.cmd.Start(); err != nil {
+	if err := itest.StartTied(p.cmd); err != nil {
 		t.Fatal(err)
 	}
 	go func() { p.cmd.Wait(); close(p.done) }() //nolint:errcheck

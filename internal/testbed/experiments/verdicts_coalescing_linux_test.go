@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/narrows/narrows/internal/itest"
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/result"
 	"github.com/narrows/narrows/internal/testbed"
@@ -100,7 +101,7 @@ var coalescingScenarios = []Scenario{
 			l := c.Line(testbed.DelayLineOptions{RTT: time.Millisecond})
 			setRxFrames(c, l.B, 16)
 			loop := l.B.Command(context.Background(), "sh", "-c", "while :; do ethtool -C "+l.B.Dev+" rx-frames 16 2>/dev/null; sleep 0.05; done")
-			if err := loop.Start(); err != nil {
+			if err := itest.StartTied(loop); err != nil {
 				c.T.Fatal(err)
 			}
 			defer func() { loop.Process.Kill(); loop.Wait() }()

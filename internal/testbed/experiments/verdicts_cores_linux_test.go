@@ -70,7 +70,7 @@ var coreScenarios = []Scenario{
 			ln := testbed.NewTestLink(c.T, testbed.LinkOptions{RateBitsPerSecond: 200e6})
 			c.rate = 200e6
 			spin := exec.Command("taskset", "-c", "1", "sh", "-c", "while :; do :; done")
-			if err := spin.Start(); err != nil {
+			if err := itest.StartTied(spin); err != nil {
 				c.T.Fatal(err)
 			}
 			defer func() { spin.Process.Kill(); spin.Wait() }() //nolint:errcheck
@@ -289,7 +289,7 @@ func windowBesideCore(c *Case) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	srv := ln.B.Command(ctx, "taskset", "-c", "0", "iperf3", "-s", "-1", "-p", "5203")
-	if err := srv.Start(); err != nil {
+	if err := itest.StartTied(srv); err != nil {
 		c.T.Fatal(err)
 	}
 	defer srv.Wait() //nolint:errcheck
@@ -354,7 +354,7 @@ func pinnedIperf3(c *Case, ln *testbed.Link) float64 {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	srv := ln.B.Command(ctx, "taskset", "-c", "0", "iperf3", "-s", "-1", "-p", "5202")
-	if err := srv.Start(); err != nil {
+	if err := itest.StartTied(srv); err != nil {
 		c.T.Fatal(err)
 	}
 	defer srv.Wait() //nolint:errcheck

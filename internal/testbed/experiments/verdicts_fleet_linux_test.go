@@ -336,7 +336,7 @@ func fioFleetSweep(c *Case, dirs []string, depths []int, size string, place func
 		port := ln.Addr().(*net.TCPAddr).Port
 		ln.Close()
 		srv := exec.Command("fio", fmt.Sprintf("--server=ip:127.0.0.1,%d", port))
-		if err := srv.Start(); err != nil {
+		if err := itest.StartTied(srv); err != nil {
 			c.T.Fatalf("fio --server: %v", err)
 		}
 		defer func() { srv.Process.Kill(); srv.Wait() }()

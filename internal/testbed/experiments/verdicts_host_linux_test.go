@@ -597,7 +597,7 @@ func keepAwake(c *Case) (release func()) {
 			continue
 		}
 		p := exec.Command("chrt", "-i", "0", "taskset", "-c", strconv.Itoa(cpu), "sh", "-c", "while :; do :; done")
-		if err := p.Start(); err != nil {
+		if err := itest.StartTied(p); err != nil {
 			c.T.Fatalf("spinning on CPU %d: %v", cpu, err)
 		}
 		procs = append(procs, p)
@@ -623,7 +623,7 @@ func busyCPUs(c *Case, on, off time.Duration) (stop func()) {
 			continue
 		}
 		p := exec.Command("taskset", "-c", strconv.Itoa(cpu), "python3", "-c", prog)
-		if err := p.Start(); err != nil {
+		if err := itest.StartTied(p); err != nil {
 			c.T.Fatalf("a busy process on CPU %d: %v", cpu, err)
 		}
 		procs = append(procs, p)

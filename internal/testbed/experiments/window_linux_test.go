@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/narrows/narrows/internal/itest"
 	"github.com/narrows/narrows/internal/metric"
 	"github.com/narrows/narrows/internal/testbed"
 )
@@ -222,7 +223,7 @@ func iperf3Control(t *testing.T, l *testbed.DelayLine, window string, duration t
 	ctx, cancel := context.WithTimeout(context.Background(), duration+30*time.Second)
 	defer cancel()
 	srv := l.B.Command(ctx, "iperf3", "-s", "-1", "-p", "5201")
-	if err := srv.Start(); err != nil {
+	if err := itest.StartTied(srv); err != nil {
 		t.Logf("iperf3 control skipped: %v", err)
 		return " - |"
 	}
