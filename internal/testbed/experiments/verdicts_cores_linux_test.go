@@ -178,8 +178,31 @@ func packetCore(c *Case, offloadsOff bool) {
 		plain/1e9, tryRuns+1, on0/1e9, on1/1e9, byHand/1e9, tries/1e9, tryRuns, order)
 	c.Within("narrows' rate / iperf3's, pinned and steered the same", plain, on0, 0.8, 1.25,
 		"the core sets the rate for any program moving one stream so")
-	c.Within("iperf3 with the receive's packet work moved to CPU 1 / on CPU 0", on1, on0, 1.1, 10,
-		"the packet work on CPU 0 held the stream: moved off it, the same stream runs faster (1.16-1.58 in means of two here)")
+	// The cause, by the peer: where CPU 0's packet work holds iperf3's
+	// stream, moved off it the stream runs faster, and the try must find
+	// it; where it runs no faster, the try must not. The try judges one
+	// pair of runs against 1.1× (advisor.SteerGain), and one run differs
+	// from the next by 6-8% here: only a gain clear of that is one a try
+	// must find (1.3× or more), and only none clear of it one it must
+	// not (0.9× or less). Between, neither is judged. This project's
+	// machines read 1.16-1.58 until 2026-11-28; on 2026-11-29 one read
+	// 0.98 and 1.14 (idle) and 0.85 (a CI run whose streams ran
+	// 1.8-6.1 Gbit/s): its CPU 0 hardly held the stream by its packet
+	// work, and its tries read 0.99-1.09 and, among six short ones, some
+	// over 1.1.
+	switch gain := on1 / on0; {
+	case gain >= 1.3:
+	case gain <= 0.9:
+		why := fmt.Sprintf("iperf3 carried %.2f× with the receive steered off CPU 0: its packet work did not hold the stream", gain)
+		c.Excuse("stream.rps_helped", why)
+		c.Excuse("stream.rps_no_gain", why)
+		c.Expect("no try says steering helped: "+why, !c.Said("stream.rps_helped"), strings.Join(c.said["stream.rps_helped"], "; "))
+	default:
+		why := fmt.Sprintf("iperf3 carried %.2f× with the receive steered off CPU 0: within what one pair of runs differs by, which a try cannot tell either way", gain)
+		c.T.Log(why)
+		c.Excuse("stream.rps_helped", why)
+		c.Excuse("stream.rps_no_gain", why)
+	}
 	c.Within("narrows' steered stream (--try-rps) / narrows' stream with the receive moved to CPU 1 by hand", tries, byHand, 0.85, 1.15,
 		"the rate with the cause removed, as --try-rps measured it, is the rate with it removed by hand (issue 28's 15%)")
 }
