@@ -145,14 +145,19 @@ func packetCore(c *Case, offloadsOff bool) {
 	}
 	putBack(c, ln.B, rep.Stream.Steering)
 	// The gain, by a peer: iperf3 with the receive on CPU 0 and on CPU 1,
-	// alternating, twice each.
-	var on0, on1 float64
-	for range 2 {
+	// in turn with narrows' plain stream on CPU 0.
+	short := []string{"net", "stream", "--to", addr, "--duration", "2s", "--json"}
+	m := inTurn(peerRounds, func() float64 {
 		steer(c, ln.B, 0)
-		on0 += pinnedIperf3(c, ln) / 2
+		return pinnedStream(c, ln, short).Stream.Throughput
+	}, func() float64 {
+		return pinnedIperf3(c, ln)
+	}, func() float64 {
 		steer(c, ln.B, 1)
-		on1 += pinnedIperf3(c, ln) / 2
-	}
+		defer steer(c, ln.B, 0)
+		return pinnedIperf3(c, ln)
+	})
+	n0, on0, on1 := m[0], m[1], m[2]
 	// The try against narrows' own plain stream with the receive moved to
 	// CPU 1 by hand (the cause removed without --try-rps). iperf3 reads
 	// 1.01-1.21 of narrows steered in five runs while 0.97-0.99 of it
@@ -161,7 +166,6 @@ func packetCore(c *Case, offloadsOff bool) {
 	// it more there than narrows' batched ones. So the try is held to the
 	// same program's rate with the cause removed by hand, and iperf3 to
 	// the gain.
-	short := []string{"net", "stream", "--to", addr, "--duration", "2s", "--json"}
 	plain, byHand, tries, order := tryAgainstHand(c, func() float64 {
 		steer(c, ln.B, 1)
 		return pinnedStream(c, ln, short).Stream.Throughput
@@ -173,10 +177,10 @@ func packetCore(c *Case, offloadsOff bool) {
 	// narrows' rate on CPU 0: its first run's and the tries' plain runs'
 	// (one 5-second run read 0.84 of iperf3's mean of two once, bound 0.8).
 	plain = (rep.Stream.Throughput + tryRuns*plain) / (tryRuns + 1)
-	c.T.Logf("narrows on CPU 0: %.2f Gbit/s (mean of %d); iperf3 pinned to CPU 0: %.2f Gbit/s with the receive steered to CPU 0, %.2f Gbit/s steered to CPU 1 (means of two); "+
+	c.T.Logf("narrows on CPU 0: %.2f Gbit/s (mean of %d), %.2f in turn with iperf3; iperf3 pinned to CPU 0: %.2f Gbit/s with the receive steered to CPU 0, %.2f Gbit/s steered to CPU 1 (means of %d); "+
 		"narrows steered to CPU 1 by hand %.2f Gbit/s, by --try-rps %.2f (means of %d: %s)",
-		plain/1e9, tryRuns+1, on0/1e9, on1/1e9, byHand/1e9, tries/1e9, tryRuns, order)
-	c.Within("narrows' rate / iperf3's, pinned and steered the same", plain, on0, 0.8, 1.25,
+		plain/1e9, tryRuns+1, n0/1e9, on0/1e9, on1/1e9, peerRounds, byHand/1e9, tries/1e9, tryRuns, order)
+	c.Within("narrows' rate / iperf3's, pinned and steered the same, in turn", n0, on0, 0.8, 1.25,
 		"the core sets the rate for any program moving one stream so")
 	// The cause, by the peer: where CPU 0's packet work holds iperf3's
 	// stream, moved off it the stream runs faster, and the try must find
@@ -205,6 +209,28 @@ func packetCore(c *Case, offloadsOff bool) {
 	}
 	c.Within("narrows' steered stream (--try-rps) / narrows' stream with the receive moved to CPU 1 by hand", tries, byHand, 0.85, 1.15,
 		"the rate with the cause removed, as --try-rps measured it, is the rate with it removed by hand (issue 28's 15%)")
+}
+
+// peerRounds is how many times inTurn runs narrows' plain stream (2 s,
+// as its tries' runs) and the peer's (iperf3 -t 4): a rate held to a
+// peer's is taken in the same minutes, the runs in turn, as this
+// machine's pace moves from one minute to the next (a CI run read
+// narrows 0.78 of iperf3's with the offloads off, bound 0.8, where
+// narrows' runs came a minute after iperf3's two; in turn, 0.904). With
+// narrows' runs in turn made 4 s, as iperf3's, one run read 0.81: not
+// explained yet.
+const peerRounds = 3
+
+// inTurn runs each of runs in turn, rounds times, and returns each one's
+// mean.
+func inTurn(rounds int, runs ...func() float64) []float64 {
+	m := make([]float64, len(runs))
+	for range rounds {
+		for i, run := range runs {
+			m[i] += run() / float64(rounds)
+		}
+	}
+	return m
 }
 
 // tryRuns is how many runs of a try and of the truth by hand

@@ -153,14 +153,17 @@ func offloadsOff(c *Case) {
 	rep := pinnedStream(c, ln, try)
 	triedBoth(c, ln, rep.Stream.Offloads)
 	off := rep.Stream.Throughput
-	var ipOff, ipOn float64
-	for range 2 {
-		ipOff += pinnedIperf3(c, ln) / 2
-		setAll(true)
-		ipOn += pinnedIperf3(c, ln) / 2
-		setAll(false)
-	}
 	short := []string{"net", "stream", "--to", addr, "--duration", "2s", "--json"}
+	m := inTurn(peerRounds, func() float64 {
+		return pinnedStream(c, ln, short).Stream.Throughput
+	}, func() float64 {
+		return pinnedIperf3(c, ln)
+	}, func() float64 {
+		setAll(true)
+		defer setAll(false)
+		return pinnedIperf3(c, ln)
+	})
+	nOff, ipOff, ipOn := m[0], m[1], m[2]
 	plain, byHand, tried, order := tryAgainstHand(c, func() float64 {
 		setAll(true)
 		defer setAll(false)
@@ -169,12 +172,10 @@ func offloadsOff(c *Case) {
 		r := pinnedStream(c, ln, slices.Concat(short, []string{"--try-offloads"}))
 		return r.Stream.Throughput, phaseRate(r, result.PhaseOffloads)
 	})
-	// With them off: the first run's and the tries' plain runs' (one
-	// 5-second run read 0.82 of iperf3's mean of two once, bound 0.8).
 	off = (off + tryRuns*plain) / (tryRuns + 1)
-	c.T.Logf("narrows pinned to CPU 0: %.2f Gbit/s with the offloads off (mean of %d); with them on, %.2f by --try-offloads, %.2f by hand (means of %d: %s); "+
-		"iperf3 pinned the same (means of two): %.2f off, %.2f on", off/1e9, tryRuns+1, tried/1e9, byHand/1e9, tryRuns, order, ipOff/1e9, ipOn/1e9)
-	c.Within("narrows' rate / iperf3's, pinned and steered the same, the offloads off", off, ipOff, 0.8, 1.25,
+	c.T.Logf("narrows pinned to CPU 0: %.2f Gbit/s with the offloads off (mean of %d), %.2f in turn with iperf3; with them on, %.2f by --try-offloads, %.2f by hand (means of %d: %s); "+
+		"iperf3 pinned the same (means of %d): %.2f off, %.2f on", off/1e9, tryRuns+1, nOff/1e9, tried/1e9, byHand/1e9, tryRuns, order, peerRounds, ipOff/1e9, ipOn/1e9)
+	c.Within("narrows' rate / iperf3's, pinned and steered the same, the offloads off, in turn", nOff, ipOff, 0.8, 1.25,
 		"the core sets the rate for any program moving one stream so")
 	c.Within("iperf3 with the offloads on / off", ipOn, ipOff, 1.1, 100,
 		"making and taking apart every 1500-byte packet on CPU 0 held the stream: with the offloads on, the same stream runs faster")
