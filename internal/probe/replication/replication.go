@@ -449,7 +449,7 @@ func (t *tracker) wrote(at time.Time, pos *int64) {
 		t.written = t.written[:0]
 	}
 	if len(t.written) == writtenKeep {
-		t.written = append(t.written[:0], t.written[1:]...)
+		t.written = t.written[1:] // append copies the rest once the capacity runs out
 	}
 	t.written = append(t.written, logPoint{at, *pos})
 }

@@ -219,9 +219,10 @@ func pgbenchCoalescing(c *Case, l *testbed.DelayLine, pg *dbserver.Postgres, hol
 // for hold (the line plays it: testbed.Path.Moderation) while its
 // rx-frames is 16: each round trip's lone request waits the whole hold.
 // CI runs the 200 µs one; the 50 µs one runs in the whole matrix, as the
-// same codes both ways: its truth's rounds (pgbench across the line)
-// gained 43-48 µs of a 52.9 µs hold where narrows read 55.5 µs, which is
-// not explained yet (docs/commands.md), and read 1.21-1.45 in CI runs.
+// same codes both ways: its truth's rounds (pgbench across the line) are
+// the noise of that row (5-83 µs a round about a 51.2 µs hold), whose
+// median of five read narrows at 1.21-1.45 in CI runs; of fifteen, 1.050
+// (pgbenchCoalescing, docs/commands.md).
 func moderated(hold time.Duration) Scenario {
 	return Scenario{
 		Name: fmt.Sprintf("rr/coalescing-moderated-%dus", hold.Microseconds()), CI: hold >= 200*time.Microsecond, Share: testbed.Slots,
