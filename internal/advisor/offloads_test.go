@@ -1,6 +1,7 @@
 package advisor
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -8,16 +9,14 @@ import (
 	"github.com/narrows/narrows/internal/result"
 )
 
-// TestOffloadsWords: --try-offloads' answer from the two runs' rates, at
-// the gain's bound, and when nothing was tried, nothing was off, or a
-// change was not undone.
+// TestOffloadsWords: --try-offloads' answer from its pairs' verdict and
+// figures, and when nothing was tried, nothing was off, a change was not
+// undone, or another program turned one off meanwhile.
 func TestOffloadsWords(t *testing.T) {
-	runs := func(single, on float64) []result.StreamRun {
-		return []result.StreamRun{{Phase: result.PhaseSingle, Direction: "forward", Streams: 1, Throughput: single},
-			{Phase: result.PhaseOffloads, Direction: "forward", Streams: 1, Throughput: on}}
-	}
-	tried := func() *result.OffloadTry {
-		return &result.OffloadTry{Changes: []result.OffloadChange{
+	single := []result.StreamRun{{Phase: result.PhaseSingle, Direction: "forward", Streams: 1, Throughput: 3.1e9}}
+	helped := gain(result.TryHelped, 3.0, 2.8, 3.2, [2]float64{3.1e9, 9.3e9}, [2]float64{3.1e9, 9.3e9}, [2]float64{3.1e9, 9.3e9})
+	tried := func(g *result.TryGain) *result.OffloadTry {
+		return &result.OffloadTry{Gain: g, Changes: []result.OffloadChange{
 			{End: result.EndClient, Role: result.RoleSending, Interface: "eth0", On: []string{"tso", "gso"}, Restored: true},
 			{End: result.EndAgent, Role: result.RoleReceiving, Interface: "ens5", On: []string{"gro"}, Restored: true}}}
 	}
@@ -27,47 +26,57 @@ func TestOffloadsWords(t *testing.T) {
 		code     string
 		contains []string
 	}{
-		{"a gain", result.Stream{Runs: runs(3.1e9, 9.3e9), Offloads: tried()}, "stream.offloads_helped",
-			[]string{"3.00×", "this host's eth0 tso, gso (sending) and the agent's ens5 gro (receiving) turned on", "turned off again",
+		{"a gain", result.Stream{Runs: single, Offloads: tried(helped)}, "stream.offloads_helped",
+			[]string{"in 3 pairs of runs in turn, one stream with them on carried 9.30 Gbit/s, 3.00× (2.80-3.20) the 3.10 Gbit/s as is",
+				"this host's eth0 tso, gso (sending) and the agent's ens5 gro (receiving) turned on", "turned off again after each run with them on",
 				"on this host, ethtool -K eth0 tso on gso on; on the agent's host, ethtool -K ens5 gro on"}},
-		{"just under the bound", result.Stream{Runs: runs(1e9, 1.094e9), Offloads: tried()}, "stream.offloads_no_gain", []string{"1.09×", "did not hold"}},
-		{"at the bound as printed", result.Stream{Runs: runs(1e9, 1.096e9), Offloads: tried()}, "stream.offloads_helped", []string{"1.10×"}},
-		{"refused", result.Stream{Runs: runs(1e9, 0)[:1], Offloads: &result.OffloadTry{Why: "the agent does not let a test change its settings"}},
+		{"none", result.Stream{Runs: single, Offloads: tried(gain(result.TryNoGain, 1.0, 0.98, 1.02, [2]float64{1e9, 1e9}, [2]float64{1e9, 1e9}, [2]float64{1e9, 1e9}))},
+			"stream.offloads_no_gain", []string{"1.00× (0.98-1.02)", "did not hold"}},
+		{"not told", result.Stream{Runs: single, Offloads: tried(gain(result.TryUnjudged, 1.12, 1.01, 1.24, [2]float64{1e9, 1.12e9}))},
+			"stream.offloads_unjudged", []string{"1.12× (1.01-1.24)", "neither clearly", "longer --duration"}},
+		{"refused", result.Stream{Runs: single, Offloads: &result.OffloadTry{Why: "the agent does not let a test change its settings"}},
 			"stream.offloads_not_tried", []string{"did not try: the agent does not let", "Nothing was left changed"}},
-		{"all on already", result.Stream{Runs: runs(1e9, 1e9), Offloads: &result.OffloadTry{Changes: []result.OffloadChange{
+		{"all on already", result.Stream{Runs: single, Offloads: &result.OffloadTry{Changes: []result.OffloadChange{
 			{End: result.EndClient, Role: result.RoleSending, Interface: "eth0", Restored: true}, {End: result.EndAgent, Role: result.RoleReceiving, Interface: "ens5", Restored: true}}}},
 			"stream.offloads_not_tried", []string{"nothing to try", "on at both ends"}},
 		// An agent from before --try-offloads runs the stream and says
 		// nothing: never "on at both ends".
-		{"an agent that did not say, nothing off here", result.Stream{Runs: runs(1e9, 1e9), Offloads: &result.OffloadTry{Changes: []result.OffloadChange{
+		{"an agent that did not say, nothing off here", result.Stream{Runs: single, Offloads: &result.OffloadTry{Changes: []result.OffloadChange{
 			{End: result.EndClient, Role: result.RoleSending, Interface: "eth0", Restored: true},
 			{End: result.EndAgent, Role: result.RoleReceiving, Error: "the agent did not say what it turned on"}}}},
 			"stream.offloads_not_tried", []string{"cannot say what it tried: the agent did not say what it turned on (an agent from before --try-offloads"}},
-		{"an agent that did not say, this host's on", result.Stream{Runs: runs(1e9, 2e9), Offloads: &result.OffloadTry{Changes: []result.OffloadChange{
+		{"an agent that did not say, this host's on", result.Stream{Runs: single, Offloads: &result.OffloadTry{Gain: helped, Changes: []result.OffloadChange{
 			{End: result.EndClient, Role: result.RoleSending, Interface: "eth0", On: []string{"tso", "gso"}, Restored: true},
 			{End: result.EndAgent, Role: result.RoleReceiving, Error: "the agent did not say what it turned on"}}}},
-			"stream.offloads_helped", []string{"with this host's eth0 tso, gso (sending) turned on (the agent did not say what it turned on), one stream carried"}},
-		{"cut short", result.Stream{Runs: append(runs(1e9, 0)[:1], result.StreamRun{Phase: result.PhaseOffloads, Throughput: 2e9, Stopped: "interrupted"}), Offloads: tried()},
+			"stream.offloads_helped", []string{"with this host's eth0 tso, gso (sending) turned on (the agent did not say what it turned on): in 3 pairs"}},
+		{"cut short", result.Stream{Runs: single, Offloads: tried(&result.TryGain{Verdict: result.TryUnjudged, Why: "a stream of the try did not run to its end"})},
 			"stream.offloads_not_tried", []string{"did not finish"}},
+		{"saved by a narrows of one pair", result.Stream{Runs: append(slices.Clone(single), result.StreamRun{Phase: result.PhaseOffloads, Throughput: 9e9}), Offloads: tried(nil)},
+			"stream.offloads_unjudged", []string{"--try-offloads ran one stream with this host's eth0", "once (a run saved by a narrows before 2026-11-29)"}},
+		{"turned off meanwhile", result.Stream{Runs: single, Offloads: func() *result.OffloadTry {
+			tr := tried(helped)
+			tr.Changes[0].Error = "another program turned eth0's tso off while the test ran: the test did not run with it on"
+			return tr
+		}()}, "stream.offloads_unjudged", []string{"cannot say what the offloads give: another program turned eth0's tso off", "stop it for the run"}},
 	} {
 		f, ok := offloads(&c.s)
 		expectTry(t, c.name, f, ok, c.code, c.contains)
 	}
 	// Not turned off again: it says so, and what to turn off.
-	tr := tried()
+	tr := tried(helped)
 	tr.Changes[1].Restored, tr.Changes[1].Error = false, "turning ens5's gro off again: operation not permitted"
-	f, _ := offloads(&result.Stream{Runs: runs(1e9, 1.5e9), Offloads: tr})
+	f, _ := offloads(&result.Stream{Runs: single, Offloads: tr})
 	if !strings.Contains(f.Summary, "Not all were put back as they were: the agent's ens5 (turning ens5's gro off again: operation not permitted): turn gro off again") {
 		t.Errorf("not turned off again: %s", f.Summary)
 	}
 	// A name a shell would read otherwise: no name in the command.
-	tr = tried()
+	tr = tried(helped)
 	tr.Changes[0].Interface = "e;rm"
-	f, _ = offloads(&result.Stream{Runs: runs(1e9, 1.5e9), Offloads: tr})
+	f, _ = offloads(&result.Stream{Runs: single, Offloads: tr})
 	if strings.Contains(f.Detail, "e;rm") || !strings.Contains(f.Detail, "ethtool -K <interface> tso on gso on") {
 		t.Errorf("a command with interface %q: %s", tr.Changes[0].Interface, f.Detail)
 	}
-	if _, ok := offloads(&result.Stream{Runs: runs(1e9, 0)[:1]}); ok {
+	if _, ok := offloads(&result.Stream{Runs: single}); ok {
 		t.Error("a finding without --try-offloads")
 	}
 }
@@ -91,7 +100,13 @@ func TestTryHelpedLeavesLinkOut(t *testing.T) {
 		{"no gain", 8.2e9, "stream.link_limited", "stream.offloads_helped"},
 	} {
 		on.Throughput = c.rate
-		s := &result.Stream{Runs: []result.StreamRun{single, on}, Offloads: &result.OffloadTry{Changes: []result.OffloadChange{
+		verdict := result.TryNoGain
+		if c.rate > 1.1*single.Throughput {
+			verdict = result.TryHelped
+		}
+		g := gain(verdict, c.rate/single.Throughput, 0.95*c.rate/single.Throughput, 1.05*c.rate/single.Throughput,
+			[2]float64{single.Throughput, c.rate}, [2]float64{single.Throughput, c.rate}, [2]float64{single.Throughput, c.rate})
+		s := &result.Stream{Runs: []result.StreamRun{single, on}, Offloads: &result.OffloadTry{Gain: g, Changes: []result.OffloadChange{
 			{End: result.EndAgent, Role: result.RoleReceiving, Interface: "vb", On: []string{"gro"}, Restored: true}}}}
 		got := codes(Advise(&result.Report{Stream: s}))
 		if !strings.Contains(got, c.has) || strings.Contains(got, c.hasnt) {

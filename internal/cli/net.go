@@ -207,8 +207,8 @@ func netStream(ctx context.Context, env Env, args []string) error {
 	bidir := fs.Bool("bidir", false, "both directions at once")
 	block := fs.String("block", "128K", "size of each write, e.g. 128K (binary units)")
 	window := fs.String("window", "", "socket buffer size (SO_SNDBUF/SO_RCVBUF) at both ends, e.g. 256K; default: the OS's autotuning")
-	tryRPS := fs.Bool("try-rps", false, "then one stream more with the receiving end's packet work moved off its busiest core (RPS), put back after: the agent's when it receives (it needs --allow-try), this host's with --reverse (Linux, root)")
-	tryOffloads := fs.Bool("try-offloads", false, "then one stream more with the offloads each end's part uses turned on where off (the sender's tso and gso, the receiver's gro), off again after: this host's (Linux, root) and the agent's (it needs --allow-try)")
+	tryRPS := fs.Bool("try-rps", false, "then single streams as is and with the receiving end's packet work moved off its busiest core (RPS, put back after each), in turn, until the gain is told from noise (3-8 pairs of --duration each): the agent's when it receives (it needs --allow-try), this host's with --reverse (Linux, root)")
+	tryOffloads := fs.Bool("try-offloads", false, "then single streams as is and with the offloads each end's part uses turned on where off (the sender's tso and gso, the receiver's gro; off again after each), in turn, until the gain is told from noise (3-8 pairs of --duration each): this host's (Linux, root) and the agent's (it needs --allow-try)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}

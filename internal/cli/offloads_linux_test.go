@@ -64,21 +64,13 @@ func TestTryOffloads(t *testing.T) {
 			t.Errorf("change %d: %+v, want %+v", i, got, want)
 		}
 	}
-	var on int
-	for _, run := range rep.Stream.Runs {
-		if run.Phase == result.PhaseOffloads && run.Throughput > 0 {
-			on++
-		}
-	}
-	if on != 1 {
-		t.Errorf("%d runs with the offloads on with a rate, want 1: %+v", on, rep.Stream.Runs)
-	}
+	tryInTurn(t, rep.Stream, result.PhaseOffloads, try.Gain)
 	for _, h := range []*testbed.Host{ln.A, ln.B} {
 		if got := offloads(t, h); got != "tso off, gso off, gro off" {
 			t.Errorf("%s after the run: %s, want all off as before", h.Dev, got)
 		}
 	}
-	if f := findingsText(rep); !strings.Contains(f, "stream.offloads_helped") && !strings.Contains(f, "stream.offloads_no_gain") {
+	if f := findingsText(rep); !strings.Contains(f, "stream.offloads_helped") && !strings.Contains(f, "stream.offloads_no_gain") && !strings.Contains(f, "stream.offloads_unjudged") {
 		t.Errorf("no --try-offloads verdict: %s", f)
 	}
 }

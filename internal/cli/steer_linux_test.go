@@ -7,11 +7,13 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/narrows/narrows/internal/itest"
+	"github.com/narrows/narrows/internal/probe/stream"
 	"github.com/narrows/narrows/internal/result"
 	"github.com/narrows/narrows/internal/testbed"
 )
@@ -44,20 +46,55 @@ func TestTryRPSReverse(t *testing.T) {
 	if st == nil || st.End != result.EndClient || st.Interface != ln.A.Dev || !st.Restored || st.Error != "" || st.Before != before {
 		t.Fatalf("steering %+v; want this host's %s, put back to %s", st, ln.A.Dev, before)
 	}
-	var steered int
-	for _, run := range rep.Stream.Runs {
-		if run.Phase == result.PhaseSteered && run.Direction == "reverse" && run.Throughput > 0 {
-			steered++
-		}
-	}
-	if steered != 1 {
-		t.Errorf("%d steered reverse runs with a rate, want 1: %+v", steered, rep.Stream.Runs)
-	}
+	tryInTurn(t, rep.Stream, result.PhaseSteered, st.Gain)
 	if got := rps(t, ln.A); got != before {
 		t.Errorf("rps_cpus %s after the run, was %s", got, before)
 	}
 	if !strings.Contains(findingsText(rep), "stream.rps_") {
 		t.Errorf("no --try-rps finding: %s", findingsText(rep))
+	}
+}
+
+// tryInTurn: a try's runs came in pairs in turn after the single
+// stream (as is, tried; tried, as is; as is, tried; ...), each of one
+// direction, and its judgement holds their rates in that order, judged.
+func tryInTurn(t *testing.T, s *result.Stream, phase string, g *result.TryGain) {
+	t.Helper()
+	if g == nil || len(g.Pairs) < 3 {
+		t.Fatalf("the try's judgement %+v: want 3 pairs or more", g)
+	}
+	var order []string
+	var asIs, tried []float64
+	for _, r := range s.Runs {
+		order = append(order, r.Phase)
+		switch r.Phase {
+		case result.PhaseSingle, result.PhaseAsIs:
+			asIs = append(asIs, r.Throughput)
+		case phase:
+			tried = append(tried, r.Throughput)
+		}
+	}
+	var want []string
+	for i := range g.Pairs {
+		first, then := result.PhaseAsIs, phase
+		if i%2 == 1 {
+			first, then = phase, result.PhaseAsIs
+		}
+		if i == 0 {
+			first = result.PhaseSingle
+		}
+		want = append(want, first, then)
+	}
+	if !slices.Equal(order, want) {
+		t.Errorf("runs in the order %v, want %v", order, want)
+	}
+	for i, p := range g.Pairs {
+		if i >= len(asIs) || i >= len(tried) || p.AsIs != asIs[i] || p.Tried != tried[i] || p.AsIs <= 0 || p.Tried <= 0 {
+			t.Errorf("pair %d %+v: not the runs' rates (as is %v, tried %v)", i, p, asIs, tried)
+		}
+	}
+	if g.Verdict == result.TryUnjudged && len(g.Pairs) < stream.MaxTryPairs && !strings.Contains(g.Why, "not in place") {
+		t.Errorf("unjudged after %d pairs (%s), fewer than %d", len(g.Pairs), g.Why, stream.MaxTryPairs)
 	}
 }
 

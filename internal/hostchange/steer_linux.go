@@ -55,12 +55,20 @@ func steerRPS(dev string, off int) (*result.Steering, func(*result.Steering), er
 		return nil, nil, err
 	}
 	restore := func(s *result.Steering) {
+		// What the test ran with: another program (irqbalance, a
+		// tuning daemon) may have written rps_cpus meanwhile.
+		for _, f := range files {
+			if b, err := os.ReadFile(f); err == nil && !sameMask(string(b), st.Mask) {
+				s.Error = fmt.Sprintf("another program changed %s's rps_cpus while the test ran (%s, not %s): the test did not run steered", dev, strings.TrimSpace(string(b)), st.Mask)
+				break
+			}
+		}
 		var errs []error
 		for i, f := range files {
 			errs = append(errs, os.WriteFile(f, []byte(before[i]+"\n"), 0))
 		}
 		if err := errors.Join(errs...); err != nil {
-			s.Error = "putting rps_cpus back: " + err.Error() + " (the guardian process writes them back as it ends)"
+			s.Error = strings.TrimPrefix(s.Error+"; ", "; ") + "putting rps_cpus back: " + err.Error() + " (the guardian process writes them back as it ends)"
 			g.abandon()
 			return
 		}
@@ -78,4 +86,14 @@ func steerRPS(dev string, off int) (*result.Steering, func(*result.Steering), er
 		}
 	}
 	return st, restore, nil
+}
+
+// sameMask says whether two CPU masks as rps_cpus reads and is written
+// ("00000000,00000002", "2") are the same.
+func sameMask(a, b string) bool {
+	trim := func(m string) string {
+		m = strings.TrimLeft(strings.ReplaceAll(strings.ToLower(strings.TrimSpace(m)), ",", ""), "0")
+		return m
+	}
+	return trim(a) == trim(b)
 }

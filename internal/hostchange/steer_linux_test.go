@@ -87,6 +87,46 @@ func TestSteerAndPutBack(t *testing.T) {
 	undo(st)
 }
 
+// TestSteerMovedMeanwhile: a program that writes rps_cpus while the
+// test runs (irqbalance, a tuning daemon) is said, and the undo still
+// puts back what was there before the test.
+func TestSteerMovedMeanwhile(t *testing.T) {
+	files := fakeSys(t, "eth0", 2, "0-1")
+	st, undo, err := SteerRPS("eth0", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The kernel reads a mask back padded and in 32-bit words: the same
+	// mask so written is not a change.
+	if err := os.WriteFile(files[0], []byte("00000000,00000002\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(files[1], []byte("1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	undo(st)
+	if !st.Restored || !strings.Contains(st.Error, "another program changed eth0's rps_cpus while the test ran (1, not 00000002)") {
+		t.Errorf("after the undo: %+v", *st)
+	}
+	for _, f := range files {
+		if got := read(t, f); got != "0" {
+			t.Errorf("%s = %q after the undo", f, got)
+		}
+	}
+}
+
+func TestSameMask(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		same bool
+	}{{"0000000b", "b", true}, {"00000000,0000000B\n", "0000000b", true}, {"0", "00000000", true},
+		{"1", "2", false}, {"00000001,00000000", "1", false}} {
+		if got := sameMask(c.a, c.b); got != c.same {
+			t.Errorf("sameMask(%q, %q) = %v", c.a, c.b, got)
+		}
+	}
+}
+
 func TestSteerRefuses(t *testing.T) {
 	fakeSys(t, "eth0", 1, "0")
 	for _, c := range []struct {

@@ -321,11 +321,11 @@ var contradictions = func() [][2]string {
 		"stream.host_limited", "stream.link_limited", "stream.limit_unknown")
 	// --try-rps has one answer; a stream that moving its receive's work
 	// sped up was not at the link's rate.
-	exclusive("stream.rps_helped", "stream.rps_no_gain", "stream.rps_not_tried")
+	exclusive("stream.rps_helped", "stream.rps_no_gain", "stream.rps_not_tried", "stream.rps_unjudged")
 	exclusive("stream.rps_helped", "stream.link_limited")
 	// --try-offloads has one answer; a stream that the offloads sped up
 	// was not at the link's rate.
-	exclusive("stream.offloads_helped", "stream.offloads_no_gain", "stream.offloads_not_tried")
+	exclusive("stream.offloads_helped", "stream.offloads_no_gain", "stream.offloads_not_tried", "stream.offloads_unjudged")
 	exclusive("stream.offloads_helped", "stream.link_limited")
 	// --try-coalescing has one answer.
 	exclusive("rr.coalescing_costs", "rr.coalescing_free", "rr.coalescing_unjudged", "rr.coalescing_not_tried")

@@ -75,7 +75,60 @@ const (
 	// PhaseOffloads is one stream more, with the offloads each end's part
 	// uses turned on where they were off (Stream.Offloads).
 	PhaseOffloads = "offloads"
+	// PhaseAsIs is one stream as is between a try's runs: a try is
+	// judged on pairs of runs, as is and tried, in turn (TryGain).
+	PhaseAsIs = "as_is"
 )
+
+// TryGainAt is the tried stream's rate over the stream's as is at which
+// a try (--try-rps, --try-offloads) is called a gain: one stream differs
+// from the next by up to 5-8% on this project's machines.
+const TryGainAt = 1.10
+
+// A try's verdicts (TryGain.Verdict).
+const (
+	// TryHelped: the tried runs carried more than the runs as is, the
+	// difference real (its 95% interval above 1×) and TryGainAt or more.
+	TryHelped = "helped"
+	// TryNoGain: the gain is clearly under TryGainAt (its 95% interval's
+	// top below it).
+	TryNoGain = "no_gain"
+	// TryUnjudged: neither, when the pairs ran out or the run ended.
+	TryUnjudged = "unjudged"
+)
+
+// TryGain is a try's judgement: single streams in pairs, one as is and
+// one tried, in turn (as is first in the first pair, whose run as is is
+// the single stream's; then tried first, then as is first, ...), until
+// the gain is told from noise or the pairs run out: never a finding
+// from one pair.
+type TryGain struct {
+	Verdict string    `json:"verdict"`
+	Pairs   []TryPair `json:"pairs"`
+	// Ratio is the geometric mean of the pairs' tried / as-is rates;
+	// RatioLow and RatioHigh its 95% interval (Student's t on their
+	// logarithms), 0 with fewer than two pairs.
+	Ratio     float64 `json:"ratio"`
+	RatioLow  float64 `json:"ratio_low,omitempty"`
+	RatioHigh float64 `json:"ratio_high,omitempty"`
+	// Why says why it is unjudged.
+	Why string `json:"why,omitempty"`
+}
+
+// TryPair is one pair of a try's runs: the receivers' rates, bit/s.
+type TryPair struct {
+	AsIs  float64 `json:"as_is_bits_per_second"`
+	Tried float64 `json:"tried_bits_per_second"`
+}
+
+// Means are the pairs' mean rates as is and tried.
+func (g *TryGain) Means() (asIs, tried float64) {
+	for _, p := range g.Pairs {
+		asIs += p.AsIs / float64(len(g.Pairs))
+		tried += p.Tried / float64(len(g.Pairs))
+	}
+	return asIs, tried
+}
 
 // OffloadTry is what --try-offloads changed for its run (PhaseOffloads),
 // at each end: the sender's segmentation offloads (tso, gso) and the
@@ -84,6 +137,9 @@ const (
 type OffloadTry struct {
 	Why     string          `json:"why,omitempty"`
 	Changes []OffloadChange `json:"changes,omitempty"`
+	// Gain is the try's pairs of runs and its verdict (nil: nothing
+	// tried, or a run saved by a narrows that ran one pair).
+	Gain *TryGain `json:"gain,omitempty"`
 }
 
 // OffloadChange is what a test turned on of one end's offloads for its
@@ -143,7 +199,8 @@ func (t *OffloadTry) Changed() bool {
 type Steering struct {
 	End string `json:"end"` // EndClient or EndAgent: the receiving end
 	// Error says why it was not tried (the agent does not allow it, not
-	// root, not Linux), or what failed while putting it back.
+	// root, not Linux), what failed while putting it back, or (Restored
+	// too) that another program changed it while the test ran.
 	Error     string `json:"error,omitempty"`
 	Interface string `json:"interface,omitempty"`
 	Queues    int    `json:"queues,omitempty"`   // receive queues changed
@@ -152,6 +209,9 @@ type Steering struct {
 	Mask      string `json:"mask,omitempty"`     // the rps_cpus written
 	Before    string `json:"before,omitempty"`   // the first queue's rps_cpus before: 0 is no steering
 	Restored  bool   `json:"restored,omitempty"` // every queue's rps_cpus written back
+	// Gain is the try's pairs of runs and its verdict (nil: nothing
+	// tried, or a run saved by a narrows that ran one pair).
+	Gain *TryGain `json:"gain,omitempty"`
 }
 
 // The ends of a run.

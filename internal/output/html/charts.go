@@ -95,17 +95,24 @@ func intervalRTTRows(ivs []result.Interval, probe string) []distRow {
 }
 
 // throughputChart: the receiver's throughput in each interval, a line per
-// phase and direction, against the link's rate when the NIC tells it.
+// phase and direction, against the link's rate when the NIC tells it. A
+// try's runs (up to eight of each kind, in turn) draw their first run of
+// each kind: the runs as is between them are the single stream again.
 func throughputChart(id string, rep *result.Report, ivs []result.Interval, facts, agentFacts *result.Facts) template.HTML {
 	var ss []series
 	here, there := words.Ends(rep.Target, facts, agentFacts)
 	index := map[string]int{}
+	drawn := map[string]bool{} // a phase whose first run is drawn
 	for _, iv := range ivs {
-		if iv.Probe != "stream" {
+		if iv.Probe != "stream" || iv.Phase == result.PhaseAsIs {
 			continue
 		}
 		key := iv.Phase + " " + iv.Direction
 		i, ok := index[key]
+		if ok && (drawn[key] || iv.Start.D().Seconds() < ss[i].pts[len(ss[i].pts)-1].x) {
+			drawn[key] = true // a second run of it began
+			continue
+		}
 		if !ok {
 			name := "1 stream"
 			switch iv.Phase {

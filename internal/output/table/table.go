@@ -84,6 +84,8 @@ func phaseName(phase string, streams int) string {
 		return "steered"
 	case result.PhaseOffloads:
 		return "offl on"
+	case result.PhaseAsIs:
+		return "as is"
 	}
 	return "1 strm"
 }

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/narrows/narrows/internal/client"
-	"github.com/narrows/narrows/internal/hostchange"
 	"github.com/narrows/narrows/internal/netio"
 	"github.com/narrows/narrows/internal/probe"
 	"github.com/narrows/narrows/internal/result"
@@ -33,13 +32,15 @@ type Config struct {
 	// ParallelOnly runs only the Streams phase, not one stream first
 	// (net rr --under-load's load).
 	ParallelOnly bool
-	// TryRPS runs one stream more, last, with the receiving end's
-	// protocol work moved off the core busiest in the single stream's run
-	// (RPS), and put back after: the rate with that cause removed.
+	// TryRPS runs, last, single streams as is and with the receiving
+	// end's protocol work moved off the core busiest in the single
+	// stream's run (RPS; put back after each), in turn, until the gain is
+	// told from noise (tryPairs): the rate with that cause removed.
 	TryRPS bool
-	// TryOffloads runs one stream more, last, with the offloads each
-	// end's part uses (the sender's tso and gso, the receiver's gro)
-	// turned on where they are off, and turned off again after.
+	// TryOffloads runs, last, single streams as is and with the offloads
+	// each end's part uses (the sender's tso and gso, the receiver's gro)
+	// turned on where they are off (off again after each), in turn,
+	// until the gain is told from noise (tryPairs).
 	TryOffloads bool
 	// steered and offloads, when set, ask the agent for the phase's
 	// change (TestSpec.Steer off steered.OffCore, TestSpec.Offloads),
@@ -102,119 +103,6 @@ func Run(ctx context.Context, s *client.Session, cfg Config, emit probe.Emit) (*
 	}
 	summarize(res)
 	return res, err
-}
-
-// trySteered runs one stream more with the receiving end's busiest core
-// of the single stream's run relieved of its receive's protocol work:
-// the agent steers when it receives (forward, with its operator's
-// --allow-try), this host when it does (reverse, as root). What cannot
-// be tried is said in res.Steering.Error, and is not an error of the run.
-func trySteered(ctx context.Context, s *client.Session, cfg Config, res *result.Stream, emit probe.Emit) error {
-	st := &result.Steering{End: result.EndAgent}
-	res.Steering = st
-	if cfg.Direction == wire.Reverse {
-		st.End = result.EndClient
-	}
-	var single *result.StreamRun
-	for i := range res.Runs {
-		if res.Runs[i].Phase == result.PhaseSingle {
-			single = &res.Runs[i]
-			break
-		}
-	}
-	var core *result.CoreLoad
-	if single != nil && single.Cores != nil {
-		core = single.Cores.Remote
-		if st.End == result.EndClient {
-			core = single.Cores.Local
-		}
-	}
-	switch {
-	case cfg.Direction == wire.Bidir:
-		st.Error = "--try-rps steers the receiving end of one direction: run it without --bidir"
-		return nil
-	case single == nil:
-		st.Error = "no single stream ran to steer after"
-		return nil
-	case core == nil:
-		st.Error = "the receiving end's cores were not read in the single stream's run: no core to move its work off"
-		return nil
-	case st.End == result.EndAgent && !s.Limits.AllowTry:
-		st.Error = probe.TryNotAllowed("--try-rps")
-		return nil
-	}
-	st.OffCore = core.Core
-	one := cfg
-	one.TryRPS, one.TryOffloads = false, false
-	if st.End == result.EndAgent {
-		one.steered = st
-	} else {
-		here, undo, err := hostchange.SteerRPS(sysinfo.InterfaceName(s.LocalAddr()), core.Core)
-		if err != nil {
-			st.Error = "this host's receive steering: " + err.Error()
-			return nil
-		}
-		here.End = result.EndClient
-		*st = *here
-		defer undo(st)
-	}
-	var far *sysinfo.TCPBuffers
-	runs, _, err := runPhase(ctx, s, one, result.PhaseSteered, 1, emit, &far)
-	var refused *client.Refusal
-	if err != nil && len(runs) == 0 && errors.As(err, &refused) {
-		st.Error = "the agent refused it: " + refused.Message
-		return nil
-	}
-	res.Runs = append(res.Runs, runs...)
-	return err
-}
-
-// tryOffloads runs one stream more with the offloads each end's part
-// uses turned on where they are off: this host's as root, the agent's
-// with its operator's --allow-try. Both ends must be able to change, or
-// nothing is tried: the rate with every offload on is the question. What
-// cannot be tried is said in res.Offloads.Why, and is not an error of
-// the run.
-func tryOffloads(ctx context.Context, s *client.Session, cfg Config, res *result.Stream, emit probe.Emit) error {
-	try := &result.OffloadTry{}
-	res.Offloads = try
-	here, there := result.RoleSending, result.RoleReceiving
-	if cfg.Direction == wire.Reverse {
-		here, there = there, here
-	}
-	switch {
-	case cfg.Direction == wire.Bidir:
-		try.Why = "--try-offloads turns on the offloads of one direction's sender and receiver: run it without --bidir"
-		return nil
-	case !s.Limits.AllowTry:
-		try.Why = probe.TryNotAllowed("--try-offloads")
-		return nil
-	}
-	local, undo, err := hostchange.OffloadsOn(sysinfo.InterfaceName(s.LocalAddr()), here)
-	if err != nil {
-		try.Why = "this host's offloads: " + err.Error()
-		return nil
-	}
-	local.End = result.EndClient
-	defer func() {
-		undo(local)
-		try.Changes[0] = *local
-	}()
-	far := &result.OffloadChange{End: result.EndAgent, Role: there}
-	try.Changes = []result.OffloadChange{*local, *far}
-	one := cfg
-	one.TryRPS, one.TryOffloads, one.offloads = false, false, far
-	var bufs *sysinfo.TCPBuffers
-	runs, _, err := runPhase(ctx, s, one, result.PhaseOffloads, 1, emit, &bufs)
-	try.Changes[1] = *far
-	var refused *client.Refusal
-	if err != nil && len(runs) == 0 && errors.As(err, &refused) {
-		try.Why = "the agent refused it: " + refused.Message
-		try.Changes = try.Changes[:1]
-		return nil
-	}
-	res.Runs = append(res.Runs, runs...)
-	return err
 }
 
 // readOffloads is what the agent said it turned on for the run (its

@@ -100,11 +100,7 @@ var coalescingScenarios = []Scenario{
 		Run: func(c *Case) {
 			l := c.Line(testbed.DelayLineOptions{RTT: time.Millisecond})
 			setRxFrames(c, l.B, 16)
-			loop := l.B.Command(context.Background(), "sh", "-c", "while :; do ethtool -C "+l.B.Dev+" rx-frames 16 2>/dev/null; sleep 0.05; done")
-			if err := itest.StartTied(loop); err != nil {
-				c.T.Fatal(err)
-			}
-			defer func() { loop.Process.Kill(); loop.Wait() }()
+			reapply(c, l.B, "ethtool -C "+l.B.Dev+" rx-frames 16 2>/dev/null")
 			addr := c.Agent(l.B, "--allow-try")
 			rep := c.Narrows(l.A, "net", "rr", "--to", addr, "--duration", "1s", "--try-coalescing")
 			try := coalescingTry(c, rep)
@@ -112,6 +108,18 @@ var coalescingScenarios = []Scenario{
 				fmt.Sprintf("%+v", try))
 		},
 	},
+}
+
+// reapply runs cmd on h every 50 ms until the scenario ends, as a tuning
+// daemon re-applying its profile does (tuned, irqbalance,
+// NetworkManager): a try's change does not stay as it made it.
+func reapply(c *Case, h *testbed.Host, cmd string) {
+	c.T.Helper()
+	loop := h.Command(context.Background(), "sh", "-c", "while :; do "+cmd+"; sleep 0.05; done")
+	if err := itest.StartTied(loop); err != nil {
+		c.T.Fatal(err)
+	}
+	c.T.Cleanup(func() { loop.Process.Kill(); loop.Wait() }) //nolint:errcheck
 }
 
 // coalescingTry is rep's --try-coalescing experiment; it fails the

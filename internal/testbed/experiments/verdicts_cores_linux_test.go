@@ -36,7 +36,7 @@ var coreScenarios = []Scenario{
 			"and the sender's TSO and GSO are off (one 1500-byte packet at a time): CPU 0 is full, much of it handling packets",
 		Say: []string{"stream.packet_core_limited", "stream.rps_helped"},
 		NotSay: []string{"stream.link_limited", "stream.cpu_limited", "stream.window_limited", "stream.loss_limited", "stream.host_limited", "stream.per_stream_limited",
-			"stream.rps_no_gain", "stream.rps_not_tried"},
+			"stream.rps_no_gain", "stream.rps_not_tried", "stream.rps_unjudged"},
 		Run: func(c *Case) { packetCore(c, true) },
 	}, {
 		Name: "stream/packet-core-offloads-on", CI: true, Share: testbed.Slots,
@@ -45,7 +45,7 @@ var coreScenarios = []Scenario{
 			"CPU 0 is still full, less of it handling packets, and no offload is off to name; --try-rps is asked of an agent started without --allow-try: nothing is tried",
 		Say: []string{"stream.packet_core_limited", "stream.rps_not_tried"},
 		NotSay: []string{"stream.link_limited", "stream.cpu_limited", "stream.window_limited", "stream.loss_limited", "stream.host_limited", "stream.per_stream_limited",
-			"stream.rps_helped", "stream.rps_no_gain"},
+			"stream.rps_helped", "stream.rps_no_gain", "stream.rps_unjudged"},
 		Run: func(c *Case) { packetCore(c, false) },
 	}, {
 		Name: "stream/window-beside-packet-core", CI: true, Share: testbed.Slots,
@@ -60,8 +60,9 @@ var coreScenarios = []Scenario{
 		Question: "another program keeps a core busy: is that what holds the stream?",
 		Truth: "a veth pair shaped to 200 Mbit/s (tbf); a program spins on CPU 1 the whole run: that core is full, but of user work, " +
 			"and the line's rate is the limit; --try-rps moves the agent's receive work off it, and the line still sets the rate",
-		Say:    []string{"stream.link_limited", "stream.rps_no_gain"},
-		NotSay: []string{"stream.packet_core_limited", "stream.cpu_limited", "stream.window_limited", "stream.loss_limited", "stream.rps_helped", "stream.rps_not_tried"},
+		Say: []string{"stream.link_limited", "stream.rps_no_gain"},
+		NotSay: []string{"stream.packet_core_limited", "stream.cpu_limited", "stream.window_limited", "stream.loss_limited", "stream.rps_helped", "stream.rps_not_tried",
+			"stream.rps_unjudged"},
 		Run: func(c *Case) {
 			if runtime.NumCPU() < 2 {
 				c.Excuse("stream.link_limited", "one CPU: a spinner on it would hold everything")
@@ -86,6 +87,26 @@ var coreScenarios = []Scenario{
 			c.Within("throughput / payload share of the line", rep.Stream.Throughput, payload*200e6, 0.85, 1.02,
 				"slow start costs the first round trips; above 1.02 would be faster than the line")
 			putBack(c, ln.B, rep.Stream.Steering)
+		},
+	}, {
+		Name: "stream/rps-reapplied", CI: true,
+		Question: "does the receive's packet work on one core hold my stream? (a host whose tuning writes the steering back)",
+		Truth: "a veth pair shaped to 200 Mbit/s (tbf); a loop on the agent's host writes its receive queue's rps_cpus to every CPU every 50 ms, " +
+			"as irqbalance or a tuning daemon re-applying its profile does: the steered run did not run steered, and nothing can be told",
+		Say:    []string{"stream.rps_unjudged"},
+		NotSay: []string{"stream.rps_helped", "stream.rps_no_gain", "stream.rps_not_tried"},
+		Run: func(c *Case) {
+			ln := testbed.NewTestLink(c.T, testbed.LinkOptions{RateBitsPerSecond: 200e6})
+			c.rate = 200e6
+			// Every CPU is never a try's mask: it moves the work off one.
+			all := strconv.FormatUint(1<<runtime.NumCPU()-1, 16)
+			reapply(c, ln.B, "echo "+all+" > /sys/class/net/"+ln.B.Dev+"/queues/rx-0/rps_cpus")
+			addr := c.Agent(ln.B, "--allow-try")
+			rep := c.stream(ln.A, addr, 2*time.Second, "--try-rps")
+			st := rep.Stream.Steering
+			c.Expect("says another program changed the steering while the test ran, and stopped after that run", st != nil && st.Restored &&
+				strings.Contains(st.Error, "another program changed "+ln.B.Dev+"'s rps_cpus while the test ran") && st.Gain != nil && len(st.Gain.Pairs) == 1,
+				fmt.Sprintf("%+v", st))
 		},
 	},
 }
@@ -169,37 +190,40 @@ func packetCore(c *Case, offloadsOff bool) {
 	plain, byHand, tries, order := tryAgainstHand(c, func() float64 {
 		steer(c, ln.B, 1)
 		return pinnedStream(c, ln, short).Stream.Throughput
-	}, func() (float64, float64) {
+	}, func() *result.TryGain {
 		steer(c, ln.B, 0)
 		r := pinnedStream(c, ln, slices.Concat(short, []string{"--try-rps"}))
-		return r.Stream.Throughput, phaseRate(r, result.PhaseSteered)
+		if r.Stream.Steering == nil {
+			return nil
+		}
+		return r.Stream.Steering.Gain
 	})
-	c.T.Logf("narrows on CPU 0: %.2f Gbit/s in turn with iperf3, %.2f in the tries' plain runs; iperf3 pinned to CPU 0: %.2f Gbit/s with the receive steered to CPU 0, %.2f Gbit/s steered to CPU 1 (means of %d); "+
-		"narrows steered to CPU 1 by hand %.2f Gbit/s, by --try-rps %.2f (means of %d: %s)",
-		n0/1e9, plain/1e9, on0/1e9, on1/1e9, peerRounds, byHand/1e9, tries/1e9, tryRuns, order)
+	c.T.Logf("narrows on CPU 0: %.2f Gbit/s in turn with iperf3, %.2f in the tries' runs as is; iperf3 pinned to CPU 0: %.2f Gbit/s with the receive steered to CPU 0, %.2f Gbit/s steered to CPU 1 (means of %d); "+
+		"narrows steered to CPU 1 by hand %.2f Gbit/s (mean of %d), by --try-rps %.2f (tried/as is by pair: %s)",
+		n0/1e9, plain/1e9, on0/1e9, on1/1e9, peerRounds, byHand/1e9, handRuns, tries/1e9, order)
 	c.Within("narrows' rate / iperf3's, pinned and steered the same, in turn", n0, on0, 0.8, 1.25,
 		"the core sets the rate for any program moving one stream so")
 	// The cause, by the peer: where CPU 0's packet work holds iperf3's
 	// stream, moved off it the stream runs faster, and the try must find
-	// it; where it runs no faster, the try must not. The try judges one
-	// pair of runs against 1.1× (advisor.SteerGain), and one run differs
-	// from the next by 6-8% here: only a gain clear of that is one a try
-	// must find (1.3× or more), and only none clear of it one it must
-	// not (0.9× or less). Between, neither is judged. This project's
-	// machines read 1.16-1.58 until 2026-11-28; on 2026-11-29 one read
-	// 0.98 and 1.14 (idle) and 0.85 (a CI run whose streams ran
+	// it; where it runs no faster, the try must not say it helped. This
+	// project's machines read 1.16-1.58 until 2026-11-28; on 2026-11-29
+	// one read 0.98 and 1.14 (idle) and 0.85 (a CI run whose streams ran
 	// 1.8-6.1 Gbit/s): its CPU 0 hardly held the stream by its packet
-	// work, and its tries read 0.99-1.09 and, among six short ones, some
-	// over 1.1.
-	// The row's notes say why a code was not judged.
+	// work. The try tells a gain from noise by pairs of runs in turn
+	// (three to eight), and a gain of 1.1× from one of 1.0× only where
+	// the runs allow, so only a peer's gain clear of 1.1× (1.3× or more)
+	// is one the try must find; under that it may find none or not tell
+	// (rps_unjudged), and at 0.9× or less it must not find one. The
+	// row's notes say why a code was not judged.
 	if gain := on1 / on0; gain < 1.3 {
-		why := fmt.Sprintf("iperf3 carried %.2f× with the receive steered off CPU 0: within what one pair of runs differs by, which a try cannot tell either way", gain)
+		why := fmt.Sprintf("iperf3 carried %.2f× with the receive steered off CPU 0: near the 1.1× a try calls a gain, which its pairs may not tell either way", gain)
 		if gain <= 0.9 {
 			why = fmt.Sprintf("iperf3 carried %.2f× with the receive steered off CPU 0: its packet work did not hold the stream", gain)
 			c.Expect("no try says steering helped: "+why, !c.Said("stream.rps_helped"), strings.Join(c.said["stream.rps_helped"], "; "))
 		}
 		c.Excuse("stream.rps_helped", why)
 		c.Excuse("stream.rps_no_gain", why)
+		c.Excuse("stream.rps_unjudged", why)
 	}
 	c.Within("narrows' steered stream (--try-rps) / narrows' stream with the receive moved to CPU 1 by hand", tries, byHand, 0.85, 1.15,
 		"the rate with the cause removed, as --try-rps measured it, is the rate with it removed by hand (issue 28's 15%)")
@@ -227,16 +251,22 @@ func inTurn(rounds int, runs ...func() float64) []float64 {
 	return m
 }
 
-// tryRuns is how many runs of a try and of the truth by hand
-// tryAgainstHand holds as means.
-const tryRuns = 6
+// handRuns is how many runs with the cause removed by hand
+// tryAgainstHand holds the tries' to, in means; tryCount is how many
+// tries it runs: each runs pairs in turn, three or more tried runs, so
+// two give six or more.
+const (
+	handRuns = 6
+	tryCount = 2
+)
 
 // tryAgainstHand runs hand (the cause removed by hand, narrows' plain
-// stream) and try (narrows' --try-… stream: its plain run's rate and the
-// rate its try measured) tryRuns times each, 2-second runs in the order
-// by hand, try, try, by hand, ... (a machine drifting steadily moves both
-// sides alike), and returns their means (bit/s: the tries' plain runs,
-// by hand, the tries) and the runs in order (Gbit/s).
+// stream) handRuns times and try (narrows' --try-… stream: its runs as
+// is and tried, from its judgement, tryGain) tryCount times, 2-second
+// runs in the order by hand, by hand, try, by hand, by hand, try, by
+// hand, by hand (a machine drifting steadily moves both sides alike),
+// and returns their means (bit/s: the tries' runs as is, by hand, the
+// tried runs) and the runs in order (Gbit/s).
 //
 // One run with the cause removed is the noisy figure here, whichever way
 // it is removed: back-to-back 2-, 3- and 5-second runs of a steered
@@ -246,40 +276,44 @@ const tryRuns = 6
 // 15% read 0.85-1.17 in twenty fresh clones' runs of stream/packet-core,
 // three outside, and 0.91-1.10 in twelve of stream/offloads-off; means
 // of six put 15% at 3.3-4.6 standard deviations of their ratio.
-func tryAgainstHand(c *Case, hand func() float64, try func() (plain, tried float64)) (plain, byHand, tries float64, order string) {
+func tryAgainstHand(c *Case, hand func() float64, try func() *result.TryGain) (plain, byHand, tries float64, order string) {
 	c.T.Helper()
 	var runs []string
-	for i := range 2 * tryRuns {
-		if i%4 == 0 || i%4 == 3 {
+	var n int
+	for i := range handRuns + tryCount {
+		if i%3 != 2 {
 			r := hand()
-			byHand += r / tryRuns
+			byHand += r / handRuns
 			runs = append(runs, fmt.Sprintf("by hand %.2f", r/1e9))
-		} else {
-			p, r := try()
-			plain += p / tryRuns
-			tries += r / tryRuns
-			runs = append(runs, fmt.Sprintf("try %.2f", r/1e9))
+			continue
 		}
+		g := try()
+		if g == nil || len(g.Pairs) == 0 {
+			c.Expect("the try ran pairs", false, fmt.Sprintf("%+v", g))
+			continue
+		}
+		var ts []string
+		for _, p := range g.Pairs {
+			plain += p.AsIs
+			tries += p.Tried
+			ts = append(ts, fmt.Sprintf("%.2f/%.2f", p.Tried/1e9, p.AsIs/1e9))
+			n++
+		}
+		runs = append(runs, fmt.Sprintf("try %s (%s, %.2f×)", strings.Join(ts, " "), g.Verdict, g.Ratio))
+	}
+	if n > 0 {
+		plain, tries = plain/float64(n), tries/float64(n)
 	}
 	return plain, byHand, tries, strings.Join(runs, ", ")
 }
 
-// phaseRate is the rate of rep's stream run of phase (a try's), 0 when
-// none ran.
-func phaseRate(rep *result.Report, phase string) float64 {
-	for _, r := range rep.Stream.Runs {
-		if r.Phase == phase {
-			return r.Throughput
-		}
-	}
-	return 0
-}
-
 // pinnedStream is narrows args from ln's A with its programs on CPU 0,
-// recorded; a run that writes no stream summary ends the scenario.
+// recorded; a run that writes no stream summary ends the scenario. Its
+// time allows a try of eight pairs of 5-second runs after the single
+// stream's (about 90 s).
 func pinnedStream(c *Case, ln *testbed.Link, args []string) *result.Report {
 	c.T.Helper()
-	rep, _, _ := c.record(0, args, itest.RunWrapped(c.T, time.Minute, nil, append(inNS(ln.A), "taskset", "-c", "0"), args...))
+	rep, _, _ := c.record(0, args, itest.RunWrapped(c.T, 3*time.Minute, nil, append(inNS(ln.A), "taskset", "-c", "0"), args...))
 	if rep == nil || rep.Stream == nil {
 		c.T.Fatalf("%s wrote no stream summary", strings.Join(args, " "))
 	}

@@ -27,7 +27,7 @@ var offloadScenarios = []Scenario{
 			"the same programs move more, as iperf3 pinned the same way does",
 		Say: []string{"stream.packet_core_limited", "stream.offloads_helped"},
 		NotSay: []string{"stream.link_limited", "stream.cpu_limited", "stream.window_limited", "stream.loss_limited", "stream.host_limited",
-			"stream.offloads_no_gain", "stream.offloads_not_tried"},
+			"stream.offloads_no_gain", "stream.offloads_not_tried", "stream.offloads_unjudged"},
 		Run: offloadsOff,
 	}, {
 		Name: "stream/offloads-rate-bound", CI: true, Share: testbed.Slots,
@@ -35,7 +35,7 @@ var offloadScenarios = []Scenario{
 		Truth: "a veth pair shaped to 200 Mbit/s (tbf), the sender's TSO and GSO and the receiver's GRO off: the line's rate holds the stream, " +
 			"and the offloads on (tried) change nothing",
 		Say:    []string{"stream.link_limited", "stream.offloads_no_gain"},
-		NotSay: []string{"stream.packet_core_limited", "stream.cpu_limited", "stream.offloads_helped", "stream.offloads_not_tried"},
+		NotSay: []string{"stream.packet_core_limited", "stream.cpu_limited", "stream.offloads_helped", "stream.offloads_not_tried", "stream.offloads_unjudged"},
 		Run: func(c *Case) {
 			ln := testbed.NewTestLink(c.T, testbed.LinkOptions{RateBitsPerSecond: 200e6})
 			c.rate = 200e6
@@ -51,7 +51,7 @@ var offloadScenarios = []Scenario{
 		Question: "one stream with its offloads off: would turning them on give more? (an agent that does not allow a change)",
 		Truth:    "as stream/offloads-rate-bound, the agent started without --allow-try: nothing may be changed at its end, so nothing is tried at either end",
 		Say:      []string{"stream.offloads_not_tried"},
-		NotSay:   []string{"stream.offloads_helped", "stream.offloads_no_gain"},
+		NotSay:   []string{"stream.offloads_helped", "stream.offloads_no_gain", "stream.offloads_unjudged"},
 		Run: func(c *Case) {
 			ln := testbed.NewTestLink(c.T, testbed.LinkOptions{RateBitsPerSecond: 200e6})
 			c.rate = 200e6
@@ -67,7 +67,7 @@ var offloadScenarios = []Scenario{
 		Question: "one stream with its offloads on as a NIC's driver has them: would turning them on give more?",
 		Truth:    "a veth pair shaped to 200 Mbit/s, the sender's TSO and GSO on (as a veth comes) and GRO turned on at both ends: there is nothing to try",
 		Say:      []string{"stream.offloads_not_tried"},
-		NotSay:   []string{"stream.offloads_helped", "stream.offloads_no_gain"},
+		NotSay:   []string{"stream.offloads_helped", "stream.offloads_no_gain", "stream.offloads_unjudged"},
 		Run: func(c *Case) {
 			ln := testbed.NewTestLink(c.T, testbed.LinkOptions{RateBitsPerSecond: 200e6})
 			c.rate = 200e6
@@ -81,6 +81,30 @@ var offloadScenarios = []Scenario{
 			t := rep.Stream.Offloads
 			c.Expect("nothing turned on at either end, and all still on", t != nil && t.Why == "" && len(t.Changes) == 2 && !t.Changed() &&
 				offloadsOf(c, ln.A) == allOn && offloadsOf(c, ln.B) == allOn, fmt.Sprintf("%+v; %s; %s", t, offloadsOf(c, ln.A), offloadsOf(c, ln.B)))
+		},
+	},
+	{
+		Name: "stream/offloads-reapplied", CI: true,
+		Question: "one stream with its offloads off: would turning them on give more? (a host whose tuning turns them off again)",
+		Truth: "as stream/offloads-rate-bound, with a loop on this host turning its TSO off every 50 ms, as a tuning daemon re-applying its profile does: " +
+			"the run with the offloads on did not run with them on, and nothing can be told",
+		Say:    []string{"stream.offloads_unjudged"},
+		NotSay: []string{"stream.offloads_helped", "stream.offloads_no_gain", "stream.offloads_not_tried"},
+		Run: func(c *Case) {
+			ln := testbed.NewTestLink(c.T, testbed.LinkOptions{RateBitsPerSecond: 200e6})
+			c.rate = 200e6
+			offloadsAllOff(c, ln)
+			reapply(c, ln.A, "ethtool -K "+ln.A.Dev+" tso off 2>/dev/null")
+			addr := c.Agent(ln.B, "--allow-try")
+			rep := c.stream(ln.A, addr, 2*time.Second, "--try-offloads")
+			t := rep.Stream.Offloads
+			ok := t != nil && len(t.Changes) == 2 && t.Gain != nil && len(t.Gain.Pairs) == 1
+			if ok {
+				a := t.Changes[0]
+				ok = a.Restored && strings.Contains(a.Error, "another program turned "+ln.A.Dev+"'s tso off while the test ran")
+			}
+			c.Expect("says another program turned the sender's tso off while the test ran, and stopped after that run; all off at both ends after",
+				ok && offloadsOf(c, ln.A) == allOff && offloadsOf(c, ln.B) == allOff, fmt.Sprintf("%+v; %s; %s", t, offloadsOf(c, ln.A), offloadsOf(c, ln.B)))
 		},
 	},
 }
@@ -167,12 +191,15 @@ func offloadsOff(c *Case) {
 		setAll(true)
 		defer setAll(false)
 		return pinnedStream(c, ln, short).Stream.Throughput
-	}, func() (float64, float64) {
+	}, func() *result.TryGain {
 		r := pinnedStream(c, ln, slices.Concat(short, []string{"--try-offloads"}))
-		return r.Stream.Throughput, phaseRate(r, result.PhaseOffloads)
+		if r.Stream.Offloads == nil {
+			return nil
+		}
+		return r.Stream.Offloads.Gain
 	})
-	c.T.Logf("narrows pinned to CPU 0: %.2f Gbit/s with the offloads off in turn with iperf3, %.2f in its first run, %.2f in the tries' plain runs; with them on, %.2f by --try-offloads, %.2f by hand (means of %d: %s); "+
-		"iperf3 pinned the same (means of %d): %.2f off, %.2f on", nOff/1e9, rep.Stream.Throughput/1e9, plain/1e9, tried/1e9, byHand/1e9, tryRuns, order, peerRounds, ipOff/1e9, ipOn/1e9)
+	c.T.Logf("narrows pinned to CPU 0: %.2f Gbit/s with the offloads off in turn with iperf3, %.2f in its first run, %.2f in the tries' runs as is; with them on, %.2f by --try-offloads, %.2f by hand (mean of %d); "+
+		"tried/as is by pair and by hand in order: %s; iperf3 pinned the same (means of %d): %.2f off, %.2f on", nOff/1e9, rep.Stream.Throughput/1e9, plain/1e9, tried/1e9, byHand/1e9, handRuns, order, peerRounds, ipOff/1e9, ipOn/1e9)
 	c.Within("narrows' rate / iperf3's, pinned and steered the same, the offloads off, in turn", nOff, ipOff, 0.8, 1.25,
 		"the core sets the rate for any program moving one stream so")
 	c.Within("iperf3 with the offloads on / off", ipOn, ipOff, 1.1, 100,

@@ -1,0 +1,309 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/narrows/narrows/internal/client"
+	"github.com/narrows/narrows/internal/hostchange"
+	"github.com/narrows/narrows/internal/metric"
+	"github.com/narrows/narrows/internal/probe"
+	"github.com/narrows/narrows/internal/result"
+	"github.com/narrows/narrows/internal/sysinfo"
+	"github.com/narrows/narrows/internal/wire"
+)
+
+// A try's pairs of runs: at least MinTryPairs before it is judged, at
+// most MaxTryPairs. One 2-5 s stream differs from the next by 6-8% on
+// this project's machines, and a pair's ratio by about 10%: three pairs
+// tell a gain of 1.3× or more, or none at all, from that; a gain near
+// 1.1× takes more, or stays unjudged.
+const (
+	MinTryPairs = 3
+	MaxTryPairs = 8
+)
+
+// errNotTried ends a try whose first change could not be made: it says
+// why in its result, and it is not an error of the run.
+var errNotTried = errors.New("not tried")
+
+// triedRun runs one tried stream with its change made and undone around
+// it, and says whether the try may go on: not when its change was not
+// put back, or another program changed it while the run ran (the run
+// did not run as the try says). errNotTried: the first change could not
+// be made, and the try says why.
+type triedRun func(first bool) (runs []result.StreamRun, goOn bool, err error)
+
+// tryPairs judges a try: the single stream's run (single) is the first
+// pair's as-is run, then single streams, tried (tried) and as is, in
+// turn, the tried one first in every second pair (a machine drifting
+// steadily moves both alike), until the gain is told from noise or
+// MaxTryPairs ran. Its runs go into res.Runs. It returns nil where
+// nothing was tried.
+func tryPairs(ctx context.Context, s *client.Session, cfg Config, res *result.Stream, emit probe.Emit, single *result.StreamRun, tried triedRun) (*result.TryGain, error) {
+	asIs := cfg
+	asIs.TryRPS, asIs.TryOffloads, asIs.steered, asIs.offloads = false, false, nil, nil
+	g := &result.TryGain{Verdict: result.TryUnjudged}
+	// one runs one stream as is (tried false) or tried, and returns its
+	// rate, 0 where it did not run to its end.
+	one := func(isTried, first bool) (rate float64, goOn bool, err error) {
+		var runs []result.StreamRun
+		goOn = true
+		if isTried {
+			runs, goOn, err = tried(first)
+		} else {
+			var far *sysinfo.TCPBuffers
+			runs, _, err = runPhase(ctx, s, asIs, result.PhaseAsIs, 1, emit, &far)
+		}
+		res.Runs = append(res.Runs, runs...)
+		if len(runs) == 1 && runs[0].Stopped == "" {
+			rate = runs[0].Throughput
+		}
+		return rate, goOn, err
+	}
+	for pair := 0; pair < MaxTryPairs; pair++ {
+		var p result.TryPair
+		var goOn bool
+		var err error
+		if pair == 0 {
+			p.AsIs = single.Throughput
+			p.Tried, goOn, err = one(true, true)
+			if errors.Is(err, errNotTried) {
+				return nil, nil
+			}
+		} else if pair%2 == 1 {
+			if p.Tried, goOn, err = one(true, false); err == nil && p.Tried > 0 && goOn {
+				p.AsIs, _, err = one(false, false)
+			}
+		} else {
+			if p.AsIs, _, err = one(false, false); err == nil && p.AsIs > 0 {
+				p.Tried, goOn, err = one(true, false)
+			}
+		}
+		if p.AsIs > 0 && p.Tried > 0 {
+			g.Pairs = append(g.Pairs, p)
+		}
+		judged := judgeTry(g)
+		switch {
+		case err != nil || ctx.Err() != nil:
+			g.Verdict, g.Why = result.TryUnjudged, fmt.Sprintf("the run ended after %s, before the pairs decided", metric.Plural(int64(len(g.Pairs)), "pair"))
+			if errors.Is(err, errNotTried) {
+				err = nil
+			}
+			return g, err
+		case !goOn:
+			// The change was not as the try says: what it told is
+			// not believed (the advisor says why, from the change).
+			g.Verdict, g.Why = result.TryUnjudged, "the change was not in place for the whole of a tried run"
+			return g, nil
+		case p.AsIs == 0 || p.Tried == 0:
+			g.Verdict, g.Why = result.TryUnjudged, "a stream of the try did not run to its end"
+			return g, nil
+		case judged && len(g.Pairs) >= MinTryPairs:
+			return g, nil
+		}
+	}
+	g.Verdict = result.TryUnjudged
+	g.Why = fmt.Sprintf("after %d pairs of runs the gain, %.2f× (%.2f-%.2f), is neither clearly %.1f× or more nor clearly less",
+		len(g.Pairs), g.Ratio, g.RatioLow, g.RatioHigh, result.TryGainAt)
+	return g, nil
+}
+
+// judgeTry sets g's ratio, its interval and its verdict from its pairs,
+// and says whether it is judged: helped where the tried runs carried
+// more beyond noise (the interval above 1×) and TryGainAt or more, no
+// gain where the interval's top is under TryGainAt. It judges the
+// figures as printed, to two decimals: "1.10×" is never called under
+// 1.1×, nor "1.10" the interval's top under it.
+func judgeTry(g *result.TryGain) bool {
+	logs := make([]float64, len(g.Pairs))
+	for i, p := range g.Pairs {
+		logs[i] = math.Log(p.Tried / p.AsIs)
+	}
+	g.Verdict, g.Ratio, g.RatioLow, g.RatioHigh = result.TryUnjudged, 0, 0, 0
+	if len(logs) == 0 {
+		return false
+	}
+	r2 := func(x float64) float64 { return math.Round(100*x) / 100 }
+	m, h := metric.MeanCI(logs)
+	g.Ratio = r2(math.Exp(m))
+	if len(logs) < 2 {
+		return false
+	}
+	g.RatioLow, g.RatioHigh = r2(math.Exp(m-h)), r2(math.Exp(m+h))
+	switch {
+	case g.RatioLow > 1 && g.Ratio >= result.TryGainAt:
+		g.Verdict = result.TryHelped
+	case g.RatioHigh < result.TryGainAt:
+		g.Verdict = result.TryNoGain
+	default:
+		return false
+	}
+	return true
+}
+
+// trySteered runs --try-rps: pairs of single streams, as is and with the
+// receiving end's busiest core of the single stream's run relieved of
+// its receive's protocol work, in turn (tryPairs). The agent steers when
+// it receives (forward, with its operator's --allow-try), this host when
+// it does (reverse, as root), for each steered run, and puts it back
+// after it. What cannot be tried is said in res.Steering.Error, and is
+// not an error of the run.
+func trySteered(ctx context.Context, s *client.Session, cfg Config, res *result.Stream, emit probe.Emit) error {
+	st := &result.Steering{End: result.EndAgent}
+	res.Steering = st
+	if cfg.Direction == wire.Reverse {
+		st.End = result.EndClient
+	}
+	single := firstSingle(res)
+	var core *result.CoreLoad
+	if single != nil && single.Cores != nil {
+		core = single.Cores.Remote
+		if st.End == result.EndClient {
+			core = single.Cores.Local
+		}
+	}
+	switch {
+	case cfg.Direction == wire.Bidir:
+		st.Error = "--try-rps steers the receiving end of one direction: run it without --bidir"
+		return nil
+	case single == nil || single.Throughput <= 0 || single.Stopped != "":
+		st.Error = "no single stream ran to its end to steer after"
+		return nil
+	case core == nil:
+		st.Error = "the receiving end's cores were not read in the single stream's run: no core to move its work off"
+		return nil
+	case st.End == result.EndAgent && !s.Limits.AllowTry:
+		st.Error = probe.TryNotAllowed("--try-rps")
+		return nil
+	}
+	st.OffCore = core.Core
+	one := cfg
+	one.TryRPS, one.TryOffloads = false, false
+	dev := sysinfo.InterfaceName(s.LocalAddr())
+	tried := func(first bool) ([]result.StreamRun, bool, error) {
+		ch := &result.Steering{End: st.End, OffCore: st.OffCore}
+		undo := func(*result.Steering) {}
+		if st.End == result.EndAgent {
+			one.steered = ch
+		} else {
+			here, u, err := hostchange.SteerRPS(dev, core.Core)
+			if err != nil {
+				if first {
+					st.Error = "this host's receive steering: " + err.Error()
+					return nil, false, errNotTried
+				}
+				return nil, false, fmt.Errorf("this host's receive steering: %w", err)
+			}
+			here.End = result.EndClient
+			ch, undo = here, u
+		}
+		var far *sysinfo.TCPBuffers
+		runs, _, err := runPhase(ctx, s, one, result.PhaseSteered, 1, emit, &far)
+		undo(ch)
+		var refused *client.Refusal
+		if first && err != nil && len(runs) == 0 && errors.As(err, &refused) {
+			st.Error = "the agent refused it: " + refused.Message
+			return nil, false, errNotTried
+		}
+		ch.Gain = nil // an agent's account holds no judgement
+		if first {
+			*st = *ch
+		} else {
+			st.Restored = st.Restored && ch.Restored
+			if st.Error == "" {
+				st.Error = ch.Error
+			}
+		}
+		return runs, ch.Restored && ch.Error == "", err
+	}
+	g, err := tryPairs(ctx, s, cfg, res, emit, single, tried)
+	st.Gain = g
+	return err
+}
+
+// tryOffloads runs --try-offloads: pairs of single streams, as is and
+// with the offloads each end's part uses turned on where they are off,
+// in turn (tryPairs): this host's as root, the agent's with its
+// operator's --allow-try, turned on for each such run and off again
+// after it. Both ends must be able to change, or nothing is tried: the
+// rate with every offload on is the question. What cannot be tried is
+// said in res.Offloads.Why, and is not an error of the run.
+func tryOffloads(ctx context.Context, s *client.Session, cfg Config, res *result.Stream, emit probe.Emit) error {
+	try := &result.OffloadTry{}
+	res.Offloads = try
+	here, there := result.RoleSending, result.RoleReceiving
+	if cfg.Direction == wire.Reverse {
+		here, there = there, here
+	}
+	single := firstSingle(res)
+	switch {
+	case cfg.Direction == wire.Bidir:
+		try.Why = "--try-offloads turns on the offloads of one direction's sender and receiver: run it without --bidir"
+		return nil
+	case !s.Limits.AllowTry:
+		try.Why = probe.TryNotAllowed("--try-offloads")
+		return nil
+	case single == nil || single.Throughput <= 0 || single.Stopped != "":
+		try.Why = "no single stream ran to its end to try against"
+		return nil
+	}
+	dev := sysinfo.InterfaceName(s.LocalAddr())
+	one := cfg
+	one.TryRPS, one.TryOffloads = false, false
+	tried := func(first bool) ([]result.StreamRun, bool, error) {
+		local, undo, err := hostchange.OffloadsOn(dev, here)
+		if err != nil {
+			if first {
+				try.Why = "this host's offloads: " + err.Error()
+				return nil, false, errNotTried
+			}
+			return nil, false, fmt.Errorf("this host's offloads: %w", err)
+		}
+		local.End = result.EndClient
+		far := &result.OffloadChange{End: result.EndAgent, Role: there}
+		one.offloads = far
+		var bufs *sysinfo.TCPBuffers
+		runs, _, err := runPhase(ctx, s, one, result.PhaseOffloads, 1, emit, &bufs)
+		undo(local)
+		var refused *client.Refusal
+		if first && err != nil && len(runs) == 0 && errors.As(err, &refused) {
+			try.Why = "the agent refused it: " + refused.Message
+			try.Changes = []result.OffloadChange{*local}
+			return nil, false, errNotTried
+		}
+		now := []result.OffloadChange{*local, *far}
+		if first {
+			try.Changes = now
+		} else {
+			for i := range try.Changes {
+				try.Changes[i].Restored = try.Changes[i].Restored && now[i].Restored
+				if try.Changes[i].Error == "" {
+					try.Changes[i].Error = now[i].Error
+				}
+			}
+		}
+		goOn := try.Changed()
+		for _, c := range now {
+			goOn = goOn && c.Restored && c.Error == ""
+		}
+		return runs, goOn, err
+	}
+	g, err := tryPairs(ctx, s, cfg, res, emit, single, tried)
+	if try.Changed() {
+		try.Gain = g
+	}
+	return err
+}
+
+// firstSingle is res's first single stream's run (nil: none ran).
+func firstSingle(res *result.Stream) *result.StreamRun {
+	for i := range res.Runs {
+		if res.Runs[i].Phase == result.PhaseSingle {
+			return &res.Runs[i]
+		}
+	}
+	return nil
+}
