@@ -22,11 +22,11 @@ type Stream struct {
 	// Buffers are the TCP buffer maxima of both ends, when known: what
 	// autotuning may grow a window to, on a path where it has not yet.
 	Buffers *StreamBuffers `json:"tcp_buffers,omitempty"`
-	// Steering is --try-rps's change, when asked for: the steered run
-	// (PhaseSteered) ran with it, or Error says why there is none.
+	// Steering is --try-rps's change, when asked for: the steered runs
+	// (PhaseSteered) ran with it, or Error says why there are none.
 	Steering *Steering `json:"steering,omitempty"`
-	// Offloads is --try-offloads' change, when asked for: the run of
-	// PhaseOffloads ran with it, or Why says why there is none.
+	// Offloads is --try-offloads' change, when asked for: the runs of
+	// PhaseOffloads ran with it, or Why says why there are none.
 	Offloads *OffloadTry `json:"offloads_try,omitempty"`
 }
 
@@ -57,11 +57,13 @@ type StreamConfig struct {
 	BlockBytes int64   `json:"block_bytes"`
 	// WindowBytes is the requested socket buffer size; 0 is the OS default.
 	WindowBytes int64 `json:"window_bytes"`
-	// TryRPS asks for one stream more with the receiving end's protocol
-	// work steered off its busiest core (--try-rps): Stream.Steering.
+	// TryRPS asks for single streams in pairs, as is and with the
+	// receiving end's protocol work steered off its busiest core, in turn
+	// (--try-rps): Stream.Steering.
 	TryRPS bool `json:"try_rps,omitempty"`
-	// TryOffloads asks for one stream more with the offloads each end's
-	// part uses turned on where off (--try-offloads): Stream.Offloads.
+	// TryOffloads asks for single streams in pairs, as is and with the
+	// offloads each end's part uses turned on where off, in turn
+	// (--try-offloads): Stream.Offloads.
 	TryOffloads bool `json:"try_offloads,omitempty"`
 }
 
@@ -130,7 +132,7 @@ func (g *TryGain) Means() (asIs, tried float64) {
 	return asIs, tried
 }
 
-// OffloadTry is what --try-offloads changed for its run (PhaseOffloads),
+// OffloadTry is what --try-offloads changed for its runs (PhaseOffloads),
 // at each end: the sender's segmentation offloads (tso, gso) and the
 // receiver's coalescing of segments (gro), each turned on where it was
 // off, and put back after. Why says why nothing was tried.
@@ -192,7 +194,7 @@ func (t *OffloadTry) Changed() bool {
 	return false
 }
 
-// Steering is what --try-rps changed at the receiving end for the
+// Steering is what --try-rps changed at the receiving end for each
 // steered run, and whether it was put back: the receive's protocol work
 // (Linux's RPS, each receive queue's rps_cpus) moved off the core that
 // was busiest in the single stream's run.

@@ -29,6 +29,16 @@ const (
 // why in its result, and it is not an error of the run.
 var errNotTried = errors.New("not tried")
 
+// asIsRuns runs one single stream as is, as a try's (PhaseAsIs).
+func asIsRuns(ctx context.Context, s *client.Session, cfg Config, emit probe.Emit) func() ([]result.StreamRun, error) {
+	cfg.TryRPS, cfg.TryOffloads, cfg.steered, cfg.offloads = false, false, nil, nil
+	return func() ([]result.StreamRun, error) {
+		var far *sysinfo.TCPBuffers
+		runs, _, err := runPhase(ctx, s, cfg, result.PhaseAsIs, 1, emit, &far)
+		return runs, err
+	}
+}
+
 // triedRun runs one tried stream with its change made and undone around
 // it, and says whether the try may go on: not when its change was not
 // put back, or another program changed it while the run ran (the run
@@ -37,14 +47,12 @@ var errNotTried = errors.New("not tried")
 type triedRun func(first bool) (runs []result.StreamRun, goOn bool, err error)
 
 // tryPairs judges a try: the single stream's run (single) is the first
-// pair's as-is run, then single streams, tried (tried) and as is, in
-// turn, the tried one first in every second pair (a machine drifting
+// pair's as-is run, then single streams, tried (tried) and as is (asIs),
+// in turn, the tried one first in every second pair (a machine drifting
 // steadily moves both alike), until the gain is told from noise or
 // MaxTryPairs ran. Its runs go into res.Runs. It returns nil where
 // nothing was tried.
-func tryPairs(ctx context.Context, s *client.Session, cfg Config, res *result.Stream, emit probe.Emit, single *result.StreamRun, tried triedRun) (*result.TryGain, error) {
-	asIs := cfg
-	asIs.TryRPS, asIs.TryOffloads, asIs.steered, asIs.offloads = false, false, nil, nil
+func tryPairs(ctx context.Context, res *result.Stream, single *result.StreamRun, asIs func() ([]result.StreamRun, error), tried triedRun) (*result.TryGain, error) {
 	g := &result.TryGain{Verdict: result.TryUnjudged}
 	// one runs one stream as is (tried false) or tried, and returns its
 	// rate, 0 where it did not run to its end.
@@ -54,8 +62,7 @@ func tryPairs(ctx context.Context, s *client.Session, cfg Config, res *result.St
 		if isTried {
 			runs, goOn, err = tried(first)
 		} else {
-			var far *sysinfo.TCPBuffers
-			runs, _, err = runPhase(ctx, s, asIs, result.PhaseAsIs, 1, emit, &far)
+			runs, err = asIs()
 		}
 		res.Runs = append(res.Runs, runs...)
 		if len(runs) == 1 && runs[0].Stopped == "" {
@@ -86,7 +93,14 @@ func tryPairs(ctx context.Context, s *client.Session, cfg Config, res *result.St
 			g.Pairs = append(g.Pairs, p)
 		}
 		judged := judgeTry(g)
+		var refused *client.Refusal
 		switch {
+		case errors.As(err, &refused):
+			// The agent allowed the first tried run: a later refusal
+			// (another client's change in place there meanwhile) ends
+			// the try, not the run.
+			g.Verdict, g.Why = result.TryUnjudged, fmt.Sprintf("the agent refused a run after %s: %s", metric.Plural(int64(len(g.Pairs)), "pair"), refused.Message)
+			return g, nil
 		case err != nil || ctx.Err() != nil:
 			g.Verdict, g.Why = result.TryUnjudged, fmt.Sprintf("the run ended after %s, before the pairs decided", metric.Plural(int64(len(g.Pairs)), "pair"))
 			if errors.Is(err, errNotTried) {
@@ -219,7 +233,7 @@ func trySteered(ctx context.Context, s *client.Session, cfg Config, res *result.
 		}
 		return runs, ch.Restored && ch.Error == "", err
 	}
-	g, err := tryPairs(ctx, s, cfg, res, emit, single, tried)
+	g, err := tryPairs(ctx, res, single, asIsRuns(ctx, s, cfg, emit), tried)
 	st.Gain = g
 	return err
 }
@@ -291,7 +305,7 @@ func tryOffloads(ctx context.Context, s *client.Session, cfg Config, res *result
 		}
 		return runs, goOn, err
 	}
-	g, err := tryPairs(ctx, s, cfg, res, emit, single, tried)
+	g, err := tryPairs(ctx, res, single, asIsRuns(ctx, s, cfg, emit), tried)
 	if try.Changed() {
 		try.Gain = g
 	}
