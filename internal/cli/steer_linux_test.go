@@ -93,7 +93,7 @@ func tryInTurn(t *testing.T, s *result.Stream, phase string, g *result.TryGain) 
 			t.Errorf("pair %d %+v: not the runs' rates (as is %v, tried %v)", i, p, asIs, tried)
 		}
 	}
-	if g.Verdict == result.TryUnjudged && len(g.Pairs) < stream.MaxTryPairs && !strings.Contains(g.Why, "not in place") {
+	if g.Verdict == result.TryUnjudged && len(g.Pairs) < stream.MaxTryPairs && !strings.Contains(g.Why, "whose change was undone") {
 		t.Errorf("unjudged after %d pairs (%s), fewer than %d", len(g.Pairs), g.Why, stream.MaxTryPairs)
 	}
 }

@@ -110,7 +110,7 @@ func tryPairs(ctx context.Context, res *result.Stream, single *result.StreamRun,
 		case !goOn:
 			// The change was not as the try says: what it told is
 			// not believed (the advisor says why, from the change).
-			g.Verdict, g.Why = result.TryUnjudged, "the change was not in place for the whole of a tried run"
+			g.Verdict, g.Why = result.TryUnjudged, "the try stopped after a tried run whose change was undone while it ran or could not be put back"
 			return g, nil
 		case p.AsIs == 0 || p.Tried == 0:
 			g.Verdict, g.Why = result.TryUnjudged, "a stream of the try did not run to its end"
@@ -299,17 +299,26 @@ func tryOffloads(ctx context.Context, s *client.Session, cfg Config, res *result
 				}
 			}
 		}
-		goOn := try.Changed()
-		for _, c := range now {
-			goOn = goOn && c.Restored && c.Error == ""
-		}
-		return runs, goOn, err
+		return runs, try.Changed() && held(now), err
 	}
 	g, err := tryPairs(ctx, res, single, asIsRuns(ctx, s, cfg, emit), tried)
 	if try.Changed() {
 		try.Gain = g
 	}
 	return err
+}
+
+// held says whether a run's offload changes were in place for it and
+// put back after: not where an end could not turn one off again, or
+// another program turned one off meanwhile. An end that turned nothing
+// on, or did not say (an agent from before --try-offloads), holds.
+func held(changes []result.OffloadChange) bool {
+	for _, c := range changes {
+		if len(c.On) > 0 && (!c.Restored || c.Error != "") {
+			return false
+		}
+	}
+	return true
 }
 
 // firstSingle is res's first single stream's run (nil: none ran).

@@ -124,7 +124,7 @@ func TestTryPairs(t *testing.T) {
 		{"refused later", script{asIs: []float64{1e9}, tried: []float64{1.5e9}, refuseTried: 2}, result.TryUnjudged, 1,
 			[]string{S, T}, "the agent refused a run after 1 pair: another run's change is in place on this host"},
 		{"undone meanwhile", script{asIs: []float64{1e9}, tried: []float64{1.5e9}, notInPlace: 2}, result.TryUnjudged, 1,
-			[]string{S, T, T}, "not in place"},
+			[]string{S, T, T}, "whose change was undone while it ran or could not be put back"},
 		{"a run stopped", script{asIs: []float64{0}, tried: []float64{1.5e9}}, result.TryUnjudged, 1,
 			[]string{S, T, T, A}, "did not run to its end"},
 		{"interrupted", script{asIs: []float64{1e9}, tried: []float64{1.5e9}, cancel: 3}, result.TryUnjudged, 2,
@@ -156,5 +156,28 @@ func TestTryPairs(t *testing.T) {
 	}, func(bool) ([]result.StreamRun, bool, error) { return nil, false, errNotTried })
 	if g != nil || err != nil || len(res.Runs) != 1 {
 		t.Errorf("not tried: %+v, %v, %d runs", g, err, len(res.Runs))
+	}
+}
+
+// TestOffloadsHeld: a try goes on after a run whose changes were in
+// place and put back, or whose agent turned nothing on or did not say;
+// not after one an end could not put back or another program undid.
+func TestOffloadsHeld(t *testing.T) {
+	here := result.OffloadChange{End: result.EndClient, Role: result.RoleSending, Interface: "eth0", On: []string{"tso"}, Restored: true}
+	for _, c := range []struct {
+		name string
+		far  result.OffloadChange
+		held bool
+	}{
+		{"both on and put back", result.OffloadChange{End: result.EndAgent, Role: result.RoleReceiving, On: []string{"gro"}, Restored: true}, true},
+		{"the agent's on already", result.OffloadChange{End: result.EndAgent, Role: result.RoleReceiving, Restored: true}, true},
+		{"an agent that did not say", result.OffloadChange{End: result.EndAgent, Role: result.RoleReceiving, Error: "the agent did not say what it turned on"}, true},
+		{"not put back", result.OffloadChange{End: result.EndAgent, Role: result.RoleReceiving, On: []string{"gro"}, Error: "turning gro off again: operation not permitted"}, false},
+		{"turned off meanwhile", result.OffloadChange{End: result.EndAgent, Role: result.RoleReceiving, On: []string{"gro"}, Restored: true,
+			Error: "another program turned eth1's gro off while the test ran: the test did not run with it on"}, false},
+	} {
+		if got := held([]result.OffloadChange{here, c.far}); got != c.held {
+			t.Errorf("%s: held %v, want %v", c.name, got, c.held)
+		}
 	}
 }
