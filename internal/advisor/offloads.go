@@ -90,9 +90,8 @@ func offloads(s *result.Stream) (result.Finding, bool) {
 				"On Windows the same are the adapter's Large Send Offload and Receive Segment Coalescing. "+
 				"GRO holds a received segment while it merges the next, microseconds at most: measure the database's round trips (narrows net rr) after too.", strings.Join(keep, "; ")),
 			Values: vals}, true
+	case result.TryNoGain:
+		return noGain("stream.offloads_no_gain", "the offloads being off", what, tried, put, vals), true
 	}
-	if g.Verdict == result.TryNoGain {
-		return notHelped("stream.offloads_no_gain", "the offloads being off", "the offloads being off", what, tried, put, g, vals), true
-	}
-	return notHelped("stream.offloads_unjudged", "the offloads being off", "the offloads being off", what, tried, put, g, vals), true
+	return untold("stream.offloads_unjudged", "the offloads being off", what, tried, put, g, vals), true
 }

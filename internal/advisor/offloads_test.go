@@ -32,8 +32,10 @@ func TestOffloadsWords(t *testing.T) {
 				"on this host, ethtool -K eth0 tso on gso on; on the agent's host, ethtool -K ens5 gro on"}},
 		{"none", result.Stream{Runs: single, Offloads: tried(gain(result.TryNoGain, 1.0, 0.98, 1.02, [2]float64{1e9, 1e9}, [2]float64{1e9, 1e9}, [2]float64{1e9, 1e9}))},
 			"stream.offloads_no_gain", []string{"1.00× (0.98-1.02)", "did not hold"}},
-		{"not told", result.Stream{Runs: single, Offloads: tried(gain(result.TryUnjudged, 1.12, 1.01, 1.24, [2]float64{1e9, 1.12e9}))},
-			"stream.offloads_unjudged", []string{"1.12× (1.01-1.24)", "neither clearly", "longer --duration"}},
+		{"not told", result.Stream{Runs: single, Offloads: tried(untoldGain())},
+			"stream.offloads_unjudged", []string{"in 8 pairs of runs", "1.12× (1.01-1.24)", "neither clearly", "make the change by hand and compare more runs"}},
+		{"ended first", result.Stream{Runs: single, Offloads: tried(endedGain())},
+			"stream.offloads_unjudged", []string{"the agent refused a run after 2 pairs", "the try ended before its pairs decided. Run it again."}},
 		{"refused", result.Stream{Runs: single, Offloads: &result.OffloadTry{Why: "the agent does not let a test change its settings"}},
 			"stream.offloads_not_tried", []string{"did not try: the agent does not let", "Nothing was left changed"}},
 		{"all on already", result.Stream{Runs: single, Offloads: &result.OffloadTry{Changes: []result.OffloadChange{

@@ -65,30 +65,31 @@ func steering(s *result.Stream) (result.Finding, bool) {
 				"With a NIC of several queues, spreading them (RSS, the interrupts' affinity, irqbalance) does the same without the hand-off. "+
 				"The steered packets cost another core a little, and each a wake-up of it: measure the database's round trips (narrows net rr) after too.", keep),
 			Values: vals}, true
+	case result.TryNoGain:
+		return noGain("stream.rps_no_gain", "where the receive's protocol work ran", what, tried, put, vals), true
 	}
-	if g.Verdict == result.TryNoGain {
-		return notHelped("stream.rps_no_gain", "where the receive's protocol work ran", "the receive's packet work", what, tried, put, g, vals), true
-	}
-	return notHelped("stream.rps_unjudged", "where the receive's protocol work ran", "the receive's packet work", what, tried, put, g, vals), true
+	return untold("stream.rps_unjudged", "the receive's packet work", what, tried, put, g, vals), true
 }
 
-// notHelped is a try's answer where it did not help: the gain clearly
-// under the bound (g's verdict no_gain; code is the try's no_gain), or
-// not told (code its unjudged). cause is what the try changed, as it
-// did not hold the stream ("where the receive's protocol work ran"),
-// work what is not known when not told ("the receive's packet work").
-func notHelped(code, cause, work, what, tried, put string, g *result.TryGain, vals map[string]float64) result.Finding {
-	if g.Verdict == result.TryNoGain {
-		return result.Finding{Code: code, Severity: "info",
-			Summary: fmt.Sprintf("Tried %s: %s: %s did not hold this stream. %s", what, tried, cause, put),
-			Detail:  fmt.Sprintf("The gain's 95%% interval lies under %.1f×. The limit is elsewhere: the verdict on the single stream says where.", result.TryGainAt),
-			Values:  vals}
-	}
+// noGain is a try's answer (code) where its gain is clearly under the
+// bound: cause, what it changed, did not hold the stream.
+func noGain(code, cause, what, tried, put string, vals map[string]float64) result.Finding {
 	return result.Finding{Code: code, Severity: "info",
-		Summary: fmt.Sprintf("Tried %s: %s: %s. %s", what, tried, g.Why, put),
-		Detail: fmt.Sprintf("Whether %s holds this stream is not known: the runs differed from one another as much as the gain. "+
-			"Run it again with a longer --duration when the host is quiet (each pair's runs are that long; a gain of %.1f× or more, or none, is told in three pairs where one run differs from the next by 5-8%%).", work, result.TryGainAt),
-		Values: vals}
+		Summary: fmt.Sprintf("Tried %s: %s: %s did not hold this stream. %s", what, tried, cause, put),
+		Detail:  fmt.Sprintf("The gain's 95%% interval lies under %.1f×. The limit is elsewhere: the verdict on the single stream says where.", result.TryGainAt),
+		Values:  vals}
+}
+
+// untold is a try's answer (code) where its pairs did not tell whether
+// work (what it changed) holds the stream: they ran out, differing as
+// much as the gain, or the try ended first (g.Why says why).
+func untold(code, work, what, tried, put string, g *result.TryGain, vals map[string]float64) result.Finding {
+	detail := fmt.Sprintf("Whether %s holds this stream is not known: the try ended before its pairs decided. Run it again.", work)
+	if len(g.Pairs) >= result.MaxTryPairs {
+		detail = fmt.Sprintf("Whether %s holds this stream is not known: the runs differed from one another as much as the gain. "+
+			"Run it again when the host is quiet; a gain this near %.1f× may stay untold: make the change by hand and compare more runs, as is and changed, in turn.", work, result.TryGainAt)
+	}
+	return result.Finding{Code: code, Severity: "info", Summary: fmt.Sprintf("Tried %s: %s: %s. %s", what, tried, g.Why, put), Detail: detail, Values: vals}
 }
 
 // ranPhase says whether s holds a run of phase that ran to its end.

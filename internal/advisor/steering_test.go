@@ -15,9 +15,24 @@ func gain(verdict string, ratio, low, high float64, pairs ...[2]float64) *result
 	for _, p := range pairs {
 		g.Pairs = append(g.Pairs, result.TryPair{AsIs: p[0], Tried: p[1]})
 	}
-	if verdict == result.TryUnjudged {
-		g.Why = "after 8 pairs of runs the gain, 1.12× (1.01-1.24), is neither clearly 1.1× or more nor clearly less"
+	return g
+}
+
+// untoldGain is a try whose eight pairs told nothing; endedGain one the
+// agent ended after two.
+func untoldGain() *result.TryGain {
+	var pairs [][2]float64
+	for i := range result.MaxTryPairs {
+		pairs = append(pairs, [2]float64{1e9, []float64{0.95e9, 1.32e9}[i%2]})
 	}
+	g := gain(result.TryUnjudged, 1.12, 1.01, 1.24, pairs...)
+	g.Why = "after 8 pairs of runs the gain, 1.12× (1.01-1.24), is neither clearly 1.1× or more nor clearly less"
+	return g
+}
+
+func endedGain() *result.TryGain {
+	g := gain(result.TryUnjudged, 1.3, 0.2, 8.5, [2]float64{1e9, 1.5e9}, [2]float64{1e9, 1.1e9})
+	g.Why = "the agent refused a run after 2 pairs: another run's change is in place on this host"
 	return g
 }
 
@@ -41,8 +56,11 @@ func TestSteeringWords(t *testing.T) {
 				"eth0's 4 receive queues to CPU 0-2", "put back after each steered run", "for q in /sys/class/net/eth0/queues/rx-*/rps_cpus; do echo 00000007 > \"$q\"; done"}},
 		{"none", result.Stream{Runs: single, Steering: tried(gain(result.TryNoGain, 1.01, 0.97, 1.05, [2]float64{1e9, 1e9}, [2]float64{1e9, 1.02e9}, [2]float64{1e9, 1.01e9}))},
 			"stream.rps_no_gain", []string{"1.01× (0.97-1.05)", "did not hold", "interval lies under 1.1×"}},
-		{"not told", result.Stream{Runs: single, Steering: tried(gain(result.TryUnjudged, 1.12, 1.01, 1.24, [2]float64{1e9, 1.12e9}))},
-			"stream.rps_unjudged", []string{"1.12× (1.01-1.24)", "neither clearly 1.1× or more nor clearly less", "longer --duration"}},
+		{"not told", result.Stream{Runs: single, Steering: tried(untoldGain())},
+			"stream.rps_unjudged", []string{"in 8 pairs of runs", "1.12× (1.01-1.24)", "neither clearly 1.1× or more nor clearly less", "differed from one another as much as the gain",
+				"make the change by hand and compare more runs"}},
+		{"ended first", result.Stream{Runs: single, Steering: tried(endedGain())},
+			"stream.rps_unjudged", []string{"in 2 pairs of runs", "the agent refused a run after 2 pairs", "the try ended before its pairs decided. Run it again."}},
 		{"refused", result.Stream{Runs: single, Steering: &result.Steering{End: result.EndAgent, Error: "the agent does not let a test change its settings"}},
 			"stream.rps_not_tried", []string{"did not try: the agent does not let"}},
 		{"cut short", result.Stream{Runs: single, Steering: tried(&result.TryGain{Verdict: result.TryUnjudged, Why: "a stream of the try did not run to its end"})},

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/narrows/narrows/internal/itest"
-	"github.com/narrows/narrows/internal/probe/stream"
 	"github.com/narrows/narrows/internal/result"
 	"github.com/narrows/narrows/internal/testbed"
 )
@@ -93,8 +92,8 @@ func tryInTurn(t *testing.T, s *result.Stream, phase string, g *result.TryGain) 
 			t.Errorf("pair %d %+v: not the runs' rates (as is %v, tried %v)", i, p, asIs, tried)
 		}
 	}
-	if g.Verdict == result.TryUnjudged && len(g.Pairs) < stream.MaxTryPairs && !strings.Contains(g.Why, "whose change was undone") {
-		t.Errorf("unjudged after %d pairs (%s), fewer than %d", len(g.Pairs), g.Why, stream.MaxTryPairs)
+	if g.Verdict == result.TryUnjudged && len(g.Pairs) < result.MaxTryPairs && !strings.Contains(g.Why, "whose change was undone") {
+		t.Errorf("unjudged after %d pairs (%s), fewer than %d", len(g.Pairs), g.Why, result.MaxTryPairs)
 	}
 }
 

@@ -88,10 +88,10 @@ func (c NetStream) Run(ctx context.Context, env Env) (*result.Report, error) {
 		phases = fmt.Sprintf("1 stream, then %d streams", cfg.Streams)
 	}
 	if cfg.TryRPS {
-		phases += fmt.Sprintf(", then 1 as is and 1 with the receive steered off its busiest core, in turn, %d to %d pairs", stream.MinTryPairs, stream.MaxTryPairs)
+		phases += fmt.Sprintf(", then 1 as is and 1 with the receive steered off its busiest core, in turn, %d to %d pairs", result.MinTryPairs, result.MaxTryPairs)
 	}
 	if cfg.TryOffloads {
-		phases += fmt.Sprintf(", then 1 as is and 1 with the offloads on, in turn, %d to %d pairs", stream.MinTryPairs, stream.MaxTryPairs)
+		phases += fmt.Sprintf(", then 1 as is and 1 with the offloads on, in turn, %d to %d pairs", result.MinTryPairs, result.MaxTryPairs)
 	}
 	env.say(fmt.Sprintf("narrows net stream → %s: %s, %s, %s each, %s blocks", addr, phases, cfg.Direction, metric.FlagDuration(cfg.Duration), metric.FormatBytes(cfg.Block)))
 	res, runErr := stream.Run(ctx, sess, cfg, env.emit())

@@ -92,8 +92,7 @@ func steerRPS(dev string, off int) (*result.Steering, func(*result.Steering), er
 // ("00000000,00000002", "2") are the same.
 func sameMask(a, b string) bool {
 	trim := func(m string) string {
-		m = strings.TrimLeft(strings.ReplaceAll(strings.ToLower(strings.TrimSpace(m)), ",", ""), "0")
-		return m
+		return strings.TrimLeft(strings.ReplaceAll(strings.ToLower(strings.TrimSpace(m)), ",", ""), "0")
 	}
 	return trim(a) == trim(b)
 }

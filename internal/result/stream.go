@@ -87,6 +87,18 @@ const (
 // from the next by up to 5-8% on this project's machines.
 const TryGainAt = 1.10
 
+// A try's pairs of runs: at least MinTryPairs before it is judged, at
+// most MaxTryPairs. On this project's 2-vCPU VMs the ratios of
+// stream/packet-core's pairs of 2-second runs (eleven, 2026-11-29) lay
+// at 0.98-1.19, a standard deviation of 0.066 in their logarithms, and
+// stream/offloads-off's six at 1.81-2.34 (0.086): three pairs told
+// offloads-off's 2.06× and 2.12× and a rate-bound line's none at all;
+// packet-core's 1.10-1.11× took five and six.
+const (
+	MinTryPairs = 3
+	MaxTryPairs = 8
+)
+
 // A try's verdicts (TryGain.Verdict).
 const (
 	// TryHelped: the tried runs carried more than the runs as is, the

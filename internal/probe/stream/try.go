@@ -15,16 +15,6 @@ import (
 	"github.com/narrows/narrows/internal/wire"
 )
 
-// A try's pairs of runs: at least MinTryPairs before it is judged, at
-// most MaxTryPairs. One 2-5 s stream differs from the next by 6-8% on
-// this project's machines, and a pair's ratio by about 10%: three pairs
-// tell a gain of 1.3× or more, or none at all, from that; a gain near
-// 1.1× takes more, or stays unjudged.
-const (
-	MinTryPairs = 3
-	MaxTryPairs = 8
-)
-
 // errNotTried ends a try whose first change could not be made: it says
 // why in its result, and it is not an error of the run.
 var errNotTried = errors.New("not tried")
@@ -39,6 +29,28 @@ func asIsRuns(ctx context.Context, s *client.Session, cfg Config, emit probe.Emi
 	}
 }
 
+// notMade is a tried run's change (what) that could not be made: for
+// the first, why (the try's words for it) says so and the try is not
+// tried (errNotTried); for a later one, the run's error.
+func notMade(first bool, why *string, what string, err error) error {
+	if first {
+		*why = what + ": " + err.Error()
+		return errNotTried
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// refusedFirst is the words of the agent's refusal of a try's first
+// tried run ("" where err, of that run, is not one): nothing was tried.
+// A later refusal ends the try, unjudged (tryPairs).
+func refusedFirst(first bool, runs []result.StreamRun, err error) string {
+	var refused *client.Refusal
+	if first && len(runs) == 0 && errors.As(err, &refused) {
+		return "the agent refused it: " + refused.Message
+	}
+	return ""
+}
+
 // triedRun runs one tried stream with its change made and undone around
 // it, and says whether the try may go on: not when its change was not
 // put back, or another program changed it while the run ran (the run
@@ -46,13 +58,14 @@ func asIsRuns(ctx context.Context, s *client.Session, cfg Config, emit probe.Emi
 // be made, and the try says why.
 type triedRun func(first bool) (runs []result.StreamRun, goOn bool, err error)
 
-// tryPairs judges a try: the single stream's run (single) is the first
-// pair's as-is run, then single streams, tried (tried) and as is (asIs),
+// tryPairs judges a try: the single stream's run (its rate, single) is
+// the first pair's as-is run, then single streams, tried (tried) and as
+// is (asIs),
 // in turn, the tried one first in every second pair (a machine drifting
 // steadily moves both alike), until the gain is told from noise or
-// MaxTryPairs ran. Its runs go into res.Runs. It returns nil where
+// result.MaxTryPairs ran. Its runs go into res.Runs. It returns nil where
 // nothing was tried.
-func tryPairs(ctx context.Context, res *result.Stream, single *result.StreamRun, asIs func() ([]result.StreamRun, error), tried triedRun) (*result.TryGain, error) {
+func tryPairs(ctx context.Context, res *result.Stream, single float64, asIs func() ([]result.StreamRun, error), tried triedRun) (*result.TryGain, error) {
 	g := &result.TryGain{Verdict: result.TryUnjudged}
 	// one runs one stream as is (tried false) or tried, and returns its
 	// rate, 0 where it did not run to its end.
@@ -70,12 +83,12 @@ func tryPairs(ctx context.Context, res *result.Stream, single *result.StreamRun,
 		}
 		return rate, goOn, err
 	}
-	for pair := 0; pair < MaxTryPairs; pair++ {
+	for pair := 0; pair < result.MaxTryPairs; pair++ {
 		var p result.TryPair
 		var goOn bool
 		var err error
 		if pair == 0 {
-			p.AsIs = single.Throughput
+			p.AsIs = single
 			p.Tried, goOn, err = one(true, true)
 			if errors.Is(err, errNotTried) {
 				return nil, nil
@@ -103,9 +116,6 @@ func tryPairs(ctx context.Context, res *result.Stream, single *result.StreamRun,
 			return g, nil
 		case err != nil || ctx.Err() != nil:
 			g.Verdict, g.Why = result.TryUnjudged, fmt.Sprintf("the run ended after %s, before the pairs decided", metric.Plural(int64(len(g.Pairs)), "pair"))
-			if errors.Is(err, errNotTried) {
-				err = nil
-			}
 			return g, err
 		case !goOn:
 			// The change was not as the try says: what it told is
@@ -115,11 +125,11 @@ func tryPairs(ctx context.Context, res *result.Stream, single *result.StreamRun,
 		case p.AsIs == 0 || p.Tried == 0:
 			g.Verdict, g.Why = result.TryUnjudged, "a stream of the try did not run to its end"
 			return g, nil
-		case judged && len(g.Pairs) >= MinTryPairs:
+		case judged && len(g.Pairs) >= result.MinTryPairs:
 			return g, nil
 		}
 	}
-	g.Verdict = result.TryUnjudged
+	// Unjudged: judgeTry left it so.
 	g.Why = fmt.Sprintf("after %d pairs of runs the gain, %.2f× (%.2f-%.2f), is neither clearly %.1f× or more nor clearly less",
 		len(g.Pairs), g.Ratio, g.RatioLow, g.RatioHigh, result.TryGainAt)
 	return g, nil
@@ -205,11 +215,7 @@ func trySteered(ctx context.Context, s *client.Session, cfg Config, res *result.
 		} else {
 			here, u, err := hostchange.SteerRPS(dev, core.Core)
 			if err != nil {
-				if first {
-					st.Error = "this host's receive steering: " + err.Error()
-					return nil, false, errNotTried
-				}
-				return nil, false, fmt.Errorf("this host's receive steering: %w", err)
+				return nil, false, notMade(first, &st.Error, "this host's receive steering", err)
 			}
 			here.End = result.EndClient
 			ch, undo = here, u
@@ -217,9 +223,8 @@ func trySteered(ctx context.Context, s *client.Session, cfg Config, res *result.
 		var far *sysinfo.TCPBuffers
 		runs, _, err := runPhase(ctx, s, one, result.PhaseSteered, 1, emit, &far)
 		undo(ch)
-		var refused *client.Refusal
-		if first && err != nil && len(runs) == 0 && errors.As(err, &refused) {
-			st.Error = "the agent refused it: " + refused.Message
+		if why := refusedFirst(first, runs, err); why != "" {
+			st.Error = why
 			return nil, false, errNotTried
 		}
 		ch.Gain = nil // an agent's account holds no judgement
@@ -233,7 +238,7 @@ func trySteered(ctx context.Context, s *client.Session, cfg Config, res *result.
 		}
 		return runs, ch.Restored && ch.Error == "", err
 	}
-	g, err := tryPairs(ctx, res, single, asIsRuns(ctx, s, cfg, emit), tried)
+	g, err := tryPairs(ctx, res, single.Throughput, asIsRuns(ctx, s, cfg, emit), tried)
 	st.Gain = g
 	return err
 }
@@ -270,11 +275,7 @@ func tryOffloads(ctx context.Context, s *client.Session, cfg Config, res *result
 	tried := func(first bool) ([]result.StreamRun, bool, error) {
 		local, undo, err := hostchange.OffloadsOn(dev, here)
 		if err != nil {
-			if first {
-				try.Why = "this host's offloads: " + err.Error()
-				return nil, false, errNotTried
-			}
-			return nil, false, fmt.Errorf("this host's offloads: %w", err)
+			return nil, false, notMade(first, &try.Why, "this host's offloads", err)
 		}
 		local.End = result.EndClient
 		far := &result.OffloadChange{End: result.EndAgent, Role: there}
@@ -282,10 +283,8 @@ func tryOffloads(ctx context.Context, s *client.Session, cfg Config, res *result
 		var bufs *sysinfo.TCPBuffers
 		runs, _, err := runPhase(ctx, s, one, result.PhaseOffloads, 1, emit, &bufs)
 		undo(local)
-		var refused *client.Refusal
-		if first && err != nil && len(runs) == 0 && errors.As(err, &refused) {
-			try.Why = "the agent refused it: " + refused.Message
-			try.Changes = []result.OffloadChange{*local}
+		if why := refusedFirst(first, runs, err); why != "" {
+			try.Why, try.Changes = why, []result.OffloadChange{*local}
 			return nil, false, errNotTried
 		}
 		now := []result.OffloadChange{*local, *far}
@@ -301,7 +300,7 @@ func tryOffloads(ctx context.Context, s *client.Session, cfg Config, res *result
 		}
 		return runs, try.Changed() && held(now), err
 	}
-	g, err := tryPairs(ctx, res, single, asIsRuns(ctx, s, cfg, emit), tried)
+	g, err := tryPairs(ctx, res, single.Throughput, asIsRuns(ctx, s, cfg, emit), tried)
 	if try.Changed() {
 		try.Gain = g
 	}

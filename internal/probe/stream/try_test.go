@@ -134,7 +134,7 @@ func TestTryPairs(t *testing.T) {
 		p := c.p
 		p.stop = cancel
 		res := &result.Stream{Runs: []result.StreamRun{{Phase: S, Streams: 1, Throughput: 1e9}}}
-		g, err := tryPairs(ctx, res, &res.Runs[0], p.asIsRun, p.triedRun)
+		g, err := tryPairs(ctx, res, res.Runs[0].Throughput, p.asIsRun, p.triedRun)
 		cancel()
 		if err != nil || g == nil {
 			t.Errorf("%s: %+v, %v", c.name, g, err)
@@ -150,7 +150,7 @@ func TestTryPairs(t *testing.T) {
 	}
 	// The first change could not be made: nothing tried, no judgement.
 	res := &result.Stream{Runs: []result.StreamRun{{Phase: result.PhaseSingle, Throughput: 1e9}}}
-	g, err := tryPairs(context.Background(), res, &res.Runs[0], func() ([]result.StreamRun, error) {
+	g, err := tryPairs(context.Background(), res, res.Runs[0].Throughput, func() ([]result.StreamRun, error) {
 		t.Error("a run as is after nothing was tried")
 		return nil, nil
 	}, func(bool) ([]result.StreamRun, bool, error) { return nil, false, errNotTried })

@@ -83,7 +83,7 @@ var coalescingScenarios = []Scenario{
 		Say:      []string{"rr.coalescing_not_tried"},
 		NotSay:   []string{"rr.coalescing_costs", "rr.coalescing_free", "rr.coalescing_unjudged"},
 		Run: func(c *Case) {
-			ln := testbed.NewTestLink(c.T, testbed.LinkOptions{})
+			ln := c.Link(testbed.LinkOptions{})
 			addr := c.Agent(ln.B, "--allow-try")
 			rep := c.Narrows(ln.A, "net", "rr", "--to", addr, "--duration", "1s", "--try-coalescing")
 			try := coalescingTry(c, rep)

@@ -68,8 +68,7 @@ var coreScenarios = []Scenario{
 				c.Excuse("stream.link_limited", "one CPU: a spinner on it would hold everything")
 				return
 			}
-			ln := testbed.NewTestLink(c.T, testbed.LinkOptions{RateBitsPerSecond: 200e6})
-			c.rate = 200e6
+			ln := c.Link(testbed.LinkOptions{RateBitsPerSecond: 200e6})
 			spin := exec.Command("taskset", "-c", "1", "sh", "-c", "while :; do :; done")
 			if err := itest.StartTied(spin); err != nil {
 				c.T.Fatal(err)
@@ -96,8 +95,7 @@ var coreScenarios = []Scenario{
 		Say:    []string{"stream.rps_unjudged"},
 		NotSay: []string{"stream.rps_helped", "stream.rps_no_gain", "stream.rps_not_tried"},
 		Run: func(c *Case) {
-			ln := testbed.NewTestLink(c.T, testbed.LinkOptions{RateBitsPerSecond: 200e6})
-			c.rate = 200e6
+			ln := c.Link(testbed.LinkOptions{RateBitsPerSecond: 200e6})
 			// Every CPU is never a try's mask: it moves the work off one.
 			all := strconv.FormatUint(1<<runtime.NumCPU()-1, 16)
 			reapply(c, ln.B, "echo "+all+" > /sys/class/net/"+ln.B.Dev+"/queues/rx-0/rps_cpus")
@@ -123,7 +121,7 @@ func packetCore(c *Case, offloadsOff bool) {
 		c.Excuse("stream.packet_core_limited", "one CPU: the receive cannot be steered off it")
 		return
 	}
-	ln := testbed.NewTestLink(c.T, testbed.LinkOptions{})
+	ln := c.Link(testbed.LinkOptions{})
 	if offloadsOff {
 		ethtool(c, ln.A, "-K", ln.A.Dev, "tso", "off", "gso", "off")
 	} else {
@@ -360,7 +358,7 @@ func windowBesideCore(c *Case) {
 		c.Excuse("stream.window_limited", "one CPU: the receive cannot be steered")
 		return
 	}
-	ln := testbed.NewTestLink(c.T, testbed.LinkOptions{})
+	ln := c.Link(testbed.LinkOptions{})
 	ethtool(c, ln.A, "-K", ln.A.Dev, "tso", "off", "gso", "off")
 	steer(c, ln.B, 0)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

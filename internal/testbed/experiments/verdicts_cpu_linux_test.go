@@ -71,7 +71,7 @@ var cpuScenarios = []Scenario{
 		Say:    []string{"stream.cpu_limited"},
 		NotSay: []string{"stream.link_limited", "stream.window_limited", "stream.loss_limited", "stream.per_stream_limited", "stream.host_limited"},
 		Run: func(c *Case) {
-			ln := testbed.NewTestLink(c.T, testbed.LinkOptions{})
+			ln := c.Link(testbed.LinkOptions{})
 			addr := c.Agent(ln.B)
 			c.cpuQuota(0.2)
 			rep := c.stream(ln.A, addr, 4*time.Second)

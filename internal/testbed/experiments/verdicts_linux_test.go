@@ -191,6 +191,17 @@ func (c *Case) Line(o testbed.DelayLineOptions) *testbed.DelayLine {
 	return l
 }
 
+// Link is a veth pair between two new namespaces (testbed.NewTestLink),
+// its rate, where it has one, what the path can carry (as Line's).
+func (c *Case) Link(o testbed.LinkOptions) *testbed.Link {
+	c.T.Helper()
+	ln := testbed.NewTestLink(c.T, o)
+	if o.RateBitsPerSecond > 0 {
+		c.rate = float64(o.RateBitsPerSecond)
+	}
+	return ln
+}
+
 // Agent starts `narrows serve` on h with extra flags and returns its
 // address.
 func (c *Case) Agent(h *testbed.Host, extra ...string) string {

@@ -362,7 +362,7 @@ var mtuScenarios = []Scenario{
 		Say:      []string{"mtu.mismatch"},
 		NotSay:   []string{"mtu.ok", "mtu.black_hole"},
 		Run: func(c *Case) {
-			ln := testbed.NewTestLink(c.T, testbed.LinkOptions{MTU: 9000, MTUB: 1500})
+			ln := c.Link(testbed.LinkOptions{MTU: 9000, MTUB: 1500})
 			addr := c.Agent(ln.B)
 			c.Narrows(ln.A, "net", "mtu", "--to", addr)
 		},

@@ -37,9 +37,7 @@ var offloadScenarios = []Scenario{
 		Say:    []string{"stream.link_limited", "stream.offloads_no_gain"},
 		NotSay: []string{"stream.packet_core_limited", "stream.cpu_limited", "stream.offloads_helped", "stream.offloads_not_tried", "stream.offloads_unjudged"},
 		Run: func(c *Case) {
-			ln := testbed.NewTestLink(c.T, testbed.LinkOptions{RateBitsPerSecond: 200e6})
-			c.rate = 200e6
-			offloadsAllOff(c, ln)
+			ln := offloadsOffLine(c)
 			addr := c.Agent(ln.B, "--allow-try")
 			rep := c.stream(ln.A, addr, 4*time.Second, "--try-offloads")
 			triedBoth(c, ln, rep.Stream.Offloads)
@@ -53,9 +51,7 @@ var offloadScenarios = []Scenario{
 		Say:      []string{"stream.offloads_not_tried"},
 		NotSay:   []string{"stream.offloads_helped", "stream.offloads_no_gain", "stream.offloads_unjudged"},
 		Run: func(c *Case) {
-			ln := testbed.NewTestLink(c.T, testbed.LinkOptions{RateBitsPerSecond: 200e6})
-			c.rate = 200e6
-			offloadsAllOff(c, ln)
+			ln := offloadsOffLine(c)
 			addr := c.Agent(ln.B)
 			rep := c.stream(ln.A, addr, 2*time.Second, "--try-offloads")
 			t := rep.Stream.Offloads
@@ -69,8 +65,7 @@ var offloadScenarios = []Scenario{
 		Say:      []string{"stream.offloads_not_tried"},
 		NotSay:   []string{"stream.offloads_helped", "stream.offloads_no_gain", "stream.offloads_unjudged"},
 		Run: func(c *Case) {
-			ln := testbed.NewTestLink(c.T, testbed.LinkOptions{RateBitsPerSecond: 200e6})
-			c.rate = 200e6
+			ln := c.Link(testbed.LinkOptions{RateBitsPerSecond: 200e6})
 			for _, h := range []*testbed.Host{ln.A, ln.B} {
 				if err := h.SetOffloads(true, "gro"); err != nil {
 					c.T.Fatal(err)
@@ -91,9 +86,7 @@ var offloadScenarios = []Scenario{
 		Say:    []string{"stream.offloads_unjudged"},
 		NotSay: []string{"stream.offloads_helped", "stream.offloads_no_gain", "stream.offloads_not_tried"},
 		Run: func(c *Case) {
-			ln := testbed.NewTestLink(c.T, testbed.LinkOptions{RateBitsPerSecond: 200e6})
-			c.rate = 200e6
-			offloadsAllOff(c, ln)
+			ln := offloadsOffLine(c)
 			reapply(c, ln.A, "ethtool -K "+ln.A.Dev+" tso off 2>/dev/null")
 			addr := c.Agent(ln.B, "--allow-try")
 			rep := c.stream(ln.A, addr, 2*time.Second, "--try-offloads")
@@ -122,6 +115,15 @@ func offloadsOf(c *Case, h *testbed.Host) string {
 		c.T.Fatal(err)
 	}
 	return s
+}
+
+// offloadsOffLine is a veth pair shaped to 200 Mbit/s (tbf), tso, gso
+// and gro off at both ends: the line, not the offloads, sets the rate.
+func offloadsOffLine(c *Case) *testbed.Link {
+	c.T.Helper()
+	ln := c.Link(testbed.LinkOptions{RateBitsPerSecond: 200e6})
+	offloadsAllOff(c, ln)
+	return ln
 }
 
 // offloadsAllOff turns tso, gso and gro off at both ends of ln.
@@ -157,7 +159,7 @@ func offloadsOff(c *Case) {
 		c.Excuse("stream.packet_core_limited", "one CPU: the programs and the receive share it whatever the test does")
 		return
 	}
-	ln := testbed.NewTestLink(c.T, testbed.LinkOptions{})
+	ln := c.Link(testbed.LinkOptions{})
 	offloadsAllOff(c, ln)
 	steer(c, ln.B, 0)
 	addr := agentAt(ln.B)
